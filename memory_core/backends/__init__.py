@@ -1,0 +1,1 @@
+"""Model backends behind one small interface (backends.base.ModelBackend), chosen by configuration."""

