@@ -1,0 +1,179 @@
+"""The Flask app factory and the `memoria` command."""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import click
+from flask import Flask
+
+from memory_core.config import Settings, get_settings
+
+log = logging.getLogger("memoria")
+
+
+def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
+    """Build the console + API app. `config` overrides Flask settings (tests pass TESTING etc.)."""
+    from flask_wtf.csrf import CSRFProtect
+
+    from console.web import init_login
+    from memory_core.db import Database, resolve_urls
+    from memory_core.security import secret
+
+    settings = settings or get_settings()
+    app = Flask(__name__, template_folder="templates", static_folder="static")
+    app.config.update(
+        SECRET_KEY=secret("flask_secret_key", settings),
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.secure_cookies,
+        REMEMBER_COOKIE_HTTPONLY=True,
+        REMEMBER_COOKIE_SECURE=settings.secure_cookies,
+        PERMANENT_SESSION_LIFETIME=dt.timedelta(hours=8),
+        MAX_CONTENT_LENGTH=1024 * 1024,
+        WTF_CSRF_TIME_LIMIT=None,
+        MEMORIA_SETTINGS=settings,
+    )
+    app.config.update(config or {})
+    app.extensions["memoria.db"] = Database(resolve_urls(settings).app)
+    CSRFProtect(app)
+    init_login(app)
+
+    from console import bp as console_bp
+
+    app.register_blueprint(console_bp)
+
+    @app.after_request
+    def security_headers(response):
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+        return response
+
+    return app
+
+
+# ---------------------------------------------------------------------------- the `memoria` command
+
+@click.group()
+def cli() -> None:
+    """memoria: long-term memory for conversational agents, and its operator console."""
+    logging.basicConfig(level=os.environ.get("MEMORIA_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+@cli.command()
+def migrate() -> None:
+    """Create the database if needed and apply every migration."""
+    from memory_core.migrate import migrate as run
+
+    run()
+    click.echo("database is at the latest migration")
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Load even if the database already has organizations.")
+def demo(force: bool) -> None:
+    """Load the demo data (two orgs, users of every role, messages, memories, proposals)."""
+    from memory_core.demo import load_demo
+
+    logins = load_demo(force=force)
+    _print_logins(logins)
+
+
+@cli.command()
+@click.option("--burst", is_flag=True, help="Drain the queue and exit.")
+def worker(burst: bool) -> None:
+    """Run an RQ worker on the memoria queue (with the scheduler for delayed retries)."""
+    from jobs.worker import run_worker
+
+    run_worker(burst=burst)
+
+
+@cli.command()
+def cron() -> None:
+    """Run the one RQ cron process that enqueues the nightly jobs."""
+    from jobs.schedule import run_cron
+
+    run_cron()
+
+
+@cli.command()
+@click.option("--host", default=None)
+@click.option("--port", default=None, type=int)
+@click.option("--no-worker", is_flag=True, help="Do not start a worker and the cron process.")
+def up(host: str | None, port: int | None, no_worker: bool) -> None:
+    """Start PostgreSQL and Redis (embedded unless configured), migrate, load the demo on an empty
+    database, then run the console with a worker and the cron process. Ctrl-C stops what it started."""
+    from werkzeug.serving import make_server
+
+    from memory_core.demo import has_data, load_demo
+    from memory_core.migrate import migrate as run_migrations
+    from memory_core.runtime import start_postgres, start_redis
+
+    settings = get_settings()
+    if not settings.redis_url and not os.environ.get("MEMORIA_SECURE_COOKIES"):
+        # Local http on 127.0.0.1: a Secure cookie would never be sent back.
+        os.environ["MEMORIA_SECURE_COOKIES"] = "0"
+        settings = get_settings()
+    started = []
+    if not settings.database_url:
+        pg = start_postgres(settings.data_dir)
+        if pg.started_here:
+            started.append(pg)
+    if not settings.redis_url:
+        rd = start_redis(settings.data_dir)
+        if rd.started_here:
+            started.append(rd)
+    children: list[subprocess.Popen] = []
+    try:
+        run_migrations(settings)
+        logins = None if has_data() else load_demo()
+        if not no_worker:
+            exe = [sys.executable, "-m", "app"]
+            children.append(subprocess.Popen([*exe, "worker"]))
+            children.append(subprocess.Popen([*exe, "cron"]))
+        app = create_app(settings=settings)
+        server = make_server(host or settings.host, port or settings.port, app, threaded=True)
+        click.echo(f"\nmemoria console: http://{server.host}:{server.port}/")
+        if logins:
+            _print_logins(logins)
+        else:
+            click.echo("(demo data already loaded; logins as printed the first time, see README)")
+        click.echo("Ctrl-C stops the console, the worker, the cron process and the servers it started.\n")
+        signal.signal(signal.SIGTERM, _interrupt)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("\nstopping...")
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        for server_handle in reversed(started):
+            server_handle.stop()
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _print_logins(logins: list[tuple[str, str, str]]) -> None:
+    click.echo("Demo logins (email / password / role):")
+    for email, password, role in logins:
+        click.echo(f"  {email:32} {password:16} {role}")
+
+
+if __name__ == "__main__":
+    cli()

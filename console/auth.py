@@ -1,0 +1,71 @@
+"""Sign in, sign out, pick the org to work in."""
+from __future__ import annotations
+
+import uuid
+
+from flask import abort, flash, redirect, render_template, request, session, url_for
+from flask_login import current_user, login_required, login_user, logout_user
+
+from console import bp
+from console.forms import EmptyForm, LoginForm, OrgSwitchForm
+from console.web import db, load_console_user
+from memory_core import audit
+from memory_core.accounts import authenticate
+from memory_core.errors import InvalidCredentials, TooManyAttempts
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    """Sign-in form."""
+    if current_user.is_authenticated:
+        return redirect(url_for("console.home"))
+    form = LoginForm()
+    if form.validate_on_submit():
+        s = db()
+        try:
+            user = authenticate(s, form.email.data, form.password.data, request.remote_addr or "unknown")
+        except (InvalidCredentials, TooManyAttempts) as exc:
+            form.password.errors.append(str(exc))
+            return render_template("console/login.html", form=form), 429 if isinstance(exc, TooManyAttempts) else 200
+        session.clear()
+        login_user(load_console_user(s, user.id))
+        audit.record(s, actor_user_id=user.id, actor_label=user.email, action="console.login")
+        s.commit()
+        return redirect(_safe_next(request.args.get("next")) or url_for("console.home"))
+    return render_template("console/login.html", form=form)
+
+
+def _safe_next(target: str | None) -> str | None:
+    """Only same-site paths: never redirect to another host after sign-in."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return None
+
+
+@bp.route("/logout", methods=["POST"])
+@login_required
+def logout():
+    """Sign out."""
+    if not EmptyForm().validate_on_submit():
+        abort(400)
+    logout_user()
+    session.clear()
+    flash("Signed out.")
+    return redirect(url_for("console.login"))
+
+
+@bp.route("/org", methods=["POST"])
+@login_required
+def switch_org():
+    """Work in another of the user's orgs."""
+    form = OrgSwitchForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        org_id = uuid.UUID(form.org_id.data)
+    except ValueError:
+        abort(400)
+    if current_user.org(org_id) is None:
+        abort(403)
+    session["org_id"] = str(org_id)
+    return redirect(url_for("console.home"))

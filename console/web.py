@@ -1,0 +1,139 @@
+"""What every console view shares: the request's database session, the signed-in user, role checks."""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from functools import wraps
+
+from flask import abort, current_app, g, session as flask_session
+from flask_login import LoginManager, UserMixin, current_user, login_required
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from memory_core.db import SYSTEM, Database, Scope, org_scope
+from memory_core.models import Membership, Organization, User
+
+
+@dataclass(frozen=True)
+class OrgRole:
+    org_id: uuid.UUID
+    org_name: str
+    role: str
+    permissions: dict
+
+
+class ConsoleUser(UserMixin):
+    def __init__(self, user: User, orgs: list[OrgRole]):
+        self.uid = user.id
+        self.email = user.email
+        self.name = user.name
+        self.platform_role = user.platform_role
+        self.orgs = orgs
+
+    def get_id(self) -> str:
+        return str(self.uid)
+
+    @property
+    def is_staff(self) -> bool:
+        return self.platform_role == "staff"
+
+    @property
+    def is_privacy_officer(self) -> bool:
+        return self.platform_role == "privacy_officer"
+
+    def org(self, org_id: uuid.UUID | None = None) -> OrgRole | None:
+        """The org the user works in now: the one picked, else the first."""
+        wanted = org_id or _picked_org()
+        for o in self.orgs:
+            if wanted is None or o.org_id == wanted:
+                return o
+        return self.orgs[0] if self.orgs and org_id is None else None
+
+
+def _picked_org() -> uuid.UUID | None:
+    raw = flask_session.get("org_id")
+    try:
+        return uuid.UUID(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def database() -> Database:
+    return current_app.extensions["memoria.db"]
+
+
+def db(scope: Scope = SYSTEM) -> Session:
+    """The request's session in a given scope; closed (and rolled back if not committed) at teardown."""
+    sessions = g.setdefault("memoria_sessions", {})
+    if scope not in sessions:
+        sessions[scope] = database().session(scope)
+    return sessions[scope]
+
+
+def org_db() -> Session:
+    """A session scoped to the signed-in user's current org (RLS mode "org")."""
+    org = current_user.org()
+    if org is None:
+        abort(403)
+    return db(org_scope(org.org_id, current_user.uid))
+
+
+def close_sessions(_exc: BaseException | None = None) -> None:
+    for s in g.pop("memoria_sessions", {}).values():
+        s.rollback()
+        s.close()
+
+
+def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | None:
+    user = session.get(User, user_id)
+    if user is None:
+        return None
+    rows = session.execute(
+        select(Membership, Organization.name).join(Organization, Organization.id == Membership.org_id)
+        .where(Membership.user_id == user_id, Membership.left_at.is_(None)).order_by(Organization.name)).all()
+    orgs = [OrgRole(m.org_id, name, m.role, m.permissions or {}) for m, name in rows]
+    return ConsoleUser(user, orgs)
+
+
+def init_login(app) -> None:
+    manager = LoginManager(app)
+    manager.login_view = "console.login"
+    manager.login_message = "Please sign in to continue."
+    manager.session_protection = "strong"
+
+    @manager.user_loader
+    def _load(user_id: str):
+        try:
+            uid = uuid.UUID(user_id)
+        except ValueError:
+            return None
+        return load_console_user(db(SYSTEM), uid)
+
+    app.teardown_appcontext(close_sessions)
+
+
+def org_role_required(*roles: str):
+    """The signed-in user must hold one of `roles` in their current org (owner, admin, member)."""
+    def decorator(view):
+        @wraps(view)
+        @login_required
+        def wrapped(*args, **kwargs):
+            org = current_user.org()
+            if org is None or org.role not in roles:
+                abort(403)
+            return view(*args, **kwargs)
+        return wrapped
+    return decorator
+
+
+def platform_role_required(*roles: str):
+    """The signed-in user must hold one of the platform roles (staff, privacy_officer)."""
+    def decorator(view):
+        @wraps(view)
+        @login_required
+        def wrapped(*args, **kwargs):
+            if current_user.platform_role not in roles:
+                abort(403)
+            return view(*args, **kwargs)
+        return wrapped
+    return decorator

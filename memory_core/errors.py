@@ -1,0 +1,33 @@
+"""Domain exceptions, one line each; the edges (console, API, jobs) translate them."""
+
+
+class MemoriaError(Exception):
+    """Base of every domain error; its message is safe to show to the person who caused it."""
+
+
+class NotFound(MemoriaError):
+    """The thing does not exist, or the caller may not know it exists."""
+
+
+class Forbidden(MemoriaError):
+    """The caller may not do this."""
+
+
+class InvalidInput(MemoriaError):
+    """The input is malformed; `field` names the offending field when there is one."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+class Conflict(MemoriaError):
+    """The state changed under the caller (already decided, already linked...)."""
+
+
+class TooManyAttempts(MemoriaError):
+    """Rate limited; try again later."""
+
+
+class InvalidCredentials(MemoriaError):
+    """Wrong email or password."""

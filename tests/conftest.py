@@ -1,0 +1,156 @@
+"""Test harness: a real PostgreSQL (with pgvector) and a real Redis, started once per test session.
+
+With DATABASE_URL / REDIS_URL set, those servers are used; otherwise the embedded ones are started in
+a temporary data directory and stopped at the end. Each test that touches the database gets a clean
+one: every table is truncated after it (the seeded exclusion list is kept).
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_DATA_DIR = Path(tempfile.mkdtemp(prefix="memoria-test-"))
+# Before any memoria import reads the settings: the code under test finds the same servers.
+os.environ.setdefault("MEMORIA_DATA_DIR", str(_DATA_DIR))
+os.environ.setdefault("MEMORIA_QUEUE", "memoria-test")
+os.environ.setdefault("MEMORIA_BACKEND", "local")
+os.environ.pop("OPENAI_API_KEY", None)
+
+from sqlalchemy import create_engine, text  # noqa: E402
+
+from memory_core.config import get_settings  # noqa: E402
+
+KEEP = {"alembic_version"}
+
+
+@pytest.fixture(scope="session")
+def servers():
+    """Start (or reuse) PostgreSQL and Redis for the session; yield the settings that reach them."""
+    from memory_core.runtime import start_postgres, start_redis
+
+    settings = get_settings()
+    started = []
+    if not settings.database_url:
+        pg = start_postgres(settings.data_dir)
+        started.append(pg)
+    if not settings.redis_url:
+        started.append(start_redis(settings.data_dir))
+    try:
+        from memory_core.migrate import migrate
+
+        migrate(settings)
+        yield settings
+    finally:
+        for handle in reversed(started):
+            if handle.started_here:
+                handle.stop()
+
+
+@pytest.fixture(scope="session")
+def owner_engine(servers):
+    from memory_core.db import resolve_urls
+
+    engine = create_engine(resolve_urls(servers).owner)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def _tables(owner_engine) -> tuple[list[str], list[dict]]:
+    """The tables to empty after each test, and the seeded exclusion list to put back."""
+    with owner_engine.connect() as c:
+        names = c.execute(text("select tablename from pg_tables where schemaname = 'public'")).scalars().all()
+        seed = [dict(r) for r in c.execute(text("select * from policy_exclusions where org_id is null")).mappings()]
+    return [n for n in names if n not in KEEP], seed
+
+
+@pytest.fixture
+def database(servers, owner_engine, _tables):
+    """The app's Database (restricted role, RLS on). Every table is emptied after the test."""
+    from memory_core.db import get_database
+
+    db = get_database(servers)
+    yield db
+    db.engine.dispose()  # no connection of this test survives into the next
+    tables, seed = _tables
+    with owner_engine.begin() as c:
+        # replica mode: the audit log's append-only trigger stays out of the way of test cleanup
+        c.execute(text("set local session_replication_role = replica"))
+        c.execute(text(f"truncate {', '.join(tables)}"))
+        c.execute(text("insert into policy_exclusions (id, org_id, kind, name, pattern, validator, description, "
+                       "enabled, created_at) values (:id, :org_id, :kind, :name, :pattern, :validator, "
+                       ":description, :enabled, :created_at)"), seed)
+
+
+@pytest.fixture
+def redis_conn(servers):
+    from memory_core.queue import get_redis
+
+    conn = get_redis(servers)
+    conn.flushdb()
+    yield conn
+    conn.flushdb()
+
+
+@pytest.fixture
+def system_session(database):
+    """A session in system scope (what the worker and jobs use)."""
+    from memory_core.db import SYSTEM
+
+    s = database.session(SYSTEM)
+    yield s
+    s.rollback()
+    s.close()
+
+
+@pytest.fixture
+def app(database, redis_conn):
+    from app import create_app
+
+    application = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False, "REMEMBER_COOKIE_SECURE": False})
+    yield application
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+CSRF_RE = re.compile(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"')
+
+
+def csrf_from(html: str) -> str:
+    match = CSRF_RE.search(html) or re.search(r'<meta name="csrf-token" content="([^"]+)"', html)
+    assert match, "page has no CSRF token"
+    return match.group(1)
+
+
+def login(client, email: str, password: str):
+    """Sign in through the real form, CSRF token included; returns the response after redirects."""
+    page = client.get("/login")
+    return client.post("/login", data={"email": email, "password": password,
+                                       "csrf_token": csrf_from(page.get_data(as_text=True))},
+                       follow_redirects=True)
+
+
+@pytest.fixture
+def factory(system_session):
+    from tests.factories import Factory
+
+    return Factory(system_session)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import shutil
+
+    if os.environ.get("MEMORIA_DATA_DIR") == str(_DATA_DIR):
+        shutil.rmtree(_DATA_DIR, ignore_errors=True)

@@ -1,0 +1,150 @@
+"""The content policy, run with the exclusion list exactly as the migration seeds it."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from memory_core.policy import (
+    Exclusion, PolicyVerdict, ccc_valid, check_text, dni, find_bank_account, iban_valid, luhn, pattern_error,
+)
+
+_MIGRATION = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "0002_rls_roles_seed.py"
+
+
+def _seed() -> list[Exclusion]:
+    spec = importlib.util.spec_from_file_location("seed_migration_0002", _MIGRATION)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [Exclusion(*row) for row in module.SEED]
+
+
+SEED = _seed()
+
+
+def verdict(text: str) -> PolicyVerdict:
+    return check_text(text, SEED)
+
+
+@pytest.mark.parametrize("text", [
+    "mi contraseña es hunter2",
+    "la password del portal de Acme: Qwerty.2024",
+    "el PIN de la tarjeta es 4321",
+    "el código de verificación es 482913",
+    "your verification code is 118204",
+    "te paso la api key: sk-proj-AbC123dEf456GhI789jKl",
+    "token: ghp_ABCDEFGHIJKLMNOPQRSTuvwxyz012345",
+    "las credenciales de AWS son AKIAIOSFODNN7EXAMPLE",
+    "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "mi tarjeta es 4111 1111 1111 1111",
+    "card 5555-5555-5555-4444 exp 12/27",
+    "paga con la 378282246310005",
+    "mi DNI es 12345678Z",
+    "NIE X1234567L",
+    "mi número de la seguridad social es 28 1234567890",
+    "SSN 078-05-1120",
+    "el pasaporte de Pablo es PAA123456",
+])
+def test_secrets_are_refused(text):
+    result = verdict(text)
+    assert result.refused, text
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("mi contraseña es hunter2", "password"),
+    ("el código de verificación es 482913", "verification_code"),
+    ("sk-proj-AbC123dEf456GhI789jKl", "api_key"),
+    ("4111 1111 1111 1111", "card_number"),
+    ("12345678Z", "national_id"),
+])
+def test_the_rule_that_matched_is_named(text, rule):
+    assert verdict(text).secret == rule
+
+
+def test_luhn_invalid_invoice_number_is_not_a_card():
+    assert not luhn("4111 1111 1111 1112")
+    assert verdict("la factura 2024 0001 0000 1234 está pagada").secret is None
+    assert verdict("referencia del pedido 1234567812345678").secret is None
+
+
+def test_zero_padded_numbers_are_not_cards():
+    assert not luhn("0000000000000000")
+    assert verdict("albarán 0000000000000000").secret is None
+
+
+def test_dni_needs_the_right_letter():
+    assert dni("12345678Z") and dni("12345678-z") and dni("X1234567L") and dni("Y 1234567 X")
+    assert not dni("12345678A")
+    assert verdict("mi DNI es 12345678A").secret is None
+    assert verdict("el NIF de Acme es B12345678").secret is None  # a company's CIF is business data
+
+
+def test_iban_detection():
+    assert iban_valid("ES9121000418450200051332")
+    assert not iban_valid("ES9121000418450200051333")
+    assert find_bank_account("el IBAN de Acme es ES91 2100 0418 4502 0005 1332 desde hoy") == "ES9121000418450200051332"
+    assert find_bank_account("nueva cuenta: es9121000418450200051332.") == "ES9121000418450200051332"
+    assert find_bank_account("GB82 WEST 1234 5698 7654 32 is the UK one") == "GB82WEST12345698765432"
+    assert find_bank_account("DE89370400440532013000") == "DE89370400440532013000"
+    assert find_bank_account("ES91 2100 0418 4502 0005 1333") is None
+    assert find_bank_account("Talleres García paga a 60 días") is None
+
+
+def test_spanish_ccc_detection():
+    assert ccc_valid("21000418450200051332")
+    assert find_bank_account("cuenta 2100-0418-45-0200051332") == "21000418450200051332"
+    assert find_bank_account("cuenta 2100 0418 46 0200051332") is None
+
+
+def test_an_iban_is_a_bank_account_not_a_card():
+    # Runs of digits inside an IBAN must not be read as a card number that happens to pass Luhn.
+    # The seeded pattern used to read "1648 7059 6402 3592" below as a Luhn-valid card (9% of grouped IBANs).
+    for iban in ["ES53 1648 7059 6402 3592 5634", "ES91 2100 0418 4502 0005 1332", "ES7921000813610123456789"]:
+        result = verdict(f"el IBAN de Acme es {iban}")
+        assert result.secret is None, iban
+        assert result.bank_account is not None
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("a mi hijo le han diagnosticado diabetes", "health"),
+    ("estoy de baja médica hasta el lunes", "health"),
+    ("my wife is pregnant", "health"),
+    ("Laura es musulmana", "religion"),
+    ("he is Catholic", "religion"),
+    ("voto al partido verde", "politics"),
+    ("estoy afiliado al sindicato", "politics"),
+    ("my colleague is gay", "sexual_orientation"),
+    ("su origen étnico es gitano", "ethnicity"),
+    ("usamos huella dactilar para fichar", "biometric"),
+])
+def test_special_categories(text, rule):
+    result = verdict(text)
+    assert result.special == rule and not result.refused
+
+
+@pytest.mark.parametrize("text", [
+    "Talleres García paga a 60 días",
+    "el contacto de Acme es Laura",
+    "Acme prefiere las facturas por email",
+    "llámame Pablo y trátame de tú",
+    "estamos en el régimen de recargo de equivalencia",
+    "la factura 2024-0153 vence el 15 de marzo",
+    "el NIF de Construcciones Pérez es B87654321",
+    "mi hijo se llama Juan",
+    "Acme tiene una reclamación judicial pendiente con su proveedor",
+    "el pasaporte de Pablo caduca pronto",
+    "llámame al 600 123 456",
+    "our contact at Acme is Laura, she prefers email",
+    "a Hierros del Norte le hacemos un 5% de descuento",
+])
+def test_ordinary_business_facts_pass_clean(text):
+    assert verdict(text).clean, (text, verdict(text))
+
+
+def test_org_rows_and_bad_rows():
+    custom = [Exclusion("secret", "internal_project", r"\bproyecto f[eé]nix\b"),
+              Exclusion("secret", "broken", r"(unclosed"),
+              Exclusion("secret", "weird_validator", r"\bcosa\b", "nope")]
+    assert check_text("el Proyecto Fénix arranca", custom).secret == "internal_project"
+    assert check_text("otra cosa", custom).secret == "weird_validator"  # unknown validator: refuse
+    assert check_text("nada", custom).clean
+    assert pattern_error("(unclosed") and pattern_error(r"\bok\b") is None

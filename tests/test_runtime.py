@@ -1,0 +1,85 @@
+"""`memoria up` on the embedded default: starts PostgreSQL and Redis, shares them with a separately
+started worker, and stops everything it started on Ctrl-C."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+from redis import Redis
+from rq import Worker
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _processes_using(path: Path) -> list[str]:
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline", "status"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if str(path) in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(f"{p.info['pid']}: {cmd}")
+    return found
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.slow
+def test_up_serves_demo_shares_servers_with_a_worker_and_ctrl_c_stops_them(tmp_path):
+    data = tmp_path / "data"
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "APP_DATABASE_URL")}
+    env.update(MEMORIA_DATA_DIR=str(data), MEMORIA_QUEUE="memoria-up-test")
+    up = subprocess.Popen([sys.executable, "-m", "app", "up", "--port", str(port)], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out: list[str] = []
+    threading.Thread(target=lambda: out.extend(iter(up.stdout.readline, "")), daemon=True).start()
+    worker = None
+    try:
+        def login_page():
+            try:
+                return urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=2).status == 200
+            except OSError:
+                return False
+        _wait(login_page, 90, "the console to answer")
+        printed = "".join(out)
+        assert f"http://127.0.0.1:{port}/" in printed
+        assert "ana@demo.memoria.dev" in printed and "ana-demo-pass" in printed
+
+        worker = subprocess.Popen([sys.executable, "-m", "app", "worker"], cwd=ROOT, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        redis = Redis(unix_socket_path=str(data / "redis" / "redis.sock"))
+        # up's own worker and the separate one, on the one Redis
+        _wait(lambda: len(Worker.all(connection=redis)) >= 2, 60, "two workers on one Redis")
+        postmasters = [p for p in _processes_using(data / "pg") if "postgres -D" in p]
+        assert len(postmasters) == 1, postmasters
+        redis_servers = [p for p in _processes_using(data / "redis") if "redis-server" in p]
+        assert len(redis_servers) == 1, redis_servers
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.wait(timeout=60)
+        if worker is not None:
+            worker.terminate()
+            worker.wait(timeout=30)
+    _wait(lambda: not _processes_using(data), 30, "every server of up's to stop")
