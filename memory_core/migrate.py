@@ -37,11 +37,11 @@ def ensure_database(owner_url: str) -> None:
 
 
 def migrate(settings: Settings | None = None) -> str:
-    """Upgrade to head; returns the owner URL used."""
+    """Upgrade to every head; returns the owner URL used."""
     settings = settings or get_settings()
     urls = resolve_urls(settings)
     ensure_database(urls.owner)
-    command.upgrade(alembic_config(urls.owner), "head")
+    command.upgrade(alembic_config(urls.owner), "heads")
     if settings.app_db_password:
         with psycopg.connect(_libpq(urls.owner), autocommit=True) as conn:
             conn.execute(sql.SQL("alter role {} password {}").format(

@@ -1,0 +1,136 @@
+"""The write ladder: who a fact belongs to, and supersede instead of overwrite."""
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from memory_core.access import load_access
+from memory_core.backends.base import Fact
+from memory_core.ladder import activate_proposal, write_memory
+from memory_core.models import AuditLog, Memory
+
+
+def _fact(subject, attribute, value, category="customer", sentence=None):
+    return Fact(subject=subject, attribute=attribute, value=value, category=category,
+                sentence=sentence or f"{subject} {attribute} {value}")
+
+
+def _active(session, subject):
+    return session.scalars(select(Memory).where(Memory.subject == subject, Memory.status == "active")).all()
+
+
+def test_editor_shares_a_customer_fact_in_the_contacts_area(factory, system_session):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    c = factory.contact(org)
+    access = load_access(system_session, org.id, user_id=admin.id)
+    r = write_memory(system_session, access, org, _fact(f"contact:{c.id}", "plazo_pago", "60 días"))
+    system_session.commit()
+    assert r.outcome == "learnt"
+    assert (r.memory.level, r.memory.area, r.memory.owner_user_id) == ("shared", "contacts", None)
+
+
+def test_different_value_supersedes_and_keeps_the_old_version(factory, system_session):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    access = load_access(system_session, org.id, user_id=admin.id)
+    first = write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "30 días")).memory
+    second = write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "60 días"))
+    system_session.commit()
+    assert second.outcome == "superseded"
+    system_session.refresh(first)
+    assert first.status == "superseded" and first.valid_to is not None and first.superseded_by == second.memory.id
+    assert [m.value for m in _active(system_session, "contact:x")] == ["60 días"]
+
+
+def test_same_value_merges_instead_of_duplicating(factory, system_session):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    access = load_access(system_session, org.id, user_id=admin.id)
+    write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "60 días"))
+    r = write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "60 Días."))
+    system_session.commit()
+    assert r.outcome == "merged" and len(_active(system_session, "contact:x")) == 1
+
+
+def test_read_only_writer_keeps_a_private_memory_and_proposes(factory, system_session):
+    org = factory.org()
+    marta = factory.member(org, permissions={"contacts": "read"})
+    access = load_access(system_session, org.id, user_id=marta.id)
+    r = write_memory(system_session, access, org, _fact("contact:x", "dias_entrega", "martes"))
+    system_session.commit()
+    assert r.outcome == "proposed"
+    assert (r.memory.level, r.memory.owner_user_id, r.memory.status) == ("private", marta.id, "active")
+    assert (r.proposal.level, r.proposal.status, r.proposal.proposal_kind) == ("shared", "proposed", "low_permission")
+
+
+def test_confirmation_mode_waits_for_the_author_unless_explicit(factory, system_session):
+    org = factory.org(memory_mode="confirmation")
+    owner = factory.member(org, role="owner")
+    access = load_access(system_session, org.id, user_id=owner.id)
+    bg = write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "60 días"))
+    assert bg.outcome == "proposed" and bg.proposal.proposal_kind == "confirmation"
+    ex = write_memory(system_session, access, org, _fact("contact:y", "plazo_pago", "30 días"), explicit=True)
+    assert ex.outcome == "learnt" and ex.memory.level == "shared"
+
+
+def test_bank_account_change_is_an_unverified_proposal_that_never_replaces_the_old_one(factory, system_session):
+    org = factory.org()
+    owner = factory.member(org, role="owner")
+    access = load_access(system_session, org.id, user_id=owner.id)
+    old = factory.memory(org, subject="contact:x", attribute="cuenta_bancaria", value="ES91 0001",
+                         category="customer", area="contacts")
+    r = write_memory(system_session, access, org, _fact("contact:x", "cuenta_bancaria", "ES79 0002"), explicit=True)
+    system_session.commit()
+    assert r.outcome == "proposed" and r.proposal.proposal_kind == "bank_account"
+    assert r.proposal.replaces_id == old.id
+    assert [m.value for m in _active(system_session, "contact:x")] == ["ES91 0001"]
+    approved = activate_proposal(system_session, r.proposal, decided_by=owner.id)
+    system_session.commit()
+    assert approved.outcome == "superseded"
+    assert [m.value for m in _active(system_session, "contact:x")] == ["ES79 0002"]
+    system_session.refresh(old)
+    assert old.status == "superseded" and old.superseded_by == r.proposal.id
+
+
+def test_personal_fact_is_owned_by_the_phone_when_no_account_is_behind_it(factory, system_session):
+    org = factory.org()
+    factory.phone(org, "+34611222333")
+    access = load_access(system_session, org.id, phone="+34611222333")
+    r = write_memory(system_session, access, org, _fact("self", "nombre", "Pablo", category="person"))
+    system_session.commit()
+    assert (r.memory.level, r.memory.owner_user_id, r.memory.owner_phone, r.memory.org_id) == (
+        "personal", None, "+34611222333", None)
+
+
+def test_caller_may_ask_for_less_but_never_more(factory, system_session):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    access = load_access(system_session, org.id, user_id=admin.id)
+    r = write_memory(system_session, access, org, _fact("contact:x", "nota", "a"), level="private")
+    assert r.memory.level == "private"
+    r2 = write_memory(system_session, access, org, _fact("self", "nombre", "Ana", category="person"), level="shared")
+    assert r2.memory.level == "personal"
+
+
+def test_meaning_match_with_another_attribute_name_supersedes(factory, system_session):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    access = load_access(system_session, org.id, user_id=admin.id)
+    same_vec = [1.0] + [0.0] * 511  # the two sentences mean the same thing
+    embed = lambda texts: [same_vec for _ in texts]  # noqa: E731
+    write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "60 días"), embed=embed, embed_model="t")
+    r = write_memory(system_session, access, org, _fact("contact:x", "condiciones_cobro", "90 días"),
+                     embed=embed, embed_model="t")
+    system_session.commit()
+    assert r.outcome == "superseded"
+    assert [m.value for m in _active(system_session, "contact:x")] == ["90 días"]
+
+
+def test_every_write_is_audited_in_the_same_transaction(factory, system_session):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    access = load_access(system_session, org.id, user_id=admin.id)
+    write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "60 días"))
+    system_session.rollback()
+    assert system_session.scalar(select(AuditLog.id)) is None
+    assert _active(system_session, "contact:x") == []
