@@ -15,6 +15,7 @@ commit together or not at all.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import unicodedata
 import uuid
@@ -36,6 +37,8 @@ from memory_core.vocabulary import CATEGORY_AREA
 SAME_FACT_SIMILARITY = 0.92
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
 PERSONAL_CATEGORIES = ("person", "preference")
+# Things a person has several of: each value is a fact of its own, not a correction of the last one.
+MANY_VALUED = ("hijo", "hija", "hermano", "hermana")
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -62,6 +65,17 @@ def normalise(value: str) -> str:
     return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split()).strip(" .")
 
 
+def stored_attribute(fact: Fact) -> str:
+    """The attribute a fact is stored under: two children or two dated events must not supersede
+    each other, so their attribute carries the name or the date (hijo_juan, evento_2026-03-15)."""
+    if fact.category == "event" and fact.event_date is not None and not fact.attribute.endswith(
+            fact.event_date.isoformat()):
+        return f"{fact.attribute}_{fact.event_date.isoformat()}"
+    if fact.attribute in MANY_VALUED:
+        return f"{fact.attribute}_{'_'.join(normalise(fact.value).split())}"
+    return fact.attribute
+
+
 def requested_level(fact: Fact, scope: str | None = None) -> str:
     """The widest level a fact may get: personal for the person, shared for the business."""
     if fact.category in PERSONAL_CATEGORIES or fact.subject == "self":
@@ -76,6 +90,7 @@ def write_memory(session: Session, access: Access, org: Organization | None, fac
                  embed: Embed | None = None, embed_model: str | None = None, origin: str | None = None,
                  actor_label: str = "memoria worker") -> WriteResult:
     """Write one fact for the principal in `access`, down the ladder. Does not commit."""
+    fact = dataclasses.replace(fact, attribute=stored_attribute(fact))
     wanted = requested_level(fact)
     if level == "private" and wanted == "shared":
         wanted = "private"  # the caller asked for less: honour it, never the reverse

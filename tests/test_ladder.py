@@ -134,3 +134,20 @@ def test_every_write_is_audited_in_the_same_transaction(factory, system_session)
     system_session.rollback()
     assert system_session.scalar(select(AuditLog.id)) is None
     assert _active(system_session, "contact:x") == []
+
+
+def test_two_children_and_two_dated_events_are_separate_facts(factory, system_session):
+    import datetime as dt
+
+    org = factory.org()
+    user = factory.member(org)
+    access = load_access(system_session, org.id, user_id=user.id)
+    for name in ("Juan", "Pedro"):
+        write_memory(system_session, access, org, _fact("self", "hijo", name, category="person"))
+    for day, what in ((3, "Madrid"), (9, "Feria")):
+        write_memory(system_session, access, org, Fact(subject="self", attribute="evento", value=what,
+                                                        sentence=what, category="event",
+                                                        event_date=dt.date(2026, 12, day)))
+    system_session.commit()
+    assert sorted(m.attribute for m in _active(system_session, "self")) == [
+        "evento_2026-12-03", "evento_2026-12-09", "hijo_juan", "hijo_pedro"]
