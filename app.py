@@ -41,12 +41,21 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     )
     app.config.update(config or {})
     app.extensions["memoria.db"] = Database(resolve_urls(settings).app)
-    CSRFProtect(app)
+    csrf = CSRFProtect(app)
     init_login(app)
 
     from console import bp as console_bp
 
     app.register_blueprint(console_bp)
+
+    from review import bp as review_bp
+
+    app.register_blueprint(review_bp)
+
+    from api import bp as api_bp
+
+    csrf.exempt(api_bp)  # API keys in a header, never cookies: no CSRF to defend against
+    app.register_blueprint(api_bp)
 
     @app.after_request
     def security_headers(response):
@@ -164,6 +173,99 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
                 child.kill()
         for server_handle in reversed(started):
             server_handle.stop()
+
+
+@cli.group("eval")
+def eval_group() -> None:
+    """Evaluate memoria on labelled datasets (formats in DESIGN.md)."""
+
+
+@eval_group.command("search")
+@click.option("--dataset", "dataset_path", default="evals/search.json", show_default=True,
+              type=click.Path(exists=True, dir_okay=False), help="Search dataset (JSON).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics.")
+@click.option("--no-baselines", is_flag=True, help="Skip the full-text-only and vector-only runs.")
+def eval_search(dataset_path: str, as_json: bool, no_baselines: bool) -> None:
+    """Load the dataset into a scratch org, run every query through search, print hit@k and MRR."""
+    import json
+
+    from memory_core.db import get_database
+    from memory_core.errors import InvalidInput
+    from memory_core.migrate import migrate as run_migrations
+    from memory_core.search import query_embedder
+    from memory_core.search_eval import evaluate, load_dataset
+
+    try:
+        data = load_dataset(dataset_path)
+    except InvalidInput as exc:
+        raise click.ClickException(str(exc)) from exc
+    run_migrations()
+    embed, model = query_embedder()
+    report = evaluate(get_database(), data, embed, model, baselines=not no_baselines)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False))
+        return
+    click.echo(f"n={report['n']} hit@1={report['hit_at_1']} hit@5={report['hit_at_5']} "
+               f"hit@10={report['hit_at_10']} mrr={report['mrr']} p50={report['latency_ms_p50']}ms "
+               f"p95={report['latency_ms_p95']}ms")
+    for miss in report["not_first"]:
+        click.echo(f"  rank {miss['rank']}: {miss['q']!r} expected {miss['expected']} got {miss['top3']}")
+
+
+@eval_group.command("gate")
+@click.option("--dataset", "dataset_path", default="evals/gate.jsonl", show_default=True,
+              type=click.Path(exists=True, dir_okay=False), help="Gate dataset (JSONL).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics.")
+@click.option("--errors", is_flag=True, help="Also list the lines the pipeline got wrong (on stderr).")
+def eval_gate(dataset_path: str, as_json: bool, errors: bool) -> None:
+    """Run every line through gate, policy, extraction and ladder on a scratch org; print the metrics."""
+    import json
+
+    from memory_core.backends import get_backend
+    from memory_core.db import get_database
+    from memory_core.errors import InvalidInput
+    from memory_core.evaluation import eval_gate as run, load_gate_rows
+    from memory_core.migrate import migrate as run_migrations
+
+    try:
+        rows = load_gate_rows(dataset_path)
+    except InvalidInput as exc:
+        raise click.ClickException(str(exc)) from exc
+    run_migrations()
+    misses: list | None = [] if errors else None
+    report = run(get_database(), get_backend(), rows, errors=misses)
+    for miss in misses or []:
+        click.echo(json.dumps(miss, ensure_ascii=False), err=True)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False))
+        return
+    click.echo(f"n={report['n']} precision={report['precision']} recall={report['recall']} "
+               f"expect_accuracy={report['expect_accuracy']} secrets_refused={report['secrets_refused']} "
+               f"bank_accounts_applied={report['bank_accounts_applied']} "
+               f"cost_per_1000_usd={report['cost_per_1000_usd']}")
+    for kind, counts in report["policy"].items():
+        click.echo(f"  {kind}: {counts['handled']}/{counts['n']} handled")
+
+
+@eval_group.command("extraction")
+@click.option("--dataset", "dataset_path", default="evals/extraction.jsonl", show_default=True,
+              type=click.Path(exists=True, dir_okay=False), help="Extraction dataset (JSONL).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics.")
+def eval_extraction(dataset_path: str, as_json: bool) -> None:
+    """Score the configured backend's extractor on labelled facts."""
+    import json
+
+    from memory_core.backends import get_backend
+    from memory_core.evaluation import eval_extraction as run
+
+    report = run(get_backend(), dataset_path)
+    misses = report.pop("misses", [])
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False))
+        return
+    click.echo(" ".join(f"{k}={v}" for k, v in report.items()))
+    for miss in misses:
+        click.echo(f"  {miss['id']}: {miss['text']!r} missed={miss['missed']} spurious={miss['spurious']}")
 
 
 def _interrupt(*_: object) -> None:

@@ -1,15 +1,17 @@
 """Throughput and a Spanish sanity check of the local embedding.
 
-    python bench/embedding.py [--n 1000] [--threads 2] [--json]
+    python bench/embedding.py [--n 1000] [--threads N] [--json]
 
 Embeds N generated Spanish sentences (short business and personal facts, the kind memoria stores)
 with every installed engine, and prints sentences/second plus a few similarity triples: the first
-sentence must be closer to the paraphrase than to the unrelated one.
+sentence must be closer to the paraphrase than to the unrelated one. The machines are shared: the
+load average is printed with each figure, since other processes on the 2 cores change them a lot.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -61,7 +63,7 @@ def measure(embedder: LocalEmbedder, texts: list[str]) -> dict:
                      "ok": bool(va @ vb > va @ vc)})
     return {
         "model_name": embedder.model_name, "engine": embedder.engine, "batch_size": embedder.batch_size,
-        "threads": embedder.threads, "n": len(texts), "dim": int(vectors.shape[1]),
+        "threads": embedder.threads, "n": len(texts), "loadavg_1m": round(os.getloadavg()[0], 2), "dim": int(vectors.shape[1]),
         "load_s": round(load_s, 2), "seconds": round(elapsed, 3),
         "sentences_per_s": round(len(texts) / elapsed, 1),
         "norm_min": round(float(norms.min()), 5), "norm_max": round(float(norms.max()), 5),
@@ -72,13 +74,15 @@ def measure(embedder: LocalEmbedder, texts: list[str]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=None, help="default: the embedder's own (1 per text, 2 batched)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     texts = sentences(args.n)
     runs = []
     if onnx_available():
         runs.append(LocalEmbedder("onnx", threads=args.threads))  # default: one text per run
+        if args.threads is None:
+            runs.append(LocalEmbedder("onnx", threads=2))  # the same with two threads, for comparison
         runs.append(LocalEmbedder("onnx", threads=args.threads, batch_size=32))
     if numpy_available():
         runs.append(LocalEmbedder("numpy", threads=args.threads))
@@ -92,7 +96,7 @@ def main() -> int:
     for r in results:
         print(f"{r['model_name']:<28} engine={r['engine']:<5} batch={r['batch_size']:<4} threads={r['threads']} "
               f"load={r['load_s']:.2f}s  {r['n']} sentences in {r['seconds']:.3f}s = {r['sentences_per_s']:.0f}/s  "
-              f"dim={r['dim']} norm=[{r['norm_min']}, {r['norm_max']}]")
+              f"dim={r['dim']} norm=[{r['norm_min']}, {r['norm_max']}] (load average {r['loadavg_1m']})")
         for s in r["similarity"]:
             mark = "ok " if s["ok"] else "BAD"
             print(f"   {mark} {s['text']!r}: paraphrase {s['paraphrase']:.3f} > unrelated {s['unrelated']:.3f}")

@@ -6,10 +6,31 @@ from flask_login import current_user, login_required
 
 from console import bp
 from console.forms import OrgSwitchForm
+from console.operator import current_operator
+from console.web import db, org_db
+from memory_core.access import memory_visible
+from memory_core.db import SYSTEM
+from review import insights
+from review.service import KIND_LABELS
 
 
 @bp.route("/")
 @login_required
 def home():
     """Dashboard per role."""
-    return render_template("console/home.html", org=current_user.org(), switch_form=OrgSwitchForm())
+    org, d = current_user.org(), insights.Dashboard()
+    if org is not None:
+        op, s = current_operator(), org_db()
+        d.pending = insights.pending_counts(s, op)
+        d.learnt_24h = insights.learnt_since(s, org.org_id, memory_visible(op.access))
+        if op.access.is_admin:
+            d.jobs = insights.job_runs(s, limit=5)
+            d.cost_month, d.calls_month = insights.month_cost(s, org.org_id)
+    elif current_user.platform_role == "staff":
+        s = db(SYSTEM)
+        d.jobs = insights.job_runs(s, limit=5)
+        d.cost_month, d.calls_month = insights.month_cost(s, None)
+        d.orgs = len(insights.org_names(s))
+    elif current_user.platform_role == "privacy_officer":
+        d.open_privacy = insights.open_privacy_requests(db(SYSTEM))
+    return render_template("console/home.html", org=org, d=d, kinds=KIND_LABELS, switch_form=OrgSwitchForm())

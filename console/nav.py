@@ -45,6 +45,7 @@ NAV = [
     NavEntry("console.audit", "Audit log", _any(ADMIN, _platform("staff", "privacy_officer"))),
     NavEntry("console.settings", "Settings", ADMIN),
     NavEntry("console.api_keys", "API keys", ADMIN),
+    NavEntry("console.link_whatsapp", "WhatsApp", MEMBER),
 ]
 
 

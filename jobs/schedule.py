@@ -11,7 +11,17 @@ from rq.cron import CronScheduler
 from memory_core.config import get_settings
 from memory_core.queue import get_redis
 
-SCHEDULE: list[tuple[Callable[[], object], str]] = []
+from jobs.outbox import drain_outbox_periodic  # noqa: E402
+from jobs.retention import run_retention  # noqa: E402
+from jobs.sheets import run_sheets  # noqa: E402
+
+SCHEDULE: list[tuple[Callable[[], object], str]] = [
+    # The outbox safety net: a lost kick or a failed message waiting for its backoff.
+    (drain_outbox_periodic, "* * * * *"),
+    # Nightly retention (superseded versions, stale proposals, link codes, traces), then subject sheets.
+    (run_retention, "15 3 * * *"),
+    (run_sheets, "45 3 * * *"),
+]
 
 
 def run_cron() -> None:

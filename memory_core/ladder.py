@@ -51,7 +51,7 @@ class Source:
 
 @dataclass
 class WriteResult:
-    """What the ladder did: learnt | merged | superseded | proposed, and the rows it touched."""
+    """What the ladder did: learnt | merged | superseded | proposed | refused, and the rows it touched."""
     outcome: str
     memory: Memory | None = None  # the active memory now holding the fact (private one for low_permission)
     proposal: Memory | None = None
@@ -100,7 +100,10 @@ def write_memory(session: Session, access: Access, org: Organization | None, fac
 
     if wanted == "personal":
         return writer.put_active(level="personal", area="general")
-    if wanted == "private" or org is None:
+    if org is None:
+        # A number with no org picked: only what is about the person can be kept.
+        return WriteResult("refused", reason="No organization: only facts about the person are kept.")
+    if wanted == "private":
         return writer.put_active(level="private", area=area)
     if fact.attribute in BANK_ATTRIBUTES and fact.subject.startswith(("contact:", "name:")):
         return writer.propose("bank_account", area,

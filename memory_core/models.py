@@ -179,6 +179,8 @@ class Outbox(Base):
     processed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     attempts: Mapped[int] = mapped_column(Integer, server_default="0")
     last_error: Mapped[str | None] = mapped_column(Text)
+    # After a failure: not claimed again before this time (backoff). Null: claim at once.
+    next_attempt_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (
         Index("ix_outbox_pending", "id", postgresql_where=sql_text("processed_at is null")),
         Index("ix_outbox_message", "message_id"),
@@ -248,6 +250,10 @@ class Memory(Base):
         Index("ix_memories_owner_user", "owner_user_id", "status"),
         Index("ix_memories_owner_phone", "owner_phone", "status"),
         Index("ix_memories_proposed", "org_id", "proposal_kind", "created_at",
+              postgresql_where=sql_text("status = 'proposed'")),
+        # The console's first pages in index order (migration c5_console_indexes).
+        Index("ix_memories_org_status_created", "org_id", "status", "created_at", "id"),
+        Index("ix_memories_proposed_queue", "org_id", "created_at", "id",
               postgresql_where=sql_text("status = 'proposed'")),
         Index("ix_memories_superseded", "valid_to", postgresql_where=sql_text("status = 'superseded'")),
         Index("ix_memories_tsv", "search_tsv", postgresql_using="gin"),

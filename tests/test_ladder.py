@@ -151,3 +151,13 @@ def test_two_children_and_two_dated_events_are_separate_facts(factory, system_se
     system_session.commit()
     assert sorted(m.attribute for m in _active(system_session, "self")) == [
         "evento_2026-12-03", "evento_2026-12-09", "hijo_juan", "hijo_pedro"]
+
+
+def test_business_fact_without_an_org_is_refused_not_written(factory, system_session):
+    factory.phone(factory.org(), "+34611999000")
+    from memory_core.access import Access, Principal
+
+    access = Access(principal=Principal(phone="+34611999000"), org_id=None)
+    r = write_memory(system_session, access, None, _fact("contact:x", "plazo_pago", "60 días"))
+    assert r.outcome == "refused" and r.memory is None
+    assert _active(system_session, "contact:x") == []

@@ -147,6 +147,24 @@ def test_parse_gate_merges_token_variants():
     assert decision.remember == pytest.approx(0.7 / 0.9)
 
 
+def test_parse_gate_skips_words_and_refuses_bad_codes():
+    from types import SimpleNamespace as NS
+
+    from memory_core.backends.openai_backend import MalformedOutput
+
+    def response(tokens):
+        toks = [NS(token=t, logprob=0.0, top_logprobs=[NS(token=t, logprob=0.0)]) for t in tokens]
+        return NS(choices=[NS(message=NS(content="".join(tokens)), logprobs=NS(content=toks), finish_reason="stop")])
+
+    answer = ["1", ",", "3", ",", "2", ",", "0", ",", "0", ",", "0", ",", "1"]
+    decision = parse_gate_response(response(["Respuesta", ":", " "] + answer))
+    assert decision.remember == 1.0 and decision.top_category == "customer" and decision.bank_account == 1.0
+    with pytest.raises(MalformedOutput):
+        parse_gate_response(response(["13"] + answer[1:]))  # merged digits
+    with pytest.raises(MalformedOutput):
+        parse_gate_response(response(answer[:5]))  # too few answers
+
+
 # -- extract ----------------------------------------------------------------------------------------
 def test_extract_returns_facts(fake_openai, backend):  # noqa: F811
     context = acme_context()
@@ -260,7 +278,7 @@ def test_500_then_success_is_retried(fake_openai, backend):  # noqa: F811
 
 
 def test_timeout_is_retried(fake_openai):  # noqa: F811
-    backend = make_backend(fake_openai, timeout=0.4)
+    backend = make_backend(fake_openai, timeout=1.0)
     fake_openai.script_facts("Acme paga a 60 días", [
         {"subject": "contact:c-17", "attribute": "plazo_pago", "value": "60 días",
          "sentence": "Acme paga a 60 días.", "category": "customer"}])

@@ -1,1 +1,89 @@
-"""Model backends behind one small interface (backends.base.ModelBackend), chosen by configuration."""
+"""Model backends behind one small interface (backends.base.ModelBackend), chosen by configuration.
+
+`get_backend(settings)` returns the process's backend: `local` (trained gate, rule extractor, local
+embedding; the default when no API key is set) or `openai` (any OpenAI-compatible endpoint). One
+instance per process and configuration: loading the local models takes a second, so it is done once.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+
+from memory_core.backends.base import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
+from memory_core.config import Settings, get_settings
+
+BACKENDS = ("local", "openai")
+
+_CACHE: dict[tuple, ModelBackend] = {}
+_LOCK = threading.Lock()
+
+
+class LocalBackend:
+    """The offline backend: LocalGate + LocalExtractor + LocalEmbedder, no network, no weights downloaded."""
+
+    name = "local"
+
+    def __init__(self, gate=None, extractor=None, embedder=None):
+        from memory_core.backends.local_embedder import LocalEmbedder
+        from memory_core.backends.local_extractor import LocalExtractor
+        from memory_core.backends.local_gate import LocalGate
+
+        self.gate = gate or LocalGate()
+        self.extractor = extractor or LocalExtractor()
+        self.embedder = embedder or LocalEmbedder()
+        self.embed_model = self.embedder.model_name
+
+    def decide(self, message: str, previous_assistant: str | None) -> tuple[GateDecision, Usage]:
+        return self.gate.decide(message, previous_assistant)
+
+    def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]:
+        return self.extractor.extract(context)
+
+    def embed(self, texts: list[str]) -> tuple[list[list[float]], Usage]:
+        vectors = self.embedder.embed(texts)
+        # Local models cost nothing; tokens are estimated (4 characters each) so volumes stay comparable.
+        return vectors, Usage(purpose="embed", model=self.embed_model,
+                              input_tokens=sum(len(t) for t in texts) // 4)
+
+    def warm_up(self) -> None:
+        """Train or load the gate and load the embedding model now, not on the first message."""
+        self.gate.models()
+        self.embedder.warm_up()
+
+
+def _key(settings: Settings) -> tuple:
+    name = settings.backend_name
+    if name == "openai":
+        # The key itself never sits in a long-lived structure: only its digest.
+        digest = hashlib.sha256((settings.openai_api_key or "").encode()).hexdigest()
+        return name, settings.openai_base_url, digest
+    return name, str(settings.data_dir)
+
+
+def get_backend(settings: Settings | None = None) -> ModelBackend:
+    """The configured backend, built once per process and configuration."""
+    settings = settings or get_settings()
+    name = settings.backend_name
+    if name not in BACKENDS:
+        raise ValueError(f"MEMORIA_BACKEND must be one of {BACKENDS}, not {name!r}")
+    key = _key(settings)
+    backend = _CACHE.get(key)
+    if backend is None:
+        with _LOCK:
+            backend = _CACHE.get(key)
+            if backend is None:
+                backend = _build(name, settings)
+                _CACHE[key] = backend
+    return backend
+
+
+def _build(name: str, settings: Settings) -> ModelBackend:
+    if name == "openai":
+        from memory_core.backends.openai_backend import OpenAIBackend
+
+        if not settings.openai_api_key:
+            raise ValueError("the openai backend needs OPENAI_API_KEY")
+        return OpenAIBackend.from_settings(settings)
+    from memory_core.backends.local_gate import LocalGate
+
+    return LocalBackend(gate=LocalGate(cache_dir=settings.data_dir / "models"))

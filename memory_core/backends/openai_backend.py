@@ -19,7 +19,8 @@ position       codes
 
 The request sets ``logprobs=True, top_logprobs=10, temperature=0`` and a budget of 20 output tokens. A
 digit is a token of its own in the BPE tokenizers of OpenAI and of the common open models (digits
-never merge with a comma), so the answer is seven answer tokens with comma tokens between them. For
+never merge with a comma), so the answer is seven answer tokens with comma tokens between them (tokens without a digit are
+skipped as separators; a token with anything but one valid digit is malformed). For
 the answer token of each position we read its ``top_logprobs``, keep the candidates that are a valid
 code for that question (after stripping spaces and stray commas; variants of the same digit are
 summed), exponentiate and normalise over the valid codes. That distribution is the probability of
@@ -282,7 +283,7 @@ def _retry_after_seconds(response: Any) -> float | None:
 
 def _clean_token(token: str) -> str:
     # "1", " 1", "1,", ",1", "\n1" all mean "1"; SentencePiece-style markers too.
-    return token.replace("\u2581", " ").replace("\u0120", " ").strip().strip(",;").strip()
+    return token.replace("\u2581", " ").replace("\u0120", " ").strip().strip(",;:.").strip()
 
 
 def _distribution(chosen: str, top: list[Any], codes: tuple[str, ...]) -> dict[str, float]:
@@ -530,14 +531,14 @@ def parse_gate_response(response: Any) -> GateDecision:
             if len(answers) == len(GATE_QUESTIONS):
                 break
             cleaned = _clean_token(token.token)
-            if cleaned == "":
-                continue  # a separator
+            if not any(ch.isdigit() for ch in cleaned):
+                continue  # a separator (or a stray word): only digits answer
             question = GATE_QUESTIONS[len(answers)]
             if cleaned not in question.codes:
                 raise MalformedOutput(f"gate answer {len(answers) + 1} ({question.key}) is {token.token!r}, expected one of {question.codes}; answer was {content!r}")
             answers.append(_distribution(cleaned, token.top_logprobs, question.codes))
     else:
-        digits = [part.strip() for part in content.strip().split(",")]
+        digits = re.findall(r"\d+", content)
         if len(digits) < len(GATE_QUESTIONS):
             raise MalformedOutput(f"gate answer {content!r} is not {len(GATE_QUESTIONS)} comma-separated digits")
         log.warning("gate response carries no logprobs: using the chosen answers as certain")

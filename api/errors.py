@@ -1,0 +1,48 @@
+"""JSON errors for every 4xx/5xx of the API: {"error": {"code", "message", "field"}}."""
+from __future__ import annotations
+
+from flask import jsonify
+
+from memory_core.errors import Conflict, Forbidden, InvalidInput, MemoriaError, NotFound, TooManyAttempts
+
+
+class ApiError(Exception):
+    """An error answered as JSON with its status; `field` names the offending input when there is one."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.field = status, code, message, field
+        self.headers = headers or {}
+
+
+# Domain exceptions to statuses, at the edge only.
+DOMAIN = [
+    (NotFound, 404, "not_found"),
+    (Forbidden, 403, "forbidden"),
+    (InvalidInput, 422, "invalid_input"),
+    (Conflict, 409, "conflict"),
+    (TooManyAttempts, 429, "rate_limited"),
+]
+
+
+def from_domain(exc: MemoriaError) -> ApiError:
+    for cls, status, code in DOMAIN:
+        if isinstance(exc, cls):
+            return ApiError(status, code, str(exc), getattr(exc, "field", None))
+    return ApiError(400, "bad_request", str(exc))
+
+
+def error_response(err: ApiError):
+    response = jsonify({"error": {"code": err.code, "message": err.message, "field": err.field}})
+    response.status_code = err.status
+    for k, v in err.headers.items():
+        response.headers[k] = v
+    if err.status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="memoria"'
+    return response
+
+
+HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+              405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type",
+              422: "invalid_input", 429: "rate_limited", 500: "internal_error"}

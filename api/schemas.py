@@ -1,0 +1,313 @@
+"""Request and response bodies of the agent API (pydantic); the OpenAPI document is generated from them.
+
+Every string has a maximum length that fits its column, so nothing is refused by the database half way.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memory_core.ingest import MAX_TEXT_CHARS
+from memory_core.vocabulary import AREAS, DOCUMENT_KINDS, SEARCH_KINDS
+
+Phone = Annotated[str, Field(pattern=r"^\+?[0-9]{6,15}$", description="International number, e.g. +34611222333")]
+Channel = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{1,29}$", description="web, whatsapp, or any short name")]
+ExternalId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
+Area = Literal[AREAS]  # type: ignore[valid-type]
+MessageText = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+
+
+class In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Out(BaseModel):
+    pass
+
+
+class PrincipalIn(In):
+    """Who the agent acts for: a user id, a phone, or both once linked."""
+    user_id: uuid.UUID | None = None
+    phone: Phone | None = None
+
+    @model_validator(mode="after")
+    def _someone(self):
+        if self.user_id is None and self.phone is None:
+            raise ValueError("give user_id, phone, or both")
+        return self
+
+
+class PrincipalQuery(PrincipalIn):
+    pass
+
+
+# ---------------------------------------------------------------------------- ingest
+
+class IngestIn(In):
+    channel: Channel
+    conversation: ExternalId = Field(description="The channel's own id for the thread")
+    external_id: ExternalId = Field(description="The channel's own id for the message; idempotency key")
+    user_id: uuid.UUID | None = None
+    phone: Phone | None = None
+    role: Literal["user", "assistant", "system", "tool"]
+    text: MessageText = ""
+    visibility: Literal["private_in_org", "shared_in_org"] = "private_in_org"
+    area: Area = "general"
+    temporary: bool = False
+    event: Literal["new", "edited", "deleted"] = "new"
+
+    @model_validator(mode="after")
+    def _writer(self):
+        if self.user_id is None and self.phone is None:
+            raise ValueError("a message needs its writer: user_id, phone, or both")
+        return self
+
+
+class IngestOut(Out):
+    message_id: uuid.UUID | None
+    conversation_id: uuid.UUID | None
+    stored: bool
+    queued: bool
+    duplicate: bool
+    temporary: bool
+    link_request: bool
+    reply: str | None = Field(description="When set, send this reply instead of a model turn")
+
+
+# ---------------------------------------------------------------------------- search and memories
+
+class SearchIn(PrincipalIn):
+    query: Annotated[str, Field(min_length=1, max_length=2000)]
+    kinds: Annotated[list[Literal[SEARCH_KINDS]], Field(max_length=7)] | None = None  # type: ignore[valid-type]
+    limit: Annotated[int, Field(ge=1, le=100)] = 10
+
+
+class HitOut(Out):
+    kind: str
+    id: uuid.UUID
+    title: str
+    snippet: str
+    score: float
+    subject: str | None
+
+
+class SearchOut(Out):
+    hits: list[HitOut]
+
+
+# ---------------------------------------------------------------------------- link codes
+
+class LinkCodeIn(In):
+    user_id: uuid.UUID
+
+
+class LinkCodeOut(Out):
+    code: str
+    expires_at: dt.datetime
+
+
+# ---------------------------------------------------------------------------- forgetting
+
+class CountsOut(Out):
+    counts: dict[str, int]
+
+
+# ---------------------------------------------------------------------------- host records
+
+class DocumentIn(In):
+    kind: Literal[DOCUMENT_KINDS]  # type: ignore[valid-type]
+    external_ref: ExternalId
+    title: Annotated[str, Field(max_length=1000)] = ""
+    text: Annotated[str, Field(max_length=200_000)] = ""
+    owner_user_id: uuid.UUID | None = None
+    owner_phone: Phone | None = None
+    visibility: Literal["private_in_org", "shared_in_org"] = "shared_in_org"
+    area: Area | None = None
+    contact_id: uuid.UUID | None = None
+    tax_id: Annotated[str, Field(min_length=1, max_length=40)] | None = None
+    doc_date: dt.date | None = None
+    legal_hold: bool = False
+
+    @model_validator(mode="after")
+    def _private_has_owner(self):
+        if self.visibility == "private_in_org" and self.owner_user_id is None and self.owner_phone is None:
+            raise ValueError("a private record needs owner_user_id or owner_phone")
+        return self
+
+
+class DocumentRefQuery(In):
+    kind: Literal[DOCUMENT_KINDS]  # type: ignore[valid-type]
+    external_ref: ExternalId
+
+
+class DocumentOut(Out):
+    id: uuid.UUID
+
+
+class RemovedOut(Out):
+    removed: bool
+
+
+# ---------------------------------------------------------------------------- conversations
+
+class RetrieveIn(PrincipalIn):
+    """Exact messages of one conversation: by ids, by the ids a summary point cites, or by a search."""
+    message_ids: Annotated[list[uuid.UUID], Field(max_length=50)] = []
+    point_id: Annotated[str, Field(pattern=r"^p[0-9]{1,9}$")] | None = None
+    query: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    limit: Annotated[int, Field(ge=1, le=50)] = 20
+
+    @model_validator(mode="after")
+    def _something(self):
+        if not self.message_ids and self.point_id is None and self.query is None:
+            raise ValueError("give message_ids, point_id or query")
+        return self
+
+
+class MessageOut(Out):
+    id: uuid.UUID
+    role: str
+    text: str
+    created_at: dt.datetime
+    edited_at: dt.datetime | None
+
+
+class PointOut(Out):
+    id: str
+    section: str
+    text: str
+    message_ids: list[str]
+    retired: bool
+
+
+class RetrieveOut(Out):
+    messages: list[MessageOut]
+    point: PointOut | None = None
+
+
+class HistoryOut(Out):
+    summary: str = Field(description="The older part as prompt text (empty when nothing was compacted)")
+    points: list[PointOut]
+    messages: list[MessageOut] = Field(description="The recent part, verbatim, oldest first")
+    covered_until: dt.datetime | None
+    tokens: int = Field(description="Estimated tokens of summary plus recent messages")
+
+
+class AfterReplyIn(PrincipalIn):
+    prompt_tokens: Annotated[int, Field(ge=0, le=10_000_000)] | None = Field(
+        default=None, description="The size of the prompt just sent; estimated from the history when absent")
+
+
+class AfterReplyOut(Out):
+    compaction: Literal["queued", "not_needed"]
+
+
+class OpenApiOut(Out):
+    model_config = ConfigDict(extra="allow")
+    openapi: str
+    paths: dict[str, Any]
+
+
+# ---------------------------------------------------------------------------- the memory block
+
+class ContextIn(PrincipalIn):
+    message: MessageText = Field(description="The person's current message (drives the related memories)")
+    conversation_id: uuid.UUID | None = Field(default=None, description="From the ingest answer; records the trace")
+    message_id: uuid.UUID | None = None
+
+
+class ContextItemOut(Out):
+    memory_id: uuid.UUID
+    block: str
+    rank: int
+    score: float
+
+
+class ContextOut(Out):
+    text: str = Field(description="The memory block to put in the prompt, fenced, after the system instructions")
+    core: str
+    profile: str
+    related: str
+    memory_ids: list[uuid.UUID]
+    items: list[ContextItemOut]
+    trace_id: uuid.UUID | None = Field(description="Report used memories against it; null when nothing is stored")
+    tokens: int
+
+
+class UsedIn(In):
+    memory_ids: Annotated[list[uuid.UUID], Field(max_length=200)]
+
+
+class UsedOut(Out):
+    marked: int
+
+
+Subject = Annotated[str, Field(pattern=r"^(self|org|(contact:)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                                       r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")]
+
+
+class SubjectsIn(PrincipalIn):
+    subjects: Annotated[list[Subject], Field(min_length=1, max_length=50)]
+    per_subject: Annotated[int, Field(ge=1, le=10)] = 3
+
+
+class MemoryOut(Out):
+    id: uuid.UUID
+    subject: str
+    attribute: str
+    value: str
+    sentence: str
+    category: str
+    level: str
+
+
+class SubjectsOut(Out):
+    memories: dict[str, list[MemoryOut]]
+    text: str = Field(description="The same memories as fenced lines to attach to a tool result")
+
+
+# ---------------------------------------------------------------------------- remember
+
+class FactIn(In):
+    subject: Annotated[str, Field(pattern=r"^(self|org|contact:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                                          r"[0-9a-f]{12})$")]
+    attribute: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,99}$")]
+    value: Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")]
+    sentence: Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")]
+    category: Literal["person", "company", "customer", "supplier", "preference", "event"]
+    event_date: dt.date | None = None
+
+
+class RememberIn(PrincipalIn):
+    """What the person explicitly asked to remember: their words, or a fact the agent already structured."""
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, pattern=r"\S")] | None = None
+    fact: FactIn | None = None
+    conversation_id: uuid.UUID | None = Field(default=None, description="Where it was said (the source)")
+    message_id: uuid.UUID | None = None
+
+    @model_validator(mode="after")
+    def _one(self):
+        if (self.text is None) == (self.fact is None):
+            raise ValueError("give either text or fact")
+        if self.message_id is not None and self.conversation_id is None:
+            raise ValueError("message_id needs its conversation_id")
+        return self
+
+
+class WriteOut(Out):
+    outcome: str
+    memory_id: uuid.UUID | None
+    level: str | None
+    proposal_id: uuid.UUID | None
+    proposal_kind: str | None
+    reason: str
+
+
+class RememberOut(Out):
+    outcome: Literal["learnt", "merged", "proposed", "refused", "ignored"]
+    reason: str
+    policy: str | None
+    writes: list[WriteOut]

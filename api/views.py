@@ -1,0 +1,388 @@
+"""The agent API views: parse (api.openapi.route does it), call one service, answer JSON."""
+from __future__ import annotations
+
+import logging
+import uuid
+
+from flask import g, jsonify, request
+from sqlalchemy import select
+from werkzeug.exceptions import HTTPException
+
+from api import bp
+from api.db import db
+from api.errors import HTTP_CODES, ApiError, error_response, from_domain
+from api.openapi import PREFIX, build_document, route
+from api.schemas import (
+    AfterReplyIn, AfterReplyOut, ContextIn, ContextItemOut, ContextOut, CountsOut, DocumentIn, DocumentOut,
+    DocumentRefQuery, HistoryOut, HitOut, IngestIn, IngestOut, LinkCodeIn, LinkCodeOut, MemoryOut, MessageOut,
+    OpenApiOut, PointOut, PrincipalQuery, RememberIn, RememberOut, RemovedOut, RetrieveIn, RetrieveOut, SearchIn,
+    SearchOut, SubjectsIn, SubjectsOut, UsedIn, UsedOut, WriteOut,
+)
+from memory_core.access import Access, load_access
+from memory_core.backends.base import BackendError
+from memory_core.db import SYSTEM
+from memory_core.errors import MemoriaError, NotFound
+from memory_core.models import (
+    Contact, Conversation, Membership, Message, MemoryTrace, Organization, PhoneAuthorization, User,
+)
+
+log = logging.getLogger(__name__)
+ACTOR = "api key {}"
+
+
+# ---------------------------------------------------------------------------- shared helpers
+
+def _actor() -> str:
+    return ACTOR.format(g.api_key_id)
+
+
+def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | None) -> Access:
+    """The principal's access in the key's org, rebuilt now; 404 when it has none there."""
+    from memory_core.ingest import normalise_phone
+
+    s = db(SYSTEM)
+    phone = normalise_phone(phone)
+    if user_id is not None and phone is not None:
+        # Both given: the number must be this person's, never someone else's.
+        owner = s.scalar(select(User.phone).where(User.id == user_id))
+        linked = s.scalar(select(PhoneAuthorization.id).where(
+            PhoneAuthorization.org_id == org_id, PhoneAuthorization.phone == phone,
+            PhoneAuthorization.user_id == user_id))
+        if owner != phone and linked is None:
+            raise NotFound("No such person in this organization.")
+    access = load_access(s, org_id, user_id=user_id, phone=phone)
+    if access is None:
+        raise NotFound("No such person in this organization.")
+    return access
+
+
+def reader(access: Access):
+    """A session under the principal's row-level-security scope."""
+    return db(access.scope())
+
+
+def _message(m) -> MessageOut:
+    return MessageOut(id=m.id, role=m.role, text=m.text, created_at=m.created_at, edited_at=m.edited_at)
+
+
+def _point(p) -> PointOut:
+    return PointOut(id=p["id"], section=p["section"], text=p["text"], message_ids=p["message_ids"],
+                    retired=bool(p.get("retired")))
+
+
+# ---------------------------------------------------------------------------- errors as JSON
+
+@bp.errorhandler(ApiError)
+def _api_error(err: ApiError):
+    return error_response(err)
+
+
+@bp.errorhandler(MemoriaError)
+def _domain_error(exc: MemoriaError):
+    return error_response(from_domain(exc))
+
+
+@bp.errorhandler(BackendError)
+def _model_unavailable(exc: BackendError):
+    # The model provider failed after its retries: a temporary condition the client may retry.
+    log.warning("model backend failed during an API request: %s", type(exc).__name__)
+    return error_response(ApiError(503, "model_unavailable", "The model provider is unavailable; try again shortly.",
+                                   headers={"Retry-After": "5"}))
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(exc: HTTPException):
+    code = exc.code or 500
+    return error_response(ApiError(code, HTTP_CODES.get(code, "error"), exc.description or exc.name))
+
+
+@bp.errorhandler(Exception)
+def _unexpected(exc: Exception):
+    log.exception("API request failed: %s %s", request.method, request.path)
+    return error_response(ApiError(500, "internal_error", "Something went wrong on our side."))
+
+
+@bp.app_errorhandler(404)
+def _not_found_anywhere(exc):
+    if request.path.startswith(PREFIX + "/") or request.path == PREFIX:
+        return error_response(ApiError(404, "not_found", "No such endpoint."))
+    return exc
+
+
+@bp.app_errorhandler(405)
+def _method_not_allowed_anywhere(exc):
+    if request.path.startswith(PREFIX + "/"):
+        return error_response(ApiError(405, "method_not_allowed", "Method not allowed on this endpoint.",
+                                       headers={"Allow": ", ".join(exc.valid_methods or [])}))
+    return exc
+
+
+# ---------------------------------------------------------------------------- the document
+
+@route(bp, "/openapi.json", "GET", summary="This API's OpenAPI 3.1 document", tag="meta", response=OpenApiOut,
+       public=True, errors=())
+def openapi_document():
+    """The OpenAPI document, generated from the route table and the pydantic models."""
+    return jsonify(build_document())
+
+
+# ---------------------------------------------------------------------------- messages
+
+@route(bp, "/messages", "POST", summary="Ingest a message (new, edited or deleted); idempotent on channel + "
+       "external_id", tag="messages", body=IngestIn, response=IngestOut, errors=(400, 401, 404, 409, 422))
+def ingest(org_id, body: IngestIn):
+    """Write one message event and kick the worker."""
+    from jobs.outbox import enqueue_drain
+    from memory_core.ingest import LINK_CHANNELS, ingest_message, link_code_of
+    from memory_core.linking import confirm_link
+
+    link_request = (body.channel in LINK_CHANNELS and body.role == "user" and body.event == "new"
+                    and link_code_of(body.text) is not None)
+    if not link_request:
+        # A VINCULAR message comes from a number that has no access yet: that is what it asks for.
+        principal_access(org_id, body.user_id, body.phone)
+    s = db(SYSTEM)
+    conv_org = s.scalar(select(Conversation.org_id).where(Conversation.channel == body.channel,
+                                                          Conversation.external_id == body.conversation))
+    if conv_org is not None and conv_org != org_id:
+        raise ApiError(409, "conflict", "This conversation id is already used by another writer.", "conversation")
+    result = ingest_message(s, org_id=org_id, link_handler=confirm_link, **body.model_dump())
+    s.commit()
+    if result.queued:
+        enqueue_drain()
+    return IngestOut(**{k: getattr(result, k) for k in IngestOut.model_fields})
+
+
+# ---------------------------------------------------------------------------- reading
+
+@route(bp, "/context", "POST", summary="Assemble the memory block for a turn (core, profile, related) and "
+       "record its trace", tag="reading", body=ContextIn, response=ContextOut)
+def context(org_id, body: ContextIn):
+    """The fenced memory block for the principal's current message."""
+    from memory_core.context import assemble_context
+    from memory_core.search import query_embedder
+
+    access = principal_access(org_id, body.user_id, body.phone)
+    s = reader(access)
+    embed, model = query_embedder()
+    block = assemble_context(s, access, body.conversation_id, body.message, embed=embed, embed_model=model,
+                             message_id=body.message_id)
+    s.commit()
+    return ContextOut(text=block.text, core=block.core, profile=block.profile, related=block.related,
+                      memory_ids=block.memory_ids, trace_id=block.trace_id, tokens=block.tokens,
+                      items=[ContextItemOut(memory_id=i.memory_id, block=i.block, rank=i.rank, score=i.score)
+                             for i in block.items])
+
+
+@route(bp, "/traces/<trace_id>/used", "POST", summary="Report which memories of a turn the model used",
+       tag="reading", body=UsedIn, response=UsedOut)
+def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
+    """Mark used memories on one of the org's traces."""
+    from memory_core.context import record_usage
+
+    s = db(SYSTEM)
+    if s.scalar(select(MemoryTrace.org_id).where(MemoryTrace.id == trace_id)) != org_id:
+        raise NotFound("No such trace.")
+    marked = record_usage(s, trace_id, body.memory_ids)
+    s.commit()
+    return UsedOut(marked=marked)
+
+
+@route(bp, "/memories/for-subjects", "POST", summary="The few most relevant memories of each subject, to attach "
+       "to a tool result that returns it", tag="reading", body=SubjectsIn, response=SubjectsOut)
+def for_subjects(org_id, body: SubjectsIn):
+    """Memories about contacts (or self/org) the principal may see."""
+    from memory_core.context import memories_for_subjects, render_subject_memories
+
+    access = principal_access(org_id, body.user_id, body.phone)
+    s = reader(access)
+    found = memories_for_subjects(s, access, body.subjects, per_subject=body.per_subject)
+    return SubjectsOut(text=render_subject_memories(s, access, found), memories={
+        subject: [MemoryOut(id=m.id, subject=m.subject, attribute=m.attribute, value=m.value, sentence=m.sentence,
+                            category=m.category, level=m.level) for m in rows] for subject, rows in found.items()})
+
+
+@route(bp, "/search", "POST", summary="Hybrid search over what the principal may see", tag="reading",
+       body=SearchIn, response=SearchOut)
+def search(org_id, body: SearchIn):
+    """Search messages, memories, contacts and host records for one principal."""
+    from memory_core.search import query_embedder, search as run_search
+
+    access = principal_access(org_id, body.user_id, body.phone)
+    embed, model = query_embedder()
+    hits = run_search(reader(access), access, body.query, kinds=body.kinds, limit=body.limit, embed=embed,
+                      embed_model=model)
+    return SearchOut(hits=[HitOut(kind=h.kind, id=h.id, title=h.title, snippet=h.snippet, score=h.score,
+                                  subject=h.subject) for h in hits])
+
+
+# ---------------------------------------------------------------------------- remember
+
+@route(bp, "/remember", "POST", summary="Save what the person explicitly asked to remember, through the write "
+       "ladder, in this turn: learnt, merged, proposed, refused or ignored, and why", tag="memories",
+       body=RememberIn, response=RememberOut)
+def remember(org_id, body: RememberIn):
+    """The explicit path: no gate, same policy and ladder."""
+    from memory_core.backends import get_backend
+    from memory_core.backends.base import Fact
+    from memory_core.ladder import Source
+    from memory_core.remember import remember as save
+    from memory_core.retrieval import owned_conversation
+
+    access = principal_access(org_id, body.user_id, body.phone)
+    source = None
+    if body.conversation_id is not None:
+        conv = owned_conversation(reader(access), access, body.conversation_id)
+        if body.message_id is not None and reader(access).scalar(select(Message.conversation_id).where(
+                Message.id == body.message_id)) != conv.id:
+            raise NotFound("No such message in this conversation.")
+        source = Source(message_id=body.message_id, conversation_id=conv.id)
+    # The same scope as the worker: the ladder enforces the access it was given, and may file a
+    # proposal in an area the writer cannot read (RLS in principal scope would refuse that insert).
+    s = db(SYSTEM)
+    fact = Fact(**body.fact.model_dump()) if body.fact else None
+    out = save(s, access, s.get(Organization, org_id), body.text, fact, backend=get_backend(), source=source)
+    s.commit()
+    return RememberOut(outcome=out.outcome, reason=out.reason, policy=out.policy, writes=[
+        WriteOut(outcome=w.outcome, memory_id=w.memory.id if w.memory else None,
+                 level=w.memory.level if w.memory else None, proposal_id=w.proposal.id if w.proposal else None,
+                 proposal_kind=w.proposal.proposal_kind if w.proposal else None, reason=w.reason)
+        for w in out.writes])
+
+
+# ---------------------------------------------------------------------------- identity
+
+@route(bp, "/link-codes", "POST", summary="A 6-character code the user sends from WhatsApp as VINCULAR <code>",
+       tag="identity", body=LinkCodeIn, response=LinkCodeOut, status=201, errors=(400, 401, 404, 422, 429))
+def create_link_code(org_id, body: LinkCodeIn):
+    """Issue a link code for a member of the key's org."""
+    from memory_core.linking import issue_link_code
+
+    principal_access(org_id, body.user_id, None)
+    s = db(SYSTEM)
+    issued = issue_link_code(s, body.user_id, org_id)
+    s.commit()
+    return LinkCodeOut(code=issued.code, expires_at=issued.expires_at)
+
+
+# ---------------------------------------------------------------------------- forgetting
+
+@route(bp, "/conversations/<conversation_id>", "DELETE", summary="Delete a conversation and what was learnt "
+       "only from it", tag="forgetting", response=CountsOut)
+def delete_conversation(org_id, conversation_id: uuid.UUID):
+    """Forget one of the org's conversations."""
+    from memory_core.forgetting import delete_conversation as forget
+
+    s = db(SYSTEM)
+    if s.scalar(select(Conversation.org_id).where(Conversation.id == conversation_id)) != org_id:
+        raise NotFound("No such conversation.")
+    counts = forget(s, conversation_id, actor_label=_actor())
+    s.commit()
+    return CountsOut(counts=counts)
+
+
+@route(bp, "/contacts/<contact_id>", "DELETE", summary="Delete a contact and every fact about it",
+       tag="forgetting", response=CountsOut)
+def delete_contact(org_id, contact_id: uuid.UUID):
+    """Delete one of the org's contacts."""
+    from memory_core.forgetting import delete_contact as forget
+
+    s = db(SYSTEM)
+    if s.scalar(select(Contact.org_id).where(Contact.id == contact_id)) != org_id:
+        raise NotFound("No such contact.")
+    counts = forget(s, contact_id, actor_label=_actor())
+    s.commit()
+    return CountsOut(counts=counts)
+
+
+@route(bp, "/memberships/<user_id>", "DELETE", summary="End a membership: private memories go, shared ones stay",
+       tag="forgetting", response=CountsOut, errors=(400, 401, 404, 409, 422))
+def end_membership(org_id, user_id: uuid.UUID):
+    """A member leaves the key's org."""
+    from memory_core.forgetting import member_leaves
+
+    s = db(SYSTEM)
+    if s.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id)) is None:
+        raise NotFound("That person is not a member of this organization.")
+    counts = member_leaves(s, org_id, user_id, actor_label=_actor())
+    s.commit()
+    return CountsOut(counts=counts)
+
+
+# ---------------------------------------------------------------------------- host records
+
+@route(bp, "/documents", "PUT", summary="Index or re-index a host record (invoice, quote, expense, document)",
+       tag="documents", body=DocumentIn, response=DocumentOut)
+def put_document(org_id, body: DocumentIn):
+    """Upsert a host record by (kind, external_ref)."""
+    from memory_core.search import index_document, query_embedder
+
+    s = db(SYSTEM)
+    if body.owner_user_id is not None or body.owner_phone is not None:
+        principal_access(org_id, body.owner_user_id, body.owner_phone)
+    if body.contact_id is not None and s.scalar(select(Contact.org_id).where(Contact.id == body.contact_id)) != org_id:
+        raise NotFound("No such contact.")
+    from memory_core.ingest import normalise_phone
+
+    data = body.model_dump() | {"owner_phone": normalise_phone(body.owner_phone)}
+    embed, model = query_embedder()
+    doc_id = index_document(s, org_id=org_id, embed=embed, embed_model=model, **data)
+    s.commit()
+    return DocumentOut(id=doc_id)
+
+
+@route(bp, "/documents", "DELETE", summary="Remove a host record from the index", tag="documents",
+       query=DocumentRefQuery, response=RemovedOut)
+def delete_document(org_id, query: DocumentRefQuery):
+    """Drop a host record by (kind, external_ref)."""
+    from memory_core.search import remove_document
+
+    s = db(SYSTEM)
+    removed = remove_document(s, org_id=org_id, kind=query.kind, external_ref=query.external_ref)
+    s.commit()
+    return RemovedOut(removed=removed)
+
+
+# ---------------------------------------------------------------------------- conversations
+
+@route(bp, "/conversations/<conversation_id>/retrieve", "POST", summary="Exact messages of a conversation, for "
+       "its owner: by ids, by a summary point, or by a search inside it", tag="conversations",
+       body=RetrieveIn, response=RetrieveOut)
+def retrieve(org_id, conversation_id: uuid.UUID, body: RetrieveIn):
+    """Messages word for word, so an agent can check a tax ID, amount or date."""
+    from memory_core.retrieval import retrieve_messages
+
+    access = principal_access(org_id, body.user_id, body.phone)
+    found = retrieve_messages(reader(access), access, conversation_id, message_ids=body.message_ids,
+                              point_id=body.point_id, query=body.query, limit=body.limit)
+    return RetrieveOut(messages=[_message(m) for m in found.messages],
+                       point=_point(found.point) if found.point else None)
+
+
+@route(bp, "/conversations/<conversation_id>/history", "GET", summary="The history to send: summary of the "
+       "older part and the recent part verbatim", tag="conversations", query=PrincipalQuery, response=HistoryOut)
+def history(org_id, conversation_id: uuid.UUID, query: PrincipalQuery):
+    """Summary points and recent messages of one of the principal's conversations."""
+    from memory_core.retrieval import conversation_history
+
+    access = principal_access(org_id, query.user_id, query.phone)
+    h = conversation_history(reader(access), access, conversation_id)
+    return HistoryOut(summary=h.summary, points=[_point(p) for p in h.points],
+                      messages=[_message(m) for m in h.messages], covered_until=h.covered_until, tokens=h.tokens)
+
+
+@route(bp, "/conversations/<conversation_id>/after-reply", "POST", summary="Report the prompt size after a "
+       "reply; compacts the older part in the background when it passed the channel's threshold",
+       tag="conversations", body=AfterReplyIn, response=AfterReplyOut)
+def after_reply(org_id, conversation_id: uuid.UUID, body: AfterReplyIn):
+    """Queue a compaction when the turn's prompt was too long."""
+    from jobs.compaction import enqueue_compaction
+    from memory_core.compaction import needs_compaction
+    from memory_core.retrieval import owned_conversation
+
+    access = principal_access(org_id, body.user_id, body.phone)
+    conv = owned_conversation(reader(access), access, conversation_id)
+    if not needs_compaction(db(SYSTEM), conv, body.prompt_tokens):
+        return AfterReplyOut(compaction="not_needed")
+    enqueue_compaction(conv.id)
+    return AfterReplyOut(compaction="queued")

@@ -1,0 +1,312 @@
+"""A small typed client for memoria's agent HTTP API.
+
+Standard library only (urllib): it runs in an agent's own process, next to any web framework, and
+imports nothing from the memoria server. Every call has a timeout; 429 and 5xx answers, timeouts and
+connection errors are retried with exponential backoff and jitter (honouring Retry-After), a bounded
+number of times. Other 4xx answers raise ApiError at once with the server's code, message and field.
+
+    client = MemoriaClient("http://127.0.0.1:5000", api_key="mem_...")
+    msg = client.ingest(channel="web", conversation="chat-42", external_id="m-1", user_id=uid,
+                        role="user", text="Talleres García paga a 60 días")
+    block = client.context(user_id=uid, message="...", conversation_id=msg["conversation_id"])
+"""
+from __future__ import annotations
+
+import json
+import random
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Literal, Sequence, TypedDict
+
+__all__ = ["MemoriaClient", "ApiError", "TransportError"]
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class ApiError(Exception):
+    """The API refused the request (4xx), or kept failing (5xx) after the retries."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None):
+        super().__init__(f"{status} {code}: {message}" + (f" (field {field})" if field else ""))
+        self.status, self.code, self.message, self.field = status, code, message, field
+
+
+class TransportError(Exception):
+    """The server could not be reached (timeouts, refused connections) after the retries."""
+
+
+# ---------------------------------------------------------------------------- response shapes
+
+class IngestResult(TypedDict):
+    message_id: str | None
+    conversation_id: str | None
+    stored: bool
+    queued: bool
+    duplicate: bool
+    temporary: bool
+    link_request: bool
+    reply: str | None
+
+
+class ContextItem(TypedDict):
+    memory_id: str
+    block: str
+    rank: int
+    score: float
+
+
+class MemoryBlock(TypedDict):
+    text: str
+    core: str
+    profile: str
+    related: str
+    memory_ids: list[str]
+    items: list[ContextItem]
+    trace_id: str | None
+    tokens: int
+
+
+class WriteResult(TypedDict):
+    outcome: str
+    memory_id: str | None
+    level: str | None
+    proposal_id: str | None
+    proposal_kind: str | None
+    reason: str
+
+
+class RememberResult(TypedDict):
+    outcome: Literal["learnt", "merged", "proposed", "refused", "ignored"]
+    reason: str
+    policy: str | None
+    writes: list[WriteResult]
+
+
+class Hit(TypedDict):
+    kind: str
+    id: str
+    title: str
+    snippet: str
+    score: float
+    subject: str | None
+
+
+class Memory(TypedDict):
+    id: str
+    subject: str
+    attribute: str
+    value: str
+    sentence: str
+    category: str
+    level: str
+
+
+class SubjectMemories(TypedDict):
+    memories: dict[str, list[Memory]]
+    text: str
+
+
+class Message(TypedDict):
+    id: str
+    role: str
+    text: str
+    created_at: str
+    edited_at: str | None
+
+
+class Point(TypedDict):
+    id: str
+    section: str
+    text: str
+    message_ids: list[str]
+    retired: bool
+
+
+class Retrieved(TypedDict):
+    messages: list[Message]
+    point: Point | None
+
+
+class History(TypedDict):
+    summary: str
+    points: list[Point]
+    messages: list[Message]
+    covered_until: str | None
+    tokens: int
+
+
+class LinkCode(TypedDict):
+    code: str
+    expires_at: str
+
+
+def _principal(user_id: str | None, phone: str | None) -> dict[str, str]:
+    if user_id is None and phone is None:
+        raise ValueError("give user_id, phone, or both")
+    return {k: str(v) for k, v in (("user_id", user_id), ("phone", phone)) if v is not None}
+
+
+class MemoriaClient:
+    """One org's API key against one memoria server."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = 10.0, max_retries: int = 3,
+                 backoff: float = 0.5, backoff_max: float = 8.0, user_agent: str = "memoria-client/1"):
+        self.base_url = base_url.rstrip("/") + "/api/v1"
+        self._api_key = api_key
+        self.timeout, self.max_retries = timeout, max_retries
+        self.backoff, self.backoff_max = backoff, backoff_max
+        self.user_agent = user_agent
+
+    def __repr__(self) -> str:  # never print the key
+        return f"MemoriaClient({self.base_url!r})"
+
+    # ------------------------------------------------------------------ transport
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after:
+            try:
+                return min(self.backoff_max, max(0.0, float(retry_after)))
+            except ValueError:
+                pass
+        return min(self.backoff_max, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2)
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                query: dict[str, Any] | None = None) -> Any:
+        """One API call with retries; the decoded JSON answer."""
+        url = self.base_url + path
+        if query:
+            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        headers = {"Authorization": f"Bearer {self._api_key}", "Accept": "application/json",
+                   "User-Agent": self.user_agent}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        attempt = 0
+        while True:
+            req = urllib.request.Request(url, data=data, method=method, headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    raw = resp.read()
+                    return json.loads(raw) if raw else None
+            except urllib.error.HTTPError as exc:
+                raw = exc.read()
+                if exc.code in RETRY_STATUSES and attempt < self.max_retries:
+                    time.sleep(self._delay(attempt, exc.headers.get("Retry-After")))
+                    attempt += 1
+                    continue
+                raise _api_error(exc.code, raw) from None
+            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+                if attempt < self.max_retries:
+                    time.sleep(self._delay(attempt, None))
+                    attempt += 1
+                    continue
+                raise TransportError(f"{method} {path}: {getattr(exc, 'reason', exc)}") from None
+
+    # ------------------------------------------------------------------ messages
+
+    def ingest(self, *, channel: str, conversation: str, external_id: str, role: str, text: str = "",
+               user_id: str | None = None, phone: str | None = None, visibility: str = "private_in_org",
+               area: str = "general", temporary: bool = False, event: str = "new") -> IngestResult:
+        """Write one message (new, edited or deleted); safe to retry: idempotent on channel + external_id."""
+        return self.request("POST", "/messages", {
+            "channel": channel, "conversation": conversation, "external_id": external_id, "role": role,
+            "text": text, "visibility": visibility, "area": area, "temporary": temporary, "event": event,
+            **_principal(user_id, phone)})
+
+    # ------------------------------------------------------------------ reading
+
+    def context(self, *, message: str, user_id: str | None = None, phone: str | None = None,
+                conversation_id: str | None = None, message_id: str | None = None) -> MemoryBlock:
+        """The memory block for this turn, its memory ids and trace id."""
+        body: dict[str, Any] = {"message": message, **_principal(user_id, phone)}
+        if conversation_id:
+            body["conversation_id"] = conversation_id
+        if message_id:
+            body["message_id"] = message_id
+        return self.request("POST", "/context", body)
+
+    def report_used(self, trace_id: str, memory_ids: Sequence[str]) -> int:
+        """Tell memoria which memories of a turn the model used; how many were marked."""
+        return self.request("POST", f"/traces/{trace_id}/used", {"memory_ids": list(memory_ids)})["marked"]
+
+    def search(self, query: str, *, user_id: str | None = None, phone: str | None = None,
+               kinds: Sequence[str] | None = None, limit: int = 10) -> list[Hit]:
+        body: dict[str, Any] = {"query": query, "limit": limit, **_principal(user_id, phone)}
+        if kinds:
+            body["kinds"] = list(kinds)
+        return self.request("POST", "/search", body)["hits"]
+
+    def memories_for_subjects(self, subjects: Sequence[str], *, user_id: str | None = None,
+                              phone: str | None = None, per_subject: int = 3) -> SubjectMemories:
+        return self.request("POST", "/memories/for-subjects", {
+            "subjects": list(subjects), "per_subject": per_subject, **_principal(user_id, phone)})
+
+    def remember(self, *, text: str | None = None, fact: dict[str, Any] | None = None,
+                 user_id: str | None = None, phone: str | None = None, conversation_id: str | None = None,
+                 message_id: str | None = None) -> RememberResult:
+        """An explicit "remember that...": learnt, merged, proposed, refused or ignored, and why."""
+        body: dict[str, Any] = {**_principal(user_id, phone)}
+        for k, v in (("text", text), ("fact", fact), ("conversation_id", conversation_id),
+                     ("message_id", message_id)):
+            if v is not None:
+                body[k] = v
+        return self.request("POST", "/remember", body)
+
+    # ------------------------------------------------------------------ conversations
+
+    def history(self, conversation_id: str, *, user_id: str | None = None, phone: str | None = None) -> History:
+        """The summary of the compacted part and the recent part verbatim."""
+        return self.request("GET", f"/conversations/{conversation_id}/history", query=_principal(user_id, phone))
+
+    def retrieve(self, conversation_id: str, *, user_id: str | None = None, phone: str | None = None,
+                 message_ids: Sequence[str] = (), point_id: str | None = None, query: str | None = None,
+                 limit: int = 20) -> Retrieved:
+        """Exact messages: by ids, by the ids a summary point cites, or by a search inside the conversation."""
+        body: dict[str, Any] = {"message_ids": list(message_ids), "limit": limit, **_principal(user_id, phone)}
+        if point_id:
+            body["point_id"] = point_id
+        if query:
+            body["query"] = query
+        return self.request("POST", f"/conversations/{conversation_id}/retrieve", body)
+
+    def after_reply(self, conversation_id: str, *, user_id: str | None = None, phone: str | None = None,
+                    prompt_tokens: int | None = None) -> str:
+        """Report the turn's prompt size; 'queued' when memoria will compact the older part."""
+        body: dict[str, Any] = {**_principal(user_id, phone)}
+        if prompt_tokens is not None:
+            body["prompt_tokens"] = prompt_tokens
+        return self.request("POST", f"/conversations/{conversation_id}/after-reply", body)["compaction"]
+
+    # ------------------------------------------------------------------ identity, forgetting, host records
+
+    def create_link_code(self, user_id: str) -> LinkCode:
+        return self.request("POST", "/link-codes", {"user_id": user_id})
+
+    def delete_conversation(self, conversation_id: str) -> dict[str, int]:
+        return self.request("DELETE", f"/conversations/{conversation_id}")["counts"]
+
+    def delete_contact(self, contact_id: str) -> dict[str, int]:
+        return self.request("DELETE", f"/contacts/{contact_id}")["counts"]
+
+    def end_membership(self, user_id: str) -> dict[str, int]:
+        return self.request("DELETE", f"/memberships/{user_id}")["counts"]
+
+    def index_document(self, *, kind: str, external_ref: str, title: str = "", text: str = "",
+                       **fields: Any) -> str:
+        """Index or re-index a host record (invoice, quote, expense, document); its id."""
+        return self.request("PUT", "/documents", {"kind": kind, "external_ref": external_ref, "title": title,
+                                                  "text": text, **fields})["id"]
+
+    def remove_document(self, *, kind: str, external_ref: str) -> bool:
+        return self.request("DELETE", "/documents", query={"kind": kind, "external_ref": external_ref})["removed"]
+
+
+def _api_error(status: int, raw: bytes) -> ApiError:
+    try:
+        err = json.loads(raw)["error"]
+        return ApiError(status, err.get("code", "error"), err.get("message", ""), err.get("field"))
+    except (ValueError, KeyError, TypeError):
+        return ApiError(status, "error", raw[:200].decode("utf-8", "replace"))

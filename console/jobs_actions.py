@@ -1,0 +1,32 @@
+"""Run a nightly job now (owners and admins), from the Jobs page."""
+from __future__ import annotations
+
+from flask import abort, flash, redirect, url_for
+from flask_login import current_user
+
+from console import bp
+from console.web import db, org_role_required
+from console.linking import ActionForm
+from memory_core import audit
+from memory_core.db import SYSTEM
+from memory_core.errors import InvalidInput
+
+
+@bp.route("/jobs/run/<job_name>", methods=["POST"])
+@org_role_required("owner", "admin")
+def run_job(job_name: str):
+    """Enqueue one run of a nightly job."""
+    from jobs.run_now import run_job_now
+
+    if not ActionForm().validate_on_submit():
+        abort(400)
+    try:
+        job_id = run_job_now(job_name, f"console user {current_user.uid}")
+    except InvalidInput:
+        abort(404)
+    s = db(SYSTEM)
+    audit.record(s, actor_user_id=current_user.uid, actor_label="console user", action="job.run_now",
+                 org_id=current_user.org().org_id, target_type="job", target_id=job_name, details={"rq_job": job_id})
+    s.commit()
+    flash(f"{job_name} queued: its run shows here when the worker finishes it.")
+    return redirect(url_for("console.jobs"))

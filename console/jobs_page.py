@@ -1,0 +1,19 @@
+"""Jobs: the nightly and on-demand job runs, with their counts and errors."""
+from __future__ import annotations
+
+from flask import render_template, request
+from flask_login import login_required
+
+from console import bp
+from console.staffing import reader
+from review import insights
+
+
+@bp.route("/jobs")
+@login_required
+def jobs():
+    """Recent job runs (platform-wide: they hold counts, never an org's content)."""
+    s, _org_id, platform = reader()
+    job = request.args.get("job") or None
+    return render_template("console/jobs.html", runs=insights.job_runs(s, job), names=insights.job_names(s),
+                           job=job, platform=platform)

@@ -1,0 +1,70 @@
+"""Link WhatsApp: a member asks for a one-time code (shown once), and may adopt what their number
+said before it was linked."""
+from __future__ import annotations
+
+from flask import abort, flash, make_response, redirect, render_template, url_for
+from flask_login import current_user, login_required
+from flask_wtf import FlaskForm
+
+from console import bp
+from console.web import db
+from memory_core import linking
+from memory_core.db import SYSTEM
+from memory_core.errors import Conflict, Forbidden, TooManyAttempts
+from memory_core.models import User
+
+
+class ActionForm(FlaskForm):
+    """Only the CSRF token."""
+
+
+def _page(issued=None, status: int = 200):
+    s = db(SYSTEM)
+    phone = s.get(User, current_user.uid).phone
+    history = linking.pre_link_history(s, current_user.uid)
+    resp = make_response(render_template("console/link_whatsapp.html", org=current_user.org(), phone=phone,
+                                         history=history, issued=issued, form=ActionForm()), status)
+    resp.headers["Cache-Control"] = "no-store"  # the code is shown once: never from a cache
+    return resp
+
+
+@bp.route("/link-whatsapp")
+@login_required
+def link_whatsapp():
+    """The linked number, a button for a code, and the pre-link history."""
+    return _page()
+
+
+@bp.route("/link-whatsapp/code", methods=["POST"])
+@login_required
+def link_whatsapp_code():
+    """Issue a code for the current org and show it once."""
+    org = current_user.org()
+    if org is None or not ActionForm().validate_on_submit():
+        abort(403 if org is None else 400)
+    s = db(SYSTEM)
+    try:
+        issued = linking.issue_link_code(s, current_user.uid, org.org_id)
+    except (Forbidden, TooManyAttempts) as exc:
+        flash(str(exc), "error")
+        return _page(status=429 if isinstance(exc, TooManyAttempts) else 403)
+    s.commit()
+    return _page(issued)
+
+
+@bp.route("/link-whatsapp/adopt", methods=["POST"])
+@login_required
+def link_whatsapp_adopt():
+    """Adopt the linked number's earlier memories and messages: the person's own choice."""
+    if not ActionForm().validate_on_submit():
+        abort(400)
+    s = db(SYSTEM)
+    phone = s.get(User, current_user.uid).phone
+    try:
+        counts = linking.adopt_pre_link_history(s, current_user.uid, phone or "", actor=current_user.uid)
+    except (Conflict, Forbidden) as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("console.link_whatsapp"))
+    s.commit()
+    flash(f"Adopted {counts['memories']} memories and {counts['messages']} messages from your number.")
+    return redirect(url_for("console.link_whatsapp"))

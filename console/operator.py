@@ -1,0 +1,41 @@
+"""The signed-in org operator as the domain sees them: their access rebuilt from the database now."""
+from __future__ import annotations
+
+import uuid
+
+from flask import abort, request
+from flask_login import current_user
+
+from console.web import org_db
+from memory_core.access import load_access
+
+# Domain exceptions to HTTP statuses, at the edge only.
+STATUS = {"NotFound": 404, "Forbidden": 403, "Conflict": 409, "InvalidInput": 422}
+
+
+def current_operator():
+    """The operator (review.service.Operator) in their current org; 403 when they have no access any more."""
+    from review.service import Operator  # here, not above: review's blueprint imports this module
+
+    org = current_user.org()
+    if org is None:
+        abort(403)
+    access = load_access(org_db(), org.org_id, user_id=current_user.uid)
+    if access is None:
+        abort(403)
+    return Operator(access=access, label=current_user.email, name=current_user.name)
+
+
+def parse_uuid(raw: str | None) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(raw)) if raw else None
+    except ValueError:
+        return None
+
+
+def is_htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def status_of(exc: Exception) -> int:
+    return STATUS.get(type(exc).__name__, 400)

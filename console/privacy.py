@@ -1,0 +1,183 @@
+"""Privacy requests (privacy officer only): intake, verify, preview, execute with progress, receipt, export."""
+from __future__ import annotations
+
+import json
+import uuid
+
+from flask import Response, abort, flash, redirect, render_template, url_for
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from wtforms import SelectField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import DataRequired, Length
+
+from console import bp
+from console.web import db, platform_role_required
+from memory_core import privacy
+from memory_core.db import SYSTEM
+from memory_core.errors import Conflict, InvalidInput, MemoriaError, NotFound
+
+# Larger erasures go to the worker in resumable batches; smaller ones run within the request.
+INLINE_LIMIT = 20_000
+officer = platform_role_required("privacy_officer")
+
+
+class IntakeForm(FlaskForm):
+    kind = SelectField("Request", choices=[SelectChoice("erasure", "Erasure (GDPR art. 17)"),
+                                           SelectChoice("access", "Access / export (GDPR art. 15)")])
+    subject_type = SelectField("Subject", choices=[
+        SelectChoice("user", "User (email or id)"), SelectChoice("phone", "Phone number"),
+        SelectChoice("contact", "Contact (id)"), SelectChoice("conversation", "Conversation (id)")])
+    subject_ref = StringField("Who or what", validators=[DataRequired(), Length(max=200)])
+    requested_by = StringField("Who asked", validators=[DataRequired(), Length(max=300)])
+    basis = StringField("Basis", validators=[DataRequired(), Length(max=500)], default="GDPR art. 17")
+    verification = TextAreaField("Identity verification (so far)", validators=[Length(max=2000)])
+
+
+class NoteForm(FlaskForm):
+    note = TextAreaField("Note", validators=[DataRequired(), Length(max=2000)])
+
+
+class ActionForm(FlaskForm):
+    """Only the CSRF token: preview and execute buttons."""
+
+
+def _request_or_404(request_id: uuid.UUID):
+    req = db(SYSTEM).get(privacy.PrivacyRequest, request_id)
+    if req is None:
+        abort(404)
+    return req
+
+
+@bp.route("/privacy", endpoint="privacy")
+@officer
+def privacy_requests():
+    """Every request with its status and due date, and the intake form."""
+    return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=IntakeForm(),
+                           now=privacy._now())
+
+
+@bp.route("/privacy/new", methods=["POST"])
+@officer
+def privacy_intake():
+    """Record a new request."""
+    form = IntakeForm()
+    if not form.validate_on_submit():
+        return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=form,
+                               now=privacy._now()), 422
+    s = db(SYSTEM)
+    try:
+        req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
+                             subject_ref=form.subject_ref.data, requested_by=form.requested_by.data,
+                             basis=form.basis.data, verification=form.verification.data or "", actor=current_user.uid)
+    except (InvalidInput, NotFound) as exc:
+        form.subject_ref.errors.append(str(exc))
+        return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
+                               now=privacy._now()), 422
+    s.commit()
+    flash("Request recorded. Verify the requester's identity next.")
+    return redirect(url_for("console.privacy_request", request_id=req.id))
+
+
+@bp.route("/privacy/<uuid:request_id>")
+@officer
+def privacy_request(request_id: uuid.UUID):
+    """One request: its steps, preview, progress and receipt."""
+    req = _request_or_404(request_id)
+    return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
+                           totals=privacy._totals(req.preview) if req.preview else None)
+
+
+@bp.route("/privacy/<uuid:request_id>/progress")
+@officer
+def privacy_progress(request_id: uuid.UUID):
+    """The execution progress (htmx partial, polled while running)."""
+    return render_template("console/privacy/_progress.html", req=_request_or_404(request_id))
+
+
+def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
+    form = form_cls()
+    if not form.validate_on_submit():
+        flash("Please fill in the note." if form_cls is NoteForm else "The form expired; try again.", "error")
+        return redirect(url_for("console.privacy_request", request_id=request_id))
+    s = db(SYSTEM)
+    try:
+        message = call(s, form)
+        s.commit()
+        flash(message if isinstance(message, str) else done)
+    except MemoriaError as exc:
+        s.rollback()
+        flash(str(exc), "error")
+        if isinstance(exc, NotFound):
+            abort(404)
+    return redirect(url_for("console.privacy_request", request_id=request_id))
+
+
+@bp.route("/privacy/<uuid:request_id>/verify", methods=["POST"])
+@officer
+def privacy_verify(request_id: uuid.UUID):
+    """Note how the identity was verified."""
+    return _step(request_id, lambda s, f: privacy.verify(s, request_id, f.note.data, current_user.uid),
+                 "Identity verification noted. Preview the request next.", NoteForm)
+
+
+@bp.route("/privacy/<uuid:request_id>/reject", methods=["POST"])
+@officer
+def privacy_reject(request_id: uuid.UUID):
+    """Reject the request, with the reason."""
+    return _step(request_id, lambda s, f: privacy.reject(s, request_id, f.note.data, current_user.uid),
+                 "Request rejected.", NoteForm)
+
+
+@bp.route("/privacy/<uuid:request_id>/preview", methods=["POST"])
+@officer
+def privacy_preview(request_id: uuid.UUID):
+    """Count what the request touches, before anything happens."""
+    return _step(request_id, lambda s, f: privacy.preview(s, request_id, current_user.uid), "Preview ready.")
+
+
+@bp.route("/privacy/<uuid:request_id>/execute", methods=["POST"])
+@officer
+def privacy_execute(request_id: uuid.UUID):
+    """Execute the previewed request: inline when small, else on the worker with progress."""
+    def run(s, _form):
+        req = _request_or_404(request_id)
+        total = sum(privacy._totals(req.preview).values()) if req.preview else 0
+        if req.kind == "erasure" and total > INLINE_LIMIT:
+            from jobs.privacy import enqueue_execution
+
+            enqueue_execution(request_id, current_user.uid)
+            return "Execution queued: it runs in batches on the worker; progress shows below."
+        privacy.execute(s, request_id, current_user.uid)
+        return None
+    return _step(request_id, run, "Executed. Download the receipt below.")
+
+
+@bp.route("/privacy/<uuid:request_id>/receipt.json")
+@officer
+def privacy_receipt(request_id: uuid.UUID):
+    """The receipt as a JSON download (counts and timestamps, no erased data)."""
+    req = _request_or_404(request_id)
+    if not req.receipt:
+        abort(404)
+    body = json.dumps(req.receipt, indent=2, ensure_ascii=False)
+    return Response(body, mimetype="application/json", headers={
+        "Content-Disposition": f'attachment; filename="receipt-{req.id}.json"', "Cache-Control": "no-store"})
+
+
+@bp.route("/privacy/<uuid:request_id>/export.zip")
+@officer
+def privacy_export(request_id: uuid.UUID):
+    """Everything stored about the subject, as a ZIP of JSON files. Audited."""
+    s = db(SYSTEM)
+    try:
+        data = privacy.export_zip(s, request_id, current_user.uid)
+    except NotFound:
+        abort(404)
+    except Conflict as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("console.privacy_request", request_id=request_id))
+    s.commit()
+    return Response(data, mimetype="application/zip", headers={
+        "Content-Disposition": f'attachment; filename="export-{request_id}.zip"', "Cache-Control": "no-store"})
+

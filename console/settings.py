@@ -1,0 +1,74 @@
+"""Settings (owner/admin): memory mode, the org's exclusion list, retention."""
+from __future__ import annotations
+
+import uuid
+
+from flask import abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from console import bp
+from console.operator import status_of
+from console.web import org_db, org_role_required
+from memory_core.errors import MemoriaError
+from review import insights
+
+
+@bp.route("/settings")
+@org_role_required("owner", "admin")
+def settings():
+    """The org's settings page."""
+    return _page({}, {})
+
+
+@bp.route("/settings/mode", methods=["POST"])
+@org_role_required("owner", "admin")
+def settings_mode():
+    """Switch the memory mode."""
+    return _change(lambda s, actor, org_id: insights.set_memory_mode(s, actor, org_id, request.form.get("memory_mode", "")),
+                   "Memory mode saved.")
+
+
+@bp.route("/settings/retention", methods=["POST"])
+@org_role_required("owner", "admin")
+def settings_retention():
+    """Tighten retention."""
+    return _change(lambda s, actor, org_id: insights.set_retention(s, actor, org_id, request.form), "Retention saved.")
+
+
+@bp.route("/settings/exclusions", methods=["POST"])
+@org_role_required("owner", "admin")
+def settings_exclusion_add():
+    """Add a rule to the org's exclusion list."""
+    f = request.form
+    return _change(lambda s, actor, org_id: insights.add_exclusion(
+        s, actor, org_id, kind=f.get("kind", ""), name=f.get("name", ""), pattern=f.get("pattern", ""),
+        description=f.get("description", "")), "Rule added: nothing matching it will be learnt.")
+
+
+@bp.route("/settings/exclusions/<uuid:exclusion_id>", methods=["POST"])
+@org_role_required("owner", "admin")
+def settings_exclusion_change(exclusion_id: uuid.UUID):
+    """Turn one of the org's rules on or off, or remove it."""
+    remove = request.form.get("op") == "remove"
+    return _change(lambda s, actor, org_id: insights.toggle_exclusion(s, actor, org_id, exclusion_id, remove=remove),
+                   "Rule removed." if remove else "Rule updated.")
+
+
+def _change(action, done: str):
+    s, org = org_db(), current_user.org()
+    try:
+        action(s, (current_user.uid, current_user.email), org.org_id)
+    except MemoriaError as exc:
+        s.rollback()
+        if status_of(exc) == 404:
+            abort(404)
+        return _page({getattr(exc, "field", None) or "form": str(exc)}, request.form, status_of(exc))
+    s.commit()
+    flash(done)
+    return redirect(url_for("console.settings")), 303
+
+
+def _page(errors: dict, form, code: int = 200):
+    data = insights.org_settings(org_db(), current_user.org().org_id)
+    return render_template("console/settings.html", d=data, errors=errors, form=form,
+                           labels=insights.RETENTION_LABELS, defaults=insights.RETENTION_DEFAULTS), code

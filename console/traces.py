@@ -1,0 +1,49 @@
+"""Traces: which memories went into each prompt, in which block, rank and score, and which were used."""
+from __future__ import annotations
+
+import uuid
+
+from flask import abort, render_template, request
+from flask_login import login_required
+
+from console import bp
+from console.operator import parse_uuid
+from console.staffing import audit_platform_view, reader
+from memory_core.errors import MemoriaError
+from review import insights
+
+
+@bp.route("/traces")
+@login_required
+def traces():
+    """Memory traces, newest first, with filters by org (staff), channel, conversation and date."""
+    s, org_id, platform = reader(org_param=parse_uuid(request.args.get("org")))
+    a = request.args
+    error = None
+    rows, nxt = [], None
+    try:
+        rows, nxt = insights.list_traces(
+            s, org_id, channel=a.get("channel") or None, conversation_id=parse_uuid(a.get("conversation")),
+            date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
+            before=int(a["offset"]) if a.get("offset", "").isdigit() else None)
+    except MemoriaError as exc:
+        error = str(exc)
+    if platform:
+        audit_platform_view(s, "traces", org_id, rows=len(rows))
+    return render_template("console/traces.html", rows=rows, next_offset=nxt, args=a, error=error, platform=platform,
+                           orgs=insights.org_names(s) if platform else {},
+                           channels=insights.trace_channels(s, org_id)), 422 if error else 200
+
+
+@bp.route("/traces/<uuid:trace_id>")
+@login_required
+def trace(trace_id: uuid.UUID):
+    """One assembled memory block and each memory in it."""
+    s, org_id, platform = reader()
+    try:
+        t, items = insights.trace_detail(s, org_id, trace_id)
+    except MemoriaError:
+        abort(404)
+    if platform:
+        audit_platform_view(s, "trace", t.org_id, trace=str(t.id))
+    return render_template("console/trace.html", t=t, items=items, platform=platform)

@@ -1,0 +1,161 @@
+"""The outbox worker: RQ jobs that drain the outbox, one message per transaction.
+
+At-least-once and idempotent: a row is claimed with FOR UPDATE SKIP LOCKED (two workers never take
+the same row), processed, and marked done in the same transaction as everything learnt from it. A
+worker killed mid-message rolls back that one transaction and the row is simply pending again. A
+failure is written on the row (attempts + 1, last_error, next_attempt_at with backoff) and retried
+later; nothing is ever dropped.
+
+Jobs: `drain_outbox` (kicked after ingest by `enqueue_drain()`, and every minute by the cron
+schedule as a safety net).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import aliased
+
+from memory_core.backends.base import BackendError
+from memory_core.db import SYSTEM, get_database
+from memory_core.ledger import record_usage
+from memory_core.models import Message, Outbox
+
+log = logging.getLogger(__name__)
+
+# Messages one job drains before it hands over to a fresh job (so a long backlog does not pin one job).
+BATCH_SIZE = 200
+# Backoff after the n-th failure: BACKOFF_BASE_SECONDS * 2**(n-1), at most BACKOFF_MAX_SECONDS.
+BACKOFF_BASE_SECONDS = 5
+BACKOFF_MAX_SECONDS = 3600
+# A kick within this many seconds of a pending one is dropped: one queued drain covers every message.
+KICK_DEDUP_SECONDS = 30
+KICK_KEY = "memoria:outbox:kick"
+ERROR_CHARS = 500
+
+
+def backoff(attempts: int) -> dt.timedelta:
+    return dt.timedelta(seconds=min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** max(0, attempts - 1)))
+
+
+def _claim(session, now: dt.datetime) -> Outbox | None:
+    """The oldest due row whose conversation has no earlier row still waiting its first try.
+
+    Messages of one conversation are learnt in order (a correction never lands before the fact it
+    corrects), even with several workers; a row that already failed does not hold the others back."""
+    earlier, earlier_msg, this_msg = aliased(Outbox), aliased(Message), aliased(Message)
+    blocked = (select(earlier.id).join(earlier_msg, earlier_msg.id == earlier.message_id)
+               .where(earlier.processed_at.is_(None), earlier.attempts == 0, earlier.id < Outbox.id,
+                      earlier_msg.conversation_id == this_msg.conversation_id).exists())
+    return session.scalar(
+        select(Outbox).join(this_msg, this_msg.id == Outbox.message_id)
+        .where(Outbox.processed_at.is_(None),
+               or_(Outbox.next_attempt_at.is_(None), Outbox.next_attempt_at <= now), ~blocked)
+        .order_by(Outbox.id).limit(1).with_for_update(of=Outbox, skip_locked=True))
+
+
+def _error_text(exc: BaseException) -> str:
+    # The type and the library's message; the message text itself is never put in an error.
+    return f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
+
+
+def drain_once(database, backend, *, now: dt.datetime | None = None, run_tag: str | None = None) -> str | None:
+    """Claim and process one pending outbox row in its own transaction: 'done', 'failed' or None (none left)."""
+    from memory_core.pipeline import process_message
+
+    with database.unit_of_work(SYSTEM) as uow:
+        s = uow.session
+        row = _claim(s, now or dt.datetime.now(dt.timezone.utc))
+        if row is None:
+            return None
+        spent: list = []
+        try:
+            with s.begin_nested():
+                process_message(s, row.message_id, backend, run_tag=run_tag, event=row.event, spent=spent)
+        except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
+            row.attempts += 1
+            row.last_error = _error_text(exc)
+            row.next_attempt_at = dt.datetime.now(dt.timezone.utc) + backoff(row.attempts)
+            # The calls made before the failure, and the failed call itself, were paid for: the
+            # savepoint took their ledger rows away, so they are written again outside it.
+            usage = getattr(exc, "usage", None)
+            if isinstance(exc, BackendError) and usage is not None:
+                spent.append(usage)
+            if spent:
+                org_id = s.scalar(select(Message.org_id).where(Message.id == row.message_id))
+                for u in spent:
+                    record_usage(s, u, org_id=org_id, message_id=row.message_id, run_tag=run_tag)
+            log.warning("outbox %s (message %s) failed, attempt %d: %s", row.id, row.message_id, row.attempts,
+                        row.last_error)
+            uow.commit()
+            return "failed"
+        row.processed_at = dt.datetime.now(dt.timezone.utc)
+        row.last_error = None
+        uow.commit()
+        return "done"
+
+
+def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
+    """The RQ job: process up to batch_size pending messages; if more remain, queue another drain."""
+    from memory_core.backends import get_backend
+    from memory_core.queue import get_redis
+
+    try:
+        get_redis().delete(KICK_KEY)  # from now on a new message needs a new kick
+    except Exception:  # noqa: BLE001 - a kick lost is caught by the per-minute safety net
+        log.warning("could not clear the outbox kick key")
+    database, backend = get_database(), get_backend()
+    counts = {"done": 0, "failed": 0}
+    for _ in range(batch_size):
+        result = drain_once(database, backend)
+        if result is None:
+            break
+        counts[result] += 1
+    else:
+        enqueue_drain(force=True)
+    if counts["failed"]:
+        _schedule_retry(database)
+    return counts
+
+
+def _schedule_retry(database) -> None:
+    """Ask the scheduler for a drain when the earliest failed row is due (the cron net catches it too)."""
+    from sqlalchemy import func
+
+    from memory_core.queue import get_queue
+
+    with database.unit_of_work(SYSTEM) as uow:
+        due = uow.session.scalar(select(func.min(Outbox.next_attempt_at)).where(Outbox.processed_at.is_(None)))
+    if due is None:
+        return
+    delay = max(dt.timedelta(seconds=1), due - dt.datetime.now(dt.timezone.utc))
+    try:
+        get_queue().enqueue_in(delay, drain_outbox)
+    except Exception:  # noqa: BLE001
+        log.warning("could not schedule the outbox retry; the per-minute drain will pick it up")
+
+
+def enqueue_drain(force: bool = False):
+    """Kick the worker after ingest committed. Cheap to call per message: kicks are deduplicated."""
+    from memory_core.queue import get_queue, get_redis
+
+    try:
+        if not force and not get_redis().set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS):
+            return None
+        return get_queue().enqueue(drain_outbox)
+    except Exception:  # noqa: BLE001 - never fail the agent's turn: the cron safety net drains anyway
+        log.warning("could not kick the outbox worker; the per-minute drain will pick the message up")
+        return None
+
+
+def drain_outbox_periodic() -> dict[str, int]:
+    """The cron safety net: drains whatever a lost kick or a retry left behind."""
+    return drain_outbox()
+
+
+def pending_count(database) -> int:
+    from sqlalchemy import func
+
+    with database.unit_of_work(SYSTEM) as uow:
+        return uow.session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None)))

@@ -1,0 +1,336 @@
+"""What operators do to memories outside the queue: browse, read a memory's versions, restore, edit,
+pin and delete; and the contact pages. No Flask here; nothing commits.
+
+Reads always go through access.memory_visible (the ownership filter) on a session whose RLS scope
+repeats it. Changes never overwrite a fact: an edit or a restore is a new active version that
+supersedes the current one, which is kept.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from memory_core import audit
+from memory_core.access import contact_visible, memory_visible, message_visible
+from memory_core.errors import Forbidden, InvalidInput, NotFound
+from memory_core.models import Contact, Memory, MemorySource, Message
+from memory_core.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES
+from review.service import Labels, Operator, visible_proposals
+
+PAGE_SIZE = 50
+
+
+# ------------------------------------------------------------------------------------ who may change what
+
+def may_change(op: Operator, m: Memory) -> bool:
+    """Edit, pin, delete: owners and admins on shared facts; anyone on their own private or personal
+    memory; a member on shared facts of areas they may edit."""
+    if m.level in ("private", "personal"):
+        return m.owner_user_id == op.user_id
+    if m.org_id != op.org_id:
+        return False
+    return op.access.is_admin or op.access.can_edit(m.area)
+
+
+def may_restore(op: Operator, m: Memory) -> bool:
+    return op.access.is_admin and may_change(op, m)
+
+
+# ------------------------------------------------------------------------------------ browsing
+
+def _readable(op: Operator):
+    """memory_visible, less the proposals the review rules keep from this operator: a member never
+    reads an unverified bank account, nor someone else's pending or rejected proposal."""
+    undecided = Memory.status.in_(("proposed", "rejected"))
+    if op.access.is_admin:
+        return memory_visible(op.access)
+    return and_(memory_visible(op.access), or_(~undecided, visible_proposals(op)))
+
+
+@dataclass
+class MemoryFilters:
+    q: str | None = None
+    subject: str | None = None
+    contact_id: uuid.UUID | None = None
+    owner: str | None = None  # "mine" | "shared"
+    level: str | None = None
+    area: str | None = None
+    category: str | None = None
+    status: str | None = "active"
+
+    def validate(self) -> None:
+        for name, allowed in (("level", LEVELS), ("area", AREAS), ("category", MEMORY_CATEGORIES),
+                              ("status", STATUSES), ("owner", ("mine", "shared"))):
+            value = getattr(self, name)
+            if value and value not in allowed:
+                raise InvalidInput(f"Unknown {name}: pick one from the list.", name)
+        if self.q and len(self.q) > 200:
+            raise InvalidInput("Search for at most 200 characters.", "q")
+
+
+@dataclass
+class MemoryRow:
+    memory: Memory
+    subject_label: str
+    author_label: str
+
+
+@dataclass
+class MemoryPage:
+    rows: list[MemoryRow]
+    next_cursor: str | None
+
+
+def _cursor(m: Memory) -> str:
+    return f"{m.created_at.isoformat()}|{m.id}"
+
+
+def _parse_cursor(raw: str | None):
+    if not raw:
+        return None
+    try:
+        at, mid = raw.split("|", 1)
+        return dt.datetime.fromisoformat(at), uuid.UUID(mid)
+    except ValueError:
+        raise InvalidInput("That page link is not valid: start again from the first page.", "after")
+
+
+def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | None = None,
+                  limit: int = PAGE_SIZE) -> MemoryPage:
+    """Newest first, keyset-paginated; every filter is a column the indexes cover."""
+    f.validate()
+    # The console works in one org (RLS "org" mode hides personal rows anyway): saying so lets the
+    # planner read the first page from ix_memories_org_status_created in order.
+    stmt = select(Memory).where(_readable(op), Memory.org_id == op.org_id)
+    if f.status:
+        stmt = stmt.where(Memory.status == f.status)
+    if f.contact_id:
+        stmt = stmt.where(Memory.subject == f"contact:{f.contact_id}")
+    elif f.subject:
+        stmt = stmt.where(Memory.subject == f.subject)
+    if f.owner == "mine":
+        stmt = stmt.where(Memory.owner_user_id == op.user_id)
+    elif f.owner == "shared":
+        stmt = stmt.where(Memory.level == "shared")
+    for col, value in ((Memory.level, f.level), (Memory.area, f.area), (Memory.category, f.category)):
+        if value:
+            stmt = stmt.where(col == value)
+    if f.q:
+        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", f.q)))
+    cur = _parse_cursor(after)
+    if cur:
+        stmt = stmt.where(func.row(Memory.created_at, Memory.id) < func.row(*cur))
+    rows = list(s.scalars(stmt.order_by(Memory.created_at.desc(), Memory.id.desc()).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    labels = Labels(s, op.org_id).prefetch(rows)
+    return MemoryPage([MemoryRow(m, labels.subject(m.subject), labels.author(m)) for m in rows],
+                      _cursor(rows[-1]) if more and rows else None)
+
+
+def get_memory(s: Session, op: Operator, memory_id: uuid.UUID, *, for_update: bool = False) -> Memory:
+    stmt = select(Memory).where(Memory.id == memory_id, _readable(op))
+    m = s.scalar(stmt.with_for_update() if for_update else stmt)
+    if m is None:
+        raise NotFound("No such memory, or you may not see it.")
+    return m
+
+
+@dataclass
+class Version:
+    memory: Memory
+    author_label: str
+    decided_label: str | None
+    sources: list[Message | None]
+    is_current: bool
+
+
+@dataclass
+class MemoryDetail:
+    memory: Memory
+    subject_label: str
+    versions: list[Version]
+    current: Memory | None
+    may_change: bool
+    may_restore: bool
+
+
+def _chain(s: Session, op: Operator, m: Memory) -> list[Memory]:
+    """Every version of the same fact: same org, level, owner, subject and attribute, newest first."""
+    same_owner = (Memory.owner_user_id.is_(None) if m.owner_user_id is None else Memory.owner_user_id == m.owner_user_id)
+    stmt = select(Memory).where(
+        memory_visible(op.access), Memory.level == m.level, Memory.subject == m.subject,
+        Memory.attribute == m.attribute, same_owner, Memory.status.in_(("active", "superseded")),
+        Memory.org_id.is_(None) if m.org_id is None else Memory.org_id == m.org_id)
+    rows = list(s.scalars(stmt.order_by(Memory.valid_from.desc(), Memory.created_at.desc()).limit(200)))
+    if m not in rows:
+        rows.insert(0, m)
+    return rows
+
+
+def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetail:
+    m = get_memory(s, op, memory_id)
+    labels = Labels(s, op.org_id)
+    chain = _chain(s, op, m)
+    ids = [v.id for v in chain]
+    sources: dict[uuid.UUID, list[Message | None]] = {i: [] for i in ids}
+    # Owners and admins read the source of every org fact; anyone else only messages they may see.
+    on = Message.id == MemorySource.message_id
+    if not op.access.is_admin:
+        on = and_(on, message_visible(op.access))
+    for src, msg in s.execute(select(MemorySource, Message).outerjoin(Message, on)
+                              .where(MemorySource.memory_id.in_(ids)).order_by(MemorySource.created_at)):
+        sources[src.memory_id].append(msg)
+    current = next((v for v in chain if v.status == "active"), None)
+    versions = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
+                        sources[v.id], v.status == "active") for v in chain]
+    return MemoryDetail(m, labels.subject(m.subject), versions, current, may_change(op, m), may_restore(op, m))
+
+
+# ------------------------------------------------------------------------------------ changing
+
+def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: str, hand_edited: bool,
+                 by: uuid.UUID) -> Memory:
+    now = dt.datetime.now(dt.timezone.utc)
+    row = Memory(org_id=old.org_id, level=old.level, owner_user_id=old.owner_user_id, owner_phone=old.owner_phone,
+                 area=old.area, category=old.category, subject=old.subject, attribute=old.attribute, value=value,
+                 sentence=sentence, confidence=old.confidence, pinned=old.pinned, status="active",
+                 author_user_id=old.author_user_id, author_phone=old.author_phone,
+                 author_former_member=old.author_former_member, origin=origin, hand_edited=hand_edited,
+                 event_date=old.event_date, decided_by=by, decided_at=now, valid_from=now)
+    s.add(row)
+    return row
+
+
+def _supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
+    now = dt.datetime.now(dt.timezone.utc)
+    if current is not None:
+        current.status, current.valid_to = "superseded", now
+        s.flush()  # one active row per fact: close the current one before the new one exists
+    s.flush()
+    if current is not None:
+        current.superseded_by = new_row.id
+
+
+def _copy_sources(s: Session, from_id: uuid.UUID, to_id: uuid.UUID) -> None:
+    for src in s.scalars(select(MemorySource).where(MemorySource.memory_id == from_id)):
+        s.add(MemorySource(memory_id=to_id, message_id=src.message_id, conversation_id=src.conversation_id,
+                           source_memory_id=src.source_memory_id))
+
+
+def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
+    """Restore an old version: a new active version with its value supersedes the current one."""
+    old = get_memory(s, op, version_id, for_update=True)
+    if not may_restore(op, old):
+        raise Forbidden("Only an owner or admin can restore a version.")
+    if old.status != "superseded":
+        raise InvalidInput("Only an older version can be restored.", "version")
+    current = next((v for v in _chain(s, op, old) if v.status == "active"), None)
+    if current is not None:
+        s.refresh(current, with_for_update=True)
+        if current.status != "active":
+            current = None
+    row = _new_version(s, old, value=old.value, sentence=old.sentence, origin="restore",
+                       hand_edited=old.hand_edited, by=op.user_id)
+    _supersede(s, current, row)
+    _copy_sources(s, old.id, row.id)
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.restored", org_id=row.org_id,
+                 target_type="memory", target_id=row.id,
+                 details={"restored_from": str(old.id), "superseded": str(current.id) if current else None,
+                          "level": row.level, "attribute": row.attribute})
+    return row
+
+
+def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: str) -> Memory:
+    """Correct a memory by hand: a new hand-edited version supersedes it."""
+    m = get_memory(s, op, memory_id, for_update=True)
+    if not may_change(op, m):
+        raise Forbidden("You may not edit this memory.")
+    value, sentence = (value or "").strip(), (sentence or "").strip()
+    if not value:
+        raise InvalidInput("The value cannot be empty.", "value")
+    if not sentence:
+        raise InvalidInput("The sentence cannot be empty.", "sentence")
+    if len(value) > 2000 or len(sentence) > 4000:
+        raise InvalidInput("That text is too long.", "value")
+    if m.status != "active":
+        raise InvalidInput("Only the current version can be edited; restore an old one instead.", "value")
+    if value == m.value and sentence == m.sentence:
+        raise InvalidInput("Nothing changed.", "value")
+    row = _new_version(s, m, value=value, sentence=sentence, origin="console", hand_edited=True, by=op.user_id)
+    _supersede(s, m, row)
+    _copy_sources(s, m.id, row.id)
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.edited", org_id=row.org_id,
+                 target_type="memory", target_id=row.id, details={"superseded": str(m.id), "level": row.level,
+                                                                  "attribute": row.attribute})
+    return row
+
+
+def set_pinned(s: Session, op: Operator, memory_id: uuid.UUID, pinned: bool) -> Memory:
+    """Pinned memories go first in every profile block."""
+    m = get_memory(s, op, memory_id, for_update=True)
+    if not may_change(op, m):
+        raise Forbidden("You may not pin this memory.")
+    if m.status != "active":
+        raise InvalidInput("Only the current version can be pinned.", "pinned")
+    m.pinned, m.updated_at = pinned, dt.datetime.now(dt.timezone.utc)
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.pinned" if pinned else "memory.unpinned",
+                 org_id=m.org_id, target_type="memory", target_id=m.id)
+    return m
+
+
+def delete_memory(s: Session, op: Operator, memory_id: uuid.UUID) -> int:
+    """Forget a fact: the memory and every older version of it. Returns how many rows went."""
+    m = get_memory(s, op, memory_id, for_update=True)
+    if not may_change(op, m):
+        raise Forbidden("You may not delete this memory.")
+    ids = [v.id for v in _chain(s, op, m)]
+    s.execute(update(Memory).where(Memory.replaces_id.in_(ids)).values(replaces_id=None))
+    s.execute(update(Memory).where(Memory.superseded_by.in_(ids)).values(superseded_by=None))
+    count = s.execute(delete(Memory).where(Memory.id.in_(ids))).rowcount
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.deleted", org_id=m.org_id,
+                 target_type="memory", target_id=m.id, details={"versions": count, "level": m.level,
+                                                                "attribute": m.attribute})
+    return count
+
+
+# ------------------------------------------------------------------------------------ contacts
+
+@dataclass
+class ContactPage:
+    contact: Contact
+    memories: list[Memory]
+    proposals: list[Memory]
+
+
+def list_contacts(s: Session, op: Operator, q: str | None = None, limit: int = 200) -> list[tuple[Contact, int]]:
+    """Contacts this operator may read, each with how many active facts are known about it."""
+    if q and len(q) > 200:
+        raise InvalidInput("Search for at most 200 characters.", "q")
+    facts = (select(func.count()).where(Memory.subject == func.concat("contact:", Contact.id),
+                                        Memory.status == "active", memory_visible(op.access))
+             .correlate(Contact).scalar_subquery())
+    stmt = select(Contact, facts).where(contact_visible(op.access))
+    if q:
+        like = f"%{q.replace('%', '').replace('_', '')}%"
+        stmt = stmt.where(or_(Contact.name.ilike(like), Contact.tax_id.ilike(like),
+                              Contact.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q))))
+    return [(c, n) for c, n in s.execute(stmt.order_by(Contact.name).limit(limit))]
+
+
+def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage:
+    c = s.scalar(select(Contact).where(Contact.id == contact_id, contact_visible(op.access)))
+    if c is None:
+        raise NotFound("No such contact, or you may not see it.")
+    subject = f"contact:{c.id}"
+    memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == "active",
+                                                   memory_visible(op.access))
+                              .order_by(Memory.pinned.desc(), Memory.attribute)))
+    proposals = list(s.scalars(select(Memory).where(visible_proposals(op), Memory.subject == subject)
+                               .order_by(Memory.created_at)))
+    return ContactPage(c, memories, proposals)
+

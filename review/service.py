@@ -1,0 +1,450 @@
+"""The review workflow: the queue of pending proposals, their detail, and every decision on them.
+
+Who may do what, in one place (`can_view`, `can_decide`):
+- an owner or admin: every proposal of their org, bank accounts included;
+- a member: their own confirmation proposals, and low-permission proposals in areas they may edit
+  (their own low-permission proposals too, to look at, not to approve); never a bank account.
+Every decision writes the audit log and a notification for the author, in the caller's transaction.
+Nothing here commits: the view commits once.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import uuid
+from dataclasses import dataclass, field
+
+from sqlalchemy import and_, false, func, or_, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from memory_core import audit
+from memory_core.access import Access, message_visible
+from memory_core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memory_core.fence import fenced
+from memory_core.ladder import activate_proposal
+from memory_core.models import Contact, Memory, MemorySource, Message, Notification, Organization, User
+from memory_core.vocabulary import AREAS, PROPOSAL_KINDS
+
+PAGE_SIZE = 50
+MAX_BULK = 200
+COUNT_CAP = 1000
+KIND_LABELS = {
+    "bank_account": "Unverified bank account",
+    "confirmation": "Confirmation",
+    "low_permission": "Low permission",
+}
+
+
+@dataclass(frozen=True)
+class Operator:
+    """The signed-in person deciding, with their access in the org rebuilt from the database."""
+    access: Access
+    label: str  # for the audit log (email)
+    name: str = ""  # for the author's notification
+
+    @property
+    def user_id(self) -> uuid.UUID:
+        return self.access.principal.user_id
+
+    @property
+    def org_id(self) -> uuid.UUID:
+        return self.access.org_id
+
+
+# ------------------------------------------------------------------------------------ permissions
+
+def visible_proposals(op: Operator) -> ColumnElement[bool]:
+    """The pending proposals this operator may see (the queue's filter)."""
+    base = and_(Memory.org_id == op.org_id, Memory.status == "proposed")
+    if op.access.is_admin:
+        return base
+    editable = [a for a in AREAS if op.access.can_edit(a)]
+    mine = Memory.author_user_id == op.user_id
+    clauses = [and_(Memory.proposal_kind == "confirmation", mine),
+               and_(Memory.proposal_kind == "low_permission", mine)]
+    if editable:
+        clauses.append(and_(Memory.proposal_kind == "low_permission", Memory.area.in_(editable)))
+    return and_(base, or_(*clauses) if clauses else false())
+
+
+def can_view(op: Operator, p: Memory) -> bool:
+    if p.org_id != op.org_id or p.proposal_kind is None:
+        return False
+    if op.access.is_admin:
+        return True
+    if p.proposal_kind == "bank_account":
+        return False
+    mine = p.author_user_id == op.user_id
+    if p.proposal_kind == "confirmation":
+        return mine
+    return mine or op.access.can_edit(p.area)
+
+
+def can_decide(op: Operator, p: Memory) -> bool:
+    """Approve, reject or edit: admins always; a member their own confirmations or where they may edit."""
+    if not can_view(op, p):
+        return False
+    if op.access.is_admin:
+        return True
+    if p.proposal_kind == "confirmation":
+        return p.author_user_id == op.user_id
+    return op.access.can_edit(p.area)
+
+
+# ------------------------------------------------------------------------------------ reading
+
+@dataclass
+class QueueRow:
+    proposal: Memory
+    subject_label: str
+    author_label: str
+    age: str
+    may_decide: bool
+    kind_label: str
+
+
+@dataclass
+class Queue:
+    rows: list[QueueRow]
+    counts: dict[str, int]
+    total: int
+    next_cursor: str | None
+    areas: list[str] = field(default_factory=list)
+
+
+def _cursor(p: Memory) -> str:
+    return f"{p.created_at.isoformat()}|{p.id}"
+
+
+def _parse_cursor(raw: str | None) -> tuple[dt.datetime, uuid.UUID] | None:
+    if not raw:
+        return None
+    try:
+        at, pid = raw.split("|", 1)
+        return dt.datetime.fromisoformat(at), uuid.UUID(pid)
+    except ValueError:
+        raise InvalidInput("That page link is not valid: start again from the first page.", "after")
+
+
+def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
+               q: str | None = None, after: str | None = None, limit: int = PAGE_SIZE) -> Queue:
+    """Pending proposals, oldest first (they have waited longest), with counts per kind."""
+    if kind and kind not in PROPOSAL_KINDS:
+        raise InvalidInput("Unknown kind of proposal.", "kind")
+    if area and area not in AREAS:
+        raise InvalidInput("Unknown area.", "area")
+    where = visible_proposals(op)
+    counts = capped_counts(s, where, visible_kinds(op))
+    stmt = select(Memory).where(where)
+    if kind:
+        stmt = stmt.where(Memory.proposal_kind == kind)
+    if area:
+        stmt = stmt.where(Memory.area == area)
+    if q:
+        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
+    cur = _parse_cursor(after)
+    if cur:
+        stmt = stmt.where(func.row(Memory.created_at, Memory.id) > func.row(*cur))
+    rows = list(s.scalars(stmt.order_by(Memory.created_at, Memory.id).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    labels = Labels(s, op.org_id).prefetch(rows)
+    now = dt.datetime.now(dt.timezone.utc)
+    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
+                    can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
+    return Queue(out, counts, sum(counts.values()), _cursor(rows[-1]) if more and rows else None, list(AREAS))
+
+
+def visible_kinds(op: Operator) -> tuple[str, ...]:
+    """The kinds this operator may ever see: a member never sees a bank account."""
+    return PROPOSAL_KINDS if op.access.is_admin else tuple(k for k in PROPOSAL_KINDS if k != "bank_account")
+
+
+def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, cap: int = COUNT_CAP) -> dict[str, int]:
+    """Pending proposals per kind, counted up to `cap` (shown as "1000+"): counting 100,000 rows
+    under row-level security on every page view would cost more than the page itself."""
+    counts = {k: 0 for k in PROPOSAL_KINDS}
+    for kind in kinds:
+        sub = select(Memory.id).where(where, Memory.proposal_kind == kind).limit(cap + 1).subquery()
+        counts[kind] = int(s.scalar(select(func.count()).select_from(sub)) or 0)
+    return counts
+
+
+def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
+    """One row of the queue, for the htmx partial after an action."""
+    labels = Labels(s, op.org_id)
+    return QueueRow(proposal, labels.subject(proposal.subject), labels.author(proposal),
+                    age(dt.datetime.now(dt.timezone.utc) - proposal.created_at),
+                    proposal.status == "proposed" and can_decide(op, proposal),
+                    KIND_LABELS.get(proposal.proposal_kind, proposal.proposal_kind))
+
+
+def age(delta: dt.timedelta) -> str:
+    secs = max(0, int(delta.total_seconds()))
+    if secs < 3600:
+        return f"{secs // 60} min"
+    if secs < 86400:
+        return f"{secs // 3600} h"
+    return f"{secs // 86400} d"
+
+
+class Labels:
+    """Readable names for subjects and authors, looked up once per request."""
+
+    def __init__(self, s: Session, org_id: uuid.UUID):
+        self.s, self.org_id = s, org_id
+        self._contacts: dict[str, str] = {}
+        self._users: dict[uuid.UUID, str] = {}
+        self._org: str | None = None
+
+    def prefetch(self, rows: list[Memory]) -> "Labels":
+        """Look up every contact and author of a page in two queries instead of one per row."""
+        ids = {}
+        for m in rows:
+            if m.subject.startswith("contact:") and m.subject not in self._contacts:
+                try:
+                    ids[uuid.UUID(m.subject.split(":", 1)[1])] = m.subject
+                except ValueError:
+                    pass
+        if ids:
+            found = dict(self.s.execute(select(Contact.id, Contact.name).where(Contact.id.in_(list(ids)))).all())
+            for cid, subject in ids.items():
+                self._contacts[subject] = found.get(cid) or "a contact you may not see"
+        users = {m.author_user_id for m in rows if m.author_user_id} - set(self._users)
+        if users:
+            found = dict(self.s.execute(select(User.id, User.name).where(User.id.in_(list(users)))).all())
+            for uid in users:
+                self._users[uid] = found.get(uid) or "a former user"
+        return self
+
+    def subject(self, subject: str) -> str:
+        if subject == "self":
+            return "the author (about themselves)"
+        if subject == "org":
+            if self._org is None:
+                self._org = self.s.scalar(select(Organization.name).where(Organization.id == self.org_id)) or "the company"
+            return self._org
+        if subject.startswith("contact:"):
+            if subject not in self._contacts:
+                try:
+                    cid = uuid.UUID(subject.split(":", 1)[1])
+                except ValueError:
+                    return subject
+                name = self.s.scalar(select(Contact.name).where(Contact.id == cid))
+                self._contacts[subject] = name or "a contact you may not see"
+            return self._contacts[subject]
+        return subject.split(":", 1)[-1]
+
+    def user(self, user_id: uuid.UUID | None) -> str:
+        if user_id is None:
+            return "—"
+        if user_id not in self._users:
+            self._users[user_id] = self.s.scalar(select(User.name).where(User.id == user_id)) or "a former user"
+        return self._users[user_id]
+
+    def author(self, m: Memory) -> str:
+        if m.author_user_id is not None:
+            name = self.user(m.author_user_id)
+            return f"{name} (former member)" if m.author_former_member else name
+        return f"WhatsApp {m.author_phone}" if m.author_phone else "—"
+
+
+@dataclass
+class SourceMessage:
+    at: dt.datetime
+    channel: str
+    author: str
+    text: str  # fenced: control characters stripped, markers escaped; the template escapes HTML
+
+
+@dataclass
+class Detail:
+    row: QueueRow
+    sources: list[SourceMessage]
+    replaces: Memory | None
+    diff: list[tuple[str, str]]  # (op, text): op is "same", "del" or "ins"
+
+
+def get_proposal(s: Session, op: Operator, proposal_id: uuid.UUID, *, for_update: bool = False) -> Memory:
+    """A proposal this operator may see; NotFound otherwise (never reveal what they may not see)."""
+    stmt = select(Memory).where(Memory.id == proposal_id, Memory.org_id == op.org_id,
+                                Memory.proposal_kind.isnot(None))
+    p = s.scalar(stmt.with_for_update() if for_update else stmt)
+    if p is None:
+        raise NotFound("No such proposal.")
+    if not can_view(op, p):
+        # Same org: refusing says no more than the org's own queue counts already do.
+        raise Forbidden("You may not see this proposal.")
+    return p
+
+
+def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
+    p = get_proposal(s, op, proposal_id)
+    labels = Labels(s, op.org_id)
+    stmt = (select(Message).join(MemorySource, MemorySource.message_id == Message.id)
+            .where(MemorySource.memory_id == p.id).order_by(Message.created_at))
+    if not op.access.is_admin:
+        # Reviewers of the org read every source; a member only the messages she may see.
+        stmt = stmt.where(message_visible(op.access))
+    msgs = s.execute(stmt).scalars().all()
+    sources = [SourceMessage(m.created_at, m.channel,
+                             labels.user(m.user_id) if m.user_id else (m.phone or m.role),
+                             fenced(m.text, 2000)) for m in msgs]
+    replaces = _replaced(s, p)
+    before = replaces.value if replaces else ""
+    return Detail(queue_row(s, op, p), sources, replaces, word_diff(before, p.value))
+
+
+def _replaced(s: Session, p: Memory) -> Memory | None:
+    """The memory approval would replace: the active shared fact with the same subject and attribute."""
+    current = s.scalar(select(Memory).where(
+        Memory.status == "active", Memory.level == "shared", Memory.org_id == p.org_id,
+        Memory.subject == p.subject, Memory.attribute == p.attribute))
+    if current is None and p.replaces_id is not None:
+        current = s.get(Memory, p.replaces_id)
+    return current
+
+
+def word_diff(before: str, after: str) -> list[tuple[str, str]]:
+    """Word-level before/after diff as (op, text) pieces."""
+    a, b = before.split(), after.split()
+    out: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.append(("same", " ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("del", " ".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("ins", " ".join(b[j1:j2])))
+    return out
+
+
+# ------------------------------------------------------------------------------------ deciding
+
+def normalise_account(value: str) -> str:
+    """Bank accounts compare without spaces, dashes or case: how people type an IBAN back."""
+    return "".join(ch for ch in value.casefold() if ch.isalnum())
+
+
+def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: str | None = None,
+            value: str | None = None, sentence: str | None = None) -> Memory:
+    """Approve (optionally edited first). A bank account needs an owner or admin and the account
+    typed again. Returns the proposal row, now decided (or still pending as a low-permission one)."""
+    p = _decidable(s, op, proposal_id)
+    edited = value is not None or sentence is not None
+    if edited:
+        value = (value or "").strip() if value is not None else None
+        sentence = (sentence or "").strip() if sentence is not None else None
+        if value is not None and not value:
+            raise InvalidInput("The value cannot be empty.", "value")
+        if sentence is not None and not sentence:
+            raise InvalidInput("The sentence cannot be empty.", "sentence")
+        if value is not None and len(value) > 2000 or sentence is not None and len(sentence) > 4000:
+            raise InvalidInput("That text is too long.", "value")
+    if p.proposal_kind == "bank_account":
+        if not op.access.is_admin:
+            raise Forbidden("Only an owner or admin can verify a bank account.")
+        if edited:
+            raise InvalidInput("A bank account cannot be edited here: reject it and ask the contact again.", "value")
+        if not typed_account or not typed_account.strip():
+            raise InvalidInput("Type the new account again to confirm you checked it with the contact.", "confirm_account")
+        if normalise_account(typed_account) != normalise_account(p.value):
+            raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
+                               "confirm_account")
+    if p.proposal_kind == "confirmation" and not op.access.can_edit(p.area):
+        # The author confirms the fact, but may not share in this area: someone who may must approve it.
+        p.proposal_kind = "low_permission"
+        p.proposal_rule = (f"Confirmed by its author, who may not edit {p.area}: "
+                           f"someone who may edit {p.area} must share it.")
+        if edited:
+            p.value, p.sentence, p.hand_edited = value or p.value, sentence or p.sentence, True
+        _audit(s, op, "proposal.confirmed", p, edited=edited)
+        return p
+    kind = p.proposal_kind
+    result = activate_proposal(s, p, decided_by=op.user_id, value=value, sentence=sentence)
+    _audit(s, op, "proposal.approved", p, edited=edited, outcome=result.outcome,
+           superseded=str(result.superseded.id) if result.superseded else None)
+    _notify(s, p, "proposal_approved", f"Approved by {op.name or op.label}: {p.sentence}",
+            {"proposal_kind": kind, "outcome": result.outcome})
+    return p
+
+
+def reject(s: Session, op: Operator, proposal_id: uuid.UUID, reason: str) -> Memory:
+    """Reject with a reason; the proposal stays as a rejected row until retention removes it."""
+    p = _decidable(s, op, proposal_id)
+    if p.proposal_kind == "bank_account" and not op.access.is_admin:
+        raise Forbidden("Only an owner or admin can decide on a bank account.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput("Say why you reject it: the author will read it.", "reason")
+    if len(reason) > 500:
+        raise InvalidInput("Keep the reason under 500 characters.", "reason")
+    p.status, p.decided_by, p.decided_at = "rejected", op.user_id, dt.datetime.now(dt.timezone.utc)
+    p.decision_reason = reason
+    _audit(s, op, "proposal.rejected", p)
+    _notify(s, p, "proposal_rejected", f"Rejected by {op.name or op.label}: {p.sentence} — {reason}",
+            {"proposal_kind": p.proposal_kind})
+    return p
+
+
+@dataclass
+class BulkResult:
+    done: list[uuid.UUID]
+    skipped: list[tuple[uuid.UUID, str]]
+
+
+def bulk(s: Session, op: Operator, action: str, ids: list[uuid.UUID], reason: str = "") -> BulkResult:
+    """Approve or reject many non-bank proposals; each is checked on its own, bank accounts are skipped."""
+    if action not in ("approve", "reject"):
+        raise InvalidInput("Pick approve or reject.", "action")
+    if not ids:
+        raise InvalidInput("Select at least one proposal.", "ids")
+    if len(ids) > MAX_BULK:
+        raise InvalidInput(f"Select at most {MAX_BULK} proposals at once.", "ids")
+    if action == "reject" and not (reason or "").strip():
+        raise InvalidInput("Say why you reject them: the authors will read it.", "reason")
+    out = BulkResult([], [])
+    for pid in dict.fromkeys(ids):
+        try:
+            p = get_proposal(s, op, pid)
+            if p.proposal_kind == "bank_account":
+                out.skipped.append((pid, "Bank accounts are verified one by one."))
+                continue
+            with s.begin_nested():
+                if action == "approve":
+                    approve(s, op, pid)
+                else:
+                    reject(s, op, pid, reason)
+            out.done.append(pid)
+        except (NotFound, Forbidden, Conflict, InvalidInput) as exc:
+            out.skipped.append((pid, str(exc)))
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action=f"proposal.bulk_{action}",
+                 org_id=op.org_id, details={"done": len(out.done), "skipped": len(out.skipped)})
+    return out
+
+
+def _decidable(s: Session, op: Operator, proposal_id: uuid.UUID) -> Memory:
+    p = get_proposal(s, op, proposal_id, for_update=True)
+    if p.status != "proposed":
+        raise Conflict("Someone already decided on this proposal.")
+    if not can_decide(op, p):
+        raise Forbidden("You may not decide on this proposal.")
+    return p
+
+
+def _audit(s: Session, op: Operator, action: str, p: Memory, **details) -> None:
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action=action, org_id=p.org_id,
+                 target_type="memory", target_id=p.id,
+                 details={"proposal_kind": p.proposal_kind, "area": p.area, "attribute": p.attribute,
+                          **{k: v for k, v in details.items() if v is not None}})
+
+
+def _notify(s: Session, p: Memory, kind: str, text: str, data: dict) -> None:
+    if p.author_user_id is None and not p.author_phone:
+        return
+    conversation_id = s.scalar(select(MemorySource.conversation_id).where(MemorySource.memory_id == p.id).limit(1))
+    s.add(Notification(org_id=p.org_id, user_id=p.author_user_id,
+                       phone=None if p.author_user_id else p.author_phone, conversation_id=conversation_id,
+                       memory_id=p.id, kind=kind, text=text, data=data))

@@ -1,0 +1,363 @@
+"""The agent HTTP API: keys, org scoping, validation, and each endpoint against the real app and database."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from memory_core.api_keys import create_api_key
+from memory_core.compaction import Limits, compact_conversation
+from memory_core.backends.local_compactor import LocalCompactor
+from memory_core.models import ApiKey, AuditLog, Contact, Conversation, Document, Membership, Memory, Message
+from memory_core.vocabulary import AREAS
+from tests.conftest import csrf_from, login
+from tests.factories import PASSWORD
+
+
+@pytest.fixture
+def world(factory, system_session):
+    """Two orgs, each with an owner and an API key."""
+    a, b = factory.org("Sumalos Demo"), factory.org("Panadería Ruiz")
+    ana = factory.member(a, role="owner", email="ana@example.test")
+    luis = factory.member(b, role="owner", email="luis@example.test")
+    _, key_a = create_api_key(system_session, a.id, "bot", created_by=ana.id, actor_label="test")
+    _, key_b = create_api_key(system_session, b.id, "bot", created_by=luis.id, actor_label="test")
+    system_session.commit()
+    return {"a": a, "b": b, "ana": ana, "luis": luis, "key_a": key_a, "key_b": key_b}
+
+
+def call(client, method, path, key, body=None, **kw):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    if body is not None:
+        kw["data"] = json.dumps(body)
+        kw["content_type"] = "application/json"
+    return client.open("/api/v1" + path, method=method, headers=headers, **kw)
+
+
+def ingest_body(user, text, **kw):
+    return {"channel": "web", "conversation": kw.pop("conversation", "chat-1"),
+            "external_id": kw.pop("external_id", f"m-{uuid.uuid4()}"), "user_id": str(user.id), "role": "user",
+            "text": text, **kw}
+
+
+def _error(resp, status, code=None):
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    err = resp.get_json()["error"]
+    assert set(err) == {"code", "message", "field"} and err["message"]
+    if code:
+        assert err["code"] == code
+    return err
+
+
+def test_no_key_a_wrong_key_and_a_revoked_key_are_all_401(client, world, system_session):
+    body = {"user_id": str(world["ana"].id), "query": "frenos"}
+    _error(call(client, "POST", "/search", None, body), 401, "unauthorized")
+    _error(call(client, "POST", "/search", "mem_deadbeef_nope", body), 401, "unauthorized")
+    assert call(client, "POST", "/search", world["key_a"], body).status_code == 200
+    key = system_session.scalar(select(ApiKey).where(ApiKey.org_id == world["a"].id))
+    key.revoked_at = dt.datetime.now(dt.timezone.utc)
+    system_session.commit()
+    _error(call(client, "POST", "/search", world["key_a"], body), 401, "unauthorized")
+
+
+def test_keys_are_stored_only_as_a_hash(world, system_session):
+    stored = system_session.scalars(select(ApiKey)).all()
+    assert len(stored) == 2
+    for row in stored:
+        assert world["key_a"] not in (row.key_hash, row.prefix) and len(row.key_hash) == 64
+        assert world["key_a"].startswith(row.prefix) or world["key_b"].startswith(row.prefix)
+
+
+def test_another_orgs_people_and_ids_answer_404_like_missing_ones(client, world, factory):
+    conv = factory.conversation(world["b"], world["luis"])
+    contact = factory.contact(world["b"])
+    key = world["key_a"]
+    missing = _error(call(client, "POST", "/search", key, {"user_id": str(uuid.uuid4()), "query": "x"}), 404)
+    foreign = _error(call(client, "POST", "/search", key, {"user_id": str(world["luis"].id), "query": "x"}), 404)
+    assert missing == foreign
+    _error(call(client, "DELETE", f"/conversations/{conv.id}", key), 404)
+    _error(call(client, "DELETE", f"/contacts/{contact.id}", key), 404)
+    _error(call(client, "DELETE", f"/memberships/{world['luis'].id}", key), 404)
+    _error(call(client, "POST", "/link-codes", key, {"user_id": str(world["luis"].id)}), 404)
+    _error(call(client, "POST", f"/conversations/{conv.id}/retrieve", key,
+                {"user_id": str(world["ana"].id), "query": "x"}), 404)
+    _error(call(client, "DELETE", "/conversations/not-a-uuid", key), 404)
+
+
+def test_ingest_is_idempotent_and_takes_edits_and_deletes(client, world, system_session):
+    ana, key = world["ana"], world["key_a"]
+    body = ingest_body(ana, "Talleres García paga a 60 días, no a 30.", external_id="wa-1")
+    first = call(client, "POST", "/messages", key, body)
+    assert first.status_code == 200 and first.get_json()["stored"] is True
+    again = call(client, "POST", "/messages", key, body).get_json()
+    assert again["duplicate"] is True and again["message_id"] == first.get_json()["message_id"]
+    assert system_session.scalar(select(func.count()).select_from(Message)) == 1
+
+    edited = call(client, "POST", "/messages", key, {**body, "text": "Talleres García paga a 90 días.",
+                                                     "event": "edited"}).get_json()
+    assert edited["stored"] is True
+    system_session.expire_all()
+    assert system_session.scalar(select(Message.text)) == "Talleres García paga a 90 días."
+    call(client, "POST", "/messages", key, {**body, "text": "", "event": "deleted"})
+    system_session.expire_all()
+    assert system_session.scalar(select(Message.deleted_at)) is not None
+
+
+def test_a_conversation_id_of_another_org_is_refused(client, world):
+    call(client, "POST", "/messages", world["key_b"], ingest_body(world["luis"], "hola", conversation="shared-id"))
+    _error(call(client, "POST", "/messages", world["key_a"], ingest_body(world["ana"], "hola", conversation="shared-id")),
+           409, "conflict")
+
+
+@pytest.mark.parametrize("raw, status, code", [
+    (json.dumps({"text": "a\x00b"}), 400, "invalid_text"),
+    (b'{"text": "caf\xe9"}', 400, "invalid_utf8"),
+    ('{"text": "\\ud800"}', 400, "invalid_text"),
+    ("{not json", 400, "invalid_json"),
+    ('{"text": NaN}', 400, "invalid_json"),
+])
+def test_bad_text_is_refused_and_nothing_is_stored(client, world, system_session, raw, status, code):
+    base = ingest_body(world["ana"], "x")
+    if isinstance(raw, str) and raw.startswith('{"text"'):
+        raw = raw.replace('{"text"', json.dumps({k: v for k, v in base.items() if k != "text"})[:-1] + ', "text"', 1)
+    elif isinstance(raw, bytes):
+        raw = json.dumps({k: v for k, v in base.items() if k != "text"})[:-1].encode() + b', "text": "caf\xe9"}'
+    resp = client.post("/api/v1/messages", data=raw, content_type="application/json",
+                       headers={"Authorization": f"Bearer {world['key_a']}"})
+    err = _error(resp, status, code)
+    if code == "invalid_text":
+        assert err["field"] == "text"
+    assert system_session.scalar(select(func.count()).select_from(Message)) == 0
+
+
+def test_limits_on_text_body_size_and_media_type(client, world, system_session):
+    key = world["key_a"]
+    err = _error(call(client, "POST", "/messages", key, ingest_body(world["ana"], "x" * 20_001)), 422, "invalid_input")
+    assert err["field"] == "text"
+    big = json.dumps(ingest_body(world["ana"], "x")) + " " * (600 * 1024)
+    _error(client.post("/api/v1/messages", data=big, content_type="application/json",
+                       headers={"Authorization": f"Bearer {key}"}), 413, "payload_too_large")
+    _error(client.post("/api/v1/messages", data="text=hola", content_type="application/x-www-form-urlencoded",
+                       headers={"Authorization": f"Bearer {key}"}), 415)
+    err = _error(call(client, "POST", "/messages", key, {**ingest_body(world["ana"], "x"), "colour": "red"}), 422)
+    assert err["field"] == "colour"
+    assert system_session.scalar(select(func.count()).select_from(Message)) == 0
+
+
+def test_unknown_endpoints_and_methods_answer_json(client, world):
+    _error(call(client, "GET", "/nothing-here", world["key_a"]), 404, "not_found")
+    _error(call(client, "GET", "/messages", world["key_a"]), 405, "method_not_allowed")
+
+
+def _compacted_conversation(factory, system_session, org, user):
+    conv = factory.conversation(org, user)
+    t0 = dt.datetime(2026, 3, 2, 9, tzinfo=dt.timezone.utc)
+    texts = ["El CIF de Talleres García es B12345678.", "Anotado el CIF B12345678.",
+             "La factura de frenos es de 1.250,00 € con fecha 15/03/2026.",
+             "Seguimos con otros temas de la semana: proveedores y horarios del taller."]
+    for i, t in enumerate(texts):
+        factory.message(conv, t, role="assistant" if i == 1 else "user", created_at=t0 + dt.timedelta(minutes=i))
+    compact_conversation(system_session, conv.id, compactor=LocalCompactor(), limits=Limits(30, 400))
+    system_session.commit()
+    return conv
+
+
+def test_retrieve_returns_the_exact_messages_a_summary_point_cites_to_the_owner_only(
+        client, world, factory, system_session):
+    org, ana = world["a"], world["ana"]
+    conv = _compacted_conversation(factory, system_session, org, ana)
+    history = call(client, "GET", f"/conversations/{conv.id}/history?user_id={ana.id}", world["key_a"])
+    assert history.status_code == 200
+    h = history.get_json()
+    assert "[p1]" in h["summary"] and h["covered_until"] and len(h["messages"]) == 1
+    point = next(p for p in h["points"] if "1.250,00" in p["text"])
+    resp = call(client, "POST", f"/conversations/{conv.id}/retrieve", world["key_a"],
+                {"user_id": str(ana.id), "point_id": point["id"]})
+    assert resp.status_code == 200
+    got = resp.get_json()
+    assert [m["text"] for m in got["messages"]] == ["La factura de frenos es de 1.250,00 € con fecha 15/03/2026."]
+    assert got["point"]["id"] == point["id"]
+    by_search = call(client, "POST", f"/conversations/{conv.id}/retrieve", world["key_a"],
+                     {"user_id": str(ana.id), "query": "B12345678"}).get_json()
+    assert len(by_search["messages"]) == 2 and all("B12345678" in m["text"] for m in by_search["messages"])
+
+    # another member of the same org who may read everything still does not get this conversation
+    carlos = factory.member(org, role="admin")
+    _error(call(client, "POST", f"/conversations/{conv.id}/retrieve", world["key_a"],
+                {"user_id": str(carlos.id), "point_id": point["id"]}), 404)
+    _error(call(client, "GET", f"/conversations/{conv.id}/history?user_id={carlos.id}", world["key_a"]), 404)
+
+
+def test_after_reply_queues_a_compaction_only_past_the_threshold(client, world, factory, redis_conn):
+    from memory_core.queue import get_queue
+
+    conv = factory.conversation(world["a"], world["ana"], channel="whatsapp", phone=None)
+    factory.message(conv, "hola")
+    url = f"/conversations/{conv.id}/after-reply"
+    small = call(client, "POST", url, world["key_a"], {"user_id": str(world["ana"].id), "prompt_tokens": 15_999})
+    assert small.get_json() == {"compaction": "not_needed"}
+    big = call(client, "POST", url, world["key_a"], {"user_id": str(world["ana"].id), "prompt_tokens": 16_000})
+    assert big.get_json() == {"compaction": "queued"}
+    assert get_queue().count == 1
+
+
+def test_search_finds_what_the_principal_may_see(client, world, factory):
+    factory.memory(world["a"], subject="org", attribute="horario", value="de 9 a 14",
+                   sentence="La oficina abre de 9 a 14.", area="general")
+    factory.memory(world["b"], subject="org", attribute="horario", value="de 8 a 20",
+                   sentence="La panadería abre de 8 a 20.", area="general")
+    resp = call(client, "POST", "/search", world["key_a"],
+                {"user_id": str(world["ana"].id), "query": "horario oficina", "kinds": ["memory"]})
+    assert resp.status_code == 200
+    snippets = [h["snippet"] for h in resp.get_json()["hits"]]
+    assert "La oficina abre de 9 a 14." in snippets and "La panadería abre de 8 a 20." not in snippets
+
+
+def test_link_code_for_a_member(client, world):
+    resp = call(client, "POST", "/link-codes", world["key_a"], {"user_id": str(world["ana"].id)})
+    assert resp.status_code == 201
+    body = resp.get_json()
+    assert len(body["code"]) == 6 and body["expires_at"]
+
+
+def test_forgetting_endpoints_act_within_the_keys_org(client, world, factory, system_session):
+    org, key = world["a"], world["key_a"]
+    contact = factory.contact(org)
+    contact_id = contact.id
+    factory.memory(org, subject=f"contact:{contact.id}", attribute="plazo_pago", value="60 días", area="contacts",
+                   category="customer")
+    resp = call(client, "DELETE", f"/contacts/{contact.id}", key)
+    assert resp.status_code == 200 and resp.get_json()["counts"]["facts_removed"] == 1
+    assert system_session.scalar(select(func.count()).select_from(Contact).where(Contact.id == contact_id)) == 0
+
+    conv = factory.conversation(org, world["ana"])
+    conv_id = conv.id
+    factory.message(conv, "hola")
+    assert call(client, "DELETE", f"/conversations/{conv_id}", key).status_code == 200
+    assert system_session.scalar(select(func.count()).select_from(Conversation)
+                                 .where(Conversation.id == conv_id)) == 0
+
+    marta = factory.member(org, permissions={"contacts": "read"})
+    assert call(client, "DELETE", f"/memberships/{marta.id}", key).status_code == 200
+    system_session.expire_all()
+    assert system_session.scalar(select(Membership.left_at).where(Membership.user_id == marta.id)) is not None
+    _error(call(client, "DELETE", f"/memberships/{marta.id}", key), 409, "conflict")
+    actions = set(system_session.scalars(select(AuditLog.action)))
+    assert {"contact.deleted", "conversation.deleted", "membership.ended"} <= actions
+
+
+def test_host_records_are_indexed_and_removed_by_kind_and_reference(client, world, factory, system_session):
+    key = world["key_a"]
+    foreign_contact = factory.contact(world["b"])
+    doc = {"kind": "invoice", "external_ref": "F-2026/031", "title": "Factura frenos",
+           "text": "Reparación de frenos, 1.250,00 €", "tax_id": "B12345678", "doc_date": "2026-03-15"}
+    resp = call(client, "PUT", "/documents", key, doc)
+    assert resp.status_code == 200
+    again = call(client, "PUT", "/documents", key, {**doc, "title": "Factura frenos (rectificada)"})
+    assert again.get_json()["id"] == resp.get_json()["id"]
+    _error(call(client, "PUT", "/documents", key, {**doc, "contact_id": str(foreign_contact.id)}), 404)
+    _error(call(client, "PUT", "/documents", key, {**doc, "visibility": "private_in_org"}), 422)
+    removed = call(client, "DELETE", "/documents?kind=invoice&external_ref=F-2026/031", key).get_json()
+    assert removed == {"removed": True}
+    assert system_session.scalar(select(func.count()).select_from(Document)) == 0
+
+
+# ---------------------------------------------------------------------------- the console page
+
+def test_owner_creates_a_key_shown_once_and_revokes_it(client, world, system_session):
+    login(client, "ana@example.test", PASSWORD)
+    page = client.get("/api-keys")
+    assert page.status_code == 200
+    created = client.post("/api-keys", data={"name": "WhatsApp bot", "csrf_token": csrf_from(page.get_data(as_text=True))})
+    html = created.get_data(as_text=True)
+    assert created.status_code == 200 and created.headers["Cache-Control"] == "no-store"
+    key = html.split('<code class="fenced">')[1].split("</code>")[0]
+    assert key.startswith("mem_")
+    assert key not in client.get("/api-keys").get_data(as_text=True)
+    body = {"user_id": str(world["ana"].id), "query": "x"}
+    assert call(client, "POST", "/search", key, body).status_code == 200
+
+    row = system_session.scalar(select(ApiKey).where(ApiKey.name == "WhatsApp bot"))
+    page = client.get("/api-keys").get_data(as_text=True)
+    # without the CSRF token the revoke is refused
+    assert client.post(f"/api-keys/{row.id}/revoke").status_code == 400
+    client.post(f"/api-keys/{row.id}/revoke", data={"csrf_token": csrf_from(page)})
+    _error(call(client, "POST", "/search", key, body), 401)
+    actions = system_session.scalars(select(AuditLog.action).where(AuditLog.target_id == str(row.id))).all()
+    assert sorted(actions) == ["api_key.created", "api_key.revoked"]
+
+
+def test_members_cannot_manage_keys_and_nobody_revokes_another_orgs_key(client, world, factory, system_session):
+    factory.member(world["a"], email="marta@example.test", permissions={a: "read" for a in AREAS})
+    login(client, "marta@example.test", PASSWORD)
+    assert client.get("/api-keys").status_code == 403
+    client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
+    login(client, "ana@example.test", PASSWORD)
+    other = system_session.scalar(select(ApiKey).where(ApiKey.org_id == world["b"].id))
+    page = client.get("/api-keys").get_data(as_text=True)
+    assert client.post(f"/api-keys/{other.id}/revoke", data={"csrf_token": csrf_from(page)}).status_code == 404
+    system_session.expire_all()
+    assert system_session.get(ApiKey, other.id).revoked_at is None
+
+
+# ---------------------------------------------------------------------------- the memory block and remember
+
+def test_context_returns_the_block_its_memory_ids_and_a_trace_to_report_usage_on(client, world, factory):
+    org, ana, key = world["a"], world["ana"], world["key_a"]
+    contact = factory.contact(org)
+    term = factory.memory(org, subject=f"contact:{contact.id}", attribute="plazo_pago", value="60 días",
+                          sentence="Talleres García paga a 60 días.", area="contacts", category="customer")
+    conv = call(client, "POST", "/messages", key, ingest_body(ana, "Factura a Talleres García los frenos")).get_json()
+    resp = call(client, "POST", "/context", key, {"user_id": str(ana.id), "message": "Factura a Talleres García",
+                                                  "conversation_id": conv["conversation_id"]})
+    assert resp.status_code == 200
+    block = resp.get_json()
+    assert "60 días" in block["text"] and str(term.id) in block["memory_ids"] and block["trace_id"]
+    used = call(client, "POST", f"/traces/{block['trace_id']}/used", key, {"memory_ids": [str(term.id)]})
+    assert used.get_json() == {"marked": 1}
+    # another org's key cannot touch that trace
+    _error(call(client, "POST", f"/traces/{block['trace_id']}/used", world["key_b"],
+                {"memory_ids": [str(term.id)]}), 404)
+    # nor assemble on that conversation for its own people
+    _error(call(client, "POST", "/context", world["key_b"], {"user_id": str(world["luis"].id), "message": "x",
+                                                             "conversation_id": conv["conversation_id"]}), 404)
+
+    subjects = call(client, "POST", "/memories/for-subjects", key,
+                    {"user_id": str(ana.id), "subjects": [str(contact.id)]}).get_json()
+    assert [m["value"] for m in subjects["memories"][f"contact:{contact.id}"]] == ["60 días"]
+    assert "<<<60 días>>>" in subjects["text"]
+
+
+def test_remember_says_what_happened_and_why(client, world, factory, system_session):
+    ana, key = world["ana"], world["key_a"]
+    learnt = call(client, "POST", "/remember", key, {"user_id": str(ana.id), "fact": {
+        "subject": "self", "attribute": "tono", "value": "tú", "sentence": "Prefiere que le tuteen.",
+        "category": "preference"}})
+    assert learnt.status_code == 200, learnt.get_data(as_text=True)
+    body = learnt.get_json()
+    assert body["outcome"] == "learnt" and body["writes"][0]["level"] == "personal"
+    refused = call(client, "POST", "/remember", key, {"user_id": str(ana.id),
+                                                      "text": "Mi contraseña del banco es Tr0ub4dor&3"}).get_json()
+    assert refused["outcome"] == "refused" and refused["policy"] == "secret" and refused["reason"]
+    assert system_session.scalar(select(func.count()).select_from(Memory).where(
+        Memory.value.contains("Tr0ub4dor"))) == 0
+    _error(call(client, "POST", "/remember", key, {"user_id": str(ana.id), "text": "x", "fact": {
+        "subject": "self", "attribute": "tono", "value": "tú", "sentence": "s", "category": "preference"}}), 422)
+
+
+def test_a_user_with_someone_elses_number_or_a_former_member_is_nobody(client, world, factory, system_session):
+    org, key = world["a"], world["key_a"]
+    pablo = factory.member(org, phone="+34622000111")
+    factory.phone(org, "+34622000111", user=pablo)
+    body = {"user_id": str(world["ana"].id), "phone": "+34622000111", "query": "x"}
+    _error(call(client, "POST", "/search", key, body), 404)
+    assert call(client, "POST", "/search", key, {**body, "user_id": str(pablo.id)}).status_code == 200
+    assert call(client, "POST", "/search", key, {"phone": "+34622000111", "query": "x"}).status_code == 200
+    membership = system_session.scalar(select(Membership).where(Membership.user_id == pablo.id))
+    membership.left_at = dt.datetime.now(dt.timezone.utc)
+    system_session.commit()
+    _error(call(client, "POST", "/search", key, {"user_id": str(pablo.id), "query": "x"}), 404)
+    _error(call(client, "POST", "/messages", key, ingest_body(pablo, "sigo aquí")), 404)

@@ -1,0 +1,271 @@
+"""The per-turn memory block: core, profile, related, fencing, traces."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from sqlalchemy import select
+
+from memory_core.access import load_access
+from memory_core.backends.local_embedder import LocalEmbedder
+from memory_core.context import age_weight, assemble_context, is_trivial, memories_for_subjects, record_usage
+from memory_core.errors import NotFound
+from memory_core.models import Memory, MemoryTrace, TraceItem
+
+NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    e = LocalEmbedder()
+    e.warm_up()
+    return e
+
+
+class World:
+    def __init__(self, factory, system_session, database, embedder):
+        self.f, self.s, self.db, self.e = factory, system_session, database, embedder
+        self.org = factory.org("Sumalos")
+        self.owner = factory.member(self.org, role="owner", name="Pablo")
+        self.conv = factory.conversation(self.org, self.owner)
+
+    def remember(self, sentence, *, attribute, value, level="shared", category="company", subject="org",
+                 area="general", owner=None, **kw):
+        return self.f.memory(None if level == "personal" else self.org, level=level, subject=subject,
+                             attribute=attribute, value=value, sentence=sentence, category=category, area=area,
+                             owner=owner, embedding=self.e.embed([sentence])[0], embed_model=self.e.model_name, **kw)
+
+    def me(self, attribute, value, category="person", **kw):
+        return self.remember(f"{attribute}: {value}", attribute=attribute, value=value, level="personal",
+                             category=category, subject="self", owner=self.owner, **kw)
+
+    def turn(self, message, user=None, conv=None, now=NOW):
+        user = user or self.owner
+        access = load_access(self.s, self.org.id, user_id=user.id)
+        conv = conv or (self.conv if user is self.owner else self.f.conversation(self.org, user))
+        with self.db.unit_of_work(access.scope()) as uow:
+            block = assemble_context(uow.session, access, conv.id, message, now=now, embed=self.e.embed)
+            uow.commit()
+        return block
+
+
+@pytest.fixture
+def world(factory, system_session, database, embedder):
+    return World(factory, system_session, database, embedder)
+
+
+def test_member_without_contacts_read_never_gets_customer_facts_in_any_block(world, factory, database):
+    c = factory.contact(world.org, name="Talleres García S.L.", tax_id="B12345678")
+    fact = world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días",
+                          category="customer", subject=f"contact:{c.id}", area="contacts")
+    marta = factory.member(world.org, permissions={})
+    for message in ("¿Cuándo paga Talleres García?", "factura a García B12345678", "hola"):
+        block = world.turn(message, user=marta)
+        assert "García" not in block.text and "60 días" not in block.text
+        assert fact.id not in block.memory_ids
+    access = load_access(world.s, world.org.id, user_id=marta.id)
+    with database.unit_of_work(access.scope()) as uow:
+        assert memories_for_subjects(uow.session, access, [c.id]) == {f"contact:{c.id}": []}
+    owner_block = world.turn("¿Cuándo paga Talleres García?")
+    assert "<<<Talleres García S.L.>>> (cliente): plazo pago <<<60 días>>>" in owner_block.text
+
+
+def test_phone_principal_linked_to_a_user_gets_the_users_memories(world, factory, database):
+    world.me("nombre", "Pablo")
+    world.s.get(type(world.owner), world.owner.id).phone = "+34600111222"
+    world.s.commit()
+    factory.phone(world.org, "+34600111222", user=world.owner)
+    conv = factory.conversation(world.org, world.owner, channel="whatsapp", phone="+34600111222")
+    access = load_access(world.s, world.org.id, phone="+34600111222")
+    with database.unit_of_work(access.scope()) as uow:
+        block = assemble_context(uow.session, access, conv.id, "hola", now=NOW)
+    assert "Nombre: <<<Pablo>>>" in block.core
+
+
+def test_core_is_byte_identical_across_turns_while_facts_do_not_change(world):
+    world.me("hijo", "Juan")
+    world.me("nombre", "Pablo")
+    world.me("tono", "tú", category="preference")
+    world.remember("Acme paga a 30 días", attribute="plazo_pago", value="30 días")
+    turns = [world.turn(m, now=NOW + dt.timedelta(days=d)) for d, m in
+             [(0, "hola"), (3, "¿cómo se llama mi hijo?"), (40, "prepara una factura para Acme"), (200, "gracias")]]
+    cores = {t.core for t in turns}
+    assert len(cores) == 1
+    core = cores.pop()
+    assert core.splitlines() == ["Sobre la persona:", "- Nombre: <<<Pablo>>>", "- Tono: <<<tú>>>", "- Hijo: <<<Juan>>>"]
+    assert all(t.text.startswith(turns[0].text.split(core)[0] + core) for t in turns)
+    world.me("hija", "Sara")
+    assert world.turn("hola").core != core
+
+
+def test_past_events_are_left_out_and_future_ones_stay(world):
+    world.remember("Voy a Madrid el 20 de noviembre", attribute="viaje_madrid", value="Madrid", category="event",
+                   event_date=dt.date(2026, 11, 20))
+    world.remember("Voy a Sevilla el 3 de diciembre", attribute="viaje_sevilla", value="Sevilla", category="event",
+                   event_date=dt.date(2026, 12, 3))
+    block = world.turn("¿Cuándo voy a Madrid?")
+    assert "Madrid" not in block.text
+    assert "Sevilla" in block.profile
+
+
+def test_age_discount_per_category():
+    six_months, three_months = dt.timedelta(days=182.5), dt.timedelta(days=91.25)
+    assert age_weight("person", NOW - dt.timedelta(days=3650), NOW) == 1.0
+    assert age_weight("preference", NOW - six_months, NOW) == pytest.approx(0.75)
+    assert age_weight("customer", NOW - six_months, NOW) == pytest.approx(0.75)
+    assert age_weight("event", NOW - three_months, NOW) == pytest.approx(0.75)
+    assert age_weight("customer", NOW - dt.timedelta(days=3650), NOW) == 0.5
+
+
+def test_profile_puts_pinned_first_then_person_then_company_and_fresher_facts_first(world):
+    old = world.remember("Acme prefiere email", attribute="canal", value="email", category="customer",
+                         subject="name:acme", valid_from=NOW - dt.timedelta(days=400))
+    new = world.remember("Beta prefiere teléfono", attribute="canal", value="teléfono", category="customer",
+                         subject="name:beta", valid_from=NOW - dt.timedelta(days=5))
+    company = world.remember("La oficina abre de 8 a 15", attribute="horario", value="de 8 a 15")
+    pinned = world.remember("Nunca facturar en sábado", attribute="regla_sabado", value="no facturar", pinned=True)
+    person = world.me("aficion", "ciclismo", category="preference")
+    block = world.turn("hola")
+    profile_ids = [i.memory_id for i in block.items if i.block == "profile"]
+    assert person.id not in profile_ids  # it is in the core
+    assert profile_ids == [pinned.id, company.id, new.id, old.id]
+
+
+def test_profile_stays_within_twenty_items_and_two_thousand_characters(world):
+    for i in range(30):
+        world.remember(f"Dato {i}", attribute=f"dato_{i}", value="x" * 150)
+    block = world.turn("gracias")
+    assert len([i for i in block.items if i.block == "profile"]) <= 20
+    assert 1800 < len(block.profile) <= 2000  # filled up to the budget, never past it
+
+
+def _crowd_profile(world, n=22):
+    """More memories than the profile holds, so low-confidence ones can only come in as related."""
+    for i in range(n):
+        world.remember(f"Regla interna {i}", attribute=f"regla_{i}", value=f"valor {i}", confidence=0.99)
+
+
+def test_a_memory_shown_in_the_profile_is_not_repeated_in_related(world):
+    fact = world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días",
+                          category="customer", subject="name:talleres garcía")
+    block = world.turn("¿Cuándo paga Talleres García?")
+    assert [i.block for i in block.items if i.memory_id == fact.id] == ["profile"]
+    assert block.related == ""
+
+
+def test_related_needs_more_than_one_shared_common_word(world):
+    _crowd_profile(world)
+    fact = world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días",
+                          category="customer", subject="name:talleres garcía", confidence=0.1)
+    assert fact.id not in world.turn("¿Cuántos días de vacaciones me quedan este año?").memory_ids
+    block = world.turn("¿Cuándo nos paga Talleres García?", conv=world.f.conversation(world.org, world.owner))
+    assert [i.block for i in block.items if i.memory_id == fact.id] == ["related"]
+    assert "60 días" in block.related
+
+
+def test_trivial_turns_skip_the_search(world):
+    _crowd_profile(world)
+    world.remember("Gracias a Laura cerramos el trato con Acme", attribute="trato_acme", value="cerrado",
+                   confidence=0.1)
+    for message in ("gracias", "ok", "sí, confírmalo", "Vale, perfecto!"):
+        assert is_trivial(message)
+        assert world.turn(message).related == ""
+    assert not is_trivial("gracias, ¿y cuánto me debe Acme?")
+
+
+def test_related_memories_are_not_resent_within_two_turns(world):
+    _crowd_profile(world)
+    fact = world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días",
+                          category="customer", subject="name:talleres garcía", confidence=0.1)
+    question = "¿Cuándo nos paga Talleres García?"
+    blocks = [world.turn(question) for _ in range(4)]
+    assert [fact.id in b.memory_ids for b in blocks] == [True, False, False, True]
+
+
+def test_trace_stores_what_went_in_and_record_usage_marks_the_used_ones(world, database):
+    _crowd_profile(world, n=3)
+    world.me("nombre", "Pablo")
+    block = world.turn("hola")
+    access = load_access(world.s, world.org.id, user_id=world.owner.id)
+    with database.unit_of_work(access.scope()) as uow:
+        trace = uow.session.get(MemoryTrace, block.trace_id)
+        assert trace.block_text == block.text and trace.tokens == block.tokens > 0
+        assert trace.conversation_id == world.conv.id and trace.user_id == world.owner.id
+        items = uow.session.scalars(select(TraceItem).where(TraceItem.trace_id == trace.id)
+                                    .order_by(TraceItem.id)).all()
+        assert [(i.memory_id, i.block, i.rank) for i in items] == \
+            [(i.memory_id, i.block, i.rank) for i in block.items]
+        assert all(i.chars > 0 for i in items) and not any(i.used for i in items)
+        used = block.items[0].memory_id
+        assert record_usage(uow.session, block.trace_id, [used]) == 1
+        uow.commit()
+    items = world.s.scalars(select(TraceItem).where(TraceItem.trace_id == block.trace_id)).all()
+    assert {i.memory_id for i in items if i.used} == {used}
+
+
+def test_a_trace_is_owned_like_its_conversation(world, factory, database):
+    world.me("nombre", "Pablo")
+    block = world.turn("hola")
+    bea = factory.member(world.org)
+    access = load_access(world.s, world.org.id, user_id=bea.id)
+    with database.unit_of_work(access.scope()) as uow:
+        assert uow.session.scalars(select(MemoryTrace)).all() == []
+        assert uow.session.scalars(select(TraceItem)).all() == []
+        with pytest.raises(NotFound):
+            record_usage(uow.session, block.trace_id, block.memory_ids)
+    owner = load_access(world.s, world.org.id, user_id=world.owner.id)
+    with database.unit_of_work(owner.scope()) as uow:
+        assert [t.id for t in uow.session.scalars(select(MemoryTrace))] == [block.trace_id]
+
+
+def test_temporary_conversation_reads_memory_but_stores_no_trace(world, factory, database):
+    world.me("nombre", "Pablo")
+    conv = factory.conversation(world.org, world.owner, temporary=True)
+    block = world.turn("hola", conv=conv)
+    assert "Pablo" in block.core and block.trace_id is None
+    assert world.s.scalars(select(MemoryTrace)).all() == []
+
+
+def test_memories_for_subjects_gives_the_best_few_of_each(world, factory, database):
+    c = factory.contact(world.org)
+    subject = f"contact:{c.id}"
+    facts = [world.remember(f"Talleres dato {i}", attribute=f"dato_{i}", value=str(i), category="customer",
+                            subject=subject, area="contacts", confidence=0.5 + i / 10) for i in range(5)]
+    access = load_access(world.s, world.org.id, user_id=world.owner.id)
+    with database.unit_of_work(access.scope()) as uow:
+        got = memories_for_subjects(uow.session, access, [c.id], per_subject=3)
+        assert [m.id for m in got[subject]] == [facts[4].id, facts[3].id, facts[2].id]
+
+
+_SKELETON = re.compile(r"<<<.*?>>>")
+_unsafe = st.text(st.characters(blacklist_characters="\x00"), max_size=120)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_unsafe, name=_unsafe)
+def test_fenced_values_cannot_break_out_of_their_fence(world, factory, value, name):
+    c = factory.contact(world.org, name=name or "x", tax_id=None)
+    sentence = "dato recordado"
+    factory.memory(world.org, level="shared", area="contacts", category="customer", subject=f"contact:{c.id}",
+                   attribute="nota", value=value, sentence=sentence)
+    factory.memory(None, level="personal", owner=world.owner, category="person", subject="self",
+                   attribute="nombre", value=value, sentence=sentence)
+    block = world.turn("hola").text
+    for m in world.s.scalars(select(Memory)).all():
+        world.s.delete(m)
+    world.s.delete(c)
+    world.s.commit()
+    # The header names the markers once; then one fence per remembered value and one for the name.
+    assert block.count("<<<") == block.count(">>>") == 4
+    # Outside the fences, the block is exactly its skeleton: nothing leaked out of a fence.
+    stripped = _SKELETON.sub("", block)
+    assert "<<" not in stripped and ">>" not in stripped
+    assert stripped.splitlines() == _expected_skeleton().splitlines()
+
+
+def _expected_skeleton() -> str:
+    from memory_core.fence import MEMORY_HEADER
+
+    return _SKELETON.sub("", MEMORY_HEADER) + "\n\nSobre la persona:\n- Nombre: \n\nPerfil:\n-  (cliente): nota "
