@@ -181,7 +181,8 @@ def eval_group() -> None:
 
 
 @eval_group.command("search")
-@click.option("--dataset", "dataset_path", default="evals/search.json", show_default=True,
+@click.option("--dataset", "dataset_path", show_default=True,
+              default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "evals", "search.json"),
               type=click.Path(exists=True, dir_okay=False), help="Search dataset (JSON).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics.")
 @click.option("--no-baselines", is_flag=True, help="Skip the full-text-only and vector-only runs.")

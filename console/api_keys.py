@@ -11,7 +11,7 @@ from wtforms.validators import DataRequired, Length
 
 from console import bp
 from console.forms import EmptyForm
-from console.web import org_db, org_role_required
+from console.web import actor_label, org_db, org_role_required
 from memory_core.api_keys import create_api_key, list_api_keys, revoke_api_key
 from memory_core.errors import InvalidInput, NotFound
 
@@ -44,7 +44,7 @@ def create_key():
     s = org_db()
     try:
         _row, key = create_api_key(s, current_user.org().org_id, form.name.data, created_by=current_user.uid,
-                                   actor_label=current_user.email)
+                                   actor_label=actor_label())
     except InvalidInput as exc:
         form.name.errors.append(str(exc))
         return _page(form, status=400)
@@ -66,7 +66,7 @@ def revoke_key(key_id: str):
     s = org_db()
     try:
         row = revoke_api_key(s, current_user.org().org_id, kid, revoked_by=current_user.uid,
-                             actor_label=current_user.email)
+                             actor_label=actor_label())
     except NotFound:
         abort(404)
     s.commit()

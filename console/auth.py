@@ -29,7 +29,7 @@ def login():
             return render_template("console/login.html", form=form), 429 if isinstance(exc, TooManyAttempts) else 200
         session.clear()
         login_user(load_console_user(s, user.id))
-        audit.record(s, actor_user_id=user.id, actor_label=user.email, action="console.login")
+        audit.record(s, actor_user_id=user.id, actor_label="console sign-in", action="console.login")
         s.commit()
         return redirect(_safe_next(request.args.get("next")) or url_for("console.home"))
     return render_template("console/login.html", form=form)

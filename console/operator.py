@@ -6,7 +6,7 @@ import uuid
 from flask import abort, request
 from flask_login import current_user
 
-from console.web import org_db
+from console.web import actor_label, org_db
 from memory_core.access import load_access
 
 # Domain exceptions to HTTP statuses, at the edge only.
@@ -23,7 +23,7 @@ def current_operator():
     access = load_access(org_db(), org.org_id, user_id=current_user.uid)
     if access is None:
         abort(403)
-    return Operator(access=access, label=current_user.email, name=current_user.name)
+    return Operator(access=access, label=actor_label(), name=current_user.name)
 
 
 def parse_uuid(raw: str | None) -> uuid.UUID | None:

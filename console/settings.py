@@ -8,7 +8,7 @@ from flask_login import current_user
 
 from console import bp
 from console.operator import status_of
-from console.web import org_db, org_role_required
+from console.web import actor_label, org_db, org_role_required
 from memory_core.errors import MemoriaError
 from review import insights
 
@@ -57,7 +57,7 @@ def settings_exclusion_change(exclusion_id: uuid.UUID):
 def _change(action, done: str):
     s, org = org_db(), current_user.org()
     try:
-        action(s, (current_user.uid, current_user.email), org.org_id)
+        action(s, (current_user.uid, actor_label()), org.org_id)
     except MemoriaError as exc:
         s.rollback()
         if status_of(exc) == 404:

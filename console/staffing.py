@@ -7,7 +7,7 @@ from flask import abort
 from flask_login import current_user
 from sqlalchemy.orm import Session
 
-from console.web import db, org_db
+from console.web import actor_label, db, org_db
 from memory_core import audit
 from memory_core.db import SYSTEM
 
@@ -27,6 +27,6 @@ def reader(*, staff: bool = True, privacy: bool = False, roles: tuple[str, ...] 
 
 def audit_platform_view(s: Session, what: str, org_id: uuid.UUID | None, **details) -> None:
     """Every staff view of an org's data goes to the audit log (committed at once: a view has no other write)."""
-    audit.record(s, actor_user_id=current_user.uid, actor_label=current_user.email, action=f"staff.view.{what}",
+    audit.record(s, actor_user_id=current_user.uid, actor_label=actor_label(), action=f"staff.view.{what}",
                  org_id=org_id, details={k: v for k, v in details.items() if v is not None})
     s.commit()

@@ -50,6 +50,14 @@ class ConsoleUser(UserMixin):
         return self.orgs[0] if self.orgs and org_id is None else None
 
 
+def actor_label() -> str:
+    """How the audit log names the signed-in operator: by role, never by email or name, because the
+    log is append-only and must hold nothing an erasure would have to remove (actor_user_id links)."""
+    org = current_user.org()
+    role = current_user.platform_role or (org.role if org else "user")
+    return f"console {role.replace('_', ' ')}"
+
+
 def _picked_org() -> uuid.UUID | None:
     raw = flask_session.get("org_id")
     try:

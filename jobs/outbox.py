@@ -6,6 +6,11 @@ worker killed mid-message rolls back that one transaction and the row is simply 
 failure is written on the row (attempts + 1, last_error, next_attempt_at with backoff) and retried
 later; nothing is ever dropped.
 
+Batches: `drain_batch` claims up to CLAIM_SIZE rows (the oldest waiting row of as many conversations),
+runs the message embedding and the gate for all of them in one model call each, then writes each
+message in its own transaction, which first re-locks the batch's remaining rows so another worker
+leaves them alone.
+
 Jobs: `drain_outbox` (kicked after ingest by `enqueue_drain()`, and every minute by the cron
 schedule as a safety net).
 """
@@ -26,6 +31,9 @@ log = logging.getLogger(__name__)
 
 # Messages one job drains before it hands over to a fresh job (so a long backlog does not pin one job).
 BATCH_SIZE = 200
+# Rows claimed, embedded and gated together. The gate's cost per message falls ~10x from 1 to 32
+# messages; more only holds rows (and a crash's redo) longer.
+CLAIM_SIZE = 32
 # Backoff after the n-th failure: BACKOFF_BASE_SECONDS * 2**(n-1), at most BACKOFF_MAX_SECONDS.
 BACKOFF_BASE_SECONDS = 5
 BACKOFF_MAX_SECONDS = 3600
@@ -39,20 +47,21 @@ def backoff(attempts: int) -> dt.timedelta:
     return dt.timedelta(seconds=min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** max(0, attempts - 1)))
 
 
-def _claim(session, now: dt.datetime) -> Outbox | None:
-    """The oldest due row whose conversation has no earlier row still waiting its first try.
+def _claim(session, now: dt.datetime, limit: int = 1) -> list[Outbox]:
+    """The oldest due rows whose conversation has no earlier row still waiting its first try, locked.
 
     Messages of one conversation are learnt in order (a correction never lands before the fact it
-    corrects), even with several workers; a row that already failed does not hold the others back."""
+    corrects), even with several workers; a row that already failed does not hold the others back.
+    So a claim holds at most one first-try row per conversation."""
     earlier, earlier_msg, this_msg = aliased(Outbox), aliased(Message), aliased(Message)
     blocked = (select(earlier.id).join(earlier_msg, earlier_msg.id == earlier.message_id)
                .where(earlier.processed_at.is_(None), earlier.attempts == 0, earlier.id < Outbox.id,
                       earlier_msg.conversation_id == this_msg.conversation_id).exists())
-    return session.scalar(
+    return list(session.scalars(
         select(Outbox).join(this_msg, this_msg.id == Outbox.message_id)
         .where(Outbox.processed_at.is_(None),
                or_(Outbox.next_attempt_at.is_(None), Outbox.next_attempt_at <= now), ~blocked)
-        .order_by(Outbox.id).limit(1).with_for_update(of=Outbox, skip_locked=True))
+        .order_by(Outbox.id).limit(limit).with_for_update(of=Outbox, skip_locked=True)))
 
 
 def _error_text(exc: BaseException) -> str:
@@ -62,38 +71,77 @@ def _error_text(exc: BaseException) -> str:
 
 def drain_once(database, backend, *, now: dt.datetime | None = None, run_tag: str | None = None) -> str | None:
     """Claim and process one pending outbox row in its own transaction: 'done', 'failed' or None (none left)."""
+    with database.unit_of_work(SYSTEM) as uow:
+        rows = _claim(uow.session, now or dt.datetime.now(dt.timezone.utc))
+        if not rows:
+            return None
+        return _process_row(uow, rows[0], backend, run_tag)
+
+
+def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime | None = None,
+                run_tag: str | None = None) -> dict[str, int] | None:
+    """Claim up to `limit` rows, embed and gate them together, then process each in its own
+    transaction: counts of 'done', 'failed' and 'skipped' (taken by another worker), or None (none left)."""
+    from memory_core.pipeline import BatchCache, prepare_messages
+
+    cache = BatchCache()
+    with database.unit_of_work(SYSTEM) as uow:
+        rows = _claim(uow.session, now or dt.datetime.now(dt.timezone.utc), limit)
+        if not rows:
+            return None
+        batch = [(r.id, r.message_id) for r in rows]
+        try:
+            prepared = prepare_messages(uow.session, [m for _, m in batch], backend, cache)
+        except Exception:  # noqa: BLE001 - each message is then computed on its own, where failures are kept
+            log.warning("preparing an outbox batch failed; processing its messages one by one", exc_info=True)
+            prepared = {}
+        uow.commit()
+    counts = {"done": 0, "failed": 0, "skipped": 0}
+    for i, (row_id, message_id) in enumerate(batch):
+        with database.unit_of_work(SYSTEM) as uow:
+            # Re-take the locks the previous commit released, this row's and the batch's later ones.
+            held = uow.session.scalars(select(Outbox).where(
+                Outbox.id.in_([r for r, _ in batch[i:]]), Outbox.processed_at.is_(None))
+                .order_by(Outbox.id).with_for_update(skip_locked=True)).all()
+            row = next((r for r in held if r.id == row_id), None)
+            if row is None:  # done or taken by another worker in the instant between two transactions
+                counts["skipped"] += 1
+                continue
+            counts[_process_row(uow, row, backend, run_tag, prepared.get(message_id), cache)] += 1
+    return counts
+
+
+def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, cache=None) -> str:
+    """Process one claimed row and commit: 'done', or 'failed' with the failure kept on the row."""
     from memory_core.pipeline import process_message
 
-    with database.unit_of_work(SYSTEM) as uow:
-        s = uow.session
-        row = _claim(s, now or dt.datetime.now(dt.timezone.utc))
-        if row is None:
-            return None
-        spent: list = []
-        try:
-            with s.begin_nested():
-                process_message(s, row.message_id, backend, run_tag=run_tag, event=row.event, spent=spent)
-        except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
-            row.attempts += 1
-            row.last_error = _error_text(exc)
-            row.next_attempt_at = dt.datetime.now(dt.timezone.utc) + backoff(row.attempts)
-            # The calls made before the failure, and the failed call itself, were paid for: the
-            # savepoint took their ledger rows away, so they are written again outside it.
-            usage = getattr(exc, "usage", None)
-            if isinstance(exc, BackendError) and usage is not None:
-                spent.append(usage)
-            if spent:
-                org_id = s.scalar(select(Message.org_id).where(Message.id == row.message_id))
-                for u in spent:
-                    record_usage(s, u, org_id=org_id, message_id=row.message_id, run_tag=run_tag)
-            log.warning("outbox %s (message %s) failed, attempt %d: %s", row.id, row.message_id, row.attempts,
-                        row.last_error)
-            uow.commit()
-            return "failed"
-        row.processed_at = dt.datetime.now(dt.timezone.utc)
-        row.last_error = None
+    s = uow.session
+    spent: list = []
+    try:
+        with s.begin_nested():
+            process_message(s, row.message_id, backend, run_tag=run_tag, event=row.event, spent=spent,
+                            prepared=prepared, cache=cache)
+    except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
+        row.attempts += 1
+        row.last_error = _error_text(exc)
+        row.next_attempt_at = dt.datetime.now(dt.timezone.utc) + backoff(row.attempts)
+        # The calls made before the failure, and the failed call itself, were paid for: the
+        # savepoint took their ledger rows away, so they are written again outside it.
+        usage = getattr(exc, "usage", None)
+        if isinstance(exc, BackendError) and usage is not None:
+            spent.append(usage)
+        if spent:
+            org_id = s.scalar(select(Message.org_id).where(Message.id == row.message_id))
+            for u in spent:
+                record_usage(s, u, org_id=org_id, message_id=row.message_id, run_tag=run_tag)
+        log.warning("outbox %s (message %s) failed, attempt %d: %s", row.id, row.message_id, row.attempts,
+                    row.last_error)
         uow.commit()
-        return "done"
+        return "failed"
+    row.processed_at = dt.datetime.now(dt.timezone.utc)
+    row.last_error = None
+    uow.commit()
+    return "done"
 
 
 def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
@@ -107,11 +155,14 @@ def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
         log.warning("could not clear the outbox kick key")
     database, backend = get_database(), get_backend()
     counts = {"done": 0, "failed": 0}
-    for _ in range(batch_size):
-        result = drain_once(database, backend)
+    claimed = 0
+    while claimed < batch_size:
+        result = drain_batch(database, backend, limit=min(CLAIM_SIZE, batch_size - claimed))
         if result is None:
             break
-        counts[result] += 1
+        claimed += sum(result.values())
+        counts["done"] += result["done"]
+        counts["failed"] += result["failed"]
     else:
         enqueue_drain(force=True)
     if counts["failed"]:

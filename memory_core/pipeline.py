@@ -128,11 +128,20 @@ _NAME_NOISE = {"sl", "sa", "slu", "sll", "s", "l", "u", "de", "del", "la", "el",
                "cb", "sc", "coop", "ltd", "inc", "llc", "the", "and", "hijos"}
 
 
-def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str) -> list[Contact]:
-    """The org's contacts a fact in `text` may be about (all of them for a small org)."""
+def load_contacts(session: Session, org_id: uuid.UUID | None) -> list[Contact]:
+    """The org's contacts, by name."""
     if org_id is None:
         return []
-    rows = list(session.scalars(select(Contact).where(Contact.org_id == org_id).order_by(Contact.name)))
+    return list(session.scalars(select(Contact).where(Contact.org_id == org_id).order_by(Contact.name)))
+
+
+def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
+                       rows: list[Contact] | None = None) -> list[Contact]:
+    """The org's contacts a fact in `text` may be about (all of them for a small org); `rows` are the
+    org's contacts when the caller already loaded them (the worker does, once per org per batch)."""
+    if org_id is None:
+        return []
+    rows = load_contacts(session, org_id) if rows is None else rows
     if len(rows) <= ALL_CONTACTS_UP_TO:
         return rows
     words = _words(text)
@@ -160,14 +169,17 @@ def known_attributes(session: Session, access: Access, subjects: list[str]) -> d
 
 
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
-                       today: dt.date | None = None) -> ExtractionContext:
-    contacts = candidate_contacts(session, access.org_id, text)
+                       today: dt.date | None = None, decision: GateDecision | None = None,
+                       all_contacts: list[Contact] | None = None) -> ExtractionContext:
+    contacts = candidate_contacts(session, access.org_id, text, all_contacts)
     known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)])
     return ExtractionContext(
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=tuple(c.aliases or ())) for c in contacts),
-        known_attributes=known, today=today or dt.date.today())
+        known_attributes=known, today=today or dt.date.today(),
+        gate_category=decision.top_category if decision is not None else None,
+        gate_scope=decision.top_scope if decision is not None else None)
 
 
 # --------------------------------------------------------------------------- policy helpers
@@ -231,15 +243,106 @@ def mentioned_name(text: str) -> str | None:
     return (multi or single or [None])[0]
 
 
+# --------------------------------------------------------------------------- batches (the outbox worker)
+
+@dataclass(frozen=True)
+class _ContactRow:
+    """A contact read once per batch; plain values, so it outlives the transaction that read it."""
+    id: uuid.UUID
+    name: str
+    kind: str
+    tax_id: str | None
+    aliases: list[str] | None
+
+
+class BatchCache:
+    """Per-org reads shared by the messages of one worker batch, each read once instead of per message.
+    Exclusions and contacts are not written by the pipeline, so a batch (seconds) may reuse them."""
+
+    def __init__(self):
+        self._exclusions: dict = {}
+        self._contacts: dict = {}
+
+    def exclusions(self, session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
+        if org_id not in self._exclusions:
+            self._exclusions[org_id] = load_exclusions(session, org_id)
+        return self._exclusions[org_id]
+
+    def contacts(self, session: Session, org_id: uuid.UUID | None) -> list:
+        if org_id not in self._contacts:
+            self._contacts[org_id] = [_ContactRow(c.id, c.name, c.kind, c.tax_id, list(c.aliases or []))
+                                      for c in load_contacts(session, org_id)]
+        return self._contacts[org_id]
+
+
+@dataclass
+class Prepared:
+    """Model results computed for a batch before each message is written in its own transaction."""
+    text: str  # the text they were computed for: a message edited since is computed again
+    previous: str | None = None
+    vector: list[float] | None = None
+    embed_usage: Usage | None = None
+    decision: tuple[GateDecision, Usage] | None = None
+
+
+def _share(usage: Usage, part: int, whole: int) -> Usage:
+    """One text's share of a call that embedded several (by characters)."""
+    ratio = part / whole if whole else 0.0
+    return replace(usage, input_tokens=round(usage.input_tokens * ratio), output_tokens=0,
+                   cost_usd=usage.cost_usd * ratio)
+
+
+def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: ModelBackend,
+                     cache: BatchCache) -> dict[uuid.UUID, Prepared]:
+    """Embed and gate a batch of messages with one model call each, applying the same rules as
+    `process_message` (a secret reaches no model). Writes nothing; a failed call leaves the work to
+    `process_message`, message by message, where a failure stays with its own message."""
+    messages = list(session.scalars(select(Message).where(Message.id.in_(message_ids))))
+    out: dict[uuid.UUID, Prepared] = {}
+    to_embed: list[Prepared] = []
+    to_gate: list[Prepared] = []
+    for msg in messages:
+        if msg.deleted_at is not None or not msg.text.strip():
+            continue
+        exclusions = cache.exclusions(session, msg.org_id)
+        if check_text(msg.text, exclusions).secret:
+            continue
+        p = out[msg.id] = Prepared(text=msg.text)
+        if msg.embedding is None or msg.embed_model != backend.embed_model:
+            to_embed.append(p)
+        if msg.role == "user":
+            previous = previous_assistant_turn(session, msg)
+            p.previous = None if previous and check_text(previous, exclusions).secret else previous
+            to_gate.append(p)
+    if to_embed:
+        try:
+            vectors, usage = backend.embed([p.text for p in to_embed])
+            whole = sum(len(p.text) for p in to_embed)
+            for p, v in zip(to_embed, vectors, strict=True):
+                p.vector, p.embed_usage = v, _share(usage, len(p.text), whole)
+        except Exception as exc:  # noqa: BLE001 - retried per message, where a failure is recorded on its row
+            log.warning("batch embedding failed (%s); embedding message by message", type(exc).__name__)
+    decide_many = getattr(backend, "decide_many", None)
+    if to_gate and decide_many is not None:
+        try:
+            for p, decided in zip(to_gate, decide_many([(p.text, p.previous) for p in to_gate]), strict=True):
+                p.decision = decided
+        except Exception as exc:  # noqa: BLE001 - as above
+            log.warning("batch gate failed (%s); deciding message by message", type(exc).__name__)
+    return out
+
+
 # --------------------------------------------------------------------------- the unit of work
 
 def process_message(session: Session, message_id: uuid.UUID, backend: ModelBackend, *,
                     run_tag: str | None = None, today: dt.date | None = None, event: str = "new",
-                    spent: list[Usage] | None = None) -> Outcome:
+                    spent: list[Usage] | None = None, prepared: Prepared | None = None,
+                    cache: BatchCache | None = None) -> Outcome:
     """Index one message and learn from it if a person wrote it. Does not commit.
 
     `event` is the outbox event: after an edit, what was learnt only from the old text is forgotten
-    first, then the new text is learnt."""
+    first, then the new text is learnt. The worker passes what it `prepared` for its batch and the
+    batch's `cache`; results prepared for another text than the message's current one are ignored."""
     msg = session.get(Message, message_id, with_for_update=True)
     if msg is None:
         return Outcome("skipped", "The message no longer exists.")
@@ -248,12 +351,17 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
     if event == "edited":
         forget_message(session, msg, keep_vector=True)
     ledger = _Ledger(session, msg.org_id, msg.id, run_tag, spent)
-    exclusions = load_exclusions(session, msg.org_id)
+    if prepared is not None and prepared.text != msg.text:
+        prepared = None  # edited since the batch was prepared
+    exclusions = cache.exclusions(session, msg.org_id) if cache else load_exclusions(session, msg.org_id)
     verdict = check_text(msg.text, exclusions)
     # A message holding a secret is not embedded either: no model sees it (full-text search still finds it).
     if verdict.secret is None and msg.text.strip() and (
             msg.embedding is None or msg.embed_model != backend.embed_model):
-        vectors, usage = backend.embed([msg.text])
+        if prepared is not None and prepared.vector is not None:
+            vectors, usage = [prepared.vector], prepared.embed_usage
+        else:
+            vectors, usage = backend.embed([msg.text])
         ledger(usage)
         msg.embedding, msg.embed_model = vectors[0], backend.embed_model
     if msg.role != "user" or not msg.text.strip():
@@ -266,9 +374,11 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
     previous = previous_assistant_turn(session, msg)
     if previous and check_text(previous, exclusions).secret:
         previous = None  # context is not worth sending a secret to a model
+    decided = prepared.decision if prepared is not None and prepared.previous == previous else None
     out = learn(session, access, org, msg.text, backend, ledger=ledger, previous=previous,
                 source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,
-                verdict=verdict)
+                verdict=verdict, decided=decided,
+                all_contacts=cache.contacts(session, msg.org_id) if cache else None)
     for w in out.writes:
         note = _notify(session, access, msg, w, channel)
         if note is not None:
@@ -278,14 +388,18 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
 
 def learn(session: Session, access: Access, org: Organization | None, text: str, backend: ModelBackend, *,
           ledger, previous: str | None = None, source: Source | None = None, today: dt.date | None = None,
-          verdict: PolicyVerdict | None = None) -> Outcome:
-    """Gate, policy, extraction and ladder for one background message. Does not commit."""
+          verdict: PolicyVerdict | None = None, decided: tuple[GateDecision, Usage] | None = None,
+          all_contacts: list | None = None) -> Outcome:
+    """Gate, policy, extraction and ladder for one background message. Does not commit.
+
+    `decided` is the gate's answer when the worker already computed it for its batch; `all_contacts`
+    the org's contacts when it already read them."""
     if verdict is None:
         verdict = check_text(text, load_exclusions(session, org.id if org else None))
     if verdict.secret:
         # Before the gate: a secret never reaches a model, not even the gate.
         return Outcome("refused", f"Contains a secret ({verdict.secret}): never remembered.", policy="secret")
-    decision, usage = backend.decide(text, previous)
+    decision, usage = decided if decided is not None else backend.decide(text, previous)
     ledger(usage)
     if decision.insult >= POLICY_THRESHOLD or insult_words(text):
         return Outcome("refused", "Insults and judgements about a person are never remembered.",
@@ -296,7 +410,10 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
     if not decision.passes and verdict.bank_account is None:
         return Outcome("ignored", "Nothing durable to remember.", decision=decision)
-    context = extraction_context(session, access, text, previous, today)
+    # Only a message the gate passed carries the gate's decision: a bank-account line it did not pass
+    # gets no generic fact.
+    context = extraction_context(session, access, text, previous, today,
+                                 decision if decision.passes else None, all_contacts=all_contacts)
     facts, usage = backend.extract(context)
     ledger(usage)
     if bank:

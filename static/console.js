@@ -3,3 +3,19 @@ document.addEventListener("htmx:configRequest", function (event) {
   var meta = document.querySelector('meta[name="csrf-token"]');
   if (meta) { event.detail.headers["X-CSRFToken"] = meta.content; }
 });
+
+// htmx does not swap error answers: say so, instead of leaving the row silently unchanged.
+document.addEventListener("htmx:responseError", function (event) {
+  var status = event.detail.xhr.status;
+  var text = status === 403 ? "You may not do that." :
+             status === 404 ? "That no longer exists; reload the page." :
+             status === 409 ? "Someone changed this meanwhile; reload the page." :
+             "The action failed (" + status + "). Nothing was changed.";
+  var main = document.querySelector("main");
+  if (!main) { return; }
+  var note = document.createElement("p");
+  note.className = "flash error";
+  note.setAttribute("role", "alert");
+  note.textContent = text;
+  main.insertBefore(note, main.firstChild);
+});

@@ -118,9 +118,6 @@ def test_admin_runs_a_job_now_and_a_member_cannot(client, factory, system_sessio
     assert run.status == "ok" and run.triggered_by == f"console user {admin.id}"
 
 
-@pytest.mark.xfail(strict=True, reason="console/auth.py (and staffing.py, api_keys.py, operator.py) write the "
-                   "user's email as audit_log.actor_label; the audit log is append-only, so erasure cannot remove "
-                   "it and the verification scan rightly reports it. Fix: a label without personal data.")
 def test_erasing_a_user_who_signed_in_leaves_no_email_in_the_audit_log(client, factory, system_session):
     from memory_core import privacy
 

@@ -36,6 +36,9 @@ class LocalBackend:
     def decide(self, message: str, previous_assistant: str | None) -> tuple[GateDecision, Usage]:
         return self.gate.decide(message, previous_assistant)
 
+    def decide_many(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]:
+        return self.gate.decide_many(messages)
+
     def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]:
         return self.extractor.extract(context)
 
@@ -46,8 +49,8 @@ class LocalBackend:
                               input_tokens=sum(len(t) for t in texts) // 4)
 
     def warm_up(self) -> None:
-        """Train or load the gate and load the embedding model now, not on the first message."""
-        self.gate.models()
+        """Train or load the gate, its sentence encoder and the embedding model now, not on the first message."""
+        self.gate.decide("hola", None)  # models() alone leaves the sentence encoder (~5 s) for the first message
         self.embedder.warm_up()
 
 

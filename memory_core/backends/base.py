@@ -66,6 +66,10 @@ class ExtractionContext:
     # reuses the name of the fact it corrects.
     known_attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     today: dt.date = field(default_factory=dt.date.today)
+    # The gate's top category and scope when the gate passed the message (None when no gate ran):
+    # an extractor may then keep one generic fact when no specific shape matched.
+    gate_category: str | None = None
+    gate_scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,9 @@ class ModelBackend(Protocol):
     embed_model: str
 
     def decide(self, message: str, previous_assistant: str | None) -> tuple[GateDecision, Usage]: ...
+
+    # `decide` for many (message, previous_assistant) pairs, in order (the worker batches the gate).
+    def decide_many(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]: ...
 
     def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]: ...
 

@@ -165,8 +165,9 @@ def _sentences(text: str) -> Iterator[str]:
 # "Recuerda que ...", "para que lo sepas, ...": an explicit request to remember, not an order.
 _REMEMBER_PREFIX = re.compile(
     r"^(?:(?:oye|vale|ok|bueno|pues|por cierto|hola)\s*,?\s*)*(?:(?:por favor|porfa)\s*,?\s*)?"
-    r"(?:recuerda(?:lo)?|acuerdate de|apunta|anota|guarda|ten en cuenta|toma nota(?: de)?|para que lo sepas|"
-    r"que sepas|quiero que recuerdes|remember|note|keep in mind|fyi|for the record|just so you know)"
+    r"(?:recuerda(?:lo)?|acuerdate(?: de)?|apunta(?:te)?|anota|guarda(?:te)?|ten en cuenta|toma nota(?: de)?|"
+    r"para que lo sepas|que sepas|quiero que recuerdes|no (?:te )?olvides(?: de)?|que no se (?:me|te) olvide|"
+    r"(?:please )?remember|note(?: down)?|make a note|keep in mind|bear in mind|fyi|for the record|just so you know)"
     r"(?:\s+(?:que|that|esto|this))?\s*[:,]?\s*")
 _QUESTION_START = re.compile(
     r"^(?:y\s+|and\s+)?(?:(?:a|de|con|en|para|por|desde|hasta)\s+)?(?:que|cual|cuales|cuanto|cuanta|cuantos|cuantas|"
@@ -187,6 +188,19 @@ def _is_question(s: "_Sentence") -> bool:
     if _RELATIVE_START.match(s.low) and _NAMED_ANSWER.search(s.text):
         return False
     return bool(_QUESTION_START.match(s.low))
+
+
+def statement(s: "_Sentence") -> bool:
+    """A sentence that may state a fact: not empty, not a question, not a hypothetical, not an injection."""
+    if not s.low or _is_question(s):
+        return False
+    # "sí" (yes) folds to "si" (if): hide it before looking for hypotheticals.
+    return not (_HYPOTHETICAL.search(fold(re.sub(r"\b[sS][íÍ]\b", "~", s.text))) or _INJECTION.search(s.low))
+
+
+def is_order(s: "_Sentence") -> bool:
+    """An order for now ("mándale la factura"), not a standing instruction ("mándale siempre...")."""
+    return bool(_ORDER_START.match(s.low)) and not _DURABLE.search(s.low)
 
 
 _HYPOTHETICAL = re.compile(
@@ -1001,13 +1015,22 @@ class LocalExtractor:
         # "Le pagamos a 10 días", "el contacto allí es Marisa": the contact named just before, in this
         # message or else in the assistant's previous turn.
         recent = _find_mentions(_Sentence.of(context.previous_assistant or ""), context.contacts)
+        read: list[tuple[_Sentence, list[_Mention], list[_Mention]]] = []
         for raw in _sentences(context.message or ""):
             s = _Sentence.of(raw)
             mentions = _find_mentions(s, context.contacts)
+            read.append((s, mentions, recent))
             for fact in self._sentence_facts(s, context, mentions, recent):
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
             recent = mentions or recent
+        if not facts and context.gate_category is not None:
+            # The gate judged the message worth remembering and no shape matched: keep it as one generic fact.
+            from memory_core.backends.local_extractor_fallback import generic_fact
+
+            fact = generic_fact(read, context)
+            if fact is not None:
+                facts[(fact.subject, fact.attribute)] = fact
         return list(facts.values()), Usage(purpose="extract", model=MODEL)
 
     def _sentence_facts(self, s: _Sentence, context: ExtractionContext, mentions: list[_Mention],
@@ -1016,12 +1039,9 @@ class LocalExtractor:
         if prefix and prefix.end():
             s = _Sentence.of(s.text[prefix.end():])
             mentions = _find_mentions(s, context.contacts)
-        if not s.low or _is_question(s):
+        if not statement(s):
             return
-        # "sí" (yes) folds to "si" (if): hide it before looking for hypotheticals.
-        if _HYPOTHETICAL.search(fold(re.sub(r"\b[sS][íÍ]\b", "~", s.text))) or _INJECTION.search(s.low):
-            return
-        order = bool(_ORDER_START.match(s.low)) and not _DURABLE.search(s.low)
+        order = is_order(s)
         found: list[_Found] = [f for rule in _RULES for f in rule(s)]
         if not found:
             found = list(_rule_event(s, context.today))

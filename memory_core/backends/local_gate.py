@@ -170,9 +170,11 @@ def _distribution(model: LogisticRegression, row: np.ndarray, labels: tuple[str,
     return {label: float(known.get(label, 0.0)) for label in labels}
 
 
-def _positive(model: LogisticRegression, x) -> float:
+def _positives(model: LogisticRegression, x) -> list[float]:
     classes = list(model.classes_)
-    return float(model.predict_proba(x)[0][classes.index(True)]) if True in classes else 0.0
+    if True not in classes:
+        return [0.0] * x.shape[0]
+    return [float(p) for p in model.predict_proba(x)[:, classes.index(True)]]
 
 
 def cache_key(train_path: Path) -> str:
@@ -235,18 +237,29 @@ class LocalGate:
 
     def decide(self, message: str, previous_assistant: str | None) -> tuple[GateDecision, Usage]:
         """Answer every gate question for one message, with probabilities."""
-        message = message[:MAX_MESSAGE_CHARS]
-        previous = previous_assistant[:MAX_PREVIOUS_CHARS] if previous_assistant else None
+        return self.decide_many([(message, previous_assistant)])[0]
+
+    def decide_many(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]:
+        """`decide` for (message, previous assistant turn) pairs, in order: one feature and one predict
+        pass for the whole batch (the sentence encoder and the classifiers cost far less per row)."""
+        if not messages:
+            return []
+        texts = [m[:MAX_MESSAGE_CHARS] for m, _ in messages]
+        previous = [p[:MAX_PREVIOUS_CHARS] if p else None for _, p in messages]
         m = self.models()
-        x = m.features([message], [previous])
-        decision = GateDecision(
-            remember=_positive(m.remember, x),
-            category=_distribution(m.category, m.category.predict_proba(x)[0], GATE_CATEGORIES),
-            scope=_distribution(m.scope, m.scope.predict_proba(x)[0], GATE_SCOPES),
-            corrects=_positive(m.flags["corrects"], x),
-            insult=_positive(m.flags["insult"], x),
-            special=_positive(m.flags["special"], x),
-            bank_account=_positive(m.flags["bank_account"], x),
-        )
-        tokens = (len(message) + len(previous or "")) // 4
-        return decision, Usage(purpose="gate", model=MODEL_NAME, input_tokens=tokens)
+        x = m.features(texts, previous)
+        category, scope = m.category.predict_proba(x), m.scope.predict_proba(x)
+        flags = {name: _positives(m.flags[name], x) for name in FLAG_QUESTIONS}
+        remember = _positives(m.remember, x)
+        out = []
+        for i, (text, prev) in enumerate(zip(texts, previous)):
+            decision = GateDecision(
+                remember=remember[i],
+                category=_distribution(m.category, category[i], GATE_CATEGORIES),
+                scope=_distribution(m.scope, scope[i], GATE_SCOPES),
+                corrects=flags["corrects"][i], insult=flags["insult"][i], special=flags["special"][i],
+                bank_account=flags["bank_account"][i],
+            )
+            tokens = (len(text) + len(prev or "")) // 4
+            out.append((decision, Usage(purpose="gate", model=MODEL_NAME, input_tokens=tokens)))
+        return out

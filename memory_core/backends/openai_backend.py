@@ -468,6 +468,10 @@ class OpenAIBackend:
 
         return self._run("gate", self.gate_model, request, parse_gate_response)
 
+    def decide_many(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]:
+        """`decide` per (message, previous turn) pair: the chat API answers one prompt per call."""
+        return [self.decide(m, p) for m, p in messages]
+
     # -- extract ----------------------------------------------------------------------------------
     def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]:
         messages = [

@@ -1,0 +1,305 @@
+"""The local extractor's generic fact: what a message the gate passed says, when no rule read its shape.
+
+Package-private helper of local_extractor. The gate already judged the message durable; this keeps its
+first stated clause as one atomic fact: the subject resolved as the rules do, the gate's category, an
+attribute named after the clause's topic (stable for the same topic, reusing a stored name), the clause
+as the value (fenced-safe and capped) and a plain third-person sentence. Questions, hypotheticals, orders
+and injections still yield nothing.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from memory_core.backends.base import ExtractionContext, Fact
+from memory_core.backends.local_extractor import (
+    _REMEMBER_PREFIX, _Mention, _Sentence, _clean_value, _contact_subject, _name_runs,
+    find_date, fold, is_order, normalise_name, reuse_attribute, statement,
+)
+from memory_core.policy import find_bank_account
+from memory_core.vocabulary import GATE_CATEGORIES
+
+VALUE_MAX_CHARS = 200
+SHORT_ANSWER_WORDS = 6
+CONFIDENCE = 0.6
+
+# Lead-ins that frame a statement without being part of it: requests to remember and corrections.
+_LEAD_IN = re.compile(
+    r"^(?:(?:oye|vale|ok|bueno|pues|hola|ah|eh|mira|perdona|perdon|sorry|actually|oh)\s*,?\s+)*(?:"
+    r"que no se (?:me|te) olvide|no (?:te )?olvides(?: que| de que)?|guardate(?: esto)?|acuerdate(?: de)?|"
+    r"apuntate|recuerda(?:lo)?|apunta|anota|ten en cuenta|toma nota(?: de)?|importante|ojo|dato|nota|"
+    r"note(?: down)?(?: for next time)?|"
+    r"para la proxima(?: vez)?|para que conste|error(?: mio)?|correccion|me equivoque|me he equivocado|"
+    r"lo de antes (?:estaba mal|no era asi)|no es asi|no,? no|cambio de planes|rectifico|"
+    r"(?:please )?(?:remember|note|make a note|keep in mind|bear in mind)|fyi|for the record|just so you know|"
+    r"correction|scratch that|my mistake|change of plans?|update|heads up)"
+    r"(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*")
+
+# Function words and fillers: never a topic word.
+_STOP = set("""
+a al algo alli ahi ahora aqui asi aun aunque bien cada casi como con contra cual cuando de del desde donde
+dos el ella ellas ellos en entre era es esa ese eso esta estan estar este esto estos estas fue ha hace hacen
+han hasta hay la las le les lo los mas me mejor mi mis mucho muy nada ni no nos nuestra nuestro nuestras
+nuestros o otra otro para pero poco por porque que quien se sea ser si sin sobre solo son su sus tal tambien
+tan tanto te tiene tienen tengo tenemos todo todos toda todas tu un una unas uno unos usted vez ya yo siempre
+nunca jamas cosa cosas veces suele suelen sea estoy estamos soy somos he hemos va van voy vamos da dan
+the and or but of to in on at for with from by is are was were be been being it its this that these those
+i me my we our us you your he she they them their his her has have had do does did not no never always
+also just only very really about into than then there here when what which who will would can an as so
+""".split())
+_FIRST_SINGULAR = re.compile(r"\b(?:yo|me|mi|mis|conmigo|i|i'm|i've|i'd|my|myself|mine)\b")
+_FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|we|we're|we've|our|ours|us)\b|\b\w{3,}(?:amos|emos|imos)\b")
+# A capitalised first word that starts a sentence without naming anyone ("Cerramos", "Hemos", "Mañana").
+_COMMON_START = re.compile(r"^(?:\w+(?:amos|emos|imos|ando|iendo|ado|ido)|hemos|he|ha|han|hay|tengo|tenemos|manana|"
+                           r"hoy|ayer|siempre|nunca|cuando|todos?|todas?|cada|solo|mejor|antes|despues|este|esta|"
+                           r"estos|estas|ese|esa|mis?|tus?|sus?|my|his|her|their|its|this|that|these|those|"
+                           r"every|each|next|last|please|never|always|only|dont|don't|text|email|call|fridays?|"
+                           r"mondays?|tuesdays?|wednesdays?|thursdays?|saturdays?|sundays?|lunes|martes|"
+                           r"miercoles|jueves|viernes|sabados?|domingos?|los|las|el|la|un|una|unos|unas|"
+                           r"lo|le|les|se|no|si|sí|en|de|con|por|para|a|al|del|it's|its|it|there|the|an?|quien|"
+                           r"que|como|cual|cuando|donde|cuantos?|cuantas?|how|what|who|which|would|do|does|"
+                           r"anoto|apuntado|vale|ok|perfecto|entendido|got|noted)$")
+
+# Topic families, first match wins: (attribute for the person or the business, attribute for a contact).
+_TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, other) for p, own, other in (
+    (r"\b(?:descuentos?|discounts?|rappel)\b|\d\s*(?:%|por ciento|percent)", "descuento", "descuento"),
+    (r"\b(?:formal\w*|informal\w*|tono|trat\w*|confianza|tute\w*|usted|apellido|surname|addressed|"
+     r"senora|senor)\b", "tono", "tono"),
+    (r"\b(?:avis\w*|recordatorios?|reminders?|remind\w*|alert\w*|notific\w*|let me know)\b", "avisos", "avisos"),
+    (r"\b(?:contado|transferencias?|tarjetas?|domicilia\w*|efectivo|bizum|pagare|cheques?|cash|card|"
+     r"direct debit|paypal)\b", "forma_pago", "forma_pago"),
+    (r"\b(?:cuotas?|tarifas?|precios?|fees?|prices?|rates?|tarifa|presupuesto de|coste|cuesta|cobra\w* \d+(?: euros|€)?"
+     r"|\d+\s*(?:euros|eur|€)|€\s*\d+)\b", "precios", "precios"),
+    (r"\b(?:venc\w*|paga\w*|pague\w*|pagos?|abona\w*|pays?|paid|paying|settles?|payments?|dinero|money|cobr\w*|deb\w+|"
+     r"owes?|moros\w*|pagador\w*)\b", "plazo_pago", "plazo_pago"),
+    (r"\b(?:whats ?app|wasap|e-?mails?|correos?|mails?|llamad\w*|llamar\w*|llamen|llames|calls?|text(?:s|ing)?|sms|audios?|telefono|"
+     r"phone|mensajes?|messages?|escrib\w*|write)\b", "canal_preferido", "canal_preferido"),
+        (r"\b(?:emojis?|respuestas?|answers?|cort[oa]s?|short|tablas?|tables?|resumen|resumenes|claras?|clear|"
+     r"repit\w*|repeat\w*|listas?|bullets?|detalle|detail|brief|largo|long|totales?|redonde\w*|round\w*|"
+     r"formato de fecha|date format)\b", "estilo_respuesta", "estilo_respuesta"),
+    (r"\b(?:factur\w*|invoic\w*|albaran\w*|proformas?|presupuestos?|quotes?|concepto|pedidos?|orders?|"
+     r"expediente|parte de horas)\b", "facturacion", "facturacion"),
+    (r"\b(?:horarios?|hours|abre\w*|abrimos|cierr\w*|cerr\w*|closes?|closed|vacaciones|holidays?|agosto|august|"
+     r"navidad\w*|christmas|verano|summer|puente|festivos?|lunes|martes|miercoles|jueves|viernes|sabados?|"
+     r"domingos?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|no trabaja\w*)\b",
+     "horario", "horario"),
+    (r"\b(?:entreg\w*|reparto|repart\w*|deliver\w*|sirve|envios?|shipping|almacen\w*|warehouse|portes)\b",
+     "entregas", "entregas"),
+    (r"\b(?:hij[oa]s?|mujer|marido|espos[oa]|pareja|casad[oa]|novi[oa]|wife|husband|married|kids|children|"
+     r"son|daughter|niñ[oa]s?|nin[oa]s?|padre|madre|father|mother|hermanos?|hermanas?)\b", "familia", "familia"),
+    (r"\b(?:perros?|gatos?|dogs?|cats?|mascotas?|pets?)\b", "mascota", "mascota"),
+    (r"\b(?:aficion\w*|hobbies|hobby|deportes?|futbol|ciclismo|running|golf|tenis|padel|football|cycling)\b",
+     "aficiones", "aficiones"),
+    (r"\b(?:empleados|trabajadores|plantilla|employees|staff|socios|personas en la empresa)\b|^(?:somos|we are)\s+"
+     r"(?:\d+|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|two|three|four|five|six|seven|eight|nine|ten)\b",
+     "plantilla", "plantilla"),
+    (r"www\.|\b(?:web|website|pagina|instagram|redes)\b", "web", "web"),
+    (r"\b(?:seguros?|insurance|mutua|poliza)\b", "seguros", "seguros"),
+    (r"\b(?:iva|vat|irpf|recargo|exent\w*|exempt|epigrafe|iae|hacienda|tax|modelo \d+)\b", "fiscal", "fiscal"),
+    (r"\b(?:fund\w*|founded|set up|constitu\w*|established)\b", "fundacion", "fundacion"),
+    (r"\b(?:euros|dolares|dollars|pounds|libras|moneda|currency|divisas?)\b", "moneda", "moneda"),
+    (r"\b(?:garantias?|warranty|guarantee)\b", "garantia", "garantia"),
+    (r"\b(?:software|programa|erp|tpv|sage|holded|contasol|a3|app|aplicacion|excel)\b", "herramientas",
+     "herramientas"),
+    (r"\b(?:gerente|administrador\w*|dueno|duena|propietari\w*|responsable|encargad[oa]|firma|lleva|gestiona|"
+     r"asesor\w*|comercial|manager|owner|assistant|asistente|director\w*|jefe|jefa|contact\w*|secretari\w*)\b",
+     "cargo", "persona_contacto"),
+    (r"\b(?:vivo|vive|viven|vivimos|live|lives|soy de|es de|from|sede|oficina|office|based|ubicad\w*|provincia|"
+     r"zona|trabajamos en|we work in)\b", "ubicacion", "ubicacion"),
+    (r"\b(?:clientes?|customers?|clients?|proveedor\w*|suppliers?)\b", "relacion", "relacion"),
+    (r"^(?:soy|i'?m|i am)\b", "perfil", "perfil"),
+))
+
+# First person to third: verbs of the person (singular) and of the business (plural), and pronouns.
+_ES_SINGULAR = {"soy": "es", "estoy": "está", "tengo": "tiene", "vivo": "vive", "prefiero": "prefiere",
+                "quiero": "quiere", "trabajo": "trabaja", "llevo": "lleva", "hago": "hace", "voy": "va",
+                "puedo": "puede", "suelo": "suele", "uso": "usa", "necesito": "necesita", "odio": "odia",
+                "facturo": "factura", "cobro": "cobra", "pago": "paga", "juego": "juega", "firmo": "firma",
+                "miro": "mira", "leo": "lee", "conduzco": "conduce", "he": "ha", "salgo": "sale",
+                "empiezo": "empieza", "entro": "entra", "cierro": "cierra", "abro": "abre", "me llamo": "se llama"}
+_ES_PLURAL = {"somos": "es", "estamos": "está", "tenemos": "tiene", "hemos": "ha", "vamos": "va",
+              "podemos": "puede", "solemos": "suele", "queremos": "quiere", "preferimos": "prefiere",
+              "cerramos": "cierra", "hacemos": "hace", "damos": "da", "vendemos": "vende", "ofrecemos": "ofrece",
+              "enviamos": "envía", "pedimos": "pide", "servimos": "sirve", "seguimos": "sigue"}
+_ES_PRONOUNS = {"mi": "su", "mis": "sus", "me": "le", "conmigo": "con la persona", "nuestro": "su",
+                "nuestra": "su", "nuestros": "sus", "nuestras": "sus", "nos": "le", "yo": "", "nosotros": "",
+                "nosotras": ""}
+_EN_START = {"i'm": "is", "i am": "is", "i've": "has", "i have": "has", "we're": "is", "we are": "is",
+             "we've": "has", "we have": "has", "i'd rather": "would rather", "we'd rather": "would rather"}
+_EN_PRONOUNS = {"my": "their", "me": "them", "myself": "themselves", "our": "its", "us": "it", "i": "they",
+                "we": "they"}
+_ENGLISH = re.compile(r"\b(?:the|is|are|i|i'm|we|we're|my|our|and|with|to|of|always|never|don't|please|on|in|from|"
+                      r"give|for|an|it|be|not|let|know|whenever|at|by|only|than|rather|just|they|their)\b")
+_SPANISH = re.compile(r"\b(?:el|la|los|las|que|de|del|y|en|es|un|una|por|para|con|mi|me|no|se|lo|al|mas|pero)\b")
+
+
+def _safe(text: str) -> str:
+    """Fence-safe and capped: no control, format or separator characters, no angle-bracket runs."""
+    clean = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") else ch for ch in text)
+    clean = re.sub(r"\s+", " ", clean.replace("<", "‹").replace(">", "›")).strip()
+    if len(clean) > VALUE_MAX_CHARS:
+        clean = clean[: VALUE_MAX_CHARS - 1].rstrip() + "…"
+    return clean
+
+
+def _strip_lead(s: _Sentence) -> _Sentence:
+    for regex in (_REMEMBER_PREFIX, _LEAD_IN):
+        m = regex.match(s.low)
+        if m and m.end() and m.end() < len(s.low):
+            s = _Sentence.of(s.text[m.end():])
+    return s
+
+
+def _content_words(low: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z][a-z']+", low) if len(w) >= 3 and w not in _STOP]
+
+
+def _names(s: _Sentence) -> list[str]:
+    """Capitalised runs that look like a name: a lone capitalised first word must not be a common starter."""
+    out = []
+    for text, start, _end in _name_runs(s, 0, len(s.text)):
+        text = re.sub(r"'s$", "", text)
+        if start == 0 and " " not in text and _COMMON_START.match(fold(text)):
+            continue
+        if fold(text) in _STOP:
+            continue
+        out.append(text)
+    return out
+
+
+def _subject(s: _Sentence, mentions: list[_Mention], recent: list[_Mention], category: str,
+             scope: str | None, previous: _Sentence | None = None) -> tuple[str, str, str] | None:
+    """(subject key, label, memory category) as the rules resolve them, or None."""
+    if mentions and category not in ("person", "event"):
+        best = min(mentions, key=lambda m: m.start)
+        subject = _contact_subject(best.contact, best.confidence)
+        return subject.key, subject.label, subject.category
+    if category in ("customer", "supplier"):
+        names = _names(s)
+        if names and normalise_name(names[0]):
+            return f"name:{normalise_name(names[0])}", names[0], category
+        if previous is not None and _names(previous) and normalise_name(_names(previous)[0]):
+            name = _names(previous)[0]  # a short answer: the contact the question was about
+            return f"name:{normalise_name(name)}", name, category
+        distinct = {m.contact.id: m.contact for m in recent}
+        if len(distinct) == 1:
+            subject = _contact_subject(next(iter(distinct.values())), 0.7)
+            return subject.key, subject.label, subject.category
+        return "org", "", category
+    if category == "company":
+        return "org", "", "company"
+    if category in ("person", "preference", "event"):
+        return "self", "", category
+    # The gate passed it with no category: who the sentence speaks for decides.
+    if _FIRST_SINGULAR.search(s.low):
+        return "self", "", "preference"
+    if _FIRST_PLURAL.search(s.low):
+        return "org", "", "company"
+    names = _names(s)
+    if names and normalise_name(names[0]):
+        return f"name:{normalise_name(names[0])}", names[0], "customer"
+    return ("org", "", "company") if scope == "shared" else ("self", "", "preference")
+
+
+def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "") -> str:
+    """A name stable for the topic: a known topic family, else nota_<main content word>; a stored name wins.
+    hint is the question a short answer replies to: its topic counts when the answer has none."""
+    body = low.replace(fold(label), " ") if label else low
+    contact = subject.startswith(("contact:", "name:"))
+    for text in (body, hint.replace(fold(label), " ") if label else hint):
+        for regex, own, other in _TOPICS:
+            if text and regex.search(text):
+                return reuse_attribute(other if contact else own, stored)
+    words = _content_words(body)
+    if not words:
+        return "nota"
+    for name in stored:
+        parts = set(name.split("_"))
+        if any(w in parts for w in words):
+            return name
+    return "nota_" + re.sub(r"[^a-z0-9]+", "_", words[0]).strip("_")
+
+
+def _third_person(clause: str, subject: str) -> str:
+    """A plain third-person sentence from a first-person clause (best effort, word for word)."""
+    low = fold(clause)
+    english = len(_ENGLISH.findall(low)) > len(_SPANISH.findall(low))
+    if subject not in ("self", "org"):
+        return clause
+    who = ("The person" if subject == "self" else "The business") if english else \
+        ("La persona" if subject == "self" else "La empresa")
+    words = clause.split()
+    if english:
+        for start, verb in _EN_START.items():
+            if low.startswith(start + " "):
+                rest = clause[len(start) + 1:]
+                return f"{who} {verb} {_swap(rest, _EN_PRONOUNS)}"
+        m = re.match(r"(?:i|we)\s+(\w+)\s+(.*)$", low)
+        if m and m.group(1) not in ("don't", "do", "can't", "won't"):
+            verb = m.group(1)
+            verb = verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "o")) else "s")
+            return f"{who} {verb} {_swap(clause[m.start(2):], _EN_PRONOUNS)}"
+        return f"{who}: {_swap(clause, _EN_PRONOUNS)}"
+    table = _ES_SINGULAR if subject == "self" else {**_ES_SINGULAR, **_ES_PLURAL}
+    skip = 1 if words and fold(words[0]) in ("yo", "nosotros", "nosotras") else 0
+    rest_words = words[skip:]
+    negation = ""
+    if rest_words and fold(rest_words[0]) in ("no", "ya", "nunca", "tambien", "siempre"):
+        negation, rest_words = rest_words[0].lower() + " ", rest_words[1:]
+    if rest_words:
+        first = fold(rest_words[0])
+        two = fold(" ".join(rest_words[:2]))
+        if two in table:
+            return f"{who} {negation}{table[two]} {_swap(' '.join(rest_words[2:]), _ES_PRONOUNS)}".rstrip()
+        verb = table.get(first)
+        if verb is None and subject == "org" and re.fullmatch(r"\w{2,}(?:amos|emos|imos)", first):
+            verb = re.sub(r"(?:amos)$", "a", re.sub(r"(?:emos|imos)$", "e", rest_words[0].lower()))
+        if verb is not None:
+            return f"{who} {negation}{verb} {_swap(' '.join(rest_words[1:]), _ES_PRONOUNS)}".rstrip()
+    return f"{who}: {_swap(clause, _ES_PRONOUNS)}"
+
+
+def _swap(text: str, table: dict[str, str]) -> str:
+    out = re.sub(r"\b(\w+)\b", lambda m: table.get(m.group(1).lower(), m.group(1)), text)
+    return re.sub(r"\s+", " ", out).strip()
+
+
+def generic_fact(read: list[tuple[_Sentence, list[_Mention], list[_Mention]]],
+                 context: ExtractionContext) -> Fact | None:
+    """One generic fact from the first sentence that states something, or None."""
+    if find_bank_account(context.message or ""):
+        return None  # a bank account is the bank rule's and the policy's business, never a generic note
+    category = context.gate_category or "nothing"
+    if category not in GATE_CATEGORIES:
+        return None
+    for s, mentions, recent in read:
+        s = _strip_lead(s)
+        if not statement(s) or is_order(s) or not _content_words(s.low):
+            continue
+        value = _safe(_clean_value(s.text))
+        if len(value) < 2:
+            continue
+        # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
+        previous = _Sentence.of(context.previous_assistant) if context.previous_assistant and \
+            len(s.low.split()) <= SHORT_ANSWER_WORDS else None
+        resolved = _subject(s, mentions, recent, category, context.gate_scope, previous)
+        if resolved is None:
+            continue
+        key, label, memory_category = resolved
+        stored = tuple(context.known_attributes.get(key, ()))
+        event_date = None
+        if memory_category == "event":
+            found = find_date(s.low, context.today)
+            event_date = found[0] if found and found[0] >= context.today else None
+        attribute = "evento" if memory_category == "event" else \
+            _attribute(s.low, key, stored, label, previous.low if previous else "")
+        if memory_category == "event":
+            body = f"El {event_date:%d/%m/%Y}: {value}" if event_date else f"Evento: {value}"
+        else:
+            body = _third_person(value, key)
+        if label and fold(label) not in fold(body):
+            body = f"{label}: {body}"
+        sentence = _safe(body[:1].upper() + body[1:]).rstrip(".") + "."
+        return Fact(subject=key, attribute=attribute, value=value, sentence=sentence, category=memory_category,
+                    event_date=event_date, confidence=CONFIDENCE)
+    return None
