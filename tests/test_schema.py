@@ -60,3 +60,17 @@ def test_full_text_uses_spanish_stemming_without_accents(factory, system_session
         "select count(*) from memories where search_tsv @@ plainto_tsquery('public.spanish_unaccent', 'garcia pagaba dias')"
     )).scalar_one()
     assert hit == 1
+
+
+def test_full_text_search_uses_its_index_under_row_level_security(factory, database):
+    from memory_core.db import Scope
+
+    org = factory.org()
+    user = factory.member(org)
+    scope = Scope(mode="principal", org_id=org.id, user_id=user.id, read_areas=("general",))
+    with database.unit_of_work(scope) as uow:
+        uow.session.execute(text("set local enable_seqscan = off"))  # a tiny table would scan anyway
+        plan = "\n".join(uow.session.execute(text(
+            "explain select id from memories where search_tsv @@ plainto_tsquery('public.spanish_unaccent', 'garcia')"
+        )).scalars())
+    assert "ix_memories_tsv" in plan, plan
