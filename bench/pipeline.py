@@ -1,13 +1,17 @@
 """Worker throughput and ingest latency of the learning pipeline (local backend), printed.
 
-    python bench/pipeline.py [--messages 600] [--workers 1] [--profile]
+    python bench/pipeline.py [--messages 600] [--workers 1] [--conversations 20] [--batch 32] [--profile]
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR). It
 creates a scratch org with 40 contacts, ingests a realistic mix (about a third carry a fact; the rest
 are questions, orders and small talk), drains the outbox with the real worker code, then removes the
 scratch org. Figures: ingest latency p50/p95 (one message + its outbox row, committed), worker
-throughput in messages/s through embedding, gate, policy, extraction and write, and the per-stage
-split.
+throughput in messages/s through embedding, gate, policy, extraction and write.
+
+Workers run `jobs.outbox.drain_batch` (what the RQ job runs) in processes forked after the models
+are loaded, as the RQ worker forks its work horses; `--batch 1` is the message-by-message path.
+Messages of one conversation are learnt in order, so a claim holds one message per conversation:
+`--conversations` bounds the batch (and what a second worker finds to do).
 """
 from __future__ import annotations
 
@@ -27,12 +31,12 @@ os.environ.setdefault("MEMORIA_BACKEND", "local")
 
 from sqlalchemy import delete, func, select  # noqa: E402
 
-from jobs.outbox import drain_once  # noqa: E402
+from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
 from memory_core.db import SYSTEM, get_database  # noqa: E402
 from memory_core.ingest import ingest_message  # noqa: E402
 from memory_core.migrate import migrate  # noqa: E402
-from memory_core.models import Contact, Membership, Memory, Organization, Outbox, User  # noqa: E402
+from memory_core.models import Contact, Membership, Memory, Message, Organization, Outbox, User  # noqa: E402
 
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
             "Gil", "Serrano", "Blanco", "Molina", "Morales", "Ortega", "Delgado", "Castro", "Ortiz", "Rubio",
@@ -73,13 +77,58 @@ def teardown(db, org_id, user_id) -> None:
         uow.commit()
 
 
-def _drain_worker(org_id: str, results) -> None:
-    """One worker process: drain until nothing of this org is left."""
-    db, backend = get_database(), get_backend()
+def drain(db, backend, batch: int) -> int:
+    """Drain until the outbox is empty; messages processed by this process (a failure retried later
+    counts twice: two workers writing the same contact's fact at once make one of them retry)."""
     done = 0
-    while drain_once(db, backend) is not None:
-        done += 1
-    results.put(done)
+    while True:
+        counts = drain_batch(db, backend, limit=batch)
+        if counts is None:
+            # Every waiting conversation may be held by another worker: wait for it, not for nothing.
+            if not pending_count(db):
+                return done
+            time.sleep(0.005)
+            continue
+        done += counts["done"] + counts["failed"]
+
+
+def _drain_worker(batch: int, results) -> None:
+    results.put(drain(get_database(), get_backend(), batch))
+
+
+def drain_with_rq(db, workers: int) -> tuple[int, float]:
+    """Start `workers` real RQ worker processes, wait until their models are loaded, queue one drain job
+    per worker: messages drained and seconds from the enqueue to an empty outbox."""
+    import subprocess
+
+    from rq import Worker
+
+    from jobs.outbox import drain_outbox
+    from memory_core.queue import get_queue
+
+    queue = get_queue()
+    before = pending_count(db)
+    procs = [subprocess.Popen([sys.executable, "-m", "app", "worker"], cwd=Path(__file__).resolve().parents[1],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(workers)]
+    try:
+        # A worker registers once `run_worker` has preloaded the backend and RQ started listening.
+        deadline = time.monotonic() + 300
+        while len(Worker.all(queue=queue)) < workers:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                sys.exit("the RQ workers did not start")
+            time.sleep(0.1)
+        started = time.perf_counter()
+        for _ in range(workers):
+            queue.enqueue(drain_outbox)
+        while pending_count(db):
+            time.sleep(0.02)
+        seconds = time.perf_counter() - started
+    finally:
+        for p in procs:
+            p.terminate()  # warm shutdown: a horse finishes its job
+        for p in procs:
+            p.wait(timeout=60)
+    return before, seconds
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -91,7 +140,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=600)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--conversations", type=int, default=20, help="the messages are spread over this many")
+    parser.add_argument("--batch", type=int, default=CLAIM_SIZE, help="rows claimed and gated together")
     parser.add_argument("--profile", action="store_true", help="print the 25 costliest functions (1 worker)")
+    parser.add_argument("--rq", action="store_true",
+                        help="drain through real RQ workers (`app worker`: models preloaded, a forked horse per job)")
     args = parser.parse_args()
     migrate()
     db, backend = get_database(), get_backend()
@@ -108,7 +161,7 @@ def main() -> None:
         for i in range(args.messages):
             t = time.perf_counter()
             with db.unit_of_work(SYSTEM) as uow:
-                ingest_message(uow.session, channel="web", conversation=f"bench-{org_id}-{i % 20}",
+                ingest_message(uow.session, channel="web", conversation=f"bench-{org_id}-{i % args.conversations}",
                                external_id=f"bench-{org_id}-{i}", org_id=org_id, user_id=user_id, phone=None,
                                role="user", text=message(i))
                 uow.commit()
@@ -117,32 +170,38 @@ def main() -> None:
               f"p95 {percentile(latencies, 95):.2f} ms, mean {statistics.mean(latencies):.2f} ms")
 
         t = time.perf_counter()
-        if args.workers == 1:
+        rq_seconds = None
+        if args.rq:
+            done, rq_seconds = drain_with_rq(db, args.workers)
+        elif args.workers == 1:
             profiler = cProfile.Profile() if args.profile else None
             if profiler:
                 profiler.enable()
-            done = 0
-            while drain_once(db, backend) is not None:
-                done += 1
+            done = drain(db, backend, args.batch)
             if profiler:
                 profiler.disable()
         else:
             ctx = mp.get_context("fork")
             results = ctx.Queue()
             db.dispose()  # no pooled connection crosses a fork
-            procs = [ctx.Process(target=_drain_worker, args=(str(org_id), results)) for _ in range(args.workers)]
+            procs = [ctx.Process(target=_drain_worker, args=(args.batch, results)) for _ in range(args.workers)]
             for p in procs:
                 p.start()
             for p in procs:
                 p.join()
             done = sum(results.get() for _ in procs)
-        seconds = time.perf_counter() - t
+        seconds = rq_seconds or time.perf_counter() - t
         with db.unit_of_work(SYSTEM) as uow:
             learnt = uow.session.scalar(select(func.count()).select_from(Memory).where(
                 (Memory.org_id == org_id) | (Memory.owner_user_id == user_id)))
-        print(f"worker ({args.workers} process{'es' if args.workers > 1 else ''}): {done} messages in {seconds:.2f} s "
+            retried = uow.session.scalar(select(func.count()).select_from(Outbox).join(
+                Message, Message.id == Outbox.message_id).where(Message.org_id == org_id, Outbox.attempts > 0))
+        print(f"{'RQ ' if args.rq else ''}worker ({args.workers} process{'es' if args.workers > 1 else ''}, "
+              f"batch {CLAIM_SIZE if args.rq else args.batch}, "
+              f"{args.conversations} conversations): {done} messages in {seconds:.2f} s "
               f"= {done / seconds:.1f} messages/s through embed, gate, policy, extraction and write "
-              f"({learnt} memories written or versioned)")
+              f"({learnt} memories written or versioned; {retried} messages failed once and were retried "
+              f"after their backoff)")
         if args.profile and args.workers == 1:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
     finally:

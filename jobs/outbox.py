@@ -91,11 +91,12 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
             return None
         batch = [(r.id, r.message_id) for r in rows]
         try:
-            prepared = prepare_messages(uow.session, [m for _, m in batch], backend, cache)
+            prepared = prepare_messages(uow.session, [m for _, m in batch], backend, cache, run_tag)
+            uow.commit()
         except Exception:  # noqa: BLE001 - each message is then computed on its own, where failures are kept
             log.warning("preparing an outbox batch failed; processing its messages one by one", exc_info=True)
+            uow.session.rollback()
             prepared = {}
-        uow.commit()
     counts = {"done": 0, "failed": 0, "skipped": 0}
     for i, (row_id, message_id) in enumerate(batch):
         with database.unit_of_work(SYSTEM) as uow:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from memory_core import audit
@@ -172,6 +172,11 @@ class _Writer:
 
     def _same_level_active(self, level: str) -> list[Memory]:
         owner_user, owner_phone = self._owner(level)
+        # Two workers learning about one subject at once take turns: without this, both see no
+        # active row and the second trips the one-active-row index instead of superseding.
+        org = self.org.id if self.org is not None and level != "personal" else ""
+        key = f"{org}:{level}:{owner_user or owner_phone or ''}:{self.fact.subject}"
+        self.s.execute(select(func.pg_advisory_xact_lock(func.hashtextextended(key, 0))))
         q = select(Memory).where(
             Memory.status == "active", Memory.level == level, Memory.subject == self.fact.subject,
             Memory.owner_user_id.is_(None) if owner_user is None else Memory.owner_user_id == owner_user,

@@ -16,7 +16,7 @@ import unicodedata
 import uuid
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
 from memory_core import audit
@@ -279,6 +279,7 @@ class BatchCache:
 class Prepared:
     """Model results computed for a batch before each message is written in its own transaction."""
     text: str  # the text they were computed for: a message edited since is computed again
+    message_id: uuid.UUID | None = None
     previous: str | None = None
     vector: list[float] | None = None
     embed_usage: Usage | None = None
@@ -293,11 +294,13 @@ def _share(usage: Usage, part: int, whole: int) -> Usage:
 
 
 def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: ModelBackend,
-                     cache: BatchCache) -> dict[uuid.UUID, Prepared]:
+                     cache: BatchCache, run_tag: str | None = None) -> dict[uuid.UUID, Prepared]:
     """Embed and gate a batch of messages with one model call each, applying the same rules as
-    `process_message` (a secret reaches no model). Writes nothing; a failed call leaves the work to
+    `process_message` (a secret reaches no model). Stores the message vectors (search index only,
+    learns nothing) with their ledger rows, in one statement each; a failed call leaves the work to
     `process_message`, message by message, where a failure stays with its own message."""
     messages = list(session.scalars(select(Message).where(Message.id.in_(message_ids))))
+    by_id = {m.id: m for m in messages}
     out: dict[uuid.UUID, Prepared] = {}
     to_embed: list[Prepared] = []
     to_gate: list[Prepared] = []
@@ -307,7 +310,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         exclusions = cache.exclusions(session, msg.org_id)
         if check_text(msg.text, exclusions).secret:
             continue
-        p = out[msg.id] = Prepared(text=msg.text)
+        p = out[msg.id] = Prepared(text=msg.text, message_id=msg.id)
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
         if msg.role == "user":
@@ -322,6 +325,8 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
                 p.vector, p.embed_usage = v, _share(usage, len(p.text), whole)
         except Exception as exc:  # noqa: BLE001 - retried per message, where a failure is recorded on its row
             log.warning("batch embedding failed (%s); embedding message by message", type(exc).__name__)
+        else:
+            _store_vectors(session, [by_id[p.message_id] for p in to_embed], to_embed, backend.embed_model, run_tag)
     decide_many = getattr(backend, "decide_many", None)
     if to_gate and decide_many is not None:
         try:
@@ -330,6 +335,21 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         except Exception as exc:  # noqa: BLE001 - as above
             log.warning("batch gate failed (%s); deciding message by message", type(exc).__name__)
     return out
+
+
+def _store_vectors(session: Session, messages: list[Message], prepared: list[Prepared], model: str,
+                   run_tag: str | None) -> None:
+    """Write the batch's message vectors, each only if its message still has the text it was computed
+    for (an edit meanwhile leaves it to `process_message`)."""
+    table = Message.__table__
+    session.connection().execute(
+        table.update().where(table.c.id == bindparam("b_id"), table.c.text == bindparam("b_text"),
+                             table.c.deleted_at.is_(None))
+        .values(embedding=bindparam("b_vector"), embed_model=model),
+        [{"b_id": p.message_id, "b_text": p.text, "b_vector": p.vector} for p in prepared])
+    for msg, p in zip(messages, prepared, strict=True):
+        record_usage(session, p.embed_usage, org_id=msg.org_id, message_id=msg.id, run_tag=run_tag)
+        p.vector = None  # stored: process_message finds it on the message
 
 
 # --------------------------------------------------------------------------- the unit of work
@@ -371,10 +391,13 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
         return Outcome("no_access", "The writer has no access to this org any more: nothing is learnt.")
     org = session.get(Organization, msg.org_id) if msg.org_id else None
     channel = msg.channel
-    previous = previous_assistant_turn(session, msg)
-    if previous and check_text(previous, exclusions).secret:
-        previous = None  # context is not worth sending a secret to a model
-    decided = prepared.decision if prepared is not None and prepared.previous == previous else None
+    if prepared is not None and prepared.decision is not None:
+        # Read (and cleared of secrets) when the batch was prepared, a moment ago.
+        previous, decided = prepared.previous, prepared.decision
+    else:
+        previous, decided = previous_assistant_turn(session, msg), None
+        if previous and check_text(previous, exclusions).secret:
+            previous = None  # context is not worth sending a secret to a model
     out = learn(session, access, org, msg.text, backend, ledger=ledger, previous=previous,
                 source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,
                 verdict=verdict, decided=decided,

@@ -50,6 +50,8 @@ Embed = Callable[[list[str]], list[list[float]]]
 # vector is read out of TOAST), so 3,000 rows stay under ~15 ms.
 EXACT_SCAN_MAX = 3_000
 HNSW_EF_SEARCH = 200
+# Rows the HNSW walk collects before the exact re-sort keeps the best k.
+HNSW_MIN_CANDIDATES = 100
 HNSW_MAX_SCAN_TUPLES = 200_000
 # Reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over each retriever's top PER_RETRIEVER.
 # k = 10 rather than the customary 60 lets a retriever's top ranks count (with 60, a row ranked 15th by
@@ -385,8 +387,10 @@ def _vector_stmt(access: Access, src: _Source, kinds, vector: list[float], k: in
         # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
         d = dist + 0.0
         return select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x")).where(*where).order_by(d).limit(k)
-    # relaxed_order may hand rows back slightly out of order: the union above re-sorts them exactly.
-    return select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x")).where(*where).order_by(dist).limit(k)
+    # relaxed_order hands rows back roughly in order and a walk that stops at k may miss a closer row
+    # found later: take more, and the union above re-sorts them exactly and keeps k.
+    return (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x")).where(*where)
+            .order_by(dist).limit(max(k * 4, HNSW_MIN_CANDIDATES)))
 
 
 def _candidate_counts(access: Access, sources: list[_Source], kinds, embed_model: str | None) -> list:

@@ -229,3 +229,17 @@ def test_any_text_gives_well_formed_facts_quickly(text):
         assert f.category in MEMORY_CATEGORIES and f.category != "sheet"
         assert (f.category == "event") == (f.event_date is not None)
     assert len({(f.subject, f.attribute) for f in found}) == len(found)
+
+
+def test_payment_terms_phrased_as_a_floor_a_delay_a_bare_number_or_month_end():
+    assert triples("Acme no nos paga hasta los 60 días") == {("contact:c2", "plazo_pago", "60 días")}
+    assert triples("Acme tarda unos dos meses en pagar") == {("contact:c2", "plazo_pago", "60 días")}
+    assert triples("Recuerda que Acme paga a 45") == {("contact:c2", "plazo_pago", "45 días")}
+    assert triples("Acme paga a fin de mes") == {("contact:c2", "plazo_pago", "fin de mes")}
+    assert triples("Acme paga a 3 plazos") == set()  # a small number is not a term in days
+
+
+def test_a_contact_person_named_by_role():
+    assert triples("Nuestro comercial en Hierros del Norte es Andrés Gil") == {
+        ("contact:c3", "persona_contacto", "Andrés Gil")}
+    assert triples("Acme tiene nueva gerente, Pilar Ruiz") == {("contact:c2", "persona_contacto", "Pilar Ruiz")}

@@ -166,7 +166,8 @@ def _sentences(text: str) -> Iterator[str]:
 _REMEMBER_PREFIX = re.compile(
     r"^(?:(?:oye|vale|ok|bueno|pues|por cierto|hola)\s*,?\s*)*(?:(?:por favor|porfa)\s*,?\s*)?"
     r"(?:recuerda(?:lo)?|acuerdate(?: de)?|apunta(?:te)?|anota|guarda(?:te)?|ten en cuenta|toma nota(?: de)?|"
-    r"para que lo sepas|que sepas|quiero que recuerdes|no (?:te )?olvides(?: de)?|que no se (?:me|te) olvide|"
+    r"para que lo sepas|que sepas|(?:para )?que conste|quiero que recuerdes|no (?:te )?olvides(?: de)?|"
+    r"que no se (?:me|te) olvide|"
     r"(?:please )?remember|note(?: down)?|make a note|keep in mind|bear in mind|fyi|for the record|just so you know)"
     r"(?:\s+(?:que|that|esto|this))?\s*[:,]?\s*")
 _QUESTION_START = re.compile(
@@ -479,8 +480,26 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\bpays?\s+(?:us\s+|its invoices\s+|their invoices\s+)?(?:now\s+)?(?:at|in|within|on|after)\s+{_NUM}\s*days",
     rf"\bpayment terms?\b.{{0,30}}?\b(?:are|is|of)\s+(?:now\s+)?(?:net\s+)?{_NUM}(?:\s*days)?",
     rf"\b(?:we\s+)?give\s+(?:them|him|her)\s+{_NUM}\s*days",
+    rf"\b(?:cobra|cobran)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
     rf"\b(?:pays?|terms?(?:\s+are|\s+is)?)\s+net\s*{_NUM}\b",
 )]
+# "paga a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a floor, not a
+# negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
+_BARE_TERMS = re.compile(rf"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?a\s+(?:los\s+)?"
+                         rf"(?P<n>\d{{1,3}})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
+_FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
+                          rf"(?:\w+\s+){{0,3}}?(?:hasta|antes de|before|until)\s+(?:los\s+|the\s+)?"
+                          rf"{_NUM}\s*(?:dias|days)")
+_UNITS = {"dias": 1, "days": 1, "semana": 7, "semanas": 7, "week": 7, "weeks": 7, "mes": 30, "meses": 30,
+          "month": 30, "months": 30}
+_COUNT_WORDS = {"un": 1, "una": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3, "cuatro": 4,
+                "four": 4, "seis": 6, "six": 6}
+_DELAY_TERMS = re.compile(r"\b(?:tarda|tardan|suele tardar|suelen tardar|takes?)\s+(?:como\s+|unos\s+|unas\s+|about\s+|"
+                          r"around\s+)?(?P<n>\d{1,3}|un|una|dos|tres|cuatro|seis|one|two|three|four|six|a)\s+"
+                          r"(?P<u>dias|semanas|semana|meses|mes|days|weeks|week|months|month)\s+"
+                          r"(?:en pagar|(?:to|in) pay)")
+_MONTH_END = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?:a|al|at the|at)\s+"
+                        r"(?:fin de mes|final de mes|end of (?:the )?month)\b")
 _CASH = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?P<v>al contado|por adelantado|por anticipado|a la entrega|upfront|in advance|cash on delivery|on delivery)")
 _CASH_VALUES = {"upfront": "por adelantado", "in advance": "por adelantado", "por anticipado": "por adelantado",
                 "cash on delivery": "a la entrega", "on delivery": "a la entrega"}
@@ -493,6 +512,24 @@ def _rule_payment_terms(s: _Sentence) -> Iterator[_Found]:
             if value and not s.negated(m.start()):
                 yield _Found("plazo_pago", value, "contact", m.start())
                 return
+    m = _BARE_TERMS.search(s.low)
+    if m and not s.negated(m.start()) and 7 <= int(m.group("n")) <= 180:
+        yield _Found("plazo_pago", f"{int(m.group('n'))} días", "contact", m.start())
+        return
+    m = _FLOOR_TERMS.search(s.low)
+    if m and _days(m.group("n")):
+        yield _Found("plazo_pago", _days(m.group("n")), "contact", m.start())
+        return
+    m = _DELAY_TERMS.search(s.low)
+    if m and not s.negated(m.start()):
+        n = _COUNT_WORDS.get(m.group("n")) or int(m.group("n"))
+        if 1 <= n * _UNITS[m.group("u")] <= 365:
+            yield _Found("plazo_pago", f"{n * _UNITS[m.group('u')]} días", "contact", m.start())
+            return
+    m = _MONTH_END.search(s.low)
+    if m and not s.negated(m.start()):
+        yield _Found("plazo_pago", "fin de mes", "contact", m.start())
+        return
     m = _CASH.search(s.low)
     if m and not s.negated(m.start()):
         yield _Found("plazo_pago", _CASH_VALUES.get(m.group("v"), m.group("v")), "contact", m.start())
@@ -504,6 +541,8 @@ def _rule_payment_method(s: _Sentence) -> Iterator[_Found]:
         yield _Found("forma_pago", _PAY_METHODS[m.group("v")], "contact", m.start())
 
 
+_ROLES = (r"comercial|gerente|administrador|administradora|encargado|encargada|jefe|jefa|director|directora|"
+          r"responsable|rep|sales rep|manager|account manager|contable|accountant")
 _CONTACT_PERSON = [re.compile(p) for p in (
     r"\b(?:persona de\s+)?contacto\s+(?:principal\s+)?(?:en|de|con|para)\s+(?P<who>.+?)\s+(?:es|sera|ahora es|pasa a ser|es ahora)\s+(?P<val>)",
     r"\b(?:persona de\s+)?contacto(?:\s+principal)?(?:\s+(?:alli|ahi|there))?\s+(?:es|sera|ahora es|pasa a ser|is)\s+(?P<val>)",
@@ -514,6 +553,13 @@ _CONTACT_PERSON = [re.compile(p) for p in (
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
     r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+contact(?: person)?\s+is\s+(?:now\s+)?(?P<val>)",
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:we|i)\s+(?:deal|talk|speak)\s+(?:with|to)\s+(?P<val>)",
+    # "nuestro comercial en Acme es Javi", "the account manager at Acme is Tom"
+    rf"\b(?:el|la|nuestro|nuestra|our|the)\s+(?:nuevo\s+|nueva\s+|new\s+)?(?:{_ROLES})\s+(?:de|del|en|at|of|from)\s+"
+    r"(?P<who>.+?)\s+(?:es|is)\s+(?:ahora\s+|now\s+)?(?P<val>)",
+    # "Acme tiene nueva gerente, Pilar Ruiz"
+    rf"^(?P<who>.+?)\s+(?:tiene|has)\s+(?:un\s+|una\s+|a\s+)?(?:nuevo|nueva|new)\s+"
+    rf"(?:{_ROLES}|contacto|contact)\s*,?\s*"
+    r"(?:que se llama\s+|llamad[oa]\s+|called\s+|named\s+)?(?P<val>)",
 )]
 _CONTACT_PERSON_BEFORE = [re.compile(p) for p in (
     r"\s+es\s+(?:el|la|nuestro|nuestra|mi)\s+(?:persona de\s+)?contacto\s+(?:en|de|con)\s+(?P<who>.+)$",

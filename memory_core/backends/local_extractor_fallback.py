@@ -13,9 +13,10 @@ import unicodedata
 
 from memory_core.backends.base import ExtractionContext, Fact
 from memory_core.backends.local_extractor import (
-    _REMEMBER_PREFIX, _Mention, _Sentence, _clean_value, _contact_subject, _name_runs,
+    _MEMBER_OF, _REMEMBER_PREFIX, _Mention, _Sentence, _clean_value, _contact_subject, _name_runs,
     find_date, fold, is_order, normalise_name, reuse_attribute, statement,
 )
+from memory_core.ladder import BANK_ATTRIBUTES
 from memory_core.policy import find_bank_account
 from memory_core.vocabulary import GATE_CATEGORIES
 
@@ -23,17 +24,17 @@ VALUE_MAX_CHARS = 200
 SHORT_ANSWER_WORDS = 6
 CONFIDENCE = 0.6
 
-# Lead-ins that frame a statement without being part of it: requests to remember and corrections.
+# Lead-ins that frame a statement without being part of it: requests to remember and corrections. The
+# bare words ("ojo", "update") only count before a colon or comma: "update my address" is an order.
 _LEAD_IN = re.compile(
-    r"^(?:(?:oye|vale|ok|bueno|pues|hola|ah|eh|mira|perdona|perdon|sorry|actually|oh)\s*,?\s+)*(?:"
+    r"^(?:(?:oye|vale|ok|bueno|pues|hola|ah|eh|mira|perdona|perdon|sorry|actually|oh)\s*,?\s+)*(?:(?:"
     r"que no se (?:me|te) olvide|no (?:te )?olvides(?: que| de que)?|guardate(?: esto)?|acuerdate(?: de)?|"
-    r"apuntate|recuerda(?:lo)?|apunta|anota|ten en cuenta|toma nota(?: de)?|importante|ojo|dato|nota|"
-    r"note(?: down)?(?: for next time)?|"
-    r"para la proxima(?: vez)?|para que conste|error(?: mio)?|correccion|me equivoque|me he equivocado|"
-    r"lo de antes (?:estaba mal|no era asi)|no es asi|no,? no|cambio de planes|rectifico|"
-    r"(?:please )?(?:remember|note|make a note|keep in mind|bear in mind)|fyi|for the record|just so you know|"
-    r"correction|scratch that|my mistake|change of plans?|update|heads up)"
-    r"(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*")
+    r"apuntate|recuerda(?:lo)?|apunta|anota|ten(?:lo|edlo)? en cuenta|toma nota(?: de)?|para la proxima(?: vez)?|"
+    r"(?:para )?que conste|me equivoque|me he equivocado|lo de antes (?:estaba mal|no era asi)|no es asi|"
+    r"rectifico|corrijo|(?:please )?(?:remember|note(?: down)?(?: for next time)?|make a note|keep in mind|"
+    r"bear in mind)|fyi|for the record|just so you know)(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*"
+    r"|(?:importante|ojo|dato|nota|error(?: mio)?|correccion|no,? no|cambio de planes|correction|scratch that|"
+    r"my mistake|change of plans?|update|heads up)\s*[:,.!-]+\s*(?:que\s+|that\s+)?)")
 
 # Function words and fillers: never a topic word.
 _STOP = set("""
@@ -48,10 +49,12 @@ i me my we our us you your he she they them their his her has have had do does d
 also just only very really about into than then there here when what which who will would can an as so
 """.split())
 _FIRST_SINGULAR = re.compile(r"\b(?:yo|me|mi|mis|conmigo|i|i'm|i've|i'd|my|myself|mine)\b")
-_FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|we|we're|we've|our|ours|us)\b|\b\w{3,}(?:amos|emos|imos)\b")
+_FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|we|we're|we've|our|ours|us)\b"
+                           r"|\b\w{3,}(?:amos|emos|imos)\b")
 # A capitalised first word that starts a sentence without naming anyone ("Cerramos", "Hemos", "Mañana").
-_COMMON_START = re.compile(r"^(?:\w+(?:amos|emos|imos|ando|iendo|ado|ido)|hemos|he|ha|han|hay|tengo|tenemos|manana|"
-                           r"hoy|ayer|siempre|nunca|cuando|todos?|todas?|cada|solo|mejor|antes|despues|este|esta|"
+_COMMON_START = re.compile(r"^(?:\w+(?:amos|emos|imos|ando|iendo|ado|ido)|hemos|he|ha|han|hay|tengo|"
+                           r"tenemos|manana|hoy|ayer|siempre|nunca|cuando|todos?|todas?|cada|solo|mejor|antes|"
+                           r"despues|este|esta|"
                            r"estos|estas|ese|esa|mis?|tus?|sus?|my|his|her|their|its|this|that|these|those|"
                            r"every|each|next|last|please|never|always|only|dont|don't|text|email|call|fridays?|"
                            r"mondays?|tuesdays?|wednesdays?|thursdays?|saturdays?|sundays?|lunes|martes|"
@@ -61,20 +64,32 @@ _COMMON_START = re.compile(r"^(?:\w+(?:amos|emos|imos|ando|iendo|ado|ido)|hemos|
                            r"anoto|apuntado|vale|ok|perfecto|entendido|got|noted)$")
 
 # Topic families, first match wins: (attribute for the person or the business, attribute for a contact).
+# Bank details: a contact's go under cuenta_bancaria, which the ladder never applies but proposes.
+_BANK_TOPIC = re.compile(
+    r"\b(?:iban|swift|bic|ccc|numero de cuenta|cuenta bancaria|cuenta corriente|datos bancarios|bank account|"
+    r"bank details|sort code|account number|cuenta (?:de|del|en)\s+\w+|(?:otra|nueva) cuenta|cuenta nueva|"
+    r"(?:new|another|different) account|banco|bancari[oa]s?|entidad|bank(?! holidays?)|banking|"
+    r"transferencias?,?\s+(?:al|a la|a|en)\s+\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
+    r"santander|bbva|sabadell|caixabank|la caixa|bankinter|unicaja|ing|abanca|kutxabank|cajamar|ibercaja|"
+    r"openbank|lloyds|barclays|hsbc|natwest|starling|monzo|revolut)\b")
 _TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, other) for p, own, other in (
+    (r"\b(?:como te llamas|como quieres que te llame|como te llamo|tu nombre|your name|call you|what should i call)\b",
+     "nombre", "persona_contacto"),
     (r"\b(?:descuentos?|discounts?|rappel)\b|\d\s*(?:%|por ciento|percent)", "descuento", "descuento"),
     (r"\b(?:formal\w*|informal\w*|tono|trat\w*|confianza|tute\w*|usted|apellido|surname|addressed|"
      r"senora|senor)\b", "tono", "tono"),
     (r"\b(?:avis\w*|recordatorios?|reminders?|remind\w*|alert\w*|notific\w*|let me know)\b", "avisos", "avisos"),
     (r"\b(?:contado|transferencias?|tarjetas?|domicilia\w*|efectivo|bizum|pagare|cheques?|cash|card|"
      r"direct debit|paypal)\b", "forma_pago", "forma_pago"),
-    (r"\b(?:cuotas?|tarifas?|precios?|fees?|prices?|rates?|tarifa|presupuesto de|coste|cuesta|cobra\w* \d+(?: euros|€)?"
+    (r"\b(?:cuotas?|tarifas?|precios?|fees?|prices?|rates?|presupuesto de|coste|cuesta|"
+     r"cobra\w* \d+(?: euros|€)?"
      r"|\d+\s*(?:euros|eur|€)|€\s*\d+)\b", "precios", "precios"),
-    (r"\b(?:venc\w*|paga\w*|pague\w*|pagos?|abona\w*|pays?|paid|paying|settles?|payments?|dinero|money|cobr\w*|deb\w+|"
-     r"owes?|moros\w*|pagador\w*)\b", "plazo_pago", "plazo_pago"),
-    (r"\b(?:whats ?app|wasap|e-?mails?|correos?|mails?|llamad\w*|llamar\w*|llamen|llames|calls?|text(?:s|ing)?|sms|audios?|telefono|"
+    (r"\b(?:venc\w*|paga\w*|pague\w*|pagos?|abona\w*|pays?|paid|paying|settles?|payments?|dinero|money|"
+     r"cobr\w*|deb\w+|owes?|moros\w*|pagador\w*)\b", "plazo_pago", "plazo_pago"),
+    (r"\b(?:whats ?app|wasap|e-?mails?|correos?|mails?|llamad\w*|llamar\w*|llamen|llames|calls?|"
+     r"text(?:s|ing)?|sms|audios?|telefono|"
      r"phone|mensajes?|messages?|escrib\w*|write)\b", "canal_preferido", "canal_preferido"),
-        (r"\b(?:emojis?|respuestas?|answers?|cort[oa]s?|short|tablas?|tables?|resumen|resumenes|claras?|clear|"
+    (r"\b(?:emojis?|respuestas?|answers?|cort[oa]s?|short|tablas?|tables?|resumen|resumenes|claras?|clear|"
      r"repit\w*|repeat\w*|listas?|bullets?|detalle|detail|brief|largo|long|totales?|redonde\w*|round\w*|"
      r"formato de fecha|date format)\b", "estilo_respuesta", "estilo_respuesta"),
     (r"\b(?:factur\w*|invoic\w*|albaran\w*|proformas?|presupuestos?|quotes?|concepto|pedidos?|orders?|"
@@ -86,7 +101,7 @@ _TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, ot
     (r"\b(?:entreg\w*|reparto|repart\w*|deliver\w*|sirve|envios?|shipping|almacen\w*|warehouse|portes)\b",
      "entregas", "entregas"),
     (r"\b(?:hij[oa]s?|mujer|marido|espos[oa]|pareja|casad[oa]|novi[oa]|wife|husband|married|kids|children|"
-     r"son|daughter|niñ[oa]s?|nin[oa]s?|padre|madre|father|mother|hermanos?|hermanas?)\b", "familia", "familia"),
+     r"son|daughter|nin[oa]s?|padre|madre|father|mother|hermanos?|hermanas?)\b", "familia", "familia"),
     (r"\b(?:perros?|gatos?|dogs?|cats?|mascotas?|pets?)\b", "mascota", "mascota"),
     (r"\b(?:aficion\w*|hobbies|hobby|deportes?|futbol|ciclismo|running|golf|tenis|padel|football|cycling)\b",
      "aficiones", "aficiones"),
@@ -101,7 +116,7 @@ _TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, ot
     (r"\b(?:garantias?|warranty|guarantee)\b", "garantia", "garantia"),
     (r"\b(?:software|programa|erp|tpv|sage|holded|contasol|a3|app|aplicacion|excel)\b", "herramientas",
      "herramientas"),
-    (r"\b(?:gerente|administrador\w*|dueno|duena|propietari\w*|responsable|encargad[oa]|firma|lleva|gestiona|"
+    (r"\b(?:gerente|administrador\w*|dueno|duena|propietari\w*|responsable|encargad[oa]|"
      r"asesor\w*|comercial|manager|owner|assistant|asistente|director\w*|jefe|jefa|contact\w*|secretari\w*)\b",
      "cargo", "persona_contacto"),
     (r"\b(?:vivo|vive|viven|vivimos|live|lives|soy de|es de|from|sede|oficina|office|based|ubicad\w*|provincia|"
@@ -133,6 +148,19 @@ _ENGLISH = re.compile(r"\b(?:the|is|are|i|i'm|we|we're|my|our|and|with|to|of|alw
 _SPANISH = re.compile(r"\b(?:el|la|los|las|que|de|del|y|en|es|un|una|por|para|con|mi|me|no|se|lo|al|mas|pero)\b")
 
 
+# GDPR art. 9 categories (origin, religion, beliefs, politics, unions, health, sex life, genetics, biometrics):
+# a generic note has no shape to check, so a clause on any of them is never kept, whatever the gate scored.
+_SENSITIVE = re.compile(
+    r"\b(?:origen|etni\w*|raza|racial|racis\w*|gitan[oa]s?|religi\w*|musulman\w*|islam\w*|judi[oa]s?|catolic\w*|"
+    r"cristian\w*|evangelic\w*|ateo|atea|creyente|mezquita|sinagoga|iglesia|partido|afiliad\w*|sindica\w*|"
+    r"ideolog\w*|vota\w*|izquierdas?|derechas?|comunista|enferm\w*|salud|medic\w*|diagnost\w*|cancer|diabet\w*|"
+    r"depresi\w*|ansiedad|embaraz\w*|hospital\w*|terapia|psic\w*|psiqui\w*|vih|sida|discapacidad|minusval\w*|"
+    r"homosexual\w*|gay|lesbiana|bisexual|transexual|orientacion sexual|genetic\w*|biometric\w*|huella dactilar|"
+    r"origin|ethnic\w*|race|religio\w*|muslim|jewish|catholic|christian|church|mosque|union member\w*|"
+    r"political|politics|votes?|voted|illness|sick|disease|health|medical|medication|diagnos\w*|pregnan\w*|"
+    r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*)\b")
+
+
 def _safe(text: str) -> str:
     """Fence-safe and capped: no control, format or separator characters, no angle-bracket runs."""
     clean = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") else ch for ch in text)
@@ -143,6 +171,7 @@ def _safe(text: str) -> str:
 
 
 def _strip_lead(s: _Sentence) -> _Sentence:
+    """The sentence without "recuerda que", "corrección:" and the like in front."""
     for regex in (_REMEMBER_PREFIX, _LEAD_IN):
         m = regex.match(s.low)
         if m and m.end() and m.end() < len(s.low):
@@ -152,6 +181,25 @@ def _strip_lead(s: _Sentence) -> _Sentence:
 
 def _content_words(low: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z']+", low) if len(w) >= 3 and w not in _STOP]
+
+
+def _says_something(s: _Sentence) -> bool:
+    """A statement with content (a word or a number), or a standing rule ("cuando me escribas, sé breve")."""
+    if not (_content_words(s.low) or re.search(r"\d", s.low)):
+        return False
+    if statement(s):
+        return True
+    # The rules read a leading "cuando"/"when" as a question; with no question mark and a main clause after
+    # the comma it is a standing instruction. Hypotheticals and injections are still out.
+    lead = _STANDING.match(s.low)
+    if not lead or "?" in s.text or "¿" in s.text:
+        return False
+    main = _Sentence.of(s.text[lead.end():])
+    # "cuando llegue el pedido, mándame la factura" is an order for later, not a standing rule.
+    return statement(main) and not is_order(main)
+
+
+_STANDING = re.compile(r"^(?:cuando|siempre que|when|whenever)\b[^,]{3,80},\s*")
 
 
 def _names(s: _Sentence) -> list[str]:
@@ -202,22 +250,53 @@ def _subject(s: _Sentence, mentions: list[_Mention], recent: list[_Mention], cat
 
 
 def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "") -> str:
-    """A name stable for the topic: a known topic family, else nota_<main content word>; a stored name wins.
-    hint is the question a short answer replies to: its topic counts when the answer has none."""
+    """A name stable for the topic: a topic family, else nota_<first content word>; a stored name wins."""
+    # hint is the question a short answer replies to: its topic counts when the answer has none.
     body = low.replace(fold(label), " ") if label else low
     contact = subject.startswith(("contact:", "name:"))
+    if contact and _BANK_TOPIC.search(body):
+        return "cuenta_bancaria"
     for text in (body, hint.replace(fold(label), " ") if label else hint):
         for regex, own, other in _TOPICS:
             if text and regex.search(text):
-                return reuse_attribute(other if contact else own, stored)
+                return _reuse(regex, other if contact else own, stored)
     words = _content_words(body)
     if not words:
         return "nota"
     for name in stored:
-        parts = set(name.split("_"))
-        if any(w in parts for w in words):
+        # Only another note may be superseded by a note: a rule's fact (cuenta_bancaria, plazo_pago...) sharing
+        # a word with the clause is a different fact.
+        if _generic_name(name) and any(w in name.split("_") for w in words):
             return name
     return "nota_" + re.sub(r"[^a-z0-9]+", "_", words[0]).strip("_")
+
+
+def _generic_name(name: str) -> bool:
+    """A stored name no rule family owns (a note or a topic name), so a generic fact may take it."""
+    key = re.sub(r"[^a-z0-9]+", "_", fold(name)).strip("_")
+    return key not in _MEMBER_OF and key not in BANK_ATTRIBUTES
+
+
+def _topic_text(s: _Sentence) -> str:
+    """The folded sentence without its multi-word names ("Helen Price" is not about prices)."""
+    low = s.low
+    for text, start, end in _name_runs(s, 0, len(s.text)):
+        if " " in text:
+            low = low[:start] + " " * (end - start) + low[end:]
+    return low
+
+
+def _reuse(topic: re.Pattern, canonical: str, stored: tuple[str, ...]) -> str:
+    """The stored name of the same family or topic ("horario_reparto" for a clause on deliveries), else canonical."""
+    name = reuse_attribute(canonical, stored)
+    if name != canonical or canonical in stored:
+        return name
+    for name in stored:
+        key = re.sub(r"[^a-z0-9]+", "_", fold(name)).strip("_")
+        # A name the rules file under a family is that family's, even if it shares a word with this topic.
+        if _generic_name(name) and topic.search(key.replace("_", " ")):
+            return name
+    return canonical
 
 
 def _third_person(clause: str, subject: str) -> str:
@@ -270,12 +349,16 @@ def generic_fact(read: list[tuple[_Sentence, list[_Mention], list[_Mention]]],
     if find_bank_account(context.message or ""):
         return None  # a bank account is the bank rule's and the policy's business, never a generic note
     category = context.gate_category or "nothing"
+    whole = context.message or ""
+    bank = bool(_BANK_TOPIC.search(fold(whole)))
     if category not in GATE_CATEGORIES:
         return None
     for s, mentions, recent in read:
         s = _strip_lead(s)
-        if not statement(s) or is_order(s) or not _content_words(s.low):
+        if not _says_something(s) or is_order(s):
             continue
+        if _SENSITIVE.search(s.low):
+            return None
         value = _safe(_clean_value(s.text))
         if len(value) < 2:
             continue
@@ -291,8 +374,10 @@ def generic_fact(read: list[tuple[_Sentence, list[_Mention], list[_Mention]]],
         if memory_category == "event":
             found = find_date(s.low, context.today)
             event_date = found[0] if found and found[0] >= context.today else None
+        if key in ("self", "org") and bank and memory_category != "event":
+            return None  # the business's own account is only ever read by the bank-account rule
         attribute = "evento" if memory_category == "event" else \
-            _attribute(s.low, key, stored, label, previous.low if previous else "")
+            _attribute(fold(whole) if bank else _topic_text(s), key, stored, label, previous.low if previous else "")
         if memory_category == "event":
             body = f"El {event_date:%d/%m/%Y}: {value}" if event_date else f"Evento: {value}"
         else:

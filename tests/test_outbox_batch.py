@@ -1,0 +1,107 @@
+"""The outbox worker's batches (jobs.outbox.drain_batch): the gate and the message vectors are computed
+for many messages at once, yet each message is learnt as on its own, in order, with every call ledgered."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from jobs.outbox import drain_batch
+from memory_core.backends import get_backend
+from memory_core.ingest import ingest_message
+from memory_core.models import Memory, Message, Outbox, UsageLedger
+from memory_core.pipeline import BatchCache, prepare_messages, process_message
+
+
+@pytest.fixture(scope="module")
+def backend(servers):
+    return get_backend(servers)
+
+
+def say(session, org, user, text, *, conversation, role="user", external_id=None, event="new"):
+    r = ingest_message(session, channel="web", conversation=conversation, external_id=external_id or f"{conversation}-{text}",
+                       org_id=org.id, user_id=user.id, phone=None, role=role, text=text, event=event)
+    session.commit()
+    return r.message_id
+
+
+def ledger(session, message_id):
+    return sorted(session.scalars(select(UsageLedger.purpose).where(UsageLedger.message_id == message_id)))
+
+
+def test_a_batch_learns_each_message_as_on_its_own_and_ledgers_every_call(factory, system_session, database, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    garcia = factory.contact(org, "Talleres García S.L.")
+    fact = say(system_session, org, ana, "Talleres García paga a 60 días", conversation="c1")
+    chatter = say(system_session, org, ana, "¿Qué facturé en septiembre?", conversation="c2")
+    secret = say(system_session, org, ana, "La contraseña del banco es Almendro.2025", conversation="c3")
+    assistant = say(system_session, org, ana, "Entendido: Talleres García paga a 90 días.", conversation="c4",
+                    role="assistant")
+
+    assert drain_batch(database, backend) == {"done": 4, "failed": 0, "skipped": 0}
+
+    [m] = system_session.scalars(select(Memory).where(Memory.status == "active")).all()
+    assert (m.subject, m.attribute, m.value) == (f"contact:{garcia.id}", "plazo_pago", "60 días")
+    # the message's vector, the gate, the extraction, the fact's vector: as when processed alone
+    assert ledger(system_session, fact) == ["embed", "embed", "extract", "gate"]
+    assert ledger(system_session, chatter) == ["embed", "gate"]
+    assert ledger(system_session, assistant) == ["embed"]  # indexed, never gated
+    assert ledger(system_session, secret) == []  # no model saw it, not even the embedder
+    vectors = {mid: system_session.get(Message, mid).embedding for mid in (fact, chatter, secret, assistant)}
+    assert vectors[secret] is None and all(vectors[mid] is not None for mid in (fact, chatter, assistant))
+    # A vector computed in a batch is the one the message gets alone.
+    alone, _ = backend.embed(["¿Qué facturé en septiembre?"])
+    assert np.allclose(vectors[chatter], alone[0], atol=1e-6)
+    assert system_session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None))) == 0
+    assert drain_batch(database, backend) is None
+
+
+def test_corrections_in_one_conversation_are_learnt_in_order_one_claim_at_a_time(
+        factory, system_session, database, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.contact(org, "Talleres García S.L.")
+    factory.contact(org, "Talleres López S.L.")
+    for days in (30, 45, 60):
+        say(system_session, org, ana, f"Talleres García paga a {days} días", conversation="garcia")
+    say(system_session, org, ana, "Talleres López paga a 90 días", conversation="lopez")
+
+    # A claim holds one message per conversation: García's later corrections wait for the first.
+    assert drain_batch(database, backend)["done"] == 2
+    while drain_batch(database, backend) is not None:
+        pass
+    values = dict(system_session.execute(select(Memory.value, Memory.status).where(
+        Memory.subject.like("contact:%"), Memory.value.in_(["60 días", "90 días"]))).all())
+    assert values == {"60 días": "active", "90 días": "active"}
+    assert system_session.scalar(select(func.count()).select_from(Memory).where(Memory.status == "superseded")) == 2
+
+
+def test_a_message_edited_after_its_batch_was_prepared_is_learnt_from_its_new_text(
+        factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    mid = say(system_session, org, ana, "Me llamo Pablo", conversation="c1", external_id="m-edit")
+    cache = BatchCache()
+    prepared = prepare_messages(system_session, [mid], backend, cache)
+    system_session.commit()
+    say(system_session, org, ana, "Me llamo Pedro", conversation="c1", external_id="m-edit", event="edited")
+
+    out = process_message(system_session, mid, backend, prepared=prepared[mid], cache=cache)
+    system_session.commit()
+    assert out.outcome == "learnt"
+    assert [(m.attribute, m.value) for m in system_session.scalars(select(Memory))] == [("nombre", "Pedro")]
+    # The vector stored for the old text was cleared by the edit and recomputed for the new one.
+    alone, _ = backend.embed(["Me llamo Pedro"])
+    assert np.allclose(system_session.get(Message, mid).embedding, alone[0], atol=1e-6)
+
+
+def test_the_gate_answers_a_batch_as_it_answers_each_message_alone(backend):
+    pairs = [("Talleres García paga a 60 días", None), ("gracias", "¿Algo más?"),
+             ("Soy alérgica a la penicilina", None), ("Llámame Lucía", "¿Cómo quieres que te llame?")]
+    together = backend.decide_many(pairs)
+    for (text, previous), (decision, usage) in zip(pairs, together, strict=True):
+        alone, alone_usage = backend.decide(text, previous)
+        assert decision.passes == alone.passes and decision.top_category == alone.top_category
+        assert abs(decision.remember - alone.remember) < 1e-4 and abs(decision.special - alone.special) < 1e-4
+        assert usage == alone_usage
