@@ -66,7 +66,9 @@ def remember(session: Session, access: Access, org: Organization | None, text: s
     if decision.insult >= POLICY_THRESHOLD or insult_words(probe):
         return Outcome("refused", "No guardo insultos ni juicios sobre personas.", policy="insult", decision=decision)
     special = verdict.special is not None or decision.special >= POLICY_THRESHOLD
-    context = extraction_context(session, access, probe, None)
+    # The explicit path skips the gate threshold, not its reading of the message: the extractor may
+    # fall back to a generic fact for phrasings no rule knows.
+    context = extraction_context(session, access, probe, None, decision=decision)
     if fact is not None:
         facts = [fact]
     else:
