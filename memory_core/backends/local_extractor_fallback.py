@@ -47,7 +47,8 @@ nunca jamas cosa cosas veces suele suelen sea estoy estamos soy somos he hemos v
 the and or but of to in on at for with from by is are was were be been being it its this that these those
 i me my we our us you your he she they them their his her has have had do does did not no never always
 also just only very really about into than then there here when what which who will would can an as so
-""".split())
+recuerda recuerdalo recordar acuerdate apunta apuntalo anota anotalo guarda guardalo remember note keep
+""".split())  # the last line: asking to remember is not itself something to remember
 _FIRST_SINGULAR = re.compile(r"\b(?:yo|me|mi|mis|conmigo|i|i'm|i've|i'd|my|myself|mine)\b")
 _FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|we|we're|we've|our|ours|us)\b"
                            r"|\b\w{3,}(?:amos|emos|imos)\b")
