@@ -4,7 +4,7 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, render_template, request
-from flask_login import login_required
+from flask_login import current_user, login_required
 
 from console import bp
 from console.operator import parse_uuid
@@ -46,4 +46,7 @@ def trace(trace_id: uuid.UUID):
         abort(404)
     if platform:
         audit_platform_view(s, "trace", t.org_id, trace=str(t.id))
-    return render_template("console/trace.html", t=t, items=items, platform=platform)
+    # The block holds the person's own core facts (name, family, tone): an org admin sees which
+    # memories went in and how they ranked, the full text only for their own turns; staff, audited.
+    show_block = platform or t.user_id == current_user.uid
+    return render_template("console/trace.html", t=t, items=items, platform=platform, show_block=show_block)

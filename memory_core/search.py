@@ -50,8 +50,11 @@ Embed = Callable[[list[str]], list[list[float]]]
 # vector is read out of TOAST), so 3,000 rows stay under ~15 ms.
 EXACT_SCAN_MAX = 3_000
 HNSW_EF_SEARCH = 200
-# Rows the HNSW walk collects before the exact re-sort keeps the best k.
-HNSW_MIN_CANDIDATES = 100
+# Rows the HNSW walk collects at least before the exact re-sort keeps the best k.
+HNSW_MIN_CANDIDATES = 40
+# Above this many candidate rows the typo retriever skips long texts (memories, messages): matching
+# trigrams over tens of thousands of rows costs hundreds of ms; contact names keep it.
+TRIGRAM_SCAN_MAX = 20_000
 HNSW_MAX_SCAN_TUPLES = 200_000
 # Reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over each retriever's top PER_RETRIEVER.
 # k = 10 rather than the customary 60 lets a retriever's top ranks count (with 60, a row ranked 15th by
@@ -390,15 +393,15 @@ def _vector_stmt(access: Access, src: _Source, kinds, vector: list[float], k: in
     # relaxed_order hands rows back roughly in order and a walk that stops at k may miss a closer row
     # found later: take more, and the union above re-sorts them exactly and keeps k.
     return (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x")).where(*where)
-            .order_by(dist).limit(max(k * 4, HNSW_MIN_CANDIDATES)))
+            .order_by(dist).limit(max(k, HNSW_MIN_CANDIDATES)))
 
 
 def _candidate_counts(access: Access, sources: list[_Source], kinds, embed_model: str | None) -> list:
-    """Each table's candidate rows for the principal, counted up to EXACT_SCAN_MAX + 1 (indexed, cheap)."""
+    """Each table's candidate rows for the principal, counted up to TRIGRAM_SCAN_MAX + 1 (indexed)."""
     cols = []
     for src in sources:
         capped = select(src.model.id).where(*_vector_where(access, src, kinds, embed_model))\
-            .limit(EXACT_SCAN_MAX + 1).subquery()
+            .limit(max(EXACT_SCAN_MAX, TRIGRAM_SCAN_MAX) + 1).subquery()
         cols.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
     return cols
 
@@ -463,9 +466,11 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     if "fts" in retrievers and words:
         out["fts"] = _union(session, [_fts_stmt(access, src, kinds, words, per_retriever) for src in sources],
                             per_retriever)
+    sizes = dict(zip((src.kind for src in vector_sources), counts))
     if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
-        out["trigram"] = _union(session, [_trigram_stmt(access, src, kinds, query, per_retriever)
-                                          for src in sources], per_retriever)
+        out["trigram"] = _union(session, [_trigram_stmt(access, src, kinds, query, per_retriever) for src in sources
+                                          if src.name_cols or sizes.get(src.kind, 0) <= TRIGRAM_SCAN_MAX],
+                                per_retriever)
     if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
         out["name"] = _union(session, [_name_stmt(access, src, kinds, query, per_retriever)
                                        for src in sources if src.model is Contact], per_retriever)

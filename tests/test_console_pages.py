@@ -251,16 +251,16 @@ def test_contact_page_shows_its_memories_and_pending_proposals(client, w, factor
 
 # ------------------------------------------------------------------------------------ traces and usage
 
-def _trace(s, org, conv=None, channel="web", block="Memoria: <<<paga a 60 días>>>"):
+def _trace(s, org, conv=None, channel="web", block="Memoria: <<<paga a 60 días>>>", user=None):
     t = MemoryTrace(org_id=org.id, channel=channel, block_text=block, tokens=12,
-                    conversation_id=conv.id if conv else None)
+                    conversation_id=conv.id if conv else None, user_id=user.id if user else None)
     s.add(t)
     s.flush()
     return t
 
 
 def test_admin_reads_her_orgs_traces_with_each_memory(client, w, factory):
-    t = _trace(w.s, w.org)
+    t = _trace(w.s, w.org, user=w.admin)
     w.s.add_all([TraceItem(trace_id=t.id, memory_id=w.current.id, block="profile", rank=1, score=0.91, chars=30,
                            used=True)])
     _trace(w.s, w.other, block="other org block")
@@ -272,6 +272,16 @@ def test_admin_reads_her_orgs_traces_with_each_memory(client, w, factory):
     assert "&lt;&lt;&lt;paga a 60 días&gt;&gt;&gt;" in detail and "0.910" in detail and "used" in detail
     assert "Talleres García paga a 60 días." in detail
     assert not w.s.scalar(select(AuditLog.id).where(AuditLog.action.like("staff.view%")))
+
+
+def test_admin_sees_which_memories_went_into_a_members_turn_but_not_its_personal_block(client, w):
+    t = _trace(w.s, w.org, block="Ana: <<<hijo Juan>>>", user=w.member)
+    w.s.add(TraceItem(trace_id=t.id, memory_id=w.current.id, block="related", rank=1, score=0.5, chars=30))
+    w.s.commit()
+    _signin(client, w.admin)
+    detail = client.get(f"/traces/{t.id}").get_data(as_text=True)
+    assert "hijo Juan" not in detail and "shown only to them and to platform staff" in detail
+    assert "Talleres García paga a 60 días." in detail
 
 
 def test_traces_filter_by_channel_and_date(client, w):
