@@ -125,6 +125,40 @@ def runner(app):
     return app.test_cli_runner()
 
 
+@pytest.fixture
+def live_server(app):
+    """The app served by werkzeug on a free port of 127.0.0.1, in a thread; yields its base URL."""
+    import threading
+
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+CHROMIUM = "/usr/bin/chromium"
+# Headless Debian Chromium on a machine with no network but loopback: no background calls home.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's Chromium driven by Playwright; nothing downloads a browser of its own."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Debian's Chromium is missing: scripts/ensure-chromium installs it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
 CSRF_RE = re.compile(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"')
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import threading
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,9 +15,6 @@ from memory_core.models import Memory, MemoryTrace, TraceItem, UsageLedger, JobR
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 ADMIN = ("carlos@demo.memoria.dev", "carlos-demo-pass")
 OWNER = ("ana@demo.memoria.dev", "ana-demo-pass")
 MEMBER = ("marta@demo.memoria.dev", "marta-demo-pass")
@@ -27,32 +23,13 @@ NEW_IBAN = "ES79 2100 0813 6101 2345 6789"
 SHOTS = Path(os.environ.get("MEMORIA_SCREENSHOT_DIR", Path(__file__).resolve().parent.parent / "docs" / "screenshots"))
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's Chromium is not installed (scripts/ensure-chromium installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
-def live(app, system_session):
-    """The demo data and the console served on a free port of 127.0.0.1 in a thread."""
-    from werkzeug.serving import make_server
-
+def live(live_server, system_session):
+    """The console on the demo data."""
     from memory_core.demo import load_demo
 
     load_demo(force=True)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
+    return live_server
 
 
 @pytest.fixture

@@ -5,27 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
-from werkzeug.serving import make_server
 
 from memory_core.api_keys import create_api_key
 from memory_core.models import Memory, PhoneAuthorization, User
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def served(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
 
 
 @pytest.fixture
@@ -44,7 +32,7 @@ def worker(servers, redis_conn, tmp_path):
 
 
 @pytest.mark.slow
-def test_monday_on_the_web_reaches_thursday_on_whatsapp(served, worker, factory, system_session, tmp_path):
+def test_monday_on_the_web_reaches_thursday_on_whatsapp(live_server, worker, factory, system_session, tmp_path):
     from client.memoria_client import MemoriaClient
     from examples.agent import story
 
@@ -57,7 +45,7 @@ def test_monday_on_the_web_reaches_thursday_on_whatsapp(served, worker, factory,
 
     said: list[str] = []
     try:
-        turns = story(MemoriaClient(served, key, timeout=30), user_id=str(ana.id), phone=phone, say=said.append)
+        turns = story(MemoriaClient(live_server, key, timeout=30), user_id=str(ana.id), phone=phone, say=said.append)
     finally:
         print("\n".join(said))
         print((tmp_path / "worker.log").read_text()[-3000:])

@@ -2,44 +2,19 @@
 from __future__ import annotations
 
 import json
-import threading
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from werkzeug.serving import make_server
 
 from tests.factories import PASSWORD
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
 @pytest.fixture
-def live_server(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.port}"
-    server.shutdown()
-    thread.join(10)
-
-
-@pytest.fixture
-def page(live_server):
-    if not CHROMIUM.exists():
-        pytest.fail("Debian's Chromium is missing: apt-get install -y chromium chromium-driver")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        context = browser.new_context(accept_downloads=True)
-        pg = context.new_page()
-        pg.set_default_timeout(20_000)
-        yield pg
-        context.close()
-        browser.close()
+def page(chromium):
+    context = chromium.new_context(accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    yield pg
+    context.close()
 
 
 @pytest.mark.browser

@@ -6,7 +6,6 @@ import json
 import re
 import zipfile
 
-import pytest
 from sqlalchemy import select, text
 
 from memory_core import linking

@@ -485,8 +485,8 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
 )]
 # "paga a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a floor, not a
 # negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
-_BARE_TERMS = re.compile(rf"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?a\s+(?:los\s+)?"
-                         rf"(?P<n>\d{{1,3}})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
+_BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?a\s+(?:los\s+)?"
+                         r"(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
 _FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
                           rf"(?:\w+\s+){{0,3}}?(?:hasta|antes de|before|until)\s+(?:los\s+|the\s+)?"
                           rf"{_NUM}\s*(?:dias|days)")
