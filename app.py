@@ -276,7 +276,7 @@ def _interrupt(*_: object) -> None:
 def _print_logins(logins: list[tuple[str, str, str]]) -> None:
     click.echo("Demo logins (email / password / role):")
     for email, password, role in logins:
-        click.echo(f"  {email:32} {password:16} {role}")
+        click.echo(f"  {email:32} {password:18} {role}")
 
 
 if __name__ == "__main__":
