@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import re
+import threading
 import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, case, or_, select, update
+from sqlalchemy import and_, case, insert, or_, select, update
 from sqlalchemy.orm import Session, defer
 
 from memory_core.access import Access, contact_visible, memory_visible
 from memory_core.errors import NotFound
 from memory_core.fence import MEMORY_HEADER, RELATED_HEADER, fenced
 from memory_core.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, TraceItem
-from memory_core.search import PER_RETRIEVER, Embed, fuse, retrieve
+from memory_core.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
 PROFILE_MAX_ITEMS = 20
@@ -70,6 +73,12 @@ yes yep nope sure fine great cool done hi hello bye please porfa por favor jaja 
 
 ROLE_LABEL = {"customer": "cliente", "supplier": "proveedor"}
 
+# The message is embedded on another thread while the core and profile queries run (the model and
+# the network release the GIL), so the embedding no longer adds to the turn's latency. One pool per
+# process: a forked child must not inherit a pool whose threads stayed behind in the parent.
+_EMBED_POOL: dict[int, ThreadPoolExecutor] = {}
+_EMBED_POOL_LOCK = threading.Lock()
+
 
 @dataclass(frozen=True)
 class ContextItem:
@@ -103,11 +112,13 @@ def _fold(text: str) -> str:
     return "".join(c for c in folded if not unicodedata.combining(c))
 
 
+_TRIVIAL_FOLDED = frozenset(_fold(w) for w in _TRIVIAL_WORDS)
+
+
 def is_trivial(message: str) -> bool:
     """A turn that carries nothing to search for: thanks, acknowledgements, a bare yes or no."""
     words = re.findall(r"\w+", _fold(message))
-    trivial = {_fold(w) for w in _TRIVIAL_WORDS}
-    return not words or (len(words) <= 4 and all(w in trivial for w in words))
+    return not words or (len(words) <= 4 and all(w in _TRIVIAL_FOLDED for w in words))
 
 
 def age_weight(category: str, learnt: dt.datetime | None, now: dt.datetime) -> float:
@@ -276,12 +287,24 @@ def relevant(signals: dict[str, float]) -> bool:
             or s.get("trigram", 0.0) >= RELATED_MIN_TRIGRAM)
 
 
+def _embed_early(message: str, embed: Embed | None) -> Future | None:
+    """Start embedding the message for the related search, unless the turn skips that search."""
+    if embed is None or is_trivial(message):
+        return None
+    with _EMBED_POOL_LOCK:
+        pool = _EMBED_POOL.get(os.getpid())
+        if pool is None:
+            _EMBED_POOL.clear()
+            pool = _EMBED_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="context-embed")
+    return pool.submit(embed_query, embed, message)
+
+
 def _related(session: Session, access: Access, message: str, exclude: set[uuid.UUID], known: dict[uuid.UUID, Memory],
-             now: dt.datetime, embed: Embed | None, embed_model: str | None) -> list[tuple[Memory, float]]:
+             now: dt.datetime, vector: Future | None, embed_model: str | None) -> list[tuple[Memory, float]]:
     if is_trivial(message):
         return []
-    lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER, embed=embed,
-                     embed_model=embed_model, now=now)
+    lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
+                     vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
     hits = [(key[1], score) for key, score, ranks, signals in fuse(lists)
             if key[1] not in exclude and relevant(signals)]
     if not hits:
@@ -321,13 +344,14 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
         return MemoryBlock(text="", core="", profile="", related="")
     now = now or dt.datetime.now(dt.timezone.utc)
     today = now.date()
+    vector = _embed_early(message_text or "", embed)
     conv = _conversation(session, access, conversation_id)
 
     core, candidates = _visible_memories(session, access, today)
     core_ids = {m.id for m in core}
     sent = _recently_sent(session, conv.id if conv else None)
     related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},
-                              now, embed, embed_model)
+                              now, vector, embed_model)
     subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)])
 
     profile = _fit(subjects, rank_profile(candidates, now), PROFILE_MAX_ITEMS, PROFILE_MAX_CHARS, "Perfil:")
@@ -347,15 +371,16 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     tokens = estimate_tokens(text)
     trace_id = None
     if conv is not None and not conv.temporary:
-        # The id is made here so the trace and its items go in one flush.
-        trace = MemoryTrace(id=uuid.uuid4(), org_id=conv.org_id, conversation_id=conv.id, message_id=message_id,
-                            user_id=conv.user_id, phone=conv.phone, channel=conv.channel, block_text=text,
-                            tokens=tokens)
-        session.add(trace)
-        session.add_all([TraceItem(trace_id=trace.id, memory_id=i.memory_id, block=i.block, rank=i.rank,
-                                   score=float(i.score), chars=i.chars) for i in items])
-        session.flush()
-        trace_id = trace.id
+        # Two plain inserts, the items batched in one statement: the ORM flush would fetch every
+        # item's generated id back, which nothing reads.
+        trace_id = uuid.uuid4()
+        session.execute(insert(MemoryTrace).values(
+            id=trace_id, org_id=conv.org_id, conversation_id=conv.id, message_id=message_id, user_id=conv.user_id,
+            phone=conv.phone, channel=conv.channel, block_text=text, tokens=tokens))
+        if items:
+            session.execute(insert(TraceItem), [
+                dict(trace_id=trace_id, memory_id=i.memory_id, block=i.block, rank=i.rank, score=float(i.score),
+                     chars=i.chars) for i in items])
     return MemoryBlock(text=text, core=core_text, profile=profile_text, related=related_text, items=items,
                        trace_id=trace_id, tokens=tokens)
 

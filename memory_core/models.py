@@ -253,6 +253,8 @@ class Memory(Base):
               postgresql_where=sql_text("status = 'proposed'")),
         # The console's first pages in index order (migration c5_console_indexes).
         Index("ix_memories_org_status_created", "org_id", "status", "created_at", "id"),
+        # The shared arm of memory_visible: only the shared rows of the readable areas (r5_context_indexes).
+        Index("ix_memories_shared_area", "org_id", "area", "status", postgresql_where=sql_text("level = 'shared'")),
         Index("ix_memories_proposed_queue", "org_id", "created_at", "id",
               postgresql_where=sql_text("status = 'proposed'")),
         Index("ix_memories_superseded", "valid_to", postgresql_where=sql_text("status = 'superseded'")),

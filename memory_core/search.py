@@ -441,6 +441,14 @@ def _check(query: str, kinds: Sequence[str] | None, limit: int) -> tuple[str, tu
     return query, kinds
 
 
+def embed_query(embed: Embed, query: str) -> list[float]:
+    """The query's vector, made from the same cleaned text the retrievers search with."""
+    vector = embed([_check(query, None, 10)[0]])[0]
+    if len(vector) != EMBED_DIM:
+        raise InvalidInput(f"the embedding has {len(vector)} dimensions, expected {EMBED_DIM}")
+    return vector
+
+
 def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequence[str] | None = None,
              per_retriever: int = 30, embed: Embed | None = None, vector: list[float] | None = None,
              embed_model: str | None = None, retrievers: Sequence[str] = RETRIEVERS,
@@ -456,9 +464,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     # Normalised IDs join the words: the stored text may spell "B-12345678" as "B12345678".
     words = " ".join([fts_text(query), *[t.lower() for t in tokens]]).strip()
     if "vector" in retrievers and vector is None and embed is not None:
-        vector = embed([query])[0]
-        if len(vector) != EMBED_DIM:
-            raise InvalidInput(f"the embedding has {len(vector)} dimensions, expected {EMBED_DIM}")
+        vector = embed_query(embed, query)
     vector_sources = [src for src in sources if src.has_vector]
     want_vector = "vector" in retrievers and vector is not None and bool(vector_sources)
     counted = want_vector and vector_mode is None
