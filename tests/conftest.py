@@ -176,6 +176,15 @@ def login(client, email: str, password: str):
                        follow_redirects=True)
 
 
+def sign_in(client, user) -> str:
+    """Sign a factory user in; returns the CSRF token of the page it lands on, for the next post."""
+    from tests.factories import PASSWORD
+
+    page = login(client, user.email, PASSWORD)
+    assert page.status_code == 200
+    return csrf_from(page.get_data(as_text=True))
+
+
 @pytest.fixture
 def factory(system_session):
     from tests.factories import Factory

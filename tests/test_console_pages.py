@@ -12,7 +12,7 @@ from sqlalchemy import select
 from memory_core.models import (
     AuditLog, JobRun, Memory, MemorySource, MemoryTrace, Organization, PolicyExclusion, TraceItem, UsageLedger,
 )
-from tests.conftest import csrf_from, login
+from tests.conftest import csrf_from, login, sign_in
 from tests.factories import PASSWORD
 
 
@@ -65,12 +65,6 @@ def w(factory, system_session):
     return World(factory, system_session)
 
 
-def _signin(client, user):
-    page = login(client, user.email, PASSWORD)
-    assert page.status_code == 200
-    return csrf_from(page.get_data(as_text=True))
-
-
 def _active(s, subject, attribute):
     s.expire_all()
     return s.scalars(select(Memory).where(Memory.subject == subject, Memory.attribute == attribute,
@@ -80,7 +74,7 @@ def _active(s, subject, attribute):
 # ------------------------------------------------------------------------------------ memories
 
 def test_admin_lists_shared_and_own_private_memories_but_not_others_private(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/memories").get_data(as_text=True)
     assert "Talleres García paga a 60 días." in page and "La oficina abre de 8 a 15." in page
     assert "Nota privada del admin." in page
@@ -89,7 +83,7 @@ def test_admin_lists_shared_and_own_private_memories_but_not_others_private(clie
 
 
 def test_member_sees_readable_areas_and_her_own_private_memory_only(client, w):
-    _signin(client, w.member)
+    sign_in(client, w.member)
     page = client.get("/memories").get_data(as_text=True)
     assert "Talleres García paga a 60 días." in page and "Marta: llamar a Acme." in page
     assert "La oficina abre de 8 a 15." not in page  # company: she may not read it
@@ -97,7 +91,7 @@ def test_member_sees_readable_areas_and_her_own_private_memory_only(client, w):
 
 
 def test_memories_filter_by_contact_area_status_and_full_text(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get(f"/memories?contact={w.contact.id}&status=").get_data(as_text=True)
     assert "paga a 60 días" in page and "paga a 30 días" in page and "8 a 15" not in page
     page = client.get("/memories?area=company").get_data(as_text=True)
@@ -109,7 +103,7 @@ def test_memories_filter_by_contact_area_status_and_full_text(client, w):
 
 
 def test_memories_with_a_bad_filter_say_what_is_wrong(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     resp = client.get("/memories?level=galactic")
     assert resp.status_code == 422 and "Unknown level" in resp.get_data(as_text=True)
 
@@ -117,7 +111,7 @@ def test_memories_with_a_bad_filter_say_what_is_wrong(client, w):
 def test_memories_paginate_with_a_next_page_link(client, w, factory):
     for i in range(55):
         factory.memory(w.org, subject="org", attribute=f"dato_{i}", value=str(i), sentence=f"Dato número {i}.")
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/memories").get_data(as_text=True)
     assert page.count('href="/memories/') == 50
     nxt = re.search(r'href="(/memories\?[^"]*after=[^"]+)"', page).group(1).replace("&amp;", "&")
@@ -126,7 +120,7 @@ def test_memories_paginate_with_a_next_page_link(client, w, factory):
 
 
 def test_memory_page_shows_the_version_timeline_with_sources(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get(f"/memories/{w.current.id}").get_data(as_text=True)
     assert page.index("60 días") < page.index("30 días")  # newest first
     assert "Talleres García paga a 30 días." in page and "Ahora paga a 60 días." in page
@@ -134,13 +128,13 @@ def test_memory_page_shows_the_version_timeline_with_sources(client, w):
 
 
 def test_memory_of_another_org_is_not_found(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     assert client.get(f"/memories/{w.foreign.id}").status_code == 404
     assert client.get(f"/memories/{w.private_member.id}").status_code == 404
 
 
 def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token})
     assert resp.status_code == 303
     active = _active(w.s, w.current.subject, "plazo_pago")
@@ -156,19 +150,19 @@ def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
 
 
 def test_member_cannot_restore_a_version(client, w):
-    token = _signin(client, w.member)
+    token = sign_in(client, w.member)
     assert client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token}).status_code == 403
     assert [m.id for m in _active(w.s, w.current.subject, "plazo_pago")] == [w.current.id]
 
 
 def test_restoring_the_current_version_is_refused_with_a_message(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/memories/{w.current.id}/restore", data={"csrf_token": token})
     assert resp.status_code == 422 and "Only an older version can be restored." in resp.get_data(as_text=True)
 
 
 def test_edit_saves_a_hand_edited_new_version_and_keeps_the_old(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/memories/{w.current.id}/edit", data={"csrf_token": token, "value": "90 días",
                                                                 "sentence": "Talleres García paga a 90 días."})
     assert resp.status_code == 303
@@ -179,13 +173,13 @@ def test_edit_saves_a_hand_edited_new_version_and_keeps_the_old(client, w):
 
 
 def test_edit_with_empty_value_shows_the_error(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/memories/{w.current.id}/edit", data={"csrf_token": token, "value": " ", "sentence": "x"})
     assert resp.status_code == 422 and "The value cannot be empty." in resp.get_data(as_text=True)
 
 
 def test_member_edits_her_private_memory_but_not_a_shared_one_she_only_reads(client, w):
-    token = _signin(client, w.member)
+    token = sign_in(client, w.member)
     assert client.post(f"/memories/{w.private_member.id}/edit", data={
         "csrf_token": token, "value": "llamar hoy", "sentence": "Marta: llamar hoy a Acme."}).status_code == 303
     assert client.post(f"/memories/{w.current.id}/edit", data={
@@ -195,7 +189,7 @@ def test_member_edits_her_private_memory_but_not_a_shared_one_she_only_reads(cli
 
 
 def test_pin_and_unpin(client, w):
-    token = _signin(client, w.owner)
+    token = sign_in(client, w.owner)
     client.post(f"/memories/{w.company.id}/pin", data={"csrf_token": token, "pinned": "1"})
     w.s.refresh(w.company)
     assert w.company.pinned is True
@@ -207,7 +201,7 @@ def test_pin_and_unpin(client, w):
 
 
 def test_delete_removes_the_memory_and_its_versions(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     ids = [w.current.id, w.old.id]
     resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token}, follow_redirects=True)
     assert "Deleted the memory and its 1 older version(s)." in resp.get_data(as_text=True)
@@ -217,14 +211,14 @@ def test_delete_removes_the_memory_and_its_versions(client, w):
 
 
 def test_member_cannot_delete_a_shared_memory(client, w):
-    token = _signin(client, w.member)
+    token = sign_in(client, w.member)
     assert client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token}).status_code == 403
     w.s.expire_all()
     assert w.s.get(Memory, w.current.id) is not None
 
 
 def test_staff_has_no_memories_page(client, w):
-    _signin(client, w.staff)
+    sign_in(client, w.staff)
     assert client.get("/memories").status_code == 403
     assert client.get(f"/memories/{w.current.id}").status_code == 403
 
@@ -232,7 +226,7 @@ def test_staff_has_no_memories_page(client, w):
 # ------------------------------------------------------------------------------------ contacts
 
 def test_contacts_list_only_readable_areas_with_fact_counts(client, w):
-    _signin(client, w.member)
+    sign_in(client, w.member)
     page = client.get("/contacts").get_data(as_text=True)
     assert "Talleres García S.L." in page and "Secret Supplier" not in page
     assert client.get(f"/contacts/{w.hidden_contact.id}").status_code == 404
@@ -242,7 +236,7 @@ def test_contact_page_shows_its_memories_and_pending_proposals(client, w, factor
     p = factory.memory(w.org, subject=f"contact:{w.contact.id}", attribute="iban", value="ES00", status="proposed",
                        proposal_kind="bank_account", sentence="Nueva cuenta sin verificar.", area="contacts",
                        category="customer")
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get(f"/contacts/{w.contact.id}").get_data(as_text=True)
     assert "Talleres García paga a 60 días." in page and "Nueva cuenta sin verificar." in page
     assert f"/review/{p.id}" in page
@@ -265,7 +259,7 @@ def test_admin_reads_her_orgs_traces_with_each_memory(client, w, factory):
                            used=True)])
     _trace(w.s, w.other, block="other org block")
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/traces").get_data(as_text=True)
     assert f"/traces/{t.id}" in page and "other org block" not in page
     detail = client.get(f"/traces/{t.id}").get_data(as_text=True)
@@ -278,7 +272,7 @@ def test_admin_sees_which_memories_went_into_a_members_turn_but_not_its_personal
     t = _trace(w.s, w.org, block="Ana: <<<hijo Juan>>>", user=w.member)
     w.s.add(TraceItem(trace_id=t.id, memory_id=w.current.id, block="related", rank=1, score=0.5, chars=30))
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     detail = client.get(f"/traces/{t.id}").get_data(as_text=True)
     assert "hijo Juan" not in detail and "shown only to them and to platform staff" in detail
     assert "Talleres García paga a 60 días." in detail
@@ -288,7 +282,7 @@ def test_traces_filter_by_channel_and_date(client, w):
     web = _trace(w.s, w.org, channel="web")
     wa = _trace(w.s, w.org, channel="whatsapp")
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/traces?channel=whatsapp").get_data(as_text=True)
     assert f"/traces/{wa.id}" in page and f"/traces/{web.id}" not in page
     assert f"/traces/{wa.id}" not in client.get("/traces?to=2000-01-01").get_data(as_text=True)
@@ -298,7 +292,7 @@ def test_traces_filter_by_channel_and_date(client, w):
 def test_staff_reads_traces_of_every_org_and_each_view_is_audited(client, w):
     t = _trace(w.s, w.other, block="other org block")
     w.s.commit()
-    _signin(client, w.staff)
+    sign_in(client, w.staff)
     assert f"/traces/{t.id}" in client.get("/traces").get_data(as_text=True)
     assert "other org block" in client.get(f"/traces/{t.id}").get_data(as_text=True)
     views = w.s.execute(select(AuditLog.action, AuditLog.org_id).where(AuditLog.actor_user_id == w.staff.id,
@@ -309,10 +303,10 @@ def test_staff_reads_traces_of_every_org_and_each_view_is_audited(client, w):
 def test_admin_cannot_open_another_orgs_trace_and_members_have_no_traces(client, w):
     t = _trace(w.s, w.other)
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     assert client.get(f"/traces/{t.id}").status_code == 404
     client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
-    _signin(client, w.member)
+    sign_in(client, w.member)
     assert client.get("/traces").status_code == 403 and client.get("/usage").status_code == 403
 
 
@@ -324,7 +318,7 @@ def test_usage_sums_cost_and_calls_per_day_purpose_and_model_with_a_chart(client
                              created_at=now - dt.timedelta(days=2)),
                  UsageLedger(org_id=w.other.id, purpose="gate", model="local", cost_usd=Decimal("9"), created_at=now)])
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/usage").get_data(as_text=True)
     assert 'id="usage-total">$0.5300<' in page and 'id="usage-calls">3<' in page
     assert "<svg" in page and page.count("<rect") == 30 and "$0.0300" in page
@@ -337,7 +331,7 @@ def test_staff_usage_covers_all_orgs_and_filters_by_org(client, w):
     w.s.add_all([UsageLedger(org_id=w.org.id, purpose="gate", model="m", cost_usd=Decimal("1"), created_at=now),
                  UsageLedger(org_id=w.other.id, purpose="gate", model="m", cost_usd=Decimal("2"), created_at=now)])
     w.s.commit()
-    _signin(client, w.staff)
+    sign_in(client, w.staff)
     assert 'id="usage-total">$3.0000<' in client.get("/usage").get_data(as_text=True)
     assert 'id="usage-total">$2.0000<' in client.get(f"/usage?org={w.other.id}").get_data(as_text=True)
     orgs = w.s.scalars(select(AuditLog.org_id).where(AuditLog.action == "staff.view.usage")).all()
@@ -353,7 +347,7 @@ def test_audit_log_is_searchable_and_scoped_to_the_org(client, w):
     audit.record(w.s, actor_label="olga@demo", action="settings.memory_mode", org_id=w.org.id)
     audit.record(w.s, actor_label="olga@demo", action="memory.pinned", org_id=w.org.id)
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/audit").get_data(as_text=True)
     assert "settings.memory_mode" in page and "someone@else" not in page
     page = client.get("/audit?q=pinned").get_data(as_text=True)
@@ -373,17 +367,17 @@ def test_privacy_officer_and_staff_read_the_whole_audit_log_members_do_not(clien
     audit.record(w.s, actor_label="someone@else", action="memory.edited", org_id=w.other.id)
     w.s.commit()
     for user in (w.privacy, w.staff):
-        _signin(client, user)
+        sign_in(client, user)
         assert "someone@else" in client.get("/audit").get_data(as_text=True)
         client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
-    _signin(client, w.member)
+    sign_in(client, w.member)
     assert client.get("/audit").status_code == 403
 
 
 # ------------------------------------------------------------------------------------ settings
 
 def test_owner_switches_the_memory_mode_and_it_is_audited(client, w):
-    token = _signin(client, w.owner)
+    token = sign_in(client, w.owner)
     resp = client.post("/settings/mode", data={"csrf_token": token, "memory_mode": "confirmation"},
                        follow_redirects=True)
     assert "Memory mode saved." in resp.get_data(as_text=True)
@@ -396,7 +390,7 @@ def test_owner_switches_the_memory_mode_and_it_is_audited(client, w):
 
 
 def test_retention_may_only_be_tightened(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post("/settings/retention", data={"csrf_token": token, "superseded_days": "400",
                                                     "proposal_days": "30"})
     assert resp.status_code == 422 and "a whole number from 1 to 365" in resp.get_data(as_text=True)
@@ -406,7 +400,7 @@ def test_retention_may_only_be_tightened(client, w):
 
 
 def test_exclusion_list_add_toggle_and_remove_org_rules(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post("/settings/exclusions", data={"csrf_token": token, "kind": "secret", "name": "proyectos",
                                                      "pattern": "(unclosed", "description": ""})
     assert resp.status_code == 422 and "not a valid regular expression" in resp.get_data(as_text=True)
@@ -424,7 +418,7 @@ def test_exclusion_list_add_toggle_and_remove_org_rules(client, w):
 
 
 def test_platform_exclusion_rules_cannot_be_changed_from_an_org(client, w):
-    token = _signin(client, w.owner)
+    token = sign_in(client, w.owner)
     seeded = w.s.scalar(select(PolicyExclusion).where(PolicyExclusion.org_id.is_(None)).limit(1))
     resp = client.post(f"/settings/exclusions/{seeded.id}", data={"csrf_token": token, "op": "remove"})
     assert resp.status_code == 404
@@ -433,7 +427,7 @@ def test_platform_exclusion_rules_cannot_be_changed_from_an_org(client, w):
 
 
 def test_members_and_staff_have_no_settings(client, w):
-    token = _signin(client, w.member)
+    token = sign_in(client, w.member)
     assert client.get("/settings").status_code == 403
     assert client.post("/settings/mode", data={"csrf_token": token, "memory_mode": "confirmation"}).status_code == 403
     w.s.expire_all()
@@ -446,7 +440,7 @@ def test_jobs_page_lists_runs_with_counts_and_errors(client, w):
     w.s.add_all([JobRun(job="retention", status="succeeded", counts={"versions_removed": 3}),
                  JobRun(job="subject_sheets", status="failed", error="boom")])
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/jobs").get_data(as_text=True)
     assert "versions_removed=3" in page and "boom" in page
     page = client.get("/jobs?job=retention").get_data(as_text=True)
@@ -460,7 +454,7 @@ def test_dashboard_per_role(client, w, factory):
                    proposal_kind="low_permission", area="contacts")
     w.s.add(UsageLedger(org_id=w.org.id, purpose="gate", model="m", cost_usd=Decimal("1.25")))
     w.s.commit()
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/").get_data(as_text=True)
     assert 'id="pending-bank_account">1<' in page and 'id="pending-low_permission">1<' in page
     assert 'id="cost-month">$1.25<' in page and re.search(r'id="learnt-24h">\d+<', page)
@@ -473,7 +467,7 @@ def test_dashboard_per_role(client, w, factory):
 
 
 def test_member_does_not_read_someone_elses_private_source_message(client, w):
-    _signin(client, w.member)
+    sign_in(client, w.member)
     page = client.get(f"/memories/{w.current.id}").get_data(as_text=True)
     assert "Talleres García paga a 60 días." in page  # the shared fact she may read
     assert "Ahora paga a 60 días." not in page and "that you may not see" in page
@@ -483,9 +477,9 @@ def test_member_never_reads_an_unverified_bank_account_in_memories(client, w, fa
     bank = factory.memory(w.org, subject=f"contact:{w.contact.id}", attribute="cuenta_bancaria", value="ES66 FRAUDE",
                           status="proposed", proposal_kind="bank_account", sentence="Cuenta nueva sin verificar.",
                           area="contacts", category="customer")
-    _signin(client, w.member)
+    sign_in(client, w.member)
     assert "ES66 FRAUDE" not in client.get("/memories?status=proposed").get_data(as_text=True)
     assert client.get(f"/memories/{bank.id}").status_code == 404
     client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     assert "Cuenta nueva sin verificar." in client.get("/memories?status=proposed").get_data(as_text=True)

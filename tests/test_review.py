@@ -9,8 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from memory_core.models import AuditLog, Memory, MemorySource, Notification
-from tests.conftest import csrf_from, login
-from tests.factories import PASSWORD
+from tests.conftest import csrf_from, sign_in
 
 OLD_IBAN = "ES91 2100 0418 4502 0005 1332"
 NEW_IBAN = "ES79 2100 0813 6101 2345 6789"
@@ -61,12 +60,6 @@ def w(factory, system_session):
     return World(factory, system_session)
 
 
-def _signin(client, user):
-    page = login(client, user.email, PASSWORD)
-    assert page.status_code == 200
-    return csrf_from(page.get_data(as_text=True))
-
-
 def _fresh(s, row) -> Memory:
     s.expire_all()
     return s.get(Memory, row.id)
@@ -75,7 +68,7 @@ def _fresh(s, row) -> Memory:
 # ------------------------------------------------------------------------------------ queue and detail
 
 def test_admin_queue_lists_every_kind_with_counts_area_subject_author_and_age(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/review/").get_data(as_text=True)
     assert re.search(r'id="count-bank_account">1<', page)
     assert re.search(r'id="count-confirmation">3<', page)
@@ -86,19 +79,19 @@ def test_admin_queue_lists_every_kind_with_counts_area_subject_author_and_age(cl
 
 
 def test_queue_filters_by_kind_and_area(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/review/?kind=low_permission&area=company").get_data(as_text=True)
     assert "horario: de 8 a 15" in page and "dias_entrega" not in page and "cuenta_bancaria" not in page
 
 
 def test_queue_with_an_unknown_kind_says_so(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get("/review/?kind=nonsense", follow_redirects=True).get_data(as_text=True)
     assert "Unknown kind of proposal." in page
 
 
 def test_member_sees_own_confirmations_and_editable_low_permission_but_never_bank_accounts(client, w):
-    _signin(client, w.marta)
+    sign_in(client, w.marta)
     page = client.get("/review/").get_data(as_text=True)
     assert "formato_factura" in page and "cafe: sin azúcar" in page
     assert "cuenta_bancaria" not in page and "count-bank_account" not in page and "Verify account" not in page
@@ -108,13 +101,13 @@ def test_member_sees_own_confirmations_and_editable_low_permission_but_never_ban
 
 
 def test_member_who_may_edit_contacts_sees_low_permission_proposals_there(client, w):
-    _signin(client, w.editor)
+    sign_in(client, w.editor)
     page = client.get("/review/").get_data(as_text=True)
     assert "dias_entrega" in page and "horario" not in page and "formato_factura" not in page
 
 
 def test_detail_shows_fenced_escaped_sources_the_diff_and_the_rule(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     page = client.get(f"/review/{w.bank.id}").get_data(as_text=True)
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&lt;&lt;&lt;" in page  # the fence opens ...
@@ -126,12 +119,12 @@ def test_detail_shows_fenced_escaped_sources_the_diff_and_the_rule(client, w):
 
 
 def test_member_opening_a_bank_account_proposal_is_refused(client, w):
-    _signin(client, w.marta)
+    sign_in(client, w.marta)
     assert client.get(f"/review/{w.bank.id}").status_code == 403
 
 
 def test_user_of_another_org_cannot_find_the_proposal(client, w):
-    token = _signin(client, w.outsider)
+    token = sign_in(client, w.outsider)
     assert client.get(f"/review/{w.low.id}").status_code == 404
     assert client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token}).status_code == 404
     assert _fresh(w.s, w.low).status == "proposed"
@@ -140,7 +133,7 @@ def test_user_of_another_org_cannot_find_the_proposal(client, w):
 # ------------------------------------------------------------------------------------ bank accounts
 
 def test_bank_account_needs_the_account_typed_again(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/review/{w.bank.id}/approve", data={"csrf_token": token, "confirm_account": "ES00 0000"})
     assert resp.status_code == 422
     assert "does not match" in resp.get_data(as_text=True)
@@ -150,7 +143,7 @@ def test_bank_account_needs_the_account_typed_again(client, w):
 
 
 def test_admin_approves_a_bank_account_and_the_old_one_stays_as_a_version(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     typed = " es79210008136101 2345 6789 "  # spaces and case as a person types it back
     resp = client.post(f"/review/{w.bank.id}/approve", data={"csrf_token": token, "confirm_account": typed})
     assert resp.status_code == 303
@@ -167,7 +160,7 @@ def test_admin_approves_a_bank_account_and_the_old_one_stays_as_a_version(client
 
 
 def test_member_direct_post_to_approve_a_bank_account_is_refused(client, w):
-    token = _signin(client, w.marta)
+    token = sign_in(client, w.marta)
     resp = client.post(f"/review/{w.bank.id}/approve", data={"csrf_token": token, "confirm_account": NEW_IBAN})
     assert resp.status_code == 403
     resp = client.post(f"/review/{w.bank.id}/reject", data={"csrf_token": token, "reason": "no"})
@@ -176,7 +169,7 @@ def test_member_direct_post_to_approve_a_bank_account_is_refused(client, w):
 
 
 def test_bank_account_cannot_be_edited_then_approved(client, w):
-    token = _signin(client, w.owner)
+    token = sign_in(client, w.owner)
     resp = client.post(f"/review/{w.bank.id}/edit", data={"csrf_token": token, "value": "ES00", "sentence": "x"})
     assert resp.status_code == 422 and _fresh(w.s, w.bank).status == "proposed"
 
@@ -184,7 +177,7 @@ def test_bank_account_cannot_be_edited_then_approved(client, w):
 # ------------------------------------------------------------------------------------ approve, reject, edit
 
 def test_htmx_approve_returns_only_the_updated_row(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token}, headers={"HX-Request": "true"})
     body = resp.get_data(as_text=True)
     assert resp.status_code == 200 and body.lstrip().startswith("<tr") and "<html" not in body
@@ -193,20 +186,20 @@ def test_htmx_approve_returns_only_the_updated_row(client, w):
 
 
 def test_plain_form_approve_redirects_back_to_the_queue_with_a_message(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token})
     assert resp.status_code == 303 and resp.headers["Location"].endswith("/review/")
     assert "Approved." in client.get("/review/").get_data(as_text=True)
 
 
 def test_approving_without_csrf_token_is_refused(client, w):
-    _signin(client, w.admin)
+    sign_in(client, w.admin)
     assert client.post(f"/review/{w.low.id}/approve").status_code == 400
     assert _fresh(w.s, w.low).status == "proposed"
 
 
 def test_reject_needs_a_reason_and_tells_the_author_why(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/review/{w.low.id}/reject", data={"csrf_token": token, "reason": "  "})
     assert resp.status_code == 422 and "Say why you reject it" in resp.get_data(as_text=True)
     assert _fresh(w.s, w.low).status == "proposed"
@@ -219,14 +212,14 @@ def test_reject_needs_a_reason_and_tells_the_author_why(client, w):
 
 
 def test_htmx_reject_without_reason_shows_the_error_in_the_row(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/review/{w.low.id}/reject", data={"csrf_token": token, "reason": ""},
                        headers={"HX-Request": "true"})
     assert resp.status_code == 200 and "Say why you reject it" in resp.get_data(as_text=True)
 
 
 def test_edit_then_approve_saves_the_edited_value_marked_hand_edited(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/review/{w.low.id}/edit", data={"csrf_token": token, "value": "lunes y jueves",
                                                           "sentence": "Acme entrega lunes y jueves."})
     assert resp.status_code == 303
@@ -236,13 +229,13 @@ def test_edit_then_approve_saves_the_edited_value_marked_hand_edited(client, w):
 
 
 def test_edit_with_an_empty_value_is_refused_with_a_message(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post(f"/review/{w.low.id}/edit", data={"csrf_token": token, "value": "", "sentence": "x"})
     assert resp.status_code == 422 and "The value cannot be empty." in resp.get_data(as_text=True)
 
 
 def test_deciding_twice_is_a_conflict(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token})
     assert client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token}).status_code == 409
 
@@ -250,13 +243,13 @@ def test_deciding_twice_is_a_conflict(client, w):
 # ------------------------------------------------------------------------------------ members
 
 def test_member_confirms_her_own_confirmation_in_an_area_she_may_edit(client, w):
-    token = _signin(client, w.marta)
+    token = sign_in(client, w.marta)
     assert client.post(f"/review/{w.conf_marta_general.id}/approve", data={"csrf_token": token}).status_code == 303
     assert _fresh(w.s, w.conf_marta_general).status == "active"
 
 
 def test_member_confirming_where_she_may_only_read_hands_it_to_an_editor(client, w):
-    token = _signin(client, w.marta)
+    token = sign_in(client, w.marta)
     page = client.post(f"/review/{w.conf_marta.id}/approve", data={"csrf_token": token},
                        follow_redirects=True).get_data(as_text=True)
     assert "Confirmed: someone who may edit contacts will share it." in page
@@ -266,18 +259,18 @@ def test_member_confirming_where_she_may_only_read_hands_it_to_an_editor(client,
 
 
 def test_member_cannot_confirm_someone_elses_confirmation(client, w):
-    token = _signin(client, w.marta)
+    token = sign_in(client, w.marta)
     assert client.post(f"/review/{w.conf_owner.id}/approve", data={"csrf_token": token}).status_code == 403
 
 
 def test_member_cannot_approve_low_permission_where_she_may_only_read(client, w):
-    token = _signin(client, w.marta)
+    token = sign_in(client, w.marta)
     assert client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token}).status_code == 403
     assert _fresh(w.s, w.low).status == "proposed"
 
 
 def test_member_who_may_edit_the_area_approves_low_permission(client, w):
-    token = _signin(client, w.editor)
+    token = sign_in(client, w.editor)
     assert client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token}).status_code == 303
     assert _fresh(w.s, w.low).status == "active"
     assert client.post(f"/review/{w.low_company.id}/approve", data={"csrf_token": token}).status_code == 403
@@ -286,7 +279,7 @@ def test_member_who_may_edit_the_area_approves_low_permission(client, w):
 def test_staff_and_privacy_officer_have_no_review_queue(client, factory, w):
     for role in ("staff", "privacy_officer"):
         user = factory.user(platform_role=role)
-        _signin(client, user)
+        sign_in(client, user)
         assert client.get("/review/").status_code == 403
         assert client.get(f"/review/{w.low.id}").status_code == 403
         client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
@@ -295,7 +288,7 @@ def test_staff_and_privacy_officer_have_no_review_queue(client, factory, w):
 # ------------------------------------------------------------------------------------ bulk
 
 def test_bulk_approve_skips_bank_accounts(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     resp = client.post("/review/bulk", data={"csrf_token": token, "action": "approve",
                                              "ids": [str(w.low.id), str(w.low_company.id), str(w.bank.id)]},
                        follow_redirects=True)
@@ -308,7 +301,7 @@ def test_bulk_approve_skips_bank_accounts(client, w):
 
 
 def test_bulk_reject_needs_a_reason_and_notifies_each_author(client, w):
-    token = _signin(client, w.admin)
+    token = sign_in(client, w.admin)
     ids = [str(w.low.id), str(w.conf_marta.id)]
     page = client.post("/review/bulk", data={"csrf_token": token, "action": "reject", "ids": ids},
                        follow_redirects=True).get_data(as_text=True)
@@ -320,7 +313,7 @@ def test_bulk_reject_needs_a_reason_and_notifies_each_author(client, w):
 
 
 def test_member_bulk_only_decides_what_she_may(client, w):
-    token = _signin(client, w.marta)
+    token = sign_in(client, w.marta)
     client.post("/review/bulk", data={"csrf_token": token, "action": "approve",
                                       "ids": [str(w.conf_marta_general.id), str(w.low.id), str(w.conf_owner.id)]})
     assert _fresh(w.s, w.conf_marta_general).status == "active"
