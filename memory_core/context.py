@@ -26,13 +26,23 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, case, insert, or_, select, update
-from sqlalchemy.orm import Session, defer
+from sqlalchemy import (
+    ARRAY, Float, Integer, Row, String, and_, bindparam, case, func, insert, or_, select, update,
+)
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
+from sqlalchemy.orm import Session
 
 from memory_core.access import Access, contact_visible, memory_visible
 from memory_core.errors import NotFound
 from memory_core.fence import MEMORY_HEADER, RELATED_HEADER, fenced
-from memory_core.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, TraceItem
+from memory_core.models import (
+    Contact,
+    Conversation,
+    Memory,
+    MemorySource,
+    MemoryTrace,
+    TraceItem,
+)
 from memory_core.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
@@ -74,7 +84,7 @@ yes yep nope sure fine great cool done hi hello bye please porfa por favor jaja 
 ROLE_LABEL = {"customer": "cliente", "supplier": "proveedor"}
 
 # The message is embedded on another thread while the core and profile queries run (the model and
-# the network release the GIL), so the embedding no longer adds to the turn's latency. One pool per
+# the network release the GIL), so the embedding does not add to the turn's latency. One pool per
 # process: a forked child must not inherit a pool whose threads stayed behind in the parent.
 _EMBED_POOL: dict[int, ThreadPoolExecutor] = {}
 _EMBED_POOL_LOCK = threading.Lock()
@@ -226,17 +236,19 @@ def _core_order(rows: Iterable[Memory]) -> list[Memory]:
     return rows[:CORE_MAX_LINES]
 
 
-_LIGHT = (defer(Memory.embedding), defer(Memory.search_tsv))
+# What a block line needs of a memory, read as plain rows (no ORM objects: a turn reads hundreds).
+_LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attribute, Memory.value, Memory.confidence,
+         Memory.pinned, Memory.valid_from, Memory.created_at, Memory.event_date)
 
 
-def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple[list[Memory], list[Memory]]:
+def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple[list[Row], list[Row]]:
     """The core and the profile candidates, in one query: the person's own stable facts come first,
     then the rest by pinned, group and confidence (re-ranked with age in Python)."""
     core_rank = case((and_(Memory.level == "personal", Memory.subject == "self",
                            Memory.category.in_(("person", "preference"))), 0), else_=1)
     group = case(*[(Memory.category == c, g) for c, g in GROUP_OF.items()], else_=5)
-    rows = session.scalars(
-        select(Memory).options(*_LIGHT)
+    rows = session.execute(
+        select(*_LINE)
         .where(memory_visible(access), Memory.status == "active", _not_past_event(today))
         .order_by(core_rank, Memory.pinned.desc(), group, Memory.confidence.desc(), Memory.valid_from.desc())
         .limit(CANDIDATES)).all()
@@ -252,13 +264,6 @@ def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple
     return core, candidates
 
 
-def core_memories(session: Session, access: Access) -> list[Memory]:
-    """The person's own stable facts, in the fixed core order."""
-    return _core_order(session.scalars(select(Memory).options(*_LIGHT).where(
-        memory_visible(access), Memory.status == "active", Memory.level == "personal", Memory.subject == "self",
-        Memory.category.in_(("person", "preference")))).all())
-
-
 def render_core(memories: Sequence[Memory]) -> str:
     lines = [f"- {_label(m.attribute)}: {fenced(m.value, VALUE_MAX_CHARS)}" for m in memories]
     return _section("Sobre la persona:", lines)
@@ -269,15 +274,6 @@ def rank_profile(memories: Iterable[Memory], now: dt.datetime) -> list[tuple[Mem
     scored = [(m, round(m.confidence * age_weight(m.category, m.valid_from, now), 4)) for m in memories]
     return sorted(scored, key=lambda ms: (not ms[0].pinned, GROUP_OF.get(ms[0].category, 5), -ms[1],
                                           -(ms[0].valid_from.timestamp() if ms[0].valid_from else 0), str(ms[0].id)))
-
-
-def _recently_sent(session: Session, conversation_id: uuid.UUID | None) -> set[uuid.UUID]:
-    if conversation_id is None:
-        return set()
-    last = (select(MemoryTrace.id).where(MemoryTrace.conversation_id == conversation_id)
-            .order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc()).limit(RECENT_TURNS).subquery())
-    return set(session.scalars(select(TraceItem.memory_id).where(TraceItem.trace_id.in_(select(last.c.id)),
-                                                                 TraceItem.memory_id.isnot(None))))
 
 
 def relevant(signals: dict[str, float]) -> bool:
@@ -312,21 +308,55 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     missing = [i for i, _ in hits if i not in known]
     rows = dict(known)
     if missing:
-        rows |= {m.id: m for m in session.scalars(select(Memory).options(*_LIGHT).where(
+        rows |= {m.id: m for m in session.execute(select(*_LINE).where(
             Memory.id.in_(missing), memory_visible(access), Memory.status == "active", _not_past_event(now.date())))}
     return [(rows[i], score) for i, score in hits if i in rows]
 
 
-def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None) -> Conversation | None:
+def _conversation_statement():
+    """The conversation's owner columns and the memories sent in its last two turns (built once)."""
+    last = (select(MemoryTrace.id).where(MemoryTrace.conversation_id == Conversation.id)
+            .order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc()).limit(RECENT_TURNS)
+            .correlate(Conversation).scalar_subquery())
+    sent = func.array(select(TraceItem.memory_id).where(TraceItem.trace_id == func.any(func.array(last)),
+                                                         TraceItem.memory_id.isnot(None)).scalar_subquery())
+    return (select(Conversation.id, Conversation.org_id, Conversation.user_id, Conversation.phone,
+                   Conversation.channel, Conversation.temporary, sent.label("sent"))
+            .where(Conversation.id == bindparam("conversation_id")))
+
+
+def _trace_items_statement():
+    """A trace's items from five arrays the server unnests (built once)."""
+    rows = func.unnest(
+        bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True))), bindparam("blocks", type_=ARRAY(String)),
+        bindparam("ranks", type_=ARRAY(Integer)), bindparam("scores", type_=ARRAY(Float)),
+        bindparam("chars", type_=ARRAY(Integer)),
+    ).table_valued("memory_id", "block", "rank", "score", "chars").render_derived("item")
+    return insert(TraceItem.__table__).from_select(
+        ["trace_id", "memory_id", "block", "rank", "score", "chars"],
+        select(bindparam("trace_id", type_=PG_UUID(as_uuid=True)), rows.c.memory_id, rows.c.block, rows.c.rank,
+               rows.c.score, rows.c.chars))
+
+
+# Statements a turn runs whatever the principal, built once: building them costs more than running them.
+# (Core tables, not the ORM entities: ORM inserts with a parameter dict become bulk inserts.)
+_CONVERSATION = _conversation_statement()
+_TRACE = insert(MemoryTrace.__table__)
+_TRACE_ITEMS = _trace_items_statement()
+
+
+def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None
+                  ) -> tuple[Row | None, set[uuid.UUID]]:
+    """The conversation (if the principal owns it) and the memories sent in its last two turns: one query."""
     if conversation_id is None:
-        return None
-    conv = session.get(Conversation, conversation_id)
+        return None, set()
+    conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id}).one_or_none()
     p = access.principal
     owns = conv is not None and ((conv.user_id is not None and conv.user_id == p.user_id)
                                  or (conv.phone is not None and conv.phone == p.phone))
     if not owns or conv.org_id != access.org_id:
         raise NotFound("No such conversation.")
-    return conv
+    return conv, set(conv.sent or ())
 
 
 def estimate_tokens(text: str) -> int:
@@ -345,11 +375,10 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     now = now or dt.datetime.now(dt.timezone.utc)
     today = now.date()
     vector = _embed_early(message_text or "", embed)
-    conv = _conversation(session, access, conversation_id)
+    conv, sent = _conversation(session, access, conversation_id)
 
     core, candidates = _visible_memories(session, access, today)
     core_ids = {m.id for m in core}
-    sent = _recently_sent(session, conv.id if conv else None)
     related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},
                               now, vector, embed_model)
     subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)])
@@ -371,18 +400,24 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     tokens = estimate_tokens(text)
     trace_id = None
     if conv is not None and not conv.temporary:
-        # Two plain inserts, the items batched in one statement: the ORM flush would fetch every
-        # item's generated id back, which nothing reads.
-        trace_id = uuid.uuid4()
-        session.execute(insert(MemoryTrace).values(
-            id=trace_id, org_id=conv.org_id, conversation_id=conv.id, message_id=message_id, user_id=conv.user_id,
-            phone=conv.phone, channel=conv.channel, block_text=text, tokens=tokens))
-        if items:
-            session.execute(insert(TraceItem), [
-                dict(trace_id=trace_id, memory_id=i.memory_id, block=i.block, rank=i.rank, score=float(i.score),
-                     chars=i.chars) for i in items])
+        trace_id = _store_trace(session, conv, message_id, text, tokens, items)
     return MemoryBlock(text=text, core=core_text, profile=profile_text, related=related_text, items=items,
                        trace_id=trace_id, tokens=tokens)
+
+
+def _store_trace(session: Session, conv: Row, message_id: uuid.UUID | None, text: str, tokens: int,
+                 items: list[ContextItem]) -> uuid.UUID:
+    """The trace, then its items as five arrays the server unnests (two statements: the items' row
+    security checks that their trace exists, which a row inserted by the same statement is not yet)."""
+    trace_id = uuid.uuid4()
+    session.execute(_TRACE, dict(id=trace_id, org_id=conv.org_id, conversation_id=conv.id, message_id=message_id,
+                                 user_id=conv.user_id, phone=conv.phone, channel=conv.channel, block_text=text,
+                                 tokens=tokens))
+    if items:
+        session.execute(_TRACE_ITEMS, dict(
+            trace_id=trace_id, ids=[i.memory_id for i in items], blocks=[i.block for i in items],
+            ranks=[i.rank for i in items], scores=[float(i.score) for i in items], chars=[i.chars for i in items]))
+    return trace_id
 
 
 def record_usage(session: Session, trace_id: uuid.UUID, memory_ids: Iterable[uuid.UUID]) -> int:

@@ -370,7 +370,9 @@ class TraceItem(Base):
     __tablename__ = "trace_items"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     trace_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("memory_traces.id", ondelete="CASCADE"))
-    memory_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"))
+    # No foreign key: a trigger on memories deletes the items of deleted memories (migration
+    # r6_trace_items_memory_link), so showing a memory never locks its row.
+    memory_id: Mapped[uuid.UUID | None] = mapped_column()
     block: Mapped[str] = mapped_column(String(10))
     rank: Mapped[int] = mapped_column(Integer)
     score: Mapped[float] = mapped_column(Float)

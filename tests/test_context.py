@@ -6,7 +6,7 @@ import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from memory_core.access import load_access
 from memory_core.backends.local_embedder import LocalEmbedder
@@ -270,3 +270,18 @@ def _expected_skeleton() -> str:
     from memory_core.fence import MEMORY_HEADER
 
     return _SKELETON.sub("", MEMORY_HEADER) + "\n\nSobre la persona:\n- Nombre: \n\nPerfil:\n-  (cliente): nota "
+
+
+def test_deleting_a_memory_removes_it_from_every_trace_even_one_its_deleter_cannot_see(world, factory, database):
+    shared = world.remember("Trabajamos con Iberluz para la luz", attribute="proveedor_luz", value="Iberluz")
+    world.me("nombre", "Pablo")
+    bea = factory.member(world.org, name="Bea")
+    beas = world.turn("hola", user=bea)
+    assert shared.id in beas.memory_ids
+    # Pablo forgets the shared fact in his own scope: Bea's trace is not his to read, yet its item goes.
+    pablo = load_access(world.s, world.org.id, user_id=world.owner.id)
+    with database.unit_of_work(pablo.scope()) as uow:
+        uow.session.execute(delete(Memory).where(Memory.id == shared.id))
+        uow.commit()
+    items = world.s.scalars(select(TraceItem.memory_id).where(TraceItem.trace_id == beas.trace_id)).all()
+    assert shared.id not in items and len(items) == len(beas.items) - 1
