@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import and_, false, or_, select
+from sqlalchemy import String, and_, bindparam, false, or_, select
+from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -108,50 +110,99 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     return Access(principal, org_id, role, member_perms)
 
 
-def _owned_by(principal: Principal, user_col, phone_col) -> ColumnElement[bool]:
+@dataclass(frozen=True)
+class _Who:
+    """The values a visibility rule compares with: Python values, or bind parameters (see `template`)."""
+    user_id: Any
+    phone: Any
+    org_id: Any
+    read_areas: Any
+    has_user: bool
+    has_phone: bool
+    has_org: bool
+    has_areas: bool
+
+
+def _values(access: Access) -> _Who:
+    p = access.principal
+    return _Who(p.user_id, p.phone, access.org_id, access.read_areas, p.user_id is not None, bool(p.phone),
+                access.org_id is not None, bool(access.read_areas))
+
+
+def shape(access: Access) -> tuple[bool, bool, bool, bool]:
+    """What decides the form of a visibility rule: which of user, phone, org and readable areas exist."""
+    v = _values(access)
+    return v.has_user, v.has_phone, v.has_org, v.has_areas
+
+
+def template_params(access: Access) -> dict[str, Any]:
+    """The values for the bind parameters of a rule built by `template`."""
+    p = access.principal
+    return {"acc_user": p.user_id, "acc_phone": p.phone, "acc_org": access.org_id,
+            "acc_areas": list(access.read_areas)}
+
+
+def template(form: tuple[bool, bool, bool, bool]) -> _Who:
+    """Bind parameters in place of the principal's values, so a statement is built once per `shape` and
+    run with `template_params(access)`: the hot path (search, the memory block) skips rebuilding it."""
+    return _Who(bindparam("acc_user", type_=UUID(as_uuid=True)), bindparam("acc_phone", type_=String),
+                bindparam("acc_org", type_=UUID(as_uuid=True)), bindparam("acc_areas", expanding=True), *form)
+
+
+def _who(access: Access | _Who | None) -> _Who | None:
+    return access if isinstance(access, _Who) or access is None else _values(access)
+
+
+def _owned_by(who: _Who, user_col, phone_col) -> ColumnElement[bool]:
     clauses = []
-    if principal.user_id is not None:
-        clauses.append(user_col == principal.user_id)
-    if principal.phone:
-        clauses.append(phone_col == principal.phone)
+    if who.has_user:
+        clauses.append(user_col == who.user_id)
+    if who.has_phone:
+        clauses.append(phone_col == who.phone)
     return or_(*clauses) if clauses else false()
 
 
-def memory_visible(access: Access | None) -> ColumnElement[bool]:
+def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     """The ownership filter on memories: personal and private rows of the principal, shared rows of
     readable areas in its org. Status (active, proposed...) is the caller's choice."""
-    if access is None:
+    who = _who(access)
+    if who is None:
         return false()
-    own = _owned_by(access.principal, Memory.owner_user_id, Memory.owner_phone)
+    own = _owned_by(who, Memory.owner_user_id, Memory.owner_phone)
     clauses = [and_(Memory.level == "personal", own)]
-    if access.org_id is not None:
-        clauses.append(and_(Memory.level == "private", Memory.org_id == access.org_id, own))
-        if access.read_areas:
-            clauses.append(and_(Memory.level == "shared", Memory.org_id == access.org_id,
-                                Memory.area.in_(access.read_areas)))
+    if who.has_org:
+        clauses.append(and_(Memory.level == "private", Memory.org_id == who.org_id, own))
+        if who.has_areas:
+            clauses.append(and_(Memory.level == "shared", Memory.org_id == who.org_id,
+                                Memory.area.in_(who.read_areas)))
     return or_(*clauses)
 
 
-def message_visible(access: Access | None) -> ColumnElement[bool]:
-    if access is None:
+def message_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    who = _who(access)
+    if who is None:
         return false()
-    own = and_(_owned_by(access.principal, Message.user_id, Message.phone),
-               or_(Message.org_id.is_(None), Message.org_id == access.org_id))
-    if access.org_id is None or not access.read_areas:
+    same_org = or_(Message.org_id.is_(None), Message.org_id == who.org_id) if who.has_org else Message.org_id.is_(None)
+    own = and_(_owned_by(who, Message.user_id, Message.phone), same_org)
+    if not who.has_org or not who.has_areas:
         return own
-    return or_(own, and_(Message.visibility == "shared_in_org", Message.org_id == access.org_id,
-                         Message.area.in_(access.read_areas)))
+    return or_(own, and_(Message.visibility == "shared_in_org", Message.org_id == who.org_id,
+                         Message.area.in_(who.read_areas)))
 
 
-def document_visible(access: Access | None) -> ColumnElement[bool]:
-    if access is None or access.org_id is None:
+def document_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    who = _who(access)
+    if who is None or not who.has_org:
         return false()
-    own = _owned_by(access.principal, Document.owner_user_id, Document.owner_phone)
-    shared = and_(Document.visibility == "shared_in_org", Document.area.in_(access.read_areas))
-    return and_(Document.org_id == access.org_id, or_(own, shared))
+    own = _owned_by(who, Document.owner_user_id, Document.owner_phone)
+    if not who.has_areas:
+        return and_(Document.org_id == who.org_id, own)
+    shared = and_(Document.visibility == "shared_in_org", Document.area.in_(who.read_areas))
+    return and_(Document.org_id == who.org_id, or_(own, shared))
 
 
-def contact_visible(access: Access | None) -> ColumnElement[bool]:
-    if access is None or access.org_id is None:
+def contact_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    who = _who(access)
+    if who is None or not who.has_org or not who.has_areas:
         return false()
-    return and_(Contact.org_id == access.org_id, Contact.area.in_(access.read_areas))
+    return and_(Contact.org_id == who.org_id, Contact.area.in_(who.read_areas))

@@ -25,14 +25,15 @@ import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from sqlalchemy import (
-    ARRAY, Float, Integer, Row, String, and_, bindparam, case, func, insert, or_, select, update,
+    ARRAY, Date, Float, Integer, Row, String, and_, bindparam, case, func, insert, or_, select, update,
 )
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
-from memory_core.access import Access, contact_visible, memory_visible
+from memory_core.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.errors import NotFound
 from memory_core.fence import MEMORY_HEADER, RELATED_HEADER, fenced
 from memory_core.models import (
@@ -241,17 +242,23 @@ _LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attrib
          Memory.pinned, Memory.valid_from, Memory.created_at, Memory.event_date)
 
 
-def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple[list[Row], list[Row]]:
-    """The core and the profile candidates, in one query: the person's own stable facts come first,
-    then the rest by pinned, group and confidence (re-ranked with age in Python)."""
+@lru_cache(maxsize=64)
+def _visible_statement(form: tuple):
+    """Core and profile candidates for principals of one access form (see access.template)."""
     core_rank = case((and_(Memory.level == "personal", Memory.subject == "self",
                            Memory.category.in_(("person", "preference"))), 0), else_=1)
     group = case(*[(Memory.category == c, g) for c, g in GROUP_OF.items()], else_=5)
-    rows = session.execute(
-        select(*_LINE)
-        .where(memory_visible(access), Memory.status == "active", _not_past_event(today))
-        .order_by(core_rank, Memory.pinned.desc(), group, Memory.confidence.desc(), Memory.valid_from.desc())
-        .limit(CANDIDATES)).all()
+    return (select(*_LINE)
+            .where(memory_visible(template(form)), Memory.status == "active",
+                   _not_past_event(bindparam("today", type_=Date)))
+            .order_by(core_rank, Memory.pinned.desc(), group, Memory.confidence.desc(), Memory.valid_from.desc())
+            .limit(CANDIDATES))
+
+
+def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple[list[Row], list[Row]]:
+    """The core and the profile candidates, in one query: the person's own stable facts come first,
+    then the rest by pinned, group and confidence (re-ranked with age in Python)."""
+    rows = session.execute(_visible_statement(shape(access)), template_params(access) | {"today": today}).all()
     core = _core_order(m for m in rows if _is_core(m))
     core_ids = {m.id for m in core}
     candidates = [m for m in rows if m.id not in core_ids]

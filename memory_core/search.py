@@ -30,7 +30,9 @@ import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     Float, String, Text, bindparam, case, cast, delete, func, literal, literal_column, or_, select, union_all,
 )
@@ -38,7 +40,9 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
-from memory_core.access import Access, contact_visible, document_visible, memory_visible, message_visible
+from memory_core.access import (
+    Access, contact_visible, document_visible, memory_visible, message_visible, shape, template, template_params,
+)
 from memory_core.errors import InvalidInput
 from memory_core.models import Contact, Document, Memory, Message
 from memory_core.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS
@@ -207,7 +211,21 @@ def date_range(query: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
     return None
 
 
-def _or_tsquery(text_value: str):
+# Query values travel as bind parameters, so each retriever's statement is built once per form (which
+# tables, the principal's shape of access, the query's number of IDs...) and then only executed: at 1M
+# rows, building and hashing these statements cost as much as running them.
+Q_WORDS = bindparam("q_words", type_=Text)
+Q_TEXT = bindparam("q_text", type_=Text)
+Q_VECTOR = bindparam("q_vector", type_=Vector(EMBED_DIM))
+Q_MODEL = bindparam("q_model", type_=String)
+Q_TOKENS = bindparam("q_tokens", expanding=True)
+
+
+def _q_token(i: int):
+    return bindparam(f"q_token_{i}", type_=Text)
+
+
+def _or_tsquery(text_value):
     """plainto_tsquery with OR between words instead of AND (phrases from hyphenated words stay)."""
     plain = func.plainto_tsquery(CONFIG, text_value)
     return cast(func.replace(cast(plain, Text), " & ", " | "), TSQUERY)
@@ -219,27 +237,27 @@ def _or_tsquery(text_value: str):
 class _Source:
     kind: str  # memory | message | contact | document (documents hold several kinds)
     model: type
-    where: Callable[[Access, Sequence[str]], list]
+    where: Callable[[object, Sequence[str]], list]
     kind_col: object | None = None
     long_text: object | None = None  # trigram: the query inside this text
     name_cols: tuple = ()  # trigram: these short names against the query, both directions
     has_vector: bool = True
 
 
-def _memory_where(access: Access, kinds: Sequence[str]) -> list:
-    return [memory_visible(access), Memory.status == "active"]
+def _memory_where(who, kinds: Sequence[str]) -> list:
+    return [memory_visible(who), Memory.status == "active"]
 
 
-def _message_where(access: Access, kinds: Sequence[str]) -> list:
-    return [message_visible(access), Message.deleted_at.is_(None), Message.text != ""]
+def _message_where(who, kinds: Sequence[str]) -> list:
+    return [message_visible(who), Message.deleted_at.is_(None), Message.text != ""]
 
 
-def _contact_where(access: Access, kinds: Sequence[str]) -> list:
-    return [contact_visible(access)]
+def _contact_where(who, kinds: Sequence[str]) -> list:
+    return [contact_visible(who)]
 
 
-def _document_where(access: Access, kinds: Sequence[str]) -> list:
-    return [document_visible(access), Document.kind.in_([k for k in kinds if k in DOCUMENT_KINDS])]
+def _document_where(who, kinds: Sequence[str]) -> list:
+    return [document_visible(who), Document.kind.in_([k for k in kinds if k in DOCUMENT_KINDS])]
 
 
 SOURCES = {
@@ -264,24 +282,21 @@ def _ident(src: _Source) -> list:
     return [src.model.id.label("id"), cast(kind, String).label("kind")]
 
 
-def _union(session: Session, stmts: list, k: int) -> list[_Found]:
+def _union(stmts: list, k: int):
     """One round trip for a retriever: its per-table statements, best k overall."""
-    if not stmts:
-        return []
     parts = [select(*st.subquery().c) for st in stmts]
     u = union_all(*parts).subquery() if len(parts) > 1 else parts[0].subquery()
-    rows = session.execute(select(u).order_by(u.c.s.desc(), u.c.id).limit(k))
-    return [_Found(r.kind, r.id, float(r.s), float(r.x)) for r in rows]
+    return select(u).order_by(u.c.s.desc(), u.c.id).limit(k)
 
 
-def _fts_stmt(access: Access, src: _Source, kinds, query: str, k: int):
+def _fts_stmt(who, src: _Source, kinds, k: int):
     m, tag = src.model, src.kind
-    q = _or_tsquery(query)
+    q = _or_tsquery(Q_WORDS)
     cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
                    func.ts_rank(m.search_tsv, q, 1).label("tsr"))
-            .where(*src.where(access, kinds), m.search_tsv.op("@@")(q))
+            .where(*src.where(who, kinds), m.search_tsv.op("@@")(q))
             .limit(FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
-    lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, query))).label("l"))\
+    lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, Q_WORDS))).label("l"))\
         .cte(f"fts_lex_{tag}")
     n = select(func.count()).select_from(cand).scalar_subquery()
     df = (select(lex.c.l, func.count().label("df")).select_from(cand.join(lex, lex.c.l == func.any(cand.c.arr)))
@@ -316,22 +331,22 @@ def _names_similarity(src: _Source, uq, both_ways: bool):
     return func.greatest(*parts) if len(parts) > 1 else parts[0]
 
 
-def _trigram_stmt(access: Access, src: _Source, kinds, query: str, k: int):
+def _trigram_stmt(who, src: _Source, kinds, k: int):
     if src.name_cols:
-        score = _names_similarity(src, func.unaccent(func.lower(query)), both_ways=True)
-        inner = select(*_ident(src), score.label("s")).where(*src.where(access, kinds)).subquery()
+        score = _names_similarity(src, _unaccent_lower(Q_TEXT), both_ways=True)
+        inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
         return (select(inner.c.id, inner.c.kind, inner.c.s, literal(0.0, Float).label("x"))
                 .where(inner.c.s >= NAME_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
     # "<%" can use the trigram GIN index; its threshold is set once per transaction (see _configure).
-    return (select(*_ident(src), func.word_similarity(query, src.long_text).label("s"), literal(0.0, Float).label("x"))
-            .where(*src.where(access, kinds), bindparam(f"trq_{src.kind}", query, type_=Text).op("<%")(src.long_text))
+    return (select(*_ident(src), func.word_similarity(Q_TEXT, src.long_text).label("s"), literal(0.0, Float).label("x"))
+            .where(*src.where(who, kinds), Q_TEXT.op("<%")(src.long_text))
             .order_by(sql_text("s desc")).limit(k))
 
 
-def _name_stmt(access: Access, src: _Source, kinds, query: str, k: int):
+def _name_stmt(who, src: _Source, kinds, k: int):
     """Short queries are lookups: the contact or record whose name covers the query."""
-    score = _names_similarity(src, func.unaccent(func.lower(query)), both_ways=False)
-    inner = select(*_ident(src), score.label("s")).where(*src.where(access, kinds)).subquery()
+    score = _names_similarity(src, _unaccent_lower(Q_TEXT), both_ways=False)
+    inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
     return (select(inner.c.id, inner.c.kind, inner.c.s, literal(0.0, Float).label("x"))
             .where(inner.c.s >= NAME_LOOKUP_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
 
@@ -340,52 +355,53 @@ def _normalised(col):
     return func.regexp_replace(func.upper(col), "[^A-Z0-9]", "", "g")
 
 
-def _exact_stmt(access: Access, src: _Source, kinds, tokens: list[str], k: int):
+def _exact_stmt(who, src: _Source, kinds, n_tokens: int, k: int):
+    tokens = [_q_token(i) for i in range(n_tokens)]
     if src.model is Contact:
-        conds = [_normalised(Contact.tax_id).in_(tokens)]
+        conds = [_normalised(Contact.tax_id).in_(Q_TOKENS)]
         strength = literal(3.0, Float)
     elif src.model is Document:
         ref, tax = _normalised(Document.external_ref), _normalised(Document.tax_id)
-        conds = [or_(ref.in_(tokens), tax.in_(tokens), *[ref.like(f"%{t}") for t in tokens])]
+        conds = [or_(ref.in_(Q_TOKENS), tax.in_(Q_TOKENS), *[ref.like(func.concat("%", t)) for t in tokens])]
         # The record itself beats a record that merely carries the customer's tax ID.
-        strength = case((ref.in_(tokens), 3.0), (tax.in_(tokens), 2.0), else_=1.5)
+        strength = case((ref.in_(Q_TOKENS), 3.0), (tax.in_(Q_TOKENS), 2.0), else_=1.5)
     else:
         norm = _normalised(Message.text if src.model is Message else Memory.value + " " + Memory.sentence)
         conds = [or_(*[func.strpos(norm, t) > 0 for t in tokens])]
         strength = literal(1.0, Float)
     return (select(*_ident(src), cast(strength, Float).label("s"), literal(0.0, Float).label("x"))
-            .where(*src.where(access, kinds), *conds).limit(k))
+            .where(*src.where(who, kinds), *conds).limit(k))
 
 
-def _date_stmt(access: Access, src: _Source, kinds, span: tuple[dt.date, dt.date], k: int):
+def _date_stmt(who, src: _Source, kinds, k: int):
     """Rows dated inside the span the query names, latest first: messages by when they were written,
     host records by their date, memories by their event date."""
     col = {Message: Message.created_at, Document: Document.doc_date, Memory: Memory.event_date}.get(src.model)
     if col is None:
         return None
-    start, end = span
     if src.model is Message:
-        start, end = (dt.datetime.combine(d, dt.time(), tzinfo=dt.timezone.utc) for d in span)
+        start, end = bindparam("q_from_ts", type_=col.type), bindparam("q_to_ts", type_=col.type)
+    else:
+        start, end = bindparam("q_from", type_=col.type), bindparam("q_to", type_=col.type)
     # Later rows score higher, all within (0, 1]: the fused order breaks ties by the other retrievers.
-    age = func.extract("epoch", func.cast(end, col.type) - col) if src.model is Message else (end - col)
+    age = func.extract("epoch", end - col) if src.model is Message else (end - col)
     score = 1.0 / (1.0 + cast(age, Float) / (86400.0 if src.model is Message else 1.0))
     return (select(*_ident(src), score.label("s"), literal(0.0, Float).label("x"))
-            .where(*src.where(access, kinds), col >= start, col < end).order_by(sql_text("s desc")).limit(k))
+            .where(*src.where(who, kinds), col >= start, col < end).order_by(sql_text("s desc")).limit(k))
 
 
-def _vector_where(access: Access, src: _Source, kinds, embed_model: str | None) -> list:
-    where = src.where(access, kinds) + [src.model.embedding.isnot(None)]
-    if embed_model:
-        where.append(src.model.embed_model == embed_model)
+def _vector_where(who, src: _Source, kinds, with_model: bool) -> list:
+    where = src.where(who, kinds) + [src.model.embedding.isnot(None)]
+    if with_model:
+        where.append(src.model.embed_model == Q_MODEL)
     return where
 
 
-def _vector_stmt(access: Access, src: _Source, kinds, vector: list[float], k: int, embed_model: str | None,
-                 mode: str):
+def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
     """Nearest rows among the principal's own: exact scan, or HNSW with an iterative scan."""
     m = src.model
-    where = _vector_where(access, src, kinds, embed_model)
-    dist = m.embedding.cosine_distance(vector)
+    where = _vector_where(who, src, kinds, with_model)
+    dist = m.embedding.cosine_distance(Q_VECTOR)
     if mode == "exact":
         # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
         d = dist + 0.0
@@ -396,18 +412,34 @@ def _vector_stmt(access: Access, src: _Source, kinds, vector: list[float], k: in
             .order_by(dist).limit(max(k, HNSW_MIN_CANDIDATES)))
 
 
-def _candidate_counts(access: Access, sources: list[_Source], kinds, embed_model: str | None) -> list:
-    """Each table's candidate rows for the principal, counted up to TRIGRAM_SCAN_MAX + 1 (indexed)."""
-    cols = []
-    for src in sources:
-        capped = select(src.model.id).where(*_vector_where(access, src, kinds, embed_model))\
-            .limit(max(EXACT_SCAN_MAX, TRIGRAM_SCAN_MAX) + 1).subquery()
-        cols.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
-    return cols
+@lru_cache(maxsize=1024)
+def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, detail: tuple = ()):
+    """A retriever's statement over the tables of `kinds`, for principals of one access form; None when
+    no table takes part. `detail`: trigram, the kinds whose long text is skipped; exact, how many IDs;
+    vector, whether the model is compared and each vector table's mode."""
+    who = template(form)
+    sources = _sources(kinds)
+    if retriever == "fts":
+        stmts = [_fts_stmt(who, src, kinds, k) for src in sources]
+    elif retriever == "trigram":
+        stmts = [_trigram_stmt(who, src, kinds, k) for src in sources if src.name_cols or src.kind not in detail]
+    elif retriever == "name":
+        stmts = [_name_stmt(who, src, kinds, k) for src in sources if src.model is Contact]
+    elif retriever == "exact":
+        stmts = [_exact_stmt(who, src, kinds, detail[0], k) for src in sources]
+    elif retriever == "date":
+        stmts = [st for src in sources if (st := _date_stmt(who, src, kinds, k)) is not None]
+    else:
+        with_model, modes = detail
+        stmts = [_vector_stmt(who, src, kinds, k, with_model, mode)
+                 for src, mode in zip([s for s in sources if s.has_vector], modes)]
+    return _union(stmts, k) if stmts else None
 
 
-def _configure(session: Session, counts: list) -> list[int]:
-    """Per-transaction knobs of the trigram and HNSW scans, and the vector candidate counts: one round trip."""
+@lru_cache(maxsize=256)
+def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: bool):
+    """Per-transaction knobs of the trigram and HNSW scans and, when counted, each vector table's
+    candidate rows for the principal, counted up to TRIGRAM_SCAN_MAX + 1 (indexed): one round trip."""
     settings = [
         func.set_config("pg_trgm.word_similarity_threshold", str(TEXT_WORD_SIMILARITY), True),
         func.set_config("hnsw.iterative_scan", "relaxed_order", True),
@@ -416,14 +448,27 @@ def _configure(session: Session, counts: list) -> list[int]:
         # Parallel workers cost more to start than these small, indexed scans take on 2 shared cores.
         func.set_config("max_parallel_workers_per_gather", "0", True),
     ]
-    row = session.execute(select(*settings, *counts)).one()
-    return [int(v) for v in row[len(settings):]]
+    counts = []
+    if counted:
+        who = template(form)
+        for src in _sources(kinds):
+            if src.has_vector:
+                capped = select(src.model.id).where(*_vector_where(who, src, kinds, with_model))\
+                    .limit(max(EXACT_SCAN_MAX, TRIGRAM_SCAN_MAX) + 1).subquery()
+                counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
+    return select(*settings, *counts), len(settings)
 
 
 def _set_sort(session: Session, on: bool) -> None:
     # The planner underestimates how many rows the ownership filter keeps and would rather sort them
     # all than walk the HNSW graph: with sorting priced out it takes the index for a big principal.
     session.execute(select(func.set_config("enable_sort", "on" if on else "off", True)))
+
+
+def _run(session: Session, stmt, params: dict) -> list[_Found]:
+    if stmt is None:
+        return []
+    return [_Found(r.kind, r.id, float(r.s), float(r.x)) for r in session.execute(stmt, params)]
 
 
 # ------------------------------------------------------------------------------------ search
@@ -460,6 +505,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     if access is None or not query:
         return out
     sources = _sources(kinds)
+    form, k = shape(access), per_retriever
     tokens = id_tokens(query)
     # Normalised IDs join the words: the stored text may spell "B-12345678" as "B12345678".
     words = " ".join([fts_text(query), *[t.lower() for t in tokens]]).strip()
@@ -468,34 +514,36 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     vector_sources = [src for src in sources if src.has_vector]
     want_vector = "vector" in retrievers and vector is not None and bool(vector_sources)
     counted = want_vector and vector_mode is None
-    counts = _configure(session, _candidate_counts(access, vector_sources, kinds, embed_model) if counted else [])
-    if "fts" in retrievers and words:
-        out["fts"] = _union(session, [_fts_stmt(access, src, kinds, words, per_retriever) for src in sources],
-                            per_retriever)
+    params = template_params(access) | {"q_words": words, "q_text": query, "q_vector": vector,
+                                        "q_model": embed_model, "q_tokens": tokens}
+    params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
+    configure, n_settings = _configure_statement(form, kinds, bool(embed_model), counted)
+    counts = [int(v) for v in session.execute(configure, params).one()[n_settings:]]
     sizes = dict(zip((src.kind for src in vector_sources), counts))
+    if "fts" in retrievers and words:
+        out["fts"] = _run(session, _statement("fts", form, kinds, k), params)
     if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
-        out["trigram"] = _union(session, [_trigram_stmt(access, src, kinds, query, per_retriever) for src in sources
-                                          if src.name_cols or sizes.get(src.kind, 0) <= TRIGRAM_SCAN_MAX],
-                                per_retriever)
+        skipped = tuple(kind for kind, n in sizes.items() if n > TRIGRAM_SCAN_MAX)
+        out["trigram"] = _run(session, _statement("trigram", form, kinds, k, skipped), params)
     if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
-        out["name"] = _union(session, [_name_stmt(access, src, kinds, query, per_retriever)
-                                       for src in sources if src.model is Contact], per_retriever)
+        out["name"] = _run(session, _statement("name", form, kinds, k), params)
     if "exact" in retrievers and tokens:
-        out["exact"] = _union(session, [_exact_stmt(access, src, kinds, tokens, per_retriever) for src in sources],
-                              per_retriever)
+        out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
     span = date_range(query, now or dt.datetime.now(dt.timezone.utc)) if "date" in retrievers else None
     if span is not None:
-        stmts = [st for src in sources if (st := _date_stmt(access, src, kinds, span, per_retriever)) is not None]
-        out["date"] = _union(session, stmts, per_retriever)
+        start, end = span
+        params |= {"q_from": start, "q_to": end,
+                   **{f"q_{name}_ts": dt.datetime.combine(d, dt.time(), tzinfo=dt.timezone.utc)
+                      for name, d in (("from", start), ("to", end))}}
+        out["date"] = _run(session, _statement("date", form, kinds, k), params)
     if want_vector:
         if counted:
-            modes = ["exact" if n <= EXACT_SCAN_MAX else "hnsw" for n in counts]
+            modes = tuple("exact" if n <= EXACT_SCAN_MAX else "hnsw" for n in counts)
         else:
-            modes = [vector_mode] * len(vector_sources)
+            modes = (vector_mode,) * len(vector_sources)
         if "hnsw" in modes:
             _set_sort(session, False)
-        out["vector"] = _union(session, [_vector_stmt(access, src, kinds, vector, per_retriever, embed_model, mode)
-                                         for src, mode in zip(vector_sources, modes)], per_retriever)
+        out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)), params)
         if "hnsw" in modes:
             _set_sort(session, True)
     return out
