@@ -49,16 +49,17 @@ from memory_core.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS
 
 Embed = Callable[[list[str]], list[list[float]]]
 
-# Above this many candidate rows for one principal, the vector retriever switches from an exact scan
-# to the iterative HNSW scan. Measured on the scale bench, an exact scan costs ~5 µs a row (each 2 KB
-# vector is read out of TOAST), so 3,000 rows stay under ~15 ms.
+# A principal with more candidate rows than this in a table is "big" there: the vector retriever walks
+# the HNSW graph instead of scanning its rows exactly, and the typo retriever skips that table's long
+# texts (matching trigrams over tens of thousands of rows costs hundreds of ms; contact and record
+# names keep it). Counting stops at EXACT_SCAN_MAX + 1, so a big principal is never counted whole.
+# Measured on the scale bench, an exact scan of 3,000 inline vectors stays under ~15 ms.
 EXACT_SCAN_MAX = 3_000
 HNSW_EF_SEARCH = 200
-# Rows the HNSW walk collects at least before the exact re-sort keeps the best k.
-HNSW_MIN_CANDIDATES = 40
-# Above this many candidate rows the typo retriever skips long texts (memories, messages): matching
-# trigrams over tens of thousands of rows costs hundreds of ms; contact names keep it.
-TRIGRAM_SCAN_MAX = 20_000
+# The HNSW walk stops after this many visible rows, re-sorted exactly: a relaxed-order walk that
+# stopped at k could miss a closer row found later. Each row it visits costs a heap read for the
+# ownership filter, so a big principal's vector list holds these few (fusion weighs the first ranks).
+HNSW_CANDIDATES = 24
 HNSW_MAX_SCAN_TUPLES = 200_000
 # Reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over each retriever's top PER_RETRIEVER.
 # k = 10 rather than the customary 60 lets a retriever's top ranks count (with 60, a row ranked 15th by
@@ -409,7 +410,7 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
     # relaxed_order hands rows back roughly in order and a walk that stops at k may miss a closer row
     # found later: take more, and the union above re-sorts them exactly and keeps k.
     return (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x")).where(*where)
-            .order_by(dist).limit(max(k, HNSW_MIN_CANDIDATES)))
+            .order_by(dist).limit(HNSW_CANDIDATES))
 
 
 @lru_cache(maxsize=1024)
@@ -439,7 +440,7 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
 @lru_cache(maxsize=256)
 def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: bool):
     """Per-transaction knobs of the trigram and HNSW scans and, when counted, each vector table's
-    candidate rows for the principal, counted up to TRIGRAM_SCAN_MAX + 1 (indexed): one round trip."""
+    candidate rows for the principal, counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
     settings = [
         func.set_config("pg_trgm.word_similarity_threshold", str(TEXT_WORD_SIMILARITY), True),
         func.set_config("hnsw.iterative_scan", "relaxed_order", True),
@@ -454,7 +455,7 @@ def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, 
         for src in _sources(kinds):
             if src.has_vector:
                 capped = select(src.model.id).where(*_vector_where(who, src, kinds, with_model))\
-                    .limit(max(EXACT_SCAN_MAX, TRIGRAM_SCAN_MAX) + 1).subquery()
+                    .limit(EXACT_SCAN_MAX + 1).subquery()
                 counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
     return select(*settings, *counts), len(settings)
 
@@ -523,7 +524,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     if "fts" in retrievers and words:
         out["fts"] = _run(session, _statement("fts", form, kinds, k), params)
     if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
-        skipped = tuple(kind for kind, n in sizes.items() if n > TRIGRAM_SCAN_MAX)
+        skipped = tuple(kind for kind, n in sizes.items() if n > EXACT_SCAN_MAX)
         out["trigram"] = _run(session, _statement("trigram", form, kinds, k, skipped), params)
     if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
         out["name"] = _run(session, _statement("name", form, kinds, k), params)
