@@ -15,6 +15,8 @@ def _env(name: str, default: str | None = None) -> str | None:
 class Settings:
     # Where the embedded servers, generated secrets and runtime files live.
     data_dir: Path = field(default_factory=lambda: Path(_env("MEMORIA_DATA_DIR", ".memoria")).resolve())
+    # Page cache of the embedded PostgreSQL (its default of 128 MB is small for a million memories).
+    pg_shared_buffers: str = field(default_factory=lambda: _env("MEMORIA_PG_SHARED_BUFFERS", "1GB"))
     # Superuser/owner URL, used for migrations. None: start the embedded PostgreSQL.
     database_url: str | None = field(default_factory=lambda: _env("DATABASE_URL"))
     # URL of the restricted, RLS-bound role the app reads and writes through. None: derived.

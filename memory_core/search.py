@@ -82,6 +82,9 @@ NAME_LOOKUP_SIMILARITY = 0.5
 # Rows the full-text retriever weighs per table before ranking (a word common to everything would
 # otherwise make it rank the whole table).
 FTS_CANDIDATES = 1_000
+# ... and for a big principal (see EXACT_SCAN_MAX), whose matches are many: each one weighed is a heap
+# read, and which of them are found first is arbitrary anyway.
+FTS_CANDIDATES_BIG = 300
 MAX_QUERY_CHARS = 2_000
 
 CONFIG = literal_column("'public.spanish_unaccent'::regconfig")
@@ -290,13 +293,13 @@ def _union(stmts: list, k: int):
     return select(u).order_by(u.c.s.desc(), u.c.id).limit(k)
 
 
-def _fts_stmt(who, src: _Source, kinds, k: int):
+def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False):
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
     cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
                    func.ts_rank(m.search_tsv, q, 1).label("tsr"))
             .where(*src.where(who, kinds), m.search_tsv.op("@@")(q))
-            .limit(FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
+            .limit(FTS_CANDIDATES_BIG if big else FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
     lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, Q_WORDS))).label("l"))\
         .cte(f"fts_lex_{tag}")
     n = select(func.count()).select_from(cand).scalar_subquery()
@@ -416,12 +419,13 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
 @lru_cache(maxsize=1024)
 def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, detail: tuple = ()):
     """A retriever's statement over the tables of `kinds`, for principals of one access form; None when
-    no table takes part. `detail`: trigram, the kinds whose long text is skipped; exact, how many IDs;
-    vector, whether the model is compared and each vector table's mode."""
+    no table takes part. `detail`: fts and trigram, the kinds in which the principal is big (fewer full
+    text candidates, no long-text trigrams); exact, how many IDs; vector, whether the model is compared
+    and each vector table's mode."""
     who = template(form)
     sources = _sources(kinds)
     if retriever == "fts":
-        stmts = [_fts_stmt(who, src, kinds, k) for src in sources]
+        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail) for src in sources]
     elif retriever == "trigram":
         stmts = [_trigram_stmt(who, src, kinds, k) for src in sources if src.name_cols or src.kind not in detail]
     elif retriever == "name":
@@ -520,12 +524,11 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
     configure, n_settings = _configure_statement(form, kinds, bool(embed_model), counted)
     counts = [int(v) for v in session.execute(configure, params).one()[n_settings:]]
-    sizes = dict(zip((src.kind for src in vector_sources), counts))
+    big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
     if "fts" in retrievers and words:
-        out["fts"] = _run(session, _statement("fts", form, kinds, k), params)
+        out["fts"] = _run(session, _statement("fts", form, kinds, k, big), params)
     if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
-        skipped = tuple(kind for kind, n in sizes.items() if n > EXACT_SCAN_MAX)
-        out["trigram"] = _run(session, _statement("trigram", form, kinds, k, skipped), params)
+        out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
     if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
         out["name"] = _run(session, _statement("name", form, kinds, k), params)
     if "exact" in retrievers and tokens:
