@@ -32,6 +32,7 @@ os.environ.setdefault("MEMORIA_BACKEND", "local")
 from sqlalchemy import delete, func, select  # noqa: E402
 
 from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
+from jobs.worker import freeze_heap  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
 from memory_core.db import SYSTEM, get_database  # noqa: E402
 from memory_core.ingest import ingest_message  # noqa: E402
@@ -150,6 +151,7 @@ def main() -> None:
     db, backend = get_database(), get_backend()
     started = time.perf_counter()
     backend.warm_up()
+    freeze_heap()  # as `memoria worker` does once its models are loaded
     print(f"backend {backend.name}: gate + embedder loaded in {time.perf_counter() - started:.1f} s "
           f"(embed model {backend.embed_model})")
     with db.unit_of_work(SYSTEM) as uow:

@@ -1,4 +1,4 @@
-"""The outbox worker: RQ jobs that drain the outbox, one message per transaction.
+"""The outbox worker: RQ jobs that drain the outbox, a batch of messages per transaction (a savepoint each).
 
 At-least-once and idempotent: a row is claimed with FOR UPDATE SKIP LOCKED (two workers never take
 the same row), processed, and marked done in the same transaction as everything learnt from it. A
@@ -8,8 +8,8 @@ later; nothing is ever dropped.
 
 Batches: `drain_batch` claims up to CLAIM_SIZE rows (the oldest waiting row of as many conversations),
 runs the message embedding and the gate for all of them in one model call each, then writes each
-message in its own transaction, which first re-locks the batch's remaining rows so another worker
-leaves them alone.
+message in its own savepoint of the batch's one transaction (a failure rolls back only its message);
+the rows are marked done and the usage ledger written once per batch, in that same transaction.
 
 Jobs: `drain_outbox` (kicked after ingest by `enqueue_drain()`, and every minute by the cron
 schedule as a safety net).
@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from decimal import Decimal
 
-from sqlalchemy import or_, select
+from sqlalchemy import insert, or_, select
 from sqlalchemy.orm import aliased
 
 from memory_core.backends.base import BackendError
 from memory_core.db import SYSTEM, get_database
 from memory_core.ledger import record_usage
-from memory_core.models import Message, Outbox
+from memory_core.models import Message, Outbox, UsageLedger
 
 log = logging.getLogger(__name__)
 
@@ -80,65 +81,95 @@ def drain_once(database, backend, *, now: dt.datetime | None = None, run_tag: st
 
 def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime | None = None,
                 run_tag: str | None = None) -> dict[str, int] | None:
-    """Claim up to `limit` rows, embed and gate them together, then process each in its own
-    transaction: counts of 'done', 'failed' and 'skipped' (taken by another worker), or None (none left)."""
+    """Claim up to `limit` rows, embed and gate them together, then process each in a savepoint of the
+    batch's one transaction: counts of 'done', 'failed' and 'skipped', or None (none left).
+
+    The claim's row locks (and the messages' locks) are held until the batch commits, so no other
+    worker touches them; a message that fails rolls back only its savepoint and its failure is kept
+    on its row. Everything learnt, the rows marked done, the failures and the ledger commit together:
+    a crash mid-batch leaves every row of the batch pending, to be learnt once by the next worker."""
     from memory_core.pipeline import BatchCache, prepare_messages
 
     cache = BatchCache()
     with database.unit_of_work(SYSTEM) as uow:
-        rows = _claim(uow.session, now or dt.datetime.now(dt.timezone.utc), limit)
+        s = uow.session
+        rows = _claim(s, now or dt.datetime.now(dt.timezone.utc), limit)
         if not rows:
             return None
-        batch = [(r.id, r.message_id) for r in rows]
         try:
-            prepared = prepare_messages(uow.session, [m for _, m in batch], backend, cache, run_tag)
-            uow.commit()
+            with s.begin_nested():
+                prepared = prepare_messages(s, [r.message_id for r in rows], backend, cache, run_tag, lock=True)
+            locked = True
         except Exception:  # noqa: BLE001 - each message is then computed on its own, where failures are kept
             log.warning("preparing an outbox batch failed; processing its messages one by one", exc_info=True)
-            uow.session.rollback()
-            prepared = {}
-    counts = {"done": 0, "failed": 0, "skipped": 0}
-    for i, (row_id, message_id) in enumerate(batch):
-        with database.unit_of_work(SYSTEM) as uow:
-            # Re-take the locks the previous commit released, this row's and the batch's later ones.
-            held = uow.session.scalars(select(Outbox).where(
-                Outbox.id.in_([r for r, _ in batch[i:]]), Outbox.processed_at.is_(None))
-                .order_by(Outbox.id).with_for_update(skip_locked=True)).all()
-            row = next((r for r in held if r.id == row_id), None)
-            if row is None:  # done or taken by another worker in the instant between two transactions
-                counts["skipped"] += 1
-                continue
-            counts[_process_row(uow, row, backend, run_tag, prepared.get(message_id), cache)] += 1
+            prepared, locked = {}, False
+        counts = {"done": 0, "failed": 0, "skipped": 0}
+        usage: list[dict] = []
+        done: list[int] = []
+        for row in rows:
+            outcome = _process_row(uow, row, backend, run_tag, prepared.get(row.message_id), cache,
+                                   locked=locked, usage=usage)
+            counts[outcome] += 1
+            if outcome == "done":
+                done.append(row.id)
+        if done:
+            table = Outbox.__table__
+            s.execute(table.update().where(table.c.id.in_(done))
+                      .values(processed_at=dt.datetime.now(dt.timezone.utc), last_error=None))
+        if usage:
+            s.execute(insert(UsageLedger.__table__), usage)
+        uow.commit()
     return counts
 
 
-def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, cache=None) -> str:
-    """Process one claimed row and commit: 'done', or 'failed' with the failure kept on the row."""
+def _usage_row(usage, org_id, message_id, run_tag) -> dict:
+    """One ledger row, as `memory_core.ledger.record_usage` writes it."""
+    return {"org_id": org_id, "message_id": message_id, "purpose": usage.purpose, "model": usage.model,
+            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cost_usd": Decimal(str(usage.cost_usd)), "run_tag": run_tag}
+
+
+def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, cache=None, *,
+                 locked: bool = False, usage: list[dict] | None = None) -> str:
+    """Process one claimed row: 'done', or 'failed' with the failure kept on the row.
+
+    Alone (`usage` None) it marks the row and commits. In a batch it neither marks a done row nor
+    commits, and appends the message's ledger rows to `usage`: `drain_batch` writes them all at once."""
     from memory_core.pipeline import process_message
 
     s = uow.session
     spent: list = []
+    batched = usage is not None
     try:
         with s.begin_nested():
             process_message(s, row.message_id, backend, run_tag=run_tag, event=row.event, spent=spent,
-                            prepared=prepared, cache=cache)
+                            prepared=prepared, cache=cache, locked=locked, defer_usage=batched)
     except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
         row.attempts += 1
         row.last_error = _error_text(exc)
         row.next_attempt_at = dt.datetime.now(dt.timezone.utc) + backoff(row.attempts)
         # The calls made before the failure, and the failed call itself, were paid for: the
         # savepoint took their ledger rows away, so they are written again outside it.
-        usage = getattr(exc, "usage", None)
-        if isinstance(exc, BackendError) and usage is not None:
-            spent.append(usage)
+        exc_usage = getattr(exc, "usage", None)
+        if isinstance(exc, BackendError) and exc_usage is not None:
+            spent.append(exc_usage)
         if spent:
             org_id = s.scalar(select(Message.org_id).where(Message.id == row.message_id))
             for u in spent:
-                record_usage(s, u, org_id=org_id, message_id=row.message_id, run_tag=run_tag)
+                if batched:
+                    usage.append(_usage_row(u, org_id, row.message_id, run_tag))
+                else:
+                    record_usage(s, u, org_id=org_id, message_id=row.message_id, run_tag=run_tag)
         log.warning("outbox %s (message %s) failed, attempt %d: %s", row.id, row.message_id, row.attempts,
                     row.last_error)
-        uow.commit()
+        if not batched:
+            uow.commit()
         return "failed"
+    if batched:
+        if spent:
+            org_id = s.get(Message, row.message_id).org_id
+            usage.extend(_usage_row(u, org_id, row.message_id, run_tag) for u in spent)
+        return "done"
     row.processed_at = dt.datetime.now(dt.timezone.utc)
     row.last_error = None
     uow.commit()

@@ -55,6 +55,8 @@ def org_scope(org_id: uuid.UUID, user_id: uuid.UUID | None = None) -> Scope:
 
 @event.listens_for(Session, "after_begin")
 def _apply_scope(session: Session, transaction, connection) -> None:
+    if transaction.nested:
+        return  # a savepoint inherits its transaction's settings
     scope: Scope = session.info.get("scope", Scope())
     values = scope.settings()
     connection.execute(

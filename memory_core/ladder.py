@@ -152,13 +152,14 @@ class _Writer:
             origin=self.origin, event_date=f.event_date, embedding=self.vector(), embed_model=self.embed_model)
         self.s.add(row)
         self.s.flush()
-        self._add_source(row)
+        self._add_source(row, new=True)
         return row
 
-    def _add_source(self, row: Memory) -> None:
+    def _add_source(self, row: Memory, *, new: bool = False) -> None:
         if self.source is None or (self.source.message_id is None and self.source.conversation_id is None):
             return
-        exists = self.s.scalar(select(MemorySource.id).where(
+        # A row this writer just inserted has no source yet: nothing to look up.
+        exists = None if new else self.s.scalar(select(MemorySource.id).where(
             MemorySource.memory_id == row.id, MemorySource.message_id == self.source.message_id))
         if exists is None:
             self.s.add(MemorySource(memory_id=row.id, message_id=self.source.message_id,

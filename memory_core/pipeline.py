@@ -15,9 +15,11 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from sqlalchemy import bindparam, func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core import audit
 from memory_core.access import Access, Principal, load_access, memory_visible
@@ -90,12 +92,16 @@ class _Ledger:
     """Records every model call of one message in the ledger, in the caller's transaction; `spent` also
     keeps them in memory, so a caller whose transaction fails can still record what was paid for."""
 
-    def __init__(self, session: Session, org_id, message_id, run_tag, spent: list[Usage] | None = None):
+    def __init__(self, session: Session, org_id, message_id, run_tag, spent: list[Usage] | None = None,
+                 record: bool = True):
         self.session, self.org_id, self.message_id, self.run_tag = session, org_id, message_id, run_tag
         self.spent = spent
+        # False: the caller writes `spent` to the ledger itself (the worker, once per batch).
+        self.record = record
 
     def __call__(self, usage: Usage) -> None:
-        record_usage(self.session, usage, org_id=self.org_id, message_id=self.message_id, run_tag=self.run_tag)
+        if self.record:
+            record_usage(self.session, usage, org_id=self.org_id, message_id=self.message_id, run_tag=self.run_tag)
         if self.spent is not None:
             self.spent.append(usage)
 
@@ -157,11 +163,20 @@ def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
     return picked
 
 
+@lru_cache(maxsize=1024)
+def _known_attributes_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
+    """The statement of `known_attributes` for one writer, built once (and its cache key computed once):
+    the ownership filter only reads the principal, the org and the readable areas."""
+    access = Access(principal, org_id, permissions={a: "read" for a in read_areas})
+    return (select(Memory.subject, Memory.attribute).where(
+        Memory.subject.in_(bindparam("subjects", expanding=True)), Memory.status.in_(("active", "proposed")),
+        memory_visible(access)).distinct())
+
+
 def known_attributes(session: Session, access: Access, subjects: list[str]) -> dict[str, tuple[str, ...]]:
     """Attribute names already stored per subject (that this writer may see), so corrections reuse them."""
-    rows = session.execute(select(Memory.subject, Memory.attribute).where(
-        Memory.subject.in_(subjects), Memory.status.in_(("active", "proposed")), memory_visible(access))
-        .distinct()).all()
+    rows = session.execute(_known_attributes_stmt(access.principal, access.org_id, access.read_areas),
+                           {"subjects": list(subjects)}).all()
     out: dict[str, list[str]] = {}
     for subject, attribute in rows:
         out.setdefault(subject, []).append(attribute)
@@ -262,6 +277,27 @@ class BatchCache:
     def __init__(self):
         self._exclusions: dict = {}
         self._contacts: dict = {}
+        self._access: dict = {}
+        self._orgs: dict = {}
+        # The batch's messages, loaded (and locked) by `prepare_messages`: held here so the session's
+        # identity map (weak references) still has them when each message is processed.
+        self.messages: list[Message] = []
+
+    def org(self, session: Session, org_id: uuid.UUID | None) -> Organization | None:
+        if org_id is None:
+            return None
+        if org_id not in self._orgs:
+            self._orgs[org_id] = session.get(Organization, org_id)
+        return self._orgs[org_id]
+
+    def access(self, session: Session, org_id: uuid.UUID | None, user_id: uuid.UUID | None,
+               phone: str | None) -> Access | None:
+        """The writer's access, rebuilt from the database once per batch (the batch is one transaction
+        of a fraction of a second: a member who left before it started teaches nothing)."""
+        key = (org_id, user_id, phone)
+        if key not in self._access:
+            self._access[key] = load_access(session, org_id, user_id=user_id, phone=phone)
+        return self._access[key]
 
     def exclusions(self, session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
         if org_id not in self._exclusions:
@@ -294,12 +330,28 @@ def _share(usage: Usage, part: int, whole: int) -> Usage:
 
 
 def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: ModelBackend,
-                     cache: BatchCache, run_tag: str | None = None) -> dict[uuid.UUID, Prepared]:
+                     cache: BatchCache, run_tag: str | None = None, *,
+                     lock: bool = False) -> dict[uuid.UUID, Prepared]:
     """Embed and gate a batch of messages with one model call each, applying the same rules as
     `process_message` (a secret reaches no model). Stores the message vectors (search index only,
     learns nothing) with their ledger rows, in one statement each; a failed call leaves the work to
-    `process_message`, message by message, where a failure stays with its own message."""
-    messages = list(session.scalars(select(Message).where(Message.id.in_(message_ids))))
+    `process_message`, message by message, where a failure stays with its own message.
+
+    `lock`: the messages are locked FOR UPDATE (the worker then processes them in this same
+    transaction, with `locked=True`, and finds them already loaded)."""
+    # The assistant's last turn before each message, read with the messages in one statement.
+    prev = aliased(Message)
+    previous_text = (select(prev.text).where(
+        prev.conversation_id == Message.conversation_id, prev.role == "assistant", prev.deleted_at.is_(None),
+        prev.created_at <= Message.created_at, prev.id != Message.id)
+        .order_by(prev.created_at.desc(), prev.id.desc()).limit(1).correlate(Message).scalar_subquery())
+    q = select(Message, previous_text).where(Message.id.in_(message_ids))
+    if lock:
+        q = q.with_for_update(of=Message)
+    loaded = session.execute(q).all()
+    messages = [m for m, _ in loaded]
+    cache.messages.extend(messages)
+    previous_of = {m.id: (t[:PREVIOUS_TURN_CHARS] if t else None) for m, t in loaded}
     by_id = {m.id: m for m in messages}
     out: dict[uuid.UUID, Prepared] = {}
     to_embed: list[Prepared] = []
@@ -314,7 +366,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
         if msg.role == "user":
-            previous = previous_assistant_turn(session, msg)
+            previous = previous_of[msg.id]
             p.previous = None if previous and check_text(previous, exclusions).secret else previous
             to_gate.append(p)
     if to_embed:
@@ -326,7 +378,8 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         except Exception as exc:  # noqa: BLE001 - retried per message, where a failure is recorded on its row
             log.warning("batch embedding failed (%s); embedding message by message", type(exc).__name__)
         else:
-            _store_vectors(session, [by_id[p.message_id] for p in to_embed], to_embed, backend.embed_model, run_tag)
+            _store_vectors(session, [by_id[p.message_id] for p in to_embed], to_embed, backend.embed_model, run_tag,
+                           locked=lock)
     decide_many = getattr(backend, "decide_many", None)
     if to_gate and decide_many is not None:
         try:
@@ -338,7 +391,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
 
 
 def _store_vectors(session: Session, messages: list[Message], prepared: list[Prepared], model: str,
-                   run_tag: str | None) -> None:
+                   run_tag: str | None, *, locked: bool = False) -> None:
     """Write the batch's message vectors, each only if its message still has the text it was computed
     for (an edit meanwhile leaves it to `process_message`)."""
     table = Message.__table__
@@ -349,6 +402,11 @@ def _store_vectors(session: Session, messages: list[Message], prepared: list[Pre
         [{"b_id": p.message_id, "b_text": p.text, "b_vector": p.vector} for p in prepared])
     for msg, p in zip(messages, prepared, strict=True):
         record_usage(session, p.embed_usage, org_id=msg.org_id, message_id=msg.id, run_tag=run_tag)
+        if locked:
+            # Locked since it was read, so the text is the one embedded and the row was updated:
+            # process_message, in this same transaction, finds the vector on the loaded message.
+            set_committed_value(msg, "embedding", p.vector)
+            set_committed_value(msg, "embed_model", model)
         p.vector = None  # stored: process_message finds it on the message
 
 
@@ -357,20 +415,26 @@ def _store_vectors(session: Session, messages: list[Message], prepared: list[Pre
 def process_message(session: Session, message_id: uuid.UUID, backend: ModelBackend, *,
                     run_tag: str | None = None, today: dt.date | None = None, event: str = "new",
                     spent: list[Usage] | None = None, prepared: Prepared | None = None,
-                    cache: BatchCache | None = None) -> Outcome:
+                    cache: BatchCache | None = None, locked: bool = False,
+                    defer_usage: bool = False) -> Outcome:
     """Index one message and learn from it if a person wrote it. Does not commit.
 
     `event` is the outbox event: after an edit, what was learnt only from the old text is forgotten
     first, then the new text is learnt. The worker passes what it `prepared` for its batch and the
-    batch's `cache`; results prepared for another text than the message's current one are ignored."""
-    msg = session.get(Message, message_id, with_for_update=True)
+    batch's `cache`; results prepared for another text than the message's current one are ignored.
+    `locked`: this transaction already holds the message's row lock (`prepare_messages(lock=True)`), so
+    the loaded row is current. `defer_usage`: the model calls go to `spent` only, and the caller
+    writes them to the ledger (the worker, once per batch)."""
+    msg = session.get(Message, message_id) if locked else session.get(Message, message_id, with_for_update=True)
     if msg is None:
         return Outcome("skipped", "The message no longer exists.")
     if msg.deleted_at is not None:
         return forget_message(session, msg)
     if event == "edited":
         forget_message(session, msg, keep_vector=True)
-    ledger = _Ledger(session, msg.org_id, msg.id, run_tag, spent)
+    if defer_usage and spent is None:
+        raise ValueError("defer_usage needs a spent list")
+    ledger = _Ledger(session, msg.org_id, msg.id, run_tag, spent, record=not defer_usage)
     if prepared is not None and prepared.text != msg.text:
         prepared = None  # edited since the batch was prepared
     exclusions = cache.exclusions(session, msg.org_id) if cache else load_exclusions(session, msg.org_id)
@@ -386,10 +450,14 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
         msg.embedding, msg.embed_model = vectors[0], backend.embed_model
     if msg.role != "user" or not msg.text.strip():
         return Outcome("indexed", "Not written by a person: indexed for search only.")
-    access = load_access(session, msg.org_id, user_id=msg.user_id, phone=msg.phone)
+    access = (cache.access(session, msg.org_id, msg.user_id, msg.phone) if cache is not None else
+              load_access(session, msg.org_id, user_id=msg.user_id, phone=msg.phone))
     if access is None:
         return Outcome("no_access", "The writer has no access to this org any more: nothing is learnt.")
-    org = session.get(Organization, msg.org_id) if msg.org_id else None
+    if cache is not None:
+        org = cache.org(session, msg.org_id)
+    else:
+        org = session.get(Organization, msg.org_id) if msg.org_id else None
     channel = msg.channel
     if prepared is not None and prepared.decision is not None:
         # Read (and cleared of secrets) when the batch was prepared, a moment ago.

@@ -9,6 +9,7 @@ import datetime as dt
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 from memory_core.backends.base import ExtractionContext, Fact, KnownContact, Usage
@@ -32,8 +33,10 @@ _LEGAL_SUFFIXES = (
 )
 
 
+@lru_cache(maxsize=8192)
 def name_tokens(name: str) -> tuple[str, ...]:
-    """Folded word tokens of a name without its legal suffix ("Acme, S.L." -> ("acme",))."""
+    """Folded word tokens of a name without its legal suffix ("Acme, S.L." -> ("acme",)).
+    Cached: the same contact names are tokenised for every message of their org."""
     tokens = re.findall(r"[a-z0-9]+", fold(name))
     stripped = True
     while stripped and tokens:
