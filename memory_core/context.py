@@ -36,14 +36,7 @@ from sqlalchemy.orm import Session
 from memory_core.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.errors import NotFound
 from memory_core.fence import MEMORY_HEADER, RELATED_HEADER, fenced
-from memory_core.models import (
-    Contact,
-    Conversation,
-    Memory,
-    MemorySource,
-    MemoryTrace,
-    TraceItem,
-)
+from memory_core.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, TraceItem
 from memory_core.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
