@@ -12,7 +12,8 @@ of a pool of generated Spanish sentences plus a little noise per row, so neighbo
 real ones. One org ("big") holds --big-share of all rows, so the bench also exercises the iterative
 HNSW path that a principal with more than EXACT_SCAN_MAX candidates takes.
 
-Measurements run as the restricted app role with each principal's RLS scope, like the app.
+Measurements run as the restricted app role with each principal's RLS scope, like the app. Each
+principal is timed once (assemble_context, then search), all of them before the recall pass.
 """
 from __future__ import annotations
 
