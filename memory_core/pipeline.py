@@ -313,7 +313,7 @@ class BatchCache:
 
 @dataclass
 class Prepared:
-    """Model results computed for a batch before each message is written in its own transaction."""
+    """Model results computed for a batch before each message is written (in its own savepoint of the batch)."""
     text: str  # the text they were computed for: a message edited since is computed again
     message_id: uuid.UUID | None = None
     previous: str | None = None
