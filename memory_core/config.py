@@ -11,12 +11,21 @@ def _env(name: str, default: str | None = None) -> str | None:
     return value if value not in (None, "") else default
 
 
+def _default_shared_buffers() -> str:
+    """A quarter of the machine's memory, between PostgreSQL's default of 128 MB and 1 GB."""
+    try:
+        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (AttributeError, ValueError, OSError):
+        return "128MB"
+    return f"{max(128, min(1024, total_mb // 4))}MB"
+
+
 @dataclass(frozen=True)
 class Settings:
     # Where the embedded servers, generated secrets and runtime files live.
     data_dir: Path = field(default_factory=lambda: Path(_env("MEMORIA_DATA_DIR", ".memoria")).resolve())
     # Page cache of the embedded PostgreSQL (its default of 128 MB is small for a million memories).
-    pg_shared_buffers: str = field(default_factory=lambda: _env("MEMORIA_PG_SHARED_BUFFERS", "1GB"))
+    pg_shared_buffers: str = field(default_factory=lambda: _env("MEMORIA_PG_SHARED_BUFFERS", _default_shared_buffers()))
     # Superuser/owner URL, used for migrations. None: start the embedded PostgreSQL.
     database_url: str | None = field(default_factory=lambda: _env("DATABASE_URL"))
     # URL of the restricted, RLS-bound role the app reads and writes through. None: derived.
