@@ -12,7 +12,7 @@ from typing import Any
 import click
 from flask import Flask
 
-from memory_core.config import Settings, get_settings
+from memory_core.adapters.config import Settings, get_settings
 
 log = logging.getLogger("memoria")
 
@@ -22,8 +22,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     from flask_wtf.csrf import CSRFProtect
 
     from console.web import init_login
-    from memory_core.db import Database, resolve_urls
-    from memory_core.security import secret
+    from memory_core.adapters.db import Database, resolve_urls
+    from memory_core.adapters.security import secret
 
     settings = settings or get_settings()
     app = Flask(__name__, template_folder="templates", static_folder="static")
@@ -83,7 +83,7 @@ def cli() -> None:
 @cli.command()
 def migrate() -> None:
     """Create the database if needed and apply every migration."""
-    from memory_core.migrate import migrate as run
+    from memory_core.adapters.migrate import migrate as run
 
     run()
     click.echo("database is at the latest migration")
@@ -93,7 +93,7 @@ def migrate() -> None:
 @click.option("--force", is_flag=True, help="Load even if the database already has organizations.")
 def demo(force: bool) -> None:
     """Load the demo data (two orgs, users of every role, messages, memories, proposals)."""
-    from memory_core.demo import load_demo
+    from evals.demo import load_demo
 
     logins = load_demo(force=force)
     _print_logins(logins)
@@ -125,9 +125,9 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
     database, then run the console with a worker and the cron process. Ctrl-C stops what it started."""
     from werkzeug.serving import make_server
 
-    from memory_core.demo import has_data, load_demo
-    from memory_core.migrate import migrate as run_migrations
-    from memory_core.runtime import start_postgres, start_redis
+    from evals.demo import has_data, load_demo
+    from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.adapters.runtime import start_postgres, start_redis
 
     settings = get_settings()
     if not settings.redis_url and not os.environ.get("MEMORIA_SECURE_COOKIES"):
@@ -190,11 +190,11 @@ def eval_search(dataset_path: str, as_json: bool, no_baselines: bool) -> None:
     """Load the dataset into a scratch org, run every query through search, print hit@k and MRR."""
     import json
 
-    from memory_core.db import get_database
-    from memory_core.errors import InvalidInput
-    from memory_core.migrate import migrate as run_migrations
-    from memory_core.search import query_embedder
-    from memory_core.search_eval import evaluate, load_dataset
+    from memory_core.adapters.db import get_database
+    from memory_core.domain.errors import InvalidInput
+    from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.reading.search import query_embedder
+    from evals.search_eval import evaluate, load_dataset
 
     try:
         data = load_dataset(dataset_path)
@@ -223,10 +223,10 @@ def eval_gate(dataset_path: str, as_json: bool, errors: bool) -> None:
     import json
 
     from memory_core.backends import get_backend
-    from memory_core.db import get_database
-    from memory_core.errors import InvalidInput
-    from memory_core.evaluation import eval_gate as run, load_gate_rows
-    from memory_core.migrate import migrate as run_migrations
+    from memory_core.adapters.db import get_database
+    from memory_core.domain.errors import InvalidInput
+    from evals.evaluation import eval_gate as run, load_gate_rows
+    from memory_core.adapters.migrate import migrate as run_migrations
 
     try:
         rows = load_gate_rows(dataset_path)
@@ -257,7 +257,7 @@ def eval_extraction(dataset_path: str, as_json: bool) -> None:
     import json
 
     from memory_core.backends import get_backend
-    from memory_core.evaluation import eval_extraction as run
+    from evals.evaluation import eval_extraction as run
 
     report = run(get_backend(), dataset_path)
     misses = report.pop("misses", [])

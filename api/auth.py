@@ -7,8 +7,8 @@ from flask import g, request
 
 from api.errors import ApiError
 from api.db import db
-from memory_core.api_keys import authenticate_api_key
-from memory_core.db import SYSTEM
+from memory_core.tenancy.api_keys import authenticate_api_key
+from memory_core.adapters.db import SYSTEM
 
 
 def authenticate() -> uuid.UUID:

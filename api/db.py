@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import current_app, g
 from sqlalchemy.orm import Session
 
-from memory_core.db import SYSTEM, Scope
+from memory_core.adapters.db import SYSTEM, Scope
 
 _KEY = "memoria_api_sessions"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import jsonify
 
-from memory_core.errors import Conflict, Forbidden, InvalidInput, MemoriaError, NotFound, TooManyAttempts
+from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, MemoriaError, NotFound, TooManyAttempts
 
 
 class ApiError(Exception):

@@ -18,11 +18,11 @@ from api.schemas import (
     OpenApiOut, PointOut, PrincipalQuery, RememberIn, RememberOut, RemovedOut, RetrieveIn, RetrieveOut, SearchIn,
     SearchOut, SubjectsIn, SubjectsOut, UsedIn, UsedOut, WriteOut,
 )
-from memory_core.access import Access, load_access
+from memory_core.domain.access import Access, load_access
 from memory_core.backends.base import BackendError
-from memory_core.db import SYSTEM
-from memory_core.errors import MemoriaError, NotFound
-from memory_core.models import (
+from memory_core.adapters.db import SYSTEM
+from memory_core.domain.errors import MemoriaError, NotFound
+from memory_core.domain.models import (
     Contact, Conversation, Membership, Message, MemoryTrace, Organization, PhoneAuthorization, User,
 )
 
@@ -38,7 +38,7 @@ def _actor() -> str:
 
 def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | None) -> Access:
     """The principal's access in the key's org, rebuilt now; 404 when it has none there."""
-    from memory_core.ingest import normalise_phone
+    from memory_core.learning.ingest import normalise_phone
 
     s = db(SYSTEM)
     phone = normalise_phone(phone)
@@ -133,8 +133,8 @@ def openapi_document():
 def ingest(org_id, body: IngestIn):
     """Write one message event and kick the worker."""
     from jobs.outbox import enqueue_drain
-    from memory_core.ingest import LINK_CHANNELS, ingest_message, link_code_of
-    from memory_core.linking import confirm_link
+    from memory_core.learning.ingest import LINK_CHANNELS, ingest_message, link_code_of
+    from memory_core.tenancy.linking import confirm_link
 
     link_request = (body.channel in LINK_CHANNELS and body.role == "user" and body.event == "new"
                     and link_code_of(body.text) is not None)
@@ -159,8 +159,8 @@ def ingest(org_id, body: IngestIn):
        "record its trace", tag="reading", body=ContextIn, response=ContextOut)
 def context(org_id, body: ContextIn):
     """The fenced memory block for the principal's current message."""
-    from memory_core.context import assemble_context
-    from memory_core.search import query_embedder
+    from memory_core.reading.context import assemble_context
+    from memory_core.reading.search import query_embedder
 
     access = principal_access(org_id, body.user_id, body.phone)
     s = reader(access)
@@ -178,7 +178,7 @@ def context(org_id, body: ContextIn):
        tag="reading", body=UsedIn, response=UsedOut)
 def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
     """Mark used memories on one of the org's traces."""
-    from memory_core.context import record_usage
+    from memory_core.reading.context import record_usage
 
     s = db(SYSTEM)
     if s.scalar(select(MemoryTrace.org_id).where(MemoryTrace.id == trace_id)) != org_id:
@@ -192,7 +192,7 @@ def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
        "to a tool result that returns it", tag="reading", body=SubjectsIn, response=SubjectsOut)
 def for_subjects(org_id, body: SubjectsIn):
     """Memories about contacts (or self/org) the principal may see."""
-    from memory_core.context import memories_for_subjects, render_subject_memories
+    from memory_core.reading.context import memories_for_subjects, render_subject_memories
 
     access = principal_access(org_id, body.user_id, body.phone)
     s = reader(access)
@@ -206,7 +206,7 @@ def for_subjects(org_id, body: SubjectsIn):
        body=SearchIn, response=SearchOut)
 def search(org_id, body: SearchIn):
     """Search messages, memories, contacts and host records for one principal."""
-    from memory_core.search import query_embedder, search as run_search
+    from memory_core.reading.search import query_embedder, search as run_search
 
     access = principal_access(org_id, body.user_id, body.phone)
     embed, model = query_embedder()
@@ -225,9 +225,9 @@ def remember(org_id, body: RememberIn):
     """The explicit path: no gate, same policy and ladder."""
     from memory_core.backends import get_backend
     from memory_core.backends.base import Fact
-    from memory_core.ladder import Source
-    from memory_core.remember import remember as save
-    from memory_core.retrieval import owned_conversation
+    from memory_core.domain.ladder import Source
+    from memory_core.learning.remember import remember as save
+    from memory_core.reading.retrieval import owned_conversation
 
     access = principal_access(org_id, body.user_id, body.phone)
     source = None
@@ -256,7 +256,7 @@ def remember(org_id, body: RememberIn):
        tag="identity", body=LinkCodeIn, response=LinkCodeOut, status=201, errors=(400, 401, 404, 422, 429))
 def create_link_code(org_id, body: LinkCodeIn):
     """Issue a link code for a member of the key's org."""
-    from memory_core.linking import issue_link_code
+    from memory_core.tenancy.linking import issue_link_code
 
     principal_access(org_id, body.user_id, None)
     s = db(SYSTEM)
@@ -271,7 +271,7 @@ def create_link_code(org_id, body: LinkCodeIn):
        "only from it", tag="forgetting", response=CountsOut)
 def delete_conversation(org_id, conversation_id: uuid.UUID):
     """Forget one of the org's conversations."""
-    from memory_core.forgetting import delete_conversation as forget
+    from memory_core.privacy.forgetting import delete_conversation as forget
 
     s = db(SYSTEM)
     if s.scalar(select(Conversation.org_id).where(Conversation.id == conversation_id)) != org_id:
@@ -285,7 +285,7 @@ def delete_conversation(org_id, conversation_id: uuid.UUID):
        tag="forgetting", response=CountsOut)
 def delete_contact(org_id, contact_id: uuid.UUID):
     """Delete one of the org's contacts."""
-    from memory_core.forgetting import delete_contact as forget
+    from memory_core.privacy.forgetting import delete_contact as forget
 
     s = db(SYSTEM)
     if s.scalar(select(Contact.org_id).where(Contact.id == contact_id)) != org_id:
@@ -299,7 +299,7 @@ def delete_contact(org_id, contact_id: uuid.UUID):
        tag="forgetting", response=CountsOut, errors=(400, 401, 404, 409, 422))
 def end_membership(org_id, user_id: uuid.UUID):
     """A member leaves the key's org."""
-    from memory_core.forgetting import member_leaves
+    from memory_core.privacy.forgetting import member_leaves
 
     s = db(SYSTEM)
     if s.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id)) is None:
@@ -315,14 +315,14 @@ def end_membership(org_id, user_id: uuid.UUID):
        tag="documents", body=DocumentIn, response=DocumentOut)
 def put_document(org_id, body: DocumentIn):
     """Upsert a host record by (kind, external_ref)."""
-    from memory_core.search import index_document, query_embedder
+    from memory_core.reading.search import index_document, query_embedder
 
     s = db(SYSTEM)
     if body.owner_user_id is not None or body.owner_phone is not None:
         principal_access(org_id, body.owner_user_id, body.owner_phone)
     if body.contact_id is not None and s.scalar(select(Contact.org_id).where(Contact.id == body.contact_id)) != org_id:
         raise NotFound("No such contact.")
-    from memory_core.ingest import normalise_phone
+    from memory_core.learning.ingest import normalise_phone
 
     data = body.model_dump() | {"owner_phone": normalise_phone(body.owner_phone)}
     embed, model = query_embedder()
@@ -335,7 +335,7 @@ def put_document(org_id, body: DocumentIn):
        query=DocumentRefQuery, response=RemovedOut)
 def delete_document(org_id, query: DocumentRefQuery):
     """Drop a host record by (kind, external_ref)."""
-    from memory_core.search import remove_document
+    from memory_core.reading.search import remove_document
 
     s = db(SYSTEM)
     removed = remove_document(s, org_id=org_id, kind=query.kind, external_ref=query.external_ref)
@@ -350,7 +350,7 @@ def delete_document(org_id, query: DocumentRefQuery):
        body=RetrieveIn, response=RetrieveOut)
 def retrieve(org_id, conversation_id: uuid.UUID, body: RetrieveIn):
     """Messages word for word, so an agent can check a tax ID, amount or date."""
-    from memory_core.retrieval import retrieve_messages
+    from memory_core.reading.retrieval import retrieve_messages
 
     access = principal_access(org_id, body.user_id, body.phone)
     found = retrieve_messages(reader(access), access, conversation_id, message_ids=body.message_ids,
@@ -363,7 +363,7 @@ def retrieve(org_id, conversation_id: uuid.UUID, body: RetrieveIn):
        "older part and the recent part verbatim", tag="conversations", query=PrincipalQuery, response=HistoryOut)
 def history(org_id, conversation_id: uuid.UUID, query: PrincipalQuery):
     """Summary points and recent messages of one of the principal's conversations."""
-    from memory_core.retrieval import conversation_history
+    from memory_core.reading.retrieval import conversation_history
 
     access = principal_access(org_id, query.user_id, query.phone)
     h = conversation_history(reader(access), access, conversation_id)
@@ -377,8 +377,8 @@ def history(org_id, conversation_id: uuid.UUID, query: PrincipalQuery):
 def after_reply(org_id, conversation_id: uuid.UUID, body: AfterReplyIn):
     """Queue a compaction when the turn's prompt was too long."""
     from jobs.compaction import enqueue_compaction
-    from memory_core.compaction import needs_compaction
-    from memory_core.retrieval import owned_conversation
+    from memory_core.reading.compaction import needs_compaction
+    from memory_core.reading.retrieval import owned_conversation
 
     access = principal_access(org_id, body.user_id, body.phone)
     conv = owned_conversation(reader(access), access, conversation_id)

@@ -41,13 +41,13 @@ def main() -> None:
     os.environ.setdefault("MEMORIA_SECURE_COOKIES", "0")
     os.environ.setdefault("MEMORIA_BACKEND", "local")
 
-    from memory_core.config import get_settings
-    from memory_core.migrate import migrate
+    from memory_core.adapters.config import get_settings
+    from memory_core.adapters.migrate import migrate
 
     settings = get_settings()
     handle = None
     if not settings.database_url:
-        from memory_core.runtime import start_postgres
+        from memory_core.adapters.runtime import start_postgres
 
         handle = start_postgres(settings.data_dir)
     try:
@@ -70,8 +70,8 @@ def load(settings, args):
     """Create the org, users and contacts, then COPY memories and proposals in; ANALYZE."""
     import psycopg
 
-    from memory_core.db import resolve_urls
-    from memory_core.security import hash_password
+    from memory_core.adapters.db import resolve_urls
+    from memory_core.adapters.security import hash_password
 
     owner_url = resolve_urls(settings).owner.replace("postgresql+psycopg://", "postgresql://")
     started = time.perf_counter()
@@ -130,7 +130,7 @@ def measure(settings, world, n: int) -> dict:
     from sqlalchemy import create_engine, text
 
     from app import create_app
-    from memory_core.db import resolve_urls
+    from memory_core.adapters.db import resolve_urls
 
     app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False}, settings=settings)
     engine = create_engine(resolve_urls(settings).owner)

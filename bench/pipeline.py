@@ -34,10 +34,10 @@ from sqlalchemy import delete, func, select  # noqa: E402
 from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
 from jobs.worker import freeze_heap  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
-from memory_core.db import SYSTEM, get_database  # noqa: E402
-from memory_core.ingest import ingest_message  # noqa: E402
-from memory_core.migrate import migrate  # noqa: E402
-from memory_core.models import Contact, Membership, Memory, Message, Organization, Outbox, User  # noqa: E402
+from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
+from memory_core.learning.ingest import ingest_message  # noqa: E402
+from memory_core.adapters.migrate import migrate  # noqa: E402
+from memory_core.domain.models import Contact, Membership, Memory, Message, Organization, Outbox, User  # noqa: E402
 
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
             "Gil", "Serrano", "Blanco", "Molina", "Morales", "Ortega", "Delgado", "Castro", "Ortiz", "Rubio",
@@ -105,7 +105,7 @@ def drain_with_rq(db, workers: int) -> tuple[int, float]:
     from rq import Worker
 
     from jobs.outbox import drain_outbox
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     queue = get_queue()
     before = pending_count(db)

@@ -44,9 +44,9 @@ def main() -> None:
 
     from sqlalchemy import create_engine, text
 
-    from memory_core.db import SYSTEM, Database, resolve_urls
-    from memory_core.migrate import migrate
-    from memory_core.runtime import start_postgres
+    from memory_core.adapters.db import SYSTEM, Database, resolve_urls
+    from memory_core.adapters.migrate import migrate
+    from memory_core.adapters.runtime import start_postgres
 
     pg = start_postgres(data_dir)
     try:
@@ -106,7 +106,7 @@ def bench_retention(owner, database, n: int, batch: int, text) -> dict:
 
 
 def bench_erasure(owner, database, messages: int, noise: int, batch: int, text, system) -> dict:
-    from memory_core import privacy
+    from memory_core.privacy import requests as privacy
 
     per_conv = 100
     with owner.begin() as c:

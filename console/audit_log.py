@@ -7,7 +7,7 @@ from flask_login import login_required
 from console import bp
 from console.operator import parse_uuid
 from console.staffing import audit_platform_view, reader
-from memory_core.errors import MemoriaError
+from memory_core.domain.errors import MemoriaError
 from review import insights
 
 

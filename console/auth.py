@@ -9,9 +9,9 @@ from flask_login import current_user, login_required, login_user, logout_user
 from console import bp
 from console.forms import EmptyForm, LoginForm, OrgSwitchForm
 from console.web import db, load_console_user
-from memory_core import audit
-from memory_core.accounts import authenticate
-from memory_core.errors import InvalidCredentials, TooManyAttempts
+from memory_core.domain import audit
+from memory_core.tenancy.accounts import authenticate
+from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 
 
 @bp.route("/login", methods=["GET", "POST"])

@@ -9,7 +9,7 @@ from flask_login import login_required
 from console import bp
 from console.operator import current_operator, status_of
 from console.web import org_db
-from memory_core.errors import MemoriaError
+from memory_core.domain.errors import MemoriaError
 from review import curation
 from review.service import KIND_LABELS
 

@@ -8,8 +8,8 @@ from console import bp
 from console.forms import OrgSwitchForm
 from console.operator import current_operator
 from console.web import db, org_db
-from memory_core.access import memory_visible
-from memory_core.db import SYSTEM
+from memory_core.domain.access import memory_visible
+from memory_core.adapters.db import SYSTEM
 from review import insights
 from review.service import KIND_LABELS
 

@@ -7,9 +7,9 @@ from flask_login import current_user
 from console import bp
 from console.web import db, org_role_required
 from console.linking import ActionForm
-from memory_core import audit
-from memory_core.db import SYSTEM
-from memory_core.errors import InvalidInput
+from memory_core.domain import audit
+from memory_core.adapters.db import SYSTEM
+from memory_core.domain.errors import InvalidInput
 
 
 @bp.route("/jobs/run/<job_name>", methods=["POST"])

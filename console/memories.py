@@ -9,10 +9,10 @@ from flask_login import login_required
 from console import bp
 from console.operator import current_operator, is_htmx, parse_uuid, status_of
 from console.web import org_db
-from memory_core.errors import MemoriaError
-from memory_core.models import Contact
-from memory_core.access import contact_visible
-from memory_core.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
+from memory_core.domain.errors import MemoriaError
+from memory_core.domain.models import Contact
+from memory_core.domain.access import contact_visible
+from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
 from review import curation
 from sqlalchemy import select
 

@@ -7,7 +7,7 @@ from flask import abort, request
 from flask_login import current_user
 
 from console.web import actor_label, org_db
-from memory_core.access import load_access
+from memory_core.domain.access import load_access
 
 # Domain exceptions to HTTP statuses, at the edge only.
 STATUS = {"NotFound": 404, "Forbidden": 403, "Conflict": 409, "InvalidInput": 422}

@@ -9,7 +9,7 @@ from flask_login import current_user
 from console import bp
 from console.operator import status_of
 from console.web import actor_label, org_db, org_role_required
-from memory_core.errors import MemoriaError
+from memory_core.domain.errors import MemoriaError
 from review import insights
 
 

@@ -10,8 +10,8 @@ from flask_login import LoginManager, UserMixin, current_user, login_required
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.db import SYSTEM, Database, Scope, org_scope
-from memory_core.models import Membership, Organization, User
+from memory_core.adapters.db import SYSTEM, Database, Scope, org_scope
+from memory_core.domain.models import Membership, Organization, User
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ import datetime as dt
 import logging
 import uuid
 
-from memory_core.compaction import compact_conversation
-from memory_core.db import SYSTEM, get_database
-from memory_core.models import JobRun
+from memory_core.reading.compaction import compact_conversation
+from memory_core.adapters.db import SYSTEM, get_database
+from memory_core.domain.models import JobRun
 
 log = logging.getLogger(__name__)
 JOB = "compaction"
@@ -30,7 +30,7 @@ def compact_conversation_job(conversation_id: str) -> dict:
 
 def enqueue_compaction(conversation_id: uuid.UUID) -> str:
     """Queue a compaction for after the reply; one queued job per conversation at a time."""
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     queue = get_queue()
     job_id = f"compact-{conversation_id}"

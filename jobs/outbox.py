@@ -24,9 +24,9 @@ from sqlalchemy import insert, or_, select
 from sqlalchemy.orm import aliased
 
 from memory_core.backends.base import BackendError
-from memory_core.db import SYSTEM, get_database
-from memory_core.ledger import record_usage
-from memory_core.models import Message, Outbox, UsageLedger
+from memory_core.adapters.db import SYSTEM, get_database
+from memory_core.domain.ledger import record_usage
+from memory_core.domain.models import Message, Outbox, UsageLedger
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
     worker touches them; a message that fails rolls back only its savepoint and its failure is kept
     on its row. Everything learnt, the rows marked done, the failures and the ledger commit together:
     a crash mid-batch leaves every row of the batch pending, to be learnt once by the next worker."""
-    from memory_core.pipeline import BatchCache, prepare_messages
+    from memory_core.learning.pipeline import BatchCache, prepare_messages
 
     cache = BatchCache()
     with database.unit_of_work(SYSTEM) as uow:
@@ -123,7 +123,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
 
 
 def _usage_row(usage, org_id, message_id, run_tag) -> dict:
-    """One ledger row, as `memory_core.ledger.record_usage` writes it."""
+    """One ledger row, as `memory_core.domain.ledger.record_usage` writes it."""
     return {"org_id": org_id, "message_id": message_id, "purpose": usage.purpose, "model": usage.model,
             "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
             "cost_usd": Decimal(str(usage.cost_usd)), "run_tag": run_tag}
@@ -135,7 +135,7 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
 
     Alone (`usage` None) it marks the row and commits. In a batch it neither marks a done row nor
     commits, and appends the message's ledger rows to `usage`: `drain_batch` writes them all at once."""
-    from memory_core.pipeline import process_message
+    from memory_core.learning.pipeline import process_message
 
     s = uow.session
     spent: list = []
@@ -179,7 +179,7 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
 def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
     """The RQ job: process up to batch_size pending messages; if more remain, queue another drain."""
     from memory_core.backends import get_backend
-    from memory_core.queue import get_redis
+    from memory_core.adapters.queue import get_redis
 
     try:
         get_redis().delete(KICK_KEY)  # from now on a new message needs a new kick
@@ -206,7 +206,7 @@ def _schedule_retry(database) -> None:
     """Ask the scheduler for a drain when the earliest failed row is due (the cron net catches it too)."""
     from sqlalchemy import func
 
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     with database.unit_of_work(SYSTEM) as uow:
         due = uow.session.scalar(select(func.min(Outbox.next_attempt_at)).where(Outbox.processed_at.is_(None)))
@@ -221,7 +221,7 @@ def _schedule_retry(database) -> None:
 
 def enqueue_drain(force: bool = False):
     """Kick the worker after ingest committed. Cheap to call per message: kicks are deduplicated."""
-    from memory_core.queue import get_queue, get_redis
+    from memory_core.adapters.queue import get_queue, get_redis
 
     try:
         if not force and not get_redis().set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS):

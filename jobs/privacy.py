@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import uuid
 
-from memory_core import privacy
-from memory_core.db import SYSTEM, get_database
+from memory_core.privacy import requests as privacy
+from memory_core.adapters.db import SYSTEM, get_database
 
 
 def execute_privacy_request(request_id: str, actor_user_id: str | None) -> dict:
@@ -16,7 +16,7 @@ def execute_privacy_request(request_id: str, actor_user_id: str | None) -> dict:
 
 def enqueue_execution(request_id: uuid.UUID, actor_user_id: uuid.UUID | None) -> str:
     """Queue the execution; one queued job per request at a time."""
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     queue = get_queue()
     job_id = f"privacy-{request_id}"

@@ -15,8 +15,8 @@ from typing import Any, Iterator
 
 from sqlalchemy import text
 
-from memory_core.db import SYSTEM, Database, get_database
-from memory_core.models import JobRun
+from memory_core.adapters.db import SYSTEM, Database, get_database
+from memory_core.domain.models import JobRun
 
 log = logging.getLogger(__name__)
 JOB = "retention"

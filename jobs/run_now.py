@@ -5,7 +5,7 @@ from typing import Callable
 
 from jobs.retention import run_retention
 from jobs.sheets import run_sheets
-from memory_core.errors import InvalidInput
+from memory_core.domain.errors import InvalidInput
 
 # The jobs an admin may start by hand; each takes `triggered_by`, recorded on its job-run row.
 RUNNABLE: dict[str, Callable[..., object]] = {"retention": run_retention, "sheets": run_sheets}
@@ -13,7 +13,7 @@ RUNNABLE: dict[str, Callable[..., object]] = {"retention": run_retention, "sheet
 
 def run_job_now(job_name: str, triggered_by: str) -> str:
     """Enqueue one run of `job_name`; returns the RQ job id."""
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     func = RUNNABLE.get(job_name)
     if func is None:

@@ -8,8 +8,8 @@ from typing import Callable
 
 from rq.cron import CronScheduler
 
-from memory_core.config import get_settings
-from memory_core.queue import get_redis
+from memory_core.adapters.config import get_settings
+from memory_core.adapters.queue import get_redis
 
 from jobs.outbox import drain_outbox_periodic  # noqa: E402
 from jobs.retention import run_retention  # noqa: E402

@@ -17,8 +17,8 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from jobs.retention import job_run
-from memory_core.db import SYSTEM, Database, get_database
-from memory_core.models import Contact, Memory, MemorySource
+from memory_core.adapters.db import SYSTEM, Database, get_database
+from memory_core.domain.models import Contact, Memory, MemorySource
 
 log = logging.getLogger(__name__)
 JOB = "sheets"

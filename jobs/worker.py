@@ -14,7 +14,7 @@ import time
 
 from rq import Worker
 
-from memory_core.queue import get_queue
+from memory_core.adapters.queue import get_queue
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,8 @@ def preload_code() -> None:
     from sqlalchemy.orm import configure_mappers
 
     import jobs.outbox  # noqa: F401
-    import memory_core.models  # noqa: F401
-    import memory_core.pipeline  # noqa: F401
+    import memory_core.domain.models  # noqa: F401
+    import memory_core.learning.pipeline  # noqa: F401
 
     configure_mappers()
 

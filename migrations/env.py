@@ -1,8 +1,8 @@
-"""Alembic environment: runs against the owner URL that memory_core.migrate passes in."""
+"""Alembic environment: runs against the owner URL that memory_core.adapters.migrate passes in."""
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from memory_core.models import Base
+from memory_core.domain.models import Base
 
 target_metadata = Base.metadata
 

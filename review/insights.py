@@ -14,12 +14,12 @@ from decimal import Decimal
 from sqlalchemy import Date, cast, func, or_, select
 from sqlalchemy.orm import Session
 
-from memory_core import audit
-from memory_core.errors import InvalidInput, NotFound
-from memory_core.models import (
+from memory_core.domain import audit
+from memory_core.domain.errors import InvalidInput, NotFound
+from memory_core.domain.models import (
     AuditLog, JobRun, Memory, MemoryTrace, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
 )
-from memory_core.vocabulary import MEMORY_MODES
+from memory_core.domain.vocabulary import MEMORY_MODES
 
 PAGE_SIZE = 50
 

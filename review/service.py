@@ -18,13 +18,13 @@ from sqlalchemy import and_, false, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from memory_core import audit
-from memory_core.access import Access, message_visible
-from memory_core.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memory_core.fence import fenced
-from memory_core.ladder import activate_proposal
-from memory_core.models import Contact, Memory, MemorySource, Message, Notification, Organization, User
-from memory_core.vocabulary import AREAS, PROPOSAL_KINDS
+from memory_core.domain import audit
+from memory_core.domain.access import Access, message_visible
+from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memory_core.reading.fence import fenced
+from memory_core.domain.ladder import activate_proposal
+from memory_core.domain.models import Contact, Memory, MemorySource, Message, Notification, Organization, User
+from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS
 
 PAGE_SIZE = 50
 MAX_BULK = 200

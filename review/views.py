@@ -8,7 +8,7 @@ from flask_login import login_required
 
 from console.operator import current_operator, is_htmx, parse_uuid, status_of
 from console.web import org_db
-from memory_core.errors import MemoriaError
+from memory_core.domain.errors import MemoriaError
 from review import bp, service
 
 

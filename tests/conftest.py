@@ -22,7 +22,7 @@ os.environ.pop("OPENAI_API_KEY", None)
 
 from sqlalchemy import create_engine, text  # noqa: E402
 
-from memory_core.config import get_settings  # noqa: E402
+from memory_core.adapters.config import get_settings  # noqa: E402
 
 KEEP = {"alembic_version"}
 
@@ -30,7 +30,7 @@ KEEP = {"alembic_version"}
 @pytest.fixture(scope="session")
 def servers():
     """Start (or reuse) PostgreSQL and Redis for the session; yield the settings that reach them."""
-    from memory_core.runtime import start_postgres, start_redis
+    from memory_core.adapters.runtime import start_postgres, start_redis
 
     settings = get_settings()
     started = []
@@ -40,7 +40,7 @@ def servers():
     if not settings.redis_url:
         started.append(start_redis(settings.data_dir))
     try:
-        from memory_core.migrate import migrate
+        from memory_core.adapters.migrate import migrate
 
         migrate(settings)
         yield settings
@@ -52,7 +52,7 @@ def servers():
 
 @pytest.fixture(scope="session")
 def owner_engine(servers):
-    from memory_core.db import resolve_urls
+    from memory_core.adapters.db import resolve_urls
 
     engine = create_engine(resolve_urls(servers).owner)
     yield engine
@@ -71,7 +71,7 @@ def _tables(owner_engine) -> tuple[list[str], list[dict]]:
 @pytest.fixture
 def database(servers, owner_engine, _tables):
     """The app's Database (restricted role, RLS on). Every table is emptied after the test."""
-    from memory_core.db import get_database
+    from memory_core.adapters.db import get_database
 
     db = get_database(servers)
     yield db
@@ -88,7 +88,7 @@ def database(servers, owner_engine, _tables):
 
 @pytest.fixture
 def redis_conn(servers):
-    from memory_core.queue import get_redis
+    from memory_core.adapters.queue import get_redis
 
     conn = get_redis(servers)
     conn.flushdb()
@@ -99,7 +99,7 @@ def redis_conn(servers):
 @pytest.fixture
 def system_session(database):
     """A session in system scope (what the worker and jobs use)."""
-    from memory_core.db import SYSTEM
+    from memory_core.adapters.db import SYSTEM
 
     s = database.session(SYSTEM)
     yield s

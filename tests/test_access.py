@@ -5,8 +5,8 @@ import datetime as dt
 
 from sqlalchemy import select
 
-from memory_core.access import load_access
-from memory_core.models import Membership
+from memory_core.domain.access import load_access
+from memory_core.domain.models import Membership
 
 
 def test_member_who_left_has_no_access(factory, system_session):

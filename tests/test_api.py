@@ -8,11 +8,11 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from memory_core.api_keys import create_api_key
-from memory_core.compaction import Limits, compact_conversation
+from memory_core.tenancy.api_keys import create_api_key
+from memory_core.reading.compaction import Limits, compact_conversation
 from memory_core.backends.local_compactor import LocalCompactor
-from memory_core.models import ApiKey, AuditLog, Contact, Conversation, Document, Membership, Memory, Message
-from memory_core.vocabulary import AREAS
+from memory_core.domain.models import ApiKey, AuditLog, Contact, Conversation, Document, Membership, Memory, Message
+from memory_core.domain.vocabulary import AREAS
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 
@@ -192,7 +192,7 @@ def test_retrieve_returns_the_exact_messages_a_summary_point_cites_to_the_owner_
 
 
 def test_after_reply_queues_a_compaction_only_past_the_threshold(client, world, factory, redis_conn):
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     conv = factory.conversation(world["a"], world["ana"], channel="whatsapp", phone=None)
     factory.message(conv, "hola")

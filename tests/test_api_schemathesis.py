@@ -16,7 +16,7 @@ from schemathesis.generation import GenerationMode
 
 import api.views  # noqa: F401  (fills the route table)
 from api.openapi import ROUTES
-from memory_core.api_keys import create_api_key
+from memory_core.tenancy.api_keys import create_api_key
 
 # One test per operation. (schemathesis' own pytest loader, from_fixture, does not run on pytest 9.)
 # Invalid input needs an input: an operation without parameters or body only gets valid cases.

@@ -125,7 +125,7 @@ def test_the_client_imports_neither_flask_nor_server_code():
 
 
 def test_against_the_real_app(app, factory, system_session):
-    from memory_core.api_keys import create_api_key
+    from memory_core.tenancy.api_keys import create_api_key
 
     org = factory.org()
     ana = factory.member(org, role="owner")

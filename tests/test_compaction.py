@@ -8,11 +8,11 @@ from sqlalchemy import select
 
 from memory_core.backends.base import Usage
 from memory_core.backends.local_compactor import LocalCompactor
-from memory_core.compaction import (
+from memory_core.reading.compaction import (
     Limits, active_points, apply_operations, compact_conversation, critical_tokens, limits_for, needs_compaction,
     render_summary,
 )
-from memory_core.models import ConversationSummary, JobRun, Message
+from memory_core.domain.models import ConversationSummary, JobRun, Message
 
 SMALL = Limits(keep_recent_tokens=50, threshold_tokens=400)
 
@@ -130,7 +130,7 @@ def test_a_model_that_forgets_points_or_drops_identifiers_loses_nothing(factory,
     assert kept["text"] == cif_point["text"] and not kept["retired"]
     assert any("would drop" in r for r in result.report.rejected)
     # the model's usage is in the ledger
-    from memory_core.models import UsageLedger
+    from memory_core.domain.models import UsageLedger
     assert system_session.scalar(select(UsageLedger.purpose).where(UsageLedger.model == "forgetful")) == "compact"
 
 
@@ -183,7 +183,7 @@ def test_thresholds_are_per_channel_and_an_org_may_change_them(factory, system_s
 
 def test_the_compaction_job_runs_on_a_real_worker(factory, system_session, redis_conn):
     from jobs.compaction import enqueue_compaction
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     org = factory.org()
     user = factory.member(org)
@@ -212,8 +212,8 @@ def test_the_openai_compactor_sends_points_and_messages_and_its_operations_are_a
 
     import openai
 
-    from memory_core.compaction_openai import OpenAICompactor
-    from memory_core.models import UsageLedger
+    from memory_core.reading.compaction_openai import OpenAICompactor
+    from memory_core.domain.models import UsageLedger
 
     org = factory.org()
     user = factory.member(org)

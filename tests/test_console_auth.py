@@ -57,7 +57,7 @@ def test_passwords_are_stored_hashed(factory, system_session):
 def test_sign_in_is_audited(client, factory, system_session):
     from sqlalchemy import select
 
-    from memory_core.models import AuditLog
+    from memory_core.domain.models import AuditLog
 
     user = factory.member(factory.org())
     login(client, user.email, PASSWORD)

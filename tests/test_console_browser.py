@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from memory_core.models import Memory, MemoryTrace, TraceItem, UsageLedger, JobRun
+from memory_core.domain.models import Memory, MemoryTrace, TraceItem, UsageLedger, JobRun
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +26,7 @@ SHOTS = Path(os.environ.get("MEMORIA_SCREENSHOT_DIR", Path(__file__).resolve().p
 @pytest.fixture
 def live(live_server, system_session):
     """The console on the demo data."""
-    from memory_core.demo import load_demo
+    from evals.demo import load_demo
 
     load_demo(force=True)
     return live_server

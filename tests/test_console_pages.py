@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from memory_core.models import (
+from memory_core.domain.models import (
     AuditLog, JobRun, Memory, MemorySource, MemoryTrace, Organization, PolicyExclusion, TraceItem, UsageLedger,
 )
 from tests.conftest import csrf_from, login, sign_in
@@ -341,7 +341,7 @@ def test_staff_usage_covers_all_orgs_and_filters_by_org(client, w):
 # ------------------------------------------------------------------------------------ audit log
 
 def test_audit_log_is_searchable_and_scoped_to_the_org(client, w):
-    from memory_core import audit
+    from memory_core.domain import audit
 
     audit.record(w.s, actor_label="someone@else", action="memory.edited", org_id=w.other.id)
     audit.record(w.s, actor_label="olga@demo", action="settings.memory_mode", org_id=w.org.id)
@@ -362,7 +362,7 @@ def test_audit_log_has_no_way_to_change_entries(app):
 
 
 def test_privacy_officer_and_staff_read_the_whole_audit_log_members_do_not(client, w):
-    from memory_core import audit
+    from memory_core.domain import audit
 
     audit.record(w.s, actor_label="someone@else", action="memory.edited", org_id=w.other.id)
     w.s.commit()

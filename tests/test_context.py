@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sqlalchemy import delete, select
 
-from memory_core.access import load_access
+from memory_core.domain.access import load_access
 from memory_core.backends.local_embedder import LocalEmbedder
-from memory_core.context import age_weight, assemble_context, is_trivial, memories_for_subjects, record_usage
-from memory_core.errors import NotFound
-from memory_core.models import Memory, MemoryTrace, TraceItem
+from memory_core.reading.context import age_weight, assemble_context, is_trivial, memories_for_subjects, record_usage
+from memory_core.domain.errors import NotFound
+from memory_core.domain.models import Memory, MemoryTrace, TraceItem
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -267,7 +267,7 @@ def test_fenced_values_cannot_break_out_of_their_fence(world, factory, value, na
 
 
 def _expected_skeleton() -> str:
-    from memory_core.fence import MEMORY_HEADER
+    from memory_core.reading.fence import MEMORY_HEADER
 
     return _SKELETON.sub("", MEMORY_HEADER) + "\n\nSobre la persona:\n- Nombre: \n\nPerfil:\n-  (cliente): nota "
 

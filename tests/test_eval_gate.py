@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from app import cli
-from memory_core.models import Memory, Message, Organization, UsageLedger, User
+from memory_core.domain.models import Memory, Message, Organization, UsageLedger, User
 from tests.support.fake_openai import fake_openai  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from app import cli
-from memory_core.models import Contact, Document, Memory, Message, Organization, User
+from memory_core.domain.models import Contact, Document, Memory, Message, Organization, User
 
 SHIPPED = Path(__file__).resolve().parent.parent / "evals" / "search.json"
 

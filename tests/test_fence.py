@@ -4,7 +4,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.fence import CLOSE, MEMORY_HEADER, OPEN, RELATED_HEADER, fenced
+from memory_core.reading.fence import CLOSE, MEMORY_HEADER, OPEN, RELATED_HEADER, fenced
 
 CONTROL = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 

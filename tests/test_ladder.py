@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from memory_core.access import load_access
+from memory_core.domain.access import load_access
 from memory_core.backends.base import Fact
-from memory_core.ladder import activate_proposal, write_memory
-from memory_core.models import AuditLog, Memory
+from memory_core.domain.ladder import activate_proposal, write_memory
+from memory_core.domain.models import AuditLog, Memory
 
 
 def _fact(subject, attribute, value, category="customer", sentence=None):
@@ -155,7 +155,7 @@ def test_two_children_and_two_dated_events_are_separate_facts(factory, system_se
 
 def test_business_fact_without_an_org_is_refused_not_written(factory, system_session):
     factory.phone(factory.org(), "+34611999000")
-    from memory_core.access import Access, Principal
+    from memory_core.domain.access import Access, Principal
 
     access = Access(principal=Principal(phone="+34611999000"), org_id=None)
     r = write_memory(system_session, access, None, _fact("contact:x", "plazo_pago", "60 días"))

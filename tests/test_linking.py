@@ -6,11 +6,11 @@ import datetime as dt
 import pytest
 from sqlalchemy import select, text, update
 
-from memory_core import linking
-from memory_core.access import load_access
-from memory_core.errors import Conflict, Forbidden, TooManyAttempts
-from memory_core.ingest import ingest_message
-from memory_core.models import AuditLog, LinkCode, Memory, Message, PhoneAuthorization, User
+from memory_core.tenancy import linking
+from memory_core.domain.access import load_access
+from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
+from memory_core.learning.ingest import ingest_message
+from memory_core.domain.models import AuditLog, LinkCode, Memory, Message, PhoneAuthorization, User
 
 PHONE = "+34611222333"
 
@@ -223,7 +223,7 @@ def test_linking_a_new_number_moves_the_account_and_the_old_number_stops_speakin
 
 
 def test_a_code_issued_in_one_org_cannot_be_redeemed_through_another_orgs_agent(factory, system_session):
-    from memory_core.linking import confirm_link, create_link_code
+    from memory_core.tenancy.linking import confirm_link, create_link_code
 
     org_a, org_b = factory.org(), factory.org()
     ana = factory.member(org_a)

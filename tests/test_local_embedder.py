@@ -12,7 +12,7 @@ from memory_core.backends.local_embedder import (
     numpy_available,
     onnx_available,
 )
-from memory_core.vocabulary import EMBED_DIM
+from memory_core.domain.vocabulary import EMBED_DIM
 
 ENGINES = [
     pytest.param("onnx", marks=pytest.mark.skipif(not onnx_available(), reason="USE ONNX model not installed")),

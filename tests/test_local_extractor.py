@@ -13,7 +13,7 @@ from memory_core.backends.base import ExtractionContext, KnownContact
 from memory_core.backends.local_extractor import (
     FAMILIES, MODEL, LocalExtractor, find_date, normalise_name, normalise_tax_id, reuse_attribute,
 )
-from memory_core.vocabulary import MEMORY_CATEGORIES
+from memory_core.domain.vocabulary import MEMORY_CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[1]
 MONDAY = dt.date(2026, 3, 2)

@@ -3,7 +3,7 @@ import datetime as dt
 
 from memory_core.backends.base import ExtractionContext, KnownContact
 from memory_core.backends.local_extractor import LocalExtractor
-from memory_core.fence import CLOSE, OPEN
+from memory_core.reading.fence import CLOSE, OPEN
 
 MONDAY = dt.date(2026, 3, 2)
 CONTACTS = (

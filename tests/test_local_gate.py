@@ -9,7 +9,7 @@ import pytest
 
 from memory_core.backends import local_gate
 from memory_core.backends.local_gate import TRAIN_PATH, LocalGate, load_rows
-from memory_core.vocabulary import GATE_CATEGORIES, GATE_SCOPES
+from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
 EVAL_PATH = Path(__file__).resolve().parents[1] / "evals" / "gate.jsonl"
 

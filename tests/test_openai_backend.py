@@ -17,7 +17,7 @@ from memory_core.backends.openai_backend import (
     parse_gate_response,
     price_for,
 )
-from memory_core.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
+from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 from tests.support.fake_openai import FakeOpenAI, fake_openai  # noqa: F401  (fixture)
 
 GATE_MODEL = "gpt-4.1-mini"

@@ -6,12 +6,12 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from memory_core.access import Principal
+from memory_core.domain.access import Principal
 from memory_core.backends import get_backend
-from memory_core.errors import Conflict, NotFound
-from memory_core.ingest import ingest_message
-from memory_core.models import Memory, MemorySource, Membership, Message, Notification, PolicyExclusion, UsageLedger
-from memory_core.pipeline import process_message, undo_learnt
+from memory_core.domain.errors import Conflict, NotFound
+from memory_core.learning.ingest import ingest_message
+from memory_core.domain.models import Memory, MemorySource, Membership, Message, Notification, PolicyExclusion, UsageLedger
+from memory_core.learning.pipeline import process_message, undo_learnt
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.policy import (
+from memory_core.domain.policy import (
     Exclusion, PolicyVerdict, ccc_valid, check_text, dni, find_bank_account, iban_valid, luhn, pattern_error,
 )
 

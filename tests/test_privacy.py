@@ -10,9 +10,11 @@ import zipfile
 import pytest
 from sqlalchemy import select, text
 
-from memory_core import linking, privacy
-from memory_core.errors import Conflict, InvalidInput, NotFound
-from memory_core.models import (
+from memory_core.tenancy import linking
+
+from memory_core.privacy import requests as privacy
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.domain.models import (
     AuditLog, Document, Membership, Memory, MemorySource, Notification, Outbox, PrivacyRequest, UsageLedger,
 )
 
@@ -289,7 +291,7 @@ def test_a_large_erasure_runs_on_the_worker_to_the_same_result(world, system_ses
     from rq import SimpleWorker
 
     from jobs.privacy import enqueue_execution
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     s = system_session
     req = _open(s, world)

@@ -8,8 +8,8 @@ import zipfile
 
 from sqlalchemy import select, text
 
-from memory_core import linking
-from memory_core.models import JobRun, PrivacyRequest, User
+from memory_core.tenancy import linking
+from memory_core.domain.models import JobRun, PrivacyRequest, User
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 
@@ -97,7 +97,7 @@ def test_adopt_pre_link_history_from_the_console(client, factory, system_session
 def test_admin_runs_a_job_now_and_a_member_cannot(client, factory, system_session, redis_conn):
     from rq import SimpleWorker
 
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     org = factory.org()
     admin = factory.member(org, role="admin")
@@ -118,7 +118,7 @@ def test_admin_runs_a_job_now_and_a_member_cannot(client, factory, system_sessio
 
 
 def test_erasing_a_user_who_signed_in_leaves_no_email_in_the_audit_log(client, factory, system_session):
-    from memory_core import privacy
+    from memory_core.privacy import requests as privacy
 
     org = factory.org()
     ana = factory.member(org, email="signed.in@example.test")

@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from memory_core.access import load_access
+from memory_core.domain.access import load_access
 from memory_core.backends import get_backend
 from memory_core.backends.base import Fact
-from memory_core.errors import InvalidInput, NotFound
-from memory_core.models import Memory, Notification, UsageLedger
-from memory_core.remember import remember
+from memory_core.domain.errors import InvalidInput, NotFound
+from memory_core.domain.models import Memory, Notification, UsageLedger
+from memory_core.learning.remember import remember
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from jobs.retention import run_retention
 from jobs.run_now import run_job_now
 from jobs.schedule import SCHEDULE
 from jobs.sheets import run_sheets
-from memory_core import linking
-from memory_core.errors import InvalidInput
-from memory_core.models import JobRun, LinkCode, Memory, MemorySource, Organization
+from memory_core.tenancy import linking
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.models import JobRun, LinkCode, Memory, MemorySource, Organization
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = dt.datetime.now(dt.timezone.utc)
@@ -198,7 +198,7 @@ def _safe(errors, fn, *a, **kw):
 
 
 def test_run_now_enqueues_a_run_the_worker_records(aged, system_session, redis_conn):
-    from memory_core.queue import get_queue
+    from memory_core.adapters.queue import get_queue
 
     job_id = run_job_now("retention", "admin@example.test via console")
     queue = get_queue()

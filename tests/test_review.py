@@ -8,7 +8,7 @@ import re
 import pytest
 from sqlalchemy import select
 
-from memory_core.models import AuditLog, Memory, MemorySource, Notification
+from memory_core.domain.models import AuditLog, Memory, MemorySource, Notification
 from tests.conftest import csrf_from, sign_in
 
 OLD_IBAN = "ES91 2100 0418 4502 0005 1332"

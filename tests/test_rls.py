@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from memory_core.db import Scope
+from memory_core.adapters.db import Scope
 
 
 def _count(database, scope: Scope, sql: str) -> int:

@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from memory_core.models import ApiKey, MemoryTrace, PolicyExclusion, PrivacyRequest
+from memory_core.domain.models import ApiKey, MemoryTrace, PolicyExclusion, PrivacyRequest
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 

@@ -88,7 +88,7 @@ def test_up_serves_demo_shares_servers_with_a_worker_and_ctrl_c_stops_them(tmp_p
 def test_embedded_postgres_gets_the_configured_page_cache(tmp_path):
     """A server started in a new data dir runs with the configured shared_buffers, and keeps it when
     another process attaches to it."""
-    from memory_core.runtime import start_postgres
+    from memory_core.adapters.runtime import start_postgres
 
     def shared_buffers(handle) -> str:
         import psycopg
@@ -101,7 +101,7 @@ def test_embedded_postgres_gets_the_configured_page_cache(tmp_path):
         assert pg.started_here and shared_buffers(pg) == "192MB"
         # A second process attaching to the running server changes nothing.
         out = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                              "from memory_core.runtime import start_postgres; "
+                              "from memory_core.adapters.runtime import start_postgres; "
                               "h = start_postgres(Path(sys.argv[1]), shared_buffers='256MB'); print(h.started_here)",
                               str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert out.stdout.strip() == "False", out.stderr

@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, ProgrammingError
 
-from memory_core.models import Memory
+from memory_core.domain.models import Memory
 
 
 def test_partial_unique_index_rejects_a_second_active_fact(factory, system_session):
@@ -63,7 +63,7 @@ def test_full_text_uses_spanish_stemming_without_accents(factory, system_session
 
 
 def test_full_text_search_uses_its_index_under_row_level_security(factory, database):
-    from memory_core.db import Scope
+    from memory_core.adapters.db import Scope
 
     org = factory.org()
     user = factory.member(org)

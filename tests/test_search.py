@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.access import load_access
+from memory_core.domain.access import load_access
 from memory_core.backends.local_embedder import LocalEmbedder
-from memory_core.models import Document, Memory
-from memory_core.search import index_document, remove_document, retrieve, search
+from memory_core.domain.models import Document, Memory
+from memory_core.reading.search import index_document, remove_document, retrieve, search
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +168,7 @@ def test_small_owner_in_a_big_table_still_gets_its_nearest_rows(database, system
 def test_relative_dates_pick_the_message_of_that_day(database, system_session, factory):
     import datetime as dt
 
-    from memory_core.search import date_range
+    from memory_core.reading.search import date_range
 
     now = dt.datetime(2026, 11, 29, 12, tzinfo=dt.timezone.utc)  # a Sunday
     assert date_range("¿qué me dijo ayer?", now) == (dt.date(2026, 11, 28), dt.date(2026, 11, 29))

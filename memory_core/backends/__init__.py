@@ -10,7 +10,7 @@ import hashlib
 import threading
 
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
-from memory_core.config import Settings, get_settings
+from memory_core.adapters.config import Settings, get_settings
 
 BACKENDS = ("local", "openai")
 

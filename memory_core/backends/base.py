@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from memory_core.vocabulary import GATE_CATEGORIES, GATE_SCOPES
+from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
 # The gate passes a message on at p(remember) >= 0.6, or >= 0.7 when its top category is "nothing".
 REMEMBER_THRESHOLD = 0.6

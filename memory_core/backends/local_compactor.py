@@ -13,7 +13,7 @@ import unicodedata
 from typing import Any
 
 from memory_core.backends.base import Usage
-from memory_core.compaction import CompactMessage, critical_tokens
+from memory_core.reading.compaction import CompactMessage, critical_tokens
 
 NAME = "local-compactor-1"
 TRIVIAL = {"ok", "vale", "si", "sí", "no", "gracias", "muchas gracias", "perfecto", "genial", "hola", "buenas",

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_core.vocabulary import EMBED_DIM
+from memory_core.domain.vocabulary import EMBED_DIM
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from memory_core.backends.base import ExtractionContext, Fact, KnownContact, Usage
-from memory_core.policy import find_bank_account
+from memory_core.domain.policy import find_bank_account
 
 MODEL = "local-extractor-v1"
 

@@ -16,9 +16,9 @@ from memory_core.backends.local_extractor import (
     _MEMBER_OF, _REMEMBER_PREFIX, _Mention, _Sentence, _clean_value, _contact_subject, _name_runs,
     find_date, fold, is_order, normalise_name, reuse_attribute, statement,
 )
-from memory_core.ladder import BANK_ATTRIBUTES
-from memory_core.policy import find_bank_account
-from memory_core.vocabulary import GATE_CATEGORIES
+from memory_core.domain.ladder import BANK_ATTRIBUTES
+from memory_core.domain.policy import find_bank_account
+from memory_core.domain.vocabulary import GATE_CATEGORIES
 
 VALUE_MAX_CHARS = 200
 SHORT_ANSWER_WORDS = 6

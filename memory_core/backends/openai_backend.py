@@ -88,7 +88,7 @@ from memory_core.backends.base import (
     KnownContact,
     Usage,
 )
-from memory_core.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
+from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 
 log = logging.getLogger(__name__)
 

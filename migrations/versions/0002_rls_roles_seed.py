@@ -14,7 +14,7 @@ depends_on = None
 
 APP_ROLE = "memoria_app"
 
-# Per-transaction settings, set by memory_core.db from the session's Scope. An unset or empty
+# Per-transaction settings, set by memory_core.adapters.db from the session's Scope. An unset or empty
 # setting is NULL, so a comparison with it is never true: no scope, no rows.
 S_MODE = "current_setting('memoria.mode', true)"
 S_ORG = "nullif(current_setting('memoria.org_id', true), '')::uuid"

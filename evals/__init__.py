@@ -1,0 +1,1 @@
+"""Evaluation datasets and their runners (`memoria eval ...`), and the demo data set."""

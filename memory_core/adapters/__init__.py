@@ -1,0 +1,1 @@
+"""Infrastructure: configuration, database sessions, the embedded servers, the queue, migrations, secrets."""

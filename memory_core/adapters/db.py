@@ -1,0 +1,146 @@
+"""Database connections, the row-level-security scope of each transaction, and the unit of work.
+
+Two URLs: the owner URL runs migrations; the app URL connects as `memoria_app`, a role without
+SUPERUSER or BYPASSRLS, so PostgreSQL enforces the ownership rule a second time. Every transaction
+starts by setting its scope (`memoria.mode`, org, user, phone, readable areas) with set_config(...,
+true), from `session.info["scope"]`. No scope set means mode "none": the policies show nothing.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sqlalchemy import create_engine, event, make_url, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from memory_core.adapters.config import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+APP_ROLE = "memoria_app"
+DB_NAME = "memoria"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a transaction may see, as row-level security reads it."""
+    mode: str = "none"  # none | principal | org | system
+    org_id: uuid.UUID | None = None
+    user_id: uuid.UUID | None = None
+    phone: str | None = None
+    read_areas: tuple[str, ...] = ()
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "memoria.mode": self.mode,
+            "memoria.org_id": str(self.org_id) if self.org_id else "",
+            "memoria.user_id": str(self.user_id) if self.user_id else "",
+            "memoria.phone": self.phone or "",
+            "memoria.read_areas": ",".join(self.read_areas),
+        }
+
+
+SYSTEM = Scope(mode="system")
+
+
+def org_scope(org_id: uuid.UUID, user_id: uuid.UUID | None = None) -> Scope:
+    """An operator working on one org: its shared rows, its proposals, and the operator's own rows."""
+    return Scope(mode="org", org_id=org_id, user_id=user_id)
+
+
+@event.listens_for(Session, "after_begin")
+def _apply_scope(session: Session, transaction, connection) -> None:
+    if transaction.nested:
+        return  # a savepoint inherits its transaction's settings
+    scope: Scope = session.info.get("scope", Scope())
+    values = scope.settings()
+    connection.execute(
+        text("select " + ", ".join(f"set_config('{k}', :v{i}, true)" for i, k in enumerate(values))),
+        {f"v{i}": v for i, v in enumerate(values.values())},
+    )
+
+
+@dataclass(frozen=True)
+class Urls:
+    owner: str
+    app: str
+
+
+def resolve_urls(settings: Settings | None = None, *, start_embedded: bool = True) -> Urls:
+    """The owner and app URLs: from DATABASE_URL, or from the embedded server (started if needed)."""
+    settings = settings or get_settings()
+    if settings.database_url:
+        owner = _psycopg(settings.database_url)
+    else:
+        if not start_embedded:
+            raise RuntimeError("DATABASE_URL is not set and the embedded server may not be started here")
+        from memory_core.adapters.runtime import start_postgres
+
+        owner = make_url(start_postgres(settings.data_dir).uri).set(database=DB_NAME).render_as_string(hide_password=False)
+    if settings.app_database_url:
+        app = _psycopg(settings.app_database_url)
+    else:
+        app = make_url(owner).set(username=APP_ROLE, password=settings.app_db_password)
+        app = app.render_as_string(hide_password=False)
+    return Urls(owner=owner, app=app)
+
+
+def _psycopg(url: str) -> str:
+    u = make_url(url)
+    if u.drivername in ("postgresql", "postgres"):
+        u = u.set(drivername="postgresql+psycopg")
+    return u.render_as_string(hide_password=False)
+
+
+class Database:
+    def __init__(self, app_url: str, *, pool_size: int = 5):
+        self.engine: Engine = create_engine(app_url, pool_pre_ping=True, pool_size=pool_size, max_overflow=10)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def session(self, scope: Scope) -> Session:
+        s = self._sessions()
+        s.info["scope"] = scope
+        return s
+
+    @contextmanager
+    def unit_of_work(self, scope: Scope) -> Iterator["UnitOfWork"]:
+        uow = UnitOfWork(self.session(scope))
+        try:
+            yield uow
+        finally:
+            uow.close()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+class UnitOfWork:
+    """Owns one transaction: rolls back unless commit() was called."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def commit(self) -> None:
+        self.session.commit()
+
+    def rollback(self) -> None:
+        self.session.rollback()
+
+    def close(self) -> None:
+        self.session.rollback()
+        self.session.close()
+
+
+@lru_cache(maxsize=4)
+def _database_for(url: str) -> Database:
+    return Database(url)
+
+
+def get_database(settings: Settings | None = None) -> Database:
+    """The process-wide Database for the configured app URL (one pool per process)."""
+    return _database_for(resolve_urls(settings).app)

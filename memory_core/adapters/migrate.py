@@ -1,0 +1,49 @@
+"""Create the database if needed and bring its schema to the latest Alembic revision."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+from alembic import command
+from alembic.config import Config
+from psycopg import sql
+from sqlalchemy import make_url
+
+from memory_core.adapters.config import Settings, get_settings
+from memory_core.adapters.db import APP_ROLE, resolve_urls
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def alembic_config(owner_url: str) -> Config:
+    cfg = Config(str(ROOT / "alembic.ini"))
+    cfg.set_main_option("script_location", str(ROOT / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", owner_url.replace("%", "%%"))
+    return cfg
+
+
+def _libpq(url: str, database: str | None = None) -> str:
+    u = make_url(url).set(drivername="postgresql")
+    if database:
+        u = u.set(database=database)
+    return u.render_as_string(hide_password=False)
+
+
+def ensure_database(owner_url: str) -> None:
+    name = make_url(owner_url).database
+    with psycopg.connect(_libpq(owner_url, "postgres"), autocommit=True) as conn:
+        if not conn.execute("select 1 from pg_database where datname = %s", (name,)).fetchone():
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+
+
+def migrate(settings: Settings | None = None) -> str:
+    """Upgrade to every head; returns the owner URL used."""
+    settings = settings or get_settings()
+    urls = resolve_urls(settings)
+    ensure_database(urls.owner)
+    command.upgrade(alembic_config(urls.owner), "heads")
+    if settings.app_db_password:
+        with psycopg.connect(_libpq(urls.owner), autocommit=True) as conn:
+            conn.execute(sql.SQL("alter role {} password {}").format(
+                sql.Identifier(APP_ROLE), sql.Literal(settings.app_db_password)))
+    return urls.owner

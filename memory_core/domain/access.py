@@ -1,0 +1,208 @@
+"""Who may see what: the principal, its access rebuilt from the database, and the one ownership filter.
+
+Every read of memories, messages, documents and contacts goes through `visible(...)`; PostgreSQL's
+row-level security (migration 0002) repeats the same rule from the transaction's Scope. Both fail
+closed: no principal, no rows.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import String, and_, bindparam, false, or_, select
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from memory_core.adapters.db import Scope
+from memory_core.domain.models import Contact, Document, Membership, Memory, Message, PhoneAuthorization, User
+from memory_core.domain.vocabulary import AREAS, DEFAULT_READ_AREAS
+
+RANK = {"read": 1, "edit": 2}
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is writing or reading: a web user, a WhatsApp phone, or both once linked."""
+    user_id: uuid.UUID | None = None
+    phone: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.user_id is None and not self.phone:
+            raise ValueError("a principal needs a user or a phone")
+
+
+@dataclass(frozen=True)
+class Access:
+    principal: Principal
+    org_id: uuid.UUID | None
+    role: str | None = None  # owner | admin | member; None for a number with no account behind it
+    permissions: dict[str, str] = field(default_factory=dict)
+
+    def can_read(self, area: str) -> bool:
+        return self.org_id is not None and self.permissions.get(area) in RANK
+
+    def can_edit(self, area: str) -> bool:
+        return self.org_id is not None and self.permissions.get(area) == "edit"
+
+    @property
+    def read_areas(self) -> tuple[str, ...]:
+        return tuple(sorted(a for a, p in self.permissions.items() if p in RANK))
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role in ("owner", "admin")
+
+    def scope(self) -> Scope:
+        return Scope(mode="principal", org_id=self.org_id, user_id=self.principal.user_id,
+                     phone=self.principal.phone, read_areas=self.read_areas)
+
+
+def _member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
+    if role in ("owner", "admin"):
+        return {a: "edit" for a in AREAS}
+    perms = {a: p for a, p in (permissions or {}).items() if a in AREAS and p in RANK}
+    for area in DEFAULT_READ_AREAS:
+        perms.setdefault(area, "read")
+    return perms
+
+
+def _weaker(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
+    """Per area, the lesser of two permission sets: a number never gets more than its person."""
+    return {area: min(a[area], b[area], key=RANK.get) for area in a.keys() & b.keys()}
+
+
+def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUID | None = None,
+                phone: str | None = None) -> Access | None:
+    """Rebuild a principal's access from the database as it is now; None when it has none.
+
+    A phone linked to an account resolves to that user too. A user who left the org (left_at set)
+    or a revoked number has no access, so the worker learns nothing from them.
+    """
+    if user_id is None and phone:
+        user_id = session.scalar(select(User.id).where(User.phone == phone))
+    principal = Principal(user_id=user_id, phone=phone)
+    if org_id is None:
+        # No org picked (a number allowed in several orgs): only personal memory applies.
+        return Access(principal=principal, org_id=None)
+    member_perms: dict[str, str] | None = None
+    role = None
+    if user_id is not None:
+        m = session.scalar(select(Membership).where(
+            Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None)))
+        if m is not None:
+            role, member_perms = m.role, _member_permissions(m.role, m.permissions)
+    if phone:
+        auth = session.scalar(select(PhoneAuthorization).where(
+            PhoneAuthorization.org_id == org_id, PhoneAuthorization.phone == phone,
+            PhoneAuthorization.revoked_at.is_(None)))
+        if auth is None:
+            return None
+        phone_perms = _member_permissions("member", auth.permissions)
+        if auth.user_id is not None or user_id is not None:
+            if member_perms is None:
+                return None  # the person behind the number is no longer a member
+            return Access(principal, org_id, role, _weaker(phone_perms, member_perms))
+        return Access(principal, org_id, None, phone_perms)
+    if member_perms is None:
+        return None
+    return Access(principal, org_id, role, member_perms)
+
+
+@dataclass(frozen=True)
+class _Who:
+    """The values a visibility rule compares with: Python values, or bind parameters (see `template`)."""
+    user_id: Any
+    phone: Any
+    org_id: Any
+    read_areas: Any
+    has_user: bool
+    has_phone: bool
+    has_org: bool
+    has_areas: bool
+
+
+def _values(access: Access) -> _Who:
+    p = access.principal
+    return _Who(p.user_id, p.phone, access.org_id, access.read_areas, p.user_id is not None, bool(p.phone),
+                access.org_id is not None, bool(access.read_areas))
+
+
+def shape(access: Access) -> tuple[bool, bool, bool, bool]:
+    """What decides the form of a visibility rule: which of user, phone, org and readable areas exist."""
+    v = _values(access)
+    return v.has_user, v.has_phone, v.has_org, v.has_areas
+
+
+def template_params(access: Access) -> dict[str, Any]:
+    """The values for the bind parameters of a rule built by `template`."""
+    p = access.principal
+    return {"acc_user": p.user_id, "acc_phone": p.phone, "acc_org": access.org_id,
+            "acc_areas": list(access.read_areas)}
+
+
+def template(form: tuple[bool, bool, bool, bool]) -> _Who:
+    """Bind parameters in place of the principal's values, so a statement is built once per `shape` and
+    run with `template_params(access)`: the hot path (search, the memory block) skips rebuilding it."""
+    return _Who(bindparam("acc_user", type_=UUID(as_uuid=True)), bindparam("acc_phone", type_=String),
+                bindparam("acc_org", type_=UUID(as_uuid=True)), bindparam("acc_areas", expanding=True), *form)
+
+
+def _who(access: Access | _Who | None) -> _Who | None:
+    return access if isinstance(access, _Who) or access is None else _values(access)
+
+
+def _owned_by(who: _Who, user_col, phone_col) -> ColumnElement[bool]:
+    clauses = []
+    if who.has_user:
+        clauses.append(user_col == who.user_id)
+    if who.has_phone:
+        clauses.append(phone_col == who.phone)
+    return or_(*clauses) if clauses else false()
+
+
+def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The ownership filter on memories: personal and private rows of the principal, shared rows of
+    readable areas in its org. Status (active, proposed...) is the caller's choice."""
+    who = _who(access)
+    if who is None:
+        return false()
+    own = _owned_by(who, Memory.owner_user_id, Memory.owner_phone)
+    clauses = [and_(Memory.level == "personal", own)]
+    if who.has_org:
+        clauses.append(and_(Memory.level == "private", Memory.org_id == who.org_id, own))
+        if who.has_areas:
+            clauses.append(and_(Memory.level == "shared", Memory.org_id == who.org_id,
+                                Memory.area.in_(who.read_areas)))
+    return or_(*clauses)
+
+
+def message_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    who = _who(access)
+    if who is None:
+        return false()
+    same_org = or_(Message.org_id.is_(None), Message.org_id == who.org_id) if who.has_org else Message.org_id.is_(None)
+    own = and_(_owned_by(who, Message.user_id, Message.phone), same_org)
+    if not who.has_org or not who.has_areas:
+        return own
+    return or_(own, and_(Message.visibility == "shared_in_org", Message.org_id == who.org_id,
+                         Message.area.in_(who.read_areas)))
+
+
+def document_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    who = _who(access)
+    if who is None or not who.has_org:
+        return false()
+    own = _owned_by(who, Document.owner_user_id, Document.owner_phone)
+    if not who.has_areas:
+        return and_(Document.org_id == who.org_id, own)
+    shared = and_(Document.visibility == "shared_in_org", Document.area.in_(who.read_areas))
+    return and_(Document.org_id == who.org_id, or_(own, shared))
+
+
+def contact_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    who = _who(access)
+    if who is None or not who.has_org or not who.has_areas:
+        return false()
+    return and_(Contact.org_id == who.org_id, Contact.area.in_(who.read_areas))

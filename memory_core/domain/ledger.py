@@ -1,0 +1,17 @@
+"""The usage ledger: every model call, with its purpose, model, tokens and cost."""
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+from sqlalchemy.orm import Session
+
+from memory_core.backends.base import Usage
+from memory_core.domain.models import UsageLedger
+
+
+def record_usage(session: Session, usage: Usage, *, org_id: uuid.UUID | None = None,
+                 message_id: uuid.UUID | None = None, run_tag: str | None = None) -> None:
+    session.add(UsageLedger(org_id=org_id, message_id=message_id, purpose=usage.purpose, model=usage.model,
+                            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                            cost_usd=Decimal(str(usage.cost_usd)), run_tag=run_tag))

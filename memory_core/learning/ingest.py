@@ -1,0 +1,210 @@
+"""Ingest: every message from every channel becomes one row of the unified message table, with its
+outbox row in the same transaction. Idempotent on (channel, external_id); edits and deletes are
+messages too. A temporary conversation stores nothing. A WhatsApp `VINCULAR <code>` is answered here,
+before any model sees it, and is not stored.
+
+The caller commits, then kicks the worker (`jobs.outbox.enqueue_drain()`); the per-minute safety net
+drains the outbox anyway if the kick is lost.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session
+
+from memory_core.domain.errors import Conflict, InvalidInput
+from memory_core.domain.models import Conversation, Message, Outbox
+from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
+
+log = logging.getLogger(__name__)
+
+# Long enough for a pasted email or a voice-note transcript; longer is a document, not a message.
+MAX_TEXT_CHARS = 20_000
+MAX_ID_CHARS = 200
+EVENTS = ("new", "edited", "deleted")
+VISIBILITIES = ("private_in_org", "shared_in_org")
+# Any channel joins by name alone: a short lowercase identifier.
+CHANNEL_RE = re.compile(r"^[a-z][a-z0-9_]{1,29}$")
+PHONE_RE = re.compile(r"^\+?\d{6,15}$")
+# "VINCULAR ABC123", "vincular abc 123", " Vincular: abc-123 ": the code is 6 letters or digits.
+LINK_RE = re.compile(r"^\s*vincular\s*[:\-]?\s*((?:[A-Za-z0-9][\s\-]?){6})\s*$", re.IGNORECASE)
+LINK_CHANNELS = ("whatsapp",)
+
+
+class LinkHandler(Protocol):
+    """Links the sending phone to the account that asked for `code`, within the org the message came
+    to (None: any); returns the reply to send."""
+
+    def __call__(self, session: Session, phone: str, code: str, org_id: uuid.UUID | None = None) -> str: ...
+
+
+def default_link_handler(session: Session, phone: str, code: str, org_id: uuid.UUID | None = None) -> str:
+    """Identity linking (memory_core.tenancy.linking.confirm_link)."""
+    from memory_core.tenancy.linking import confirm_link
+
+    return confirm_link(session, phone, code, org_id=org_id)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What ingest did. `reply` is set when the agent must answer with it instead of a model turn."""
+    message_id: uuid.UUID | None = None
+    conversation_id: uuid.UUID | None = None
+    stored: bool = False  # a row was written or changed
+    queued: bool = False  # an outbox row was written: kick the worker after commit
+    duplicate: bool = False  # a retry of something already ingested: nothing changed
+    temporary: bool = False
+    link_request: bool = False  # a VINCULAR message: answered here, never stored nor learnt
+    reply: str | None = None
+
+
+def link_code_of(text: str | None) -> str | None:
+    """The code of a `VINCULAR <code>` message (upper case, separators removed), or None."""
+    match = LINK_RE.match(text or "")
+    if not match:
+        return None
+    return re.sub(r"[\s\-]", "", match.group(1)).upper()
+
+
+def normalise_phone(phone: str | None) -> str | None:
+    if phone is None or phone == "":
+        return None
+    compact = re.sub(r"[\s\-().]", "", phone)
+    if not PHONE_RE.match(compact):
+        raise InvalidInput("phone must be an international number like +34611222333", field="phone")
+    return "+" + compact.lstrip("+")
+
+
+def _check_id(value: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS or "\x00" in value:
+        raise InvalidInput(f"{field} must be a non-empty string of at most {MAX_ID_CHARS} characters", field=field)
+    return value
+
+
+def _check_text(text: str) -> str:
+    if not isinstance(text, str):
+        raise InvalidInput("text must be a string", field="text")
+    if "\x00" in text:
+        raise InvalidInput("text must not contain NUL bytes", field="text")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInput(f"text is longer than {MAX_TEXT_CHARS} characters", field="text")
+    return text
+
+
+def ingest_message(session: Session, *, channel: str, conversation: str, external_id: str,
+                   org_id: uuid.UUID | None, user_id: uuid.UUID | None, phone: str | None, role: str,
+                   text: str, visibility: str = "private_in_org", area: str = "general",
+                   temporary: bool = False, event: str = "new",
+                   link_handler: LinkHandler | None = None) -> IngestResult:
+    """Store one message event (new, edited, deleted) and queue it for the worker. Does not commit."""
+    if not isinstance(channel, str) or not CHANNEL_RE.match(channel):
+        raise InvalidInput("channel must be a short lowercase identifier like 'web' or 'whatsapp'", field="channel")
+    _check_id(conversation, "conversation")
+    _check_id(external_id, "external_id")
+    if role not in MESSAGE_ROLES:
+        raise InvalidInput(f"role must be one of {', '.join(MESSAGE_ROLES)}", field="role")
+    if visibility not in VISIBILITIES:
+        raise InvalidInput(f"visibility must be one of {', '.join(VISIBILITIES)}", field="visibility")
+    if area not in AREAS:
+        raise InvalidInput(f"area must be one of {', '.join(AREAS)}", field="area")
+    if event not in EVENTS:
+        raise InvalidInput(f"event must be one of {', '.join(EVENTS)}", field="event")
+    text = _check_text(text if event != "deleted" else (text or ""))
+    phone = normalise_phone(phone)
+    if user_id is None and phone is None:
+        raise InvalidInput("a message needs its writer: a user, a phone, or both", field="user_id")
+
+    if role == "user" and channel in LINK_CHANNELS and event == "new":
+        code = link_code_of(text)
+        if code is not None:
+            if phone is None:
+                raise InvalidInput("a link code must come from a phone", field="phone")
+            # Not stored: the message is a one-time credential, and linking keeps its own record.
+            reply = (link_handler or default_link_handler)(session, phone, code, org_id=org_id)
+            return IngestResult(link_request=True, reply=reply)
+
+    if temporary:
+        # May read memory, never add to it: no conversation, message or outbox row.
+        return IngestResult(temporary=True)
+
+    existing = session.scalar(select(Message).where(Message.channel == channel, Message.external_id == external_id))
+    if existing is not None:
+        _check_same_writer(existing, org_id, user_id, phone)
+    if event == "deleted":
+        return _delete(session, existing)
+    if existing is not None and event == "new":
+        return IngestResult(message_id=existing.id, conversation_id=existing.conversation_id, duplicate=True)
+    if existing is not None:
+        return _edit(session, existing, text)
+
+    conv = _conversation(session, channel, conversation, org_id, user_id, phone)
+    now = dt.datetime.now(dt.timezone.utc)
+    message_id = session.scalar(
+        pg_insert(Message).values(
+            conversation_id=conv.id, channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
+            phone=phone, visibility=visibility, area=area, role=role, text=text,
+            edited_at=now if event == "edited" else None)
+        .on_conflict_do_nothing(index_elements=["channel", "external_id"]).returning(Message.id))
+    if message_id is None:
+        # A concurrent retry won the race: theirs is the row.
+        row = session.scalar(select(Message).where(Message.channel == channel, Message.external_id == external_id))
+        return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
+    # An edit that arrives before its original (webhooks do that) is simply the message's first version.
+    session.add(Outbox(message_id=message_id, event="new"))
+    session.flush()
+    return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True)
+
+
+def _check_same_writer(existing: Message, org_id, user_id, phone) -> None:
+    # An external id reused by someone else is a client bug or an attack, never a retry.
+    if (existing.org_id != org_id or (existing.user_id is not None and user_id is not None and existing.user_id != user_id)
+            or (existing.phone is not None and phone is not None and existing.phone != phone)):
+        raise Conflict("this external_id already belongs to another writer's message")
+
+
+def _edit(session: Session, message: Message, text: str) -> IngestResult:
+    if message.deleted_at is not None or message.text == text:
+        # A deleted message stays deleted; the same edit twice is one edit.
+        return IngestResult(message_id=message.id, conversation_id=message.conversation_id, duplicate=True)
+    message.text = text
+    message.edited_at = dt.datetime.now(dt.timezone.utc)
+    # The old vector describes the old text: the worker re-indexes.
+    message.embedding, message.embed_model = None, None
+    session.add(Outbox(message_id=message.id, event="edited"))
+    session.flush()
+    return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
+
+
+def _delete(session: Session, message: Message | None) -> IngestResult:
+    if message is None:
+        return IngestResult()  # nothing was stored, so nothing to delete
+    if message.deleted_at is not None:
+        return IngestResult(message_id=message.id, conversation_id=message.conversation_id, duplicate=True)
+    message.deleted_at = dt.datetime.now(dt.timezone.utc)
+    message.text = ""
+    message.embedding, message.embed_model = None, None
+    session.add(Outbox(message_id=message.id, event="deleted"))
+    session.flush()
+    return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
+
+
+def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Conversation:
+    session.execute(
+        pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
+                                       phone=phone)
+        .on_conflict_do_nothing(index_elements=["channel", "external_id"]))
+    conv = session.scalar(select(Conversation).where(Conversation.channel == channel,
+                                                     Conversation.external_id == external_id))
+    if (conv.user_id is not None and user_id is not None and conv.user_id != user_id) or (
+            conv.phone is not None and phone is not None and conv.phone != phone):
+        raise Conflict("this conversation belongs to another person")
+    if conv.temporary:
+        raise Conflict("this conversation is temporary: its messages are not stored")
+    return conv

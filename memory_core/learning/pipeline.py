@@ -1,0 +1,644 @@
+"""The worker's unit of work: one message, from stored to remembered.
+
+`process_message` indexes the message for search and, when a person wrote it, runs gate, policy,
+extraction and the write ladder, then tells the person what was saved (a "learnt" notification they
+can undo). It rebuilds the writer's access from the database as it is now: a member who left
+meanwhile teaches nothing. It runs inside the caller's transaction and never commits, so the outbox
+row is marked done in the same transaction as everything learnt (at-least-once, idempotent: a second
+run merges into what the first wrote and adds no source, notification or memory).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from sqlalchemy import bindparam, func, or_, select
+from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm.attributes import set_committed_value
+
+from memory_core.domain import audit
+from memory_core.domain.access import Access, Principal, load_access, memory_visible
+from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
+from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
+from memory_core.domain.ledger import record_usage
+from memory_core.domain.models import (
+    Contact, Memory, MemorySource, Message, Notification, Organization, PolicyExclusion,
+)
+from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+
+log = logging.getLogger(__name__)
+
+# A gate answer at or above this probability flags a policy question (insult, special, bank account).
+POLICY_THRESHOLD = 0.5
+# Orgs with at most this many contacts send them all to the extractor; bigger ones send only those
+# whose name, alias or tax ID shows up in the message, so a prompt never carries a whole address book.
+ALL_CONTACTS_UP_TO = 50
+MAX_CONTACTS = 40
+PREVIOUS_TURN_CHARS = 800
+
+# Judgements about a person that are never remembered, whatever the gate says. Whole words, folded.
+INSULT_WORDS = (
+    "idiota", "imbecil", "gilipollas", "subnormal", "estupido", "estupida", "cabron", "cabrona", "capullo",
+    "capulla", "inutil", "payaso", "payasa", "sinverguenza", "caradura", "mentiroso", "mentirosa", "estafador",
+    "estafadora", "ladron", "ladrona", "chorizo", "trepa", "vaga", "vago", "torpe", "imbeciles", "idiotas",
+    "hijo de puta", "tonto del culo", "no tiene dos dedos de frente", "no das ni una",
+    "idiot", "moron", "stupid", "asshole", "jerk", "crook", "scumbag", "bastard", "airhead", "pathetic",
+    "liar", "useless", "clueless", "hasn't got a clue",
+)
+_INSULT_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in INSULT_WORDS) + r")\b")
+
+
+def fold(text: str) -> str:
+    """Lower case without accents."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def insult_words(text: str) -> str | None:
+    match = _INSULT_RE.search(fold(text))
+    return match.group(1) if match else None
+
+
+@dataclass
+class Outcome:
+    """What the pipeline did with one message (also what `memoria eval` scores)."""
+    outcome: str  # skipped | forgotten | indexed | no_access | ignored | refused | learnt | proposed | merged
+    reason: str = ""
+    policy: str | None = None  # secret | insult | special | bank_account, when policy decided
+    decision: GateDecision | None = None
+    facts: list[Fact] = field(default_factory=list)
+    writes: list[WriteResult] = field(default_factory=list)
+    notifications: list[Notification] = field(default_factory=list)
+
+    @property
+    def expect(self) -> str:
+        """The outcome in the eval vocabulary: learn | propose | refuse | ignore."""
+        if self.outcome in ("learnt", "merged"):
+            return "learn"
+        if self.outcome == "proposed":
+            return "propose"
+        if self.outcome == "refused":
+            return "refuse"
+        return "ignore"
+
+
+class _Ledger:
+    """Records every model call of one message in the ledger, in the caller's transaction; `spent` also
+    keeps them in memory, so a caller whose transaction fails can still record what was paid for."""
+
+    def __init__(self, session: Session, org_id, message_id, run_tag, spent: list[Usage] | None = None,
+                 record: bool = True):
+        self.session, self.org_id, self.message_id, self.run_tag = session, org_id, message_id, run_tag
+        self.spent = spent
+        # False: the caller writes `spent` to the ledger itself (the worker, once per batch).
+        self.record = record
+
+    def __call__(self, usage: Usage) -> None:
+        if self.record:
+            record_usage(self.session, usage, org_id=self.org_id, message_id=self.message_id, run_tag=self.run_tag)
+        if self.spent is not None:
+            self.spent.append(usage)
+
+
+# --------------------------------------------------------------------------- reading what the pipeline needs
+
+def load_exclusions(session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
+    """The enabled exclusion list: the seeded platform rows plus the org's own additions."""
+    q = select(PolicyExclusion).where(PolicyExclusion.enabled.is_(True))
+    q = q.where(or_(PolicyExclusion.org_id.is_(None), PolicyExclusion.org_id == org_id) if org_id else
+                PolicyExclusion.org_id.is_(None))
+    return [Exclusion(kind=r.kind, name=r.name, pattern=r.pattern, validator=r.validator, description=r.description)
+            for r in session.scalars(q.order_by(PolicyExclusion.kind, PolicyExclusion.name))]
+
+
+def previous_assistant_turn(session: Session, message: Message) -> str | None:
+    """The assistant's last turn before this message in its conversation: context for the gate."""
+    text = session.scalar(select(Message.text).where(
+        Message.conversation_id == message.conversation_id, Message.role == "assistant",
+        Message.deleted_at.is_(None), Message.created_at <= message.created_at, Message.id != message.id)
+        .order_by(Message.created_at.desc(), Message.id.desc()).limit(1))
+    return text[:PREVIOUS_TURN_CHARS] if text else None
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", fold(text)))
+
+
+_NAME_NOISE = {"sl", "sa", "slu", "sll", "s", "l", "u", "de", "del", "la", "el", "los", "las", "y", "e",
+               "cb", "sc", "coop", "ltd", "inc", "llc", "the", "and", "hijos"}
+
+
+def load_contacts(session: Session, org_id: uuid.UUID | None) -> list[Contact]:
+    """The org's contacts, by name."""
+    if org_id is None:
+        return []
+    return list(session.scalars(select(Contact).where(Contact.org_id == org_id).order_by(Contact.name)))
+
+
+def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
+                       rows: list[Contact] | None = None) -> list[Contact]:
+    """The org's contacts a fact in `text` may be about (all of them for a small org); `rows` are the
+    org's contacts when the caller already loaded them (the worker does, once per org per batch)."""
+    if org_id is None:
+        return []
+    rows = load_contacts(session, org_id) if rows is None else rows
+    if len(rows) <= ALL_CONTACTS_UP_TO:
+        return rows
+    words = _words(text)
+    compact = re.sub(r"[\s\-.]", "", text.upper())
+    picked = []
+    for c in rows:
+        names = [c.name, *(c.aliases or [])]
+        significant = {w for n in names for w in _words(n) if w not in _NAME_NOISE and len(w) > 2}
+        if (c.tax_id and re.sub(r"[\s\-.]", "", c.tax_id.upper()) in compact) or significant & words:
+            picked.append(c)
+        if len(picked) >= MAX_CONTACTS:
+            break
+    return picked
+
+
+@lru_cache(maxsize=1024)
+def _known_attributes_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
+    """The statement of `known_attributes` for one writer, built once (and its cache key computed once):
+    the ownership filter only reads the principal, the org and the readable areas."""
+    access = Access(principal, org_id, permissions={a: "read" for a in read_areas})
+    return (select(Memory.subject, Memory.attribute).where(
+        Memory.subject.in_(bindparam("subjects", expanding=True)), Memory.status.in_(("active", "proposed")),
+        memory_visible(access)).distinct())
+
+
+def known_attributes(session: Session, access: Access, subjects: list[str]) -> dict[str, tuple[str, ...]]:
+    """Attribute names already stored per subject (that this writer may see), so corrections reuse them."""
+    rows = session.execute(_known_attributes_stmt(access.principal, access.org_id, access.read_areas),
+                           {"subjects": list(subjects)}).all()
+    out: dict[str, list[str]] = {}
+    for subject, attribute in rows:
+        out.setdefault(subject, []).append(attribute)
+    return {s: tuple(sorted(a)) for s, a in out.items()}
+
+
+def extraction_context(session: Session, access: Access, text: str, previous: str | None,
+                       today: dt.date | None = None, decision: GateDecision | None = None,
+                       all_contacts: list[Contact] | None = None) -> ExtractionContext:
+    contacts = candidate_contacts(session, access.org_id, text, all_contacts)
+    known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)])
+    return ExtractionContext(
+        message=text, previous_assistant=previous,
+        contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
+                                    aliases=tuple(c.aliases or ())) for c in contacts),
+        known_attributes=known, today=today or dt.date.today(),
+        gate_category=decision.top_category if decision is not None else None,
+        gate_scope=decision.top_scope if decision is not None else None)
+
+
+# --------------------------------------------------------------------------- policy helpers
+
+_BANK_WORDS = re.compile(r"(iban|cuenta|account|bank|banco|swift|bic|ccc|remittance|transferencia)")
+
+
+def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionContext,
+               category: str = "supplier") -> list[Fact]:
+    """In a message about a new bank account, every fact about a customer or supplier is that account:
+    it is written as `cuenta_bancaria`, which the ladder only ever proposes (never applies)."""
+    def bankish(f: Fact) -> bool:
+        compact = re.sub(r"[\s\-]", "", f.value.upper())
+        return (f.attribute in BANK_ATTRIBUTES or bool(_BANK_WORDS.search(fold(f.attribute)))
+                or bool(verdict.bank_account and verdict.bank_account in compact))
+
+    contact_facts = [f for f in facts if f.subject.startswith(("contact:", "name:"))]
+    # With no fact that is visibly the account, the message's facts about a contact are taken to be it.
+    convert_all = not any(bankish(f) for f in contact_facts)
+    out = []
+    for f in facts:
+        if f in contact_facts and (convert_all or bankish(f)):
+            out.append(replace(f, attribute=BANK_ATTRIBUTES[0], value=verdict.bank_account or f.value))
+        else:
+            out.append(f)
+    if not any(f.attribute in BANK_ATTRIBUTES for f in out):
+        # The extractor found no fact about a contact. The change must still wait for an owner or
+        # admin: link it to the one contact the message names, else to the name it mentions.
+        named = [c for c in context.contacts if fold(c.name) in fold(context.message)
+                 or any(fold(a) in fold(context.message) for a in c.aliases)]
+        if len(named) == 1:
+            subject, label = f"contact:{named[0].id}", named[0].name
+            category = named[0].kind if named[0].kind in ("customer", "supplier") else "supplier"
+        elif category in ("customer", "supplier"):
+            label = mentioned_name(context.message) or "sin identificar"
+            subject = f"name:{fold(label)}"
+        else:
+            return out  # the org's own account, say: not a customer's or supplier's change
+        out.append(Fact(subject=subject, attribute=BANK_ATTRIBUTES[0],
+                        value=verdict.bank_account or context.message[:300],
+                        sentence=f"{label}: nueva cuenta bancaria, sin verificar.", category=category,
+                        confidence=0.5))
+    return out
+
+
+# Capitalised words that start a sentence or name a bank, not the customer or supplier.
+_NOT_NAMES = {"a", "el", "la", "los", "las", "esto", "este", "esta", "ese", "esa", "admin", "note", "nota", "the",
+              "mr", "mrs", "ms", "sr", "sra", "ai", "ia", "iban", "la caixa", "caixabank", "bbva", "santander",
+              "sabadell", "bankinter", "cajamar", "hsbc", "barclays", "ing", "unicaja", "abanca", "kutxabank",
+              "ibercaja", "openbank", "revolut", "n26", "wise", "paypal", "urgente", "ojo", "oye", "hola"}
+_CAPITALISED = re.compile(r"[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*(?:\s+(?:de|del|y|e|&)?\s*[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*)*")
+
+
+def mentioned_name(text: str) -> str | None:
+    """The first capitalised name in the text that is no sentence opener or bank (several words first)."""
+    found = [(m.start(), m.group().strip(" .'’")) for m in _CAPITALISED.finditer(text)]
+    found = [(at, f) for at, f in found if fold(f) not in _NOT_NAMES and not re.fullmatch(r"[A-Z]{2}\d.*", f)]
+    multi = [f for _, f in found if " " in f]
+    # A single capitalised word opening the sentence is just the sentence's first word.
+    single = [f for at, f in found if at > 0]
+    return (multi or single or [None])[0]
+
+
+# --------------------------------------------------------------------------- batches (the outbox worker)
+
+@dataclass(frozen=True)
+class _ContactRow:
+    """A contact read once per batch; plain values, so it outlives the transaction that read it."""
+    id: uuid.UUID
+    name: str
+    kind: str
+    tax_id: str | None
+    aliases: list[str] | None
+
+
+class BatchCache:
+    """Per-org reads shared by the messages of one worker batch, each read once instead of per message.
+    Exclusions and contacts are not written by the pipeline, so a batch (seconds) may reuse them."""
+
+    def __init__(self):
+        self._exclusions: dict = {}
+        self._contacts: dict = {}
+        self._access: dict = {}
+        self._orgs: dict = {}
+        # The batch's messages, loaded (and locked) by `prepare_messages`: held here so the session's
+        # identity map (weak references) still has them when each message is processed.
+        self.messages: list[Message] = []
+
+    def org(self, session: Session, org_id: uuid.UUID | None) -> Organization | None:
+        if org_id is None:
+            return None
+        if org_id not in self._orgs:
+            self._orgs[org_id] = session.get(Organization, org_id)
+        return self._orgs[org_id]
+
+    def access(self, session: Session, org_id: uuid.UUID | None, user_id: uuid.UUID | None,
+               phone: str | None) -> Access | None:
+        """The writer's access, rebuilt from the database once per batch (the batch is one transaction
+        of a fraction of a second: a member who left before it started teaches nothing)."""
+        key = (org_id, user_id, phone)
+        if key not in self._access:
+            self._access[key] = load_access(session, org_id, user_id=user_id, phone=phone)
+        return self._access[key]
+
+    def exclusions(self, session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
+        if org_id not in self._exclusions:
+            self._exclusions[org_id] = load_exclusions(session, org_id)
+        return self._exclusions[org_id]
+
+    def contacts(self, session: Session, org_id: uuid.UUID | None) -> list:
+        if org_id not in self._contacts:
+            self._contacts[org_id] = [_ContactRow(c.id, c.name, c.kind, c.tax_id, list(c.aliases or []))
+                                      for c in load_contacts(session, org_id)]
+        return self._contacts[org_id]
+
+
+@dataclass
+class Prepared:
+    """Model results computed for a batch before each message is written (in its own savepoint of the batch)."""
+    text: str  # the text they were computed for: a message edited since is computed again
+    message_id: uuid.UUID | None = None
+    previous: str | None = None
+    vector: list[float] | None = None
+    embed_usage: Usage | None = None
+    decision: tuple[GateDecision, Usage] | None = None
+
+
+def _share(usage: Usage, part: int, whole: int) -> Usage:
+    """One text's share of a call that embedded several (by characters)."""
+    ratio = part / whole if whole else 0.0
+    return replace(usage, input_tokens=round(usage.input_tokens * ratio), output_tokens=0,
+                   cost_usd=usage.cost_usd * ratio)
+
+
+def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: ModelBackend,
+                     cache: BatchCache, run_tag: str | None = None, *,
+                     lock: bool = False) -> dict[uuid.UUID, Prepared]:
+    """Embed and gate a batch of messages with one model call each, applying the same rules as
+    `process_message` (a secret reaches no model). Stores the message vectors (search index only,
+    learns nothing) with their ledger rows, in one statement each; a failed call leaves the work to
+    `process_message`, message by message, where a failure stays with its own message.
+
+    `lock`: the messages are locked FOR UPDATE (the worker then processes them in this same
+    transaction, with `locked=True`, and finds them already loaded)."""
+    # The assistant's last turn before each message, read with the messages in one statement.
+    prev = aliased(Message)
+    previous_text = (select(prev.text).where(
+        prev.conversation_id == Message.conversation_id, prev.role == "assistant", prev.deleted_at.is_(None),
+        prev.created_at <= Message.created_at, prev.id != Message.id)
+        .order_by(prev.created_at.desc(), prev.id.desc()).limit(1).correlate(Message).scalar_subquery())
+    q = select(Message, previous_text).where(Message.id.in_(message_ids))
+    if lock:
+        q = q.with_for_update(of=Message)
+    loaded = session.execute(q).all()
+    messages = [m for m, _ in loaded]
+    cache.messages.extend(messages)
+    previous_of = {m.id: (t[:PREVIOUS_TURN_CHARS] if t else None) for m, t in loaded}
+    by_id = {m.id: m for m in messages}
+    out: dict[uuid.UUID, Prepared] = {}
+    to_embed: list[Prepared] = []
+    to_gate: list[Prepared] = []
+    for msg in messages:
+        if msg.deleted_at is not None or not msg.text.strip():
+            continue
+        exclusions = cache.exclusions(session, msg.org_id)
+        if check_text(msg.text, exclusions).secret:
+            continue
+        p = out[msg.id] = Prepared(text=msg.text, message_id=msg.id)
+        if msg.embedding is None or msg.embed_model != backend.embed_model:
+            to_embed.append(p)
+        if msg.role == "user":
+            previous = previous_of[msg.id]
+            p.previous = None if previous and check_text(previous, exclusions).secret else previous
+            to_gate.append(p)
+    if to_embed:
+        try:
+            vectors, usage = backend.embed([p.text for p in to_embed])
+            whole = sum(len(p.text) for p in to_embed)
+            for p, v in zip(to_embed, vectors, strict=True):
+                p.vector, p.embed_usage = v, _share(usage, len(p.text), whole)
+        except Exception as exc:  # noqa: BLE001 - retried per message, where a failure is recorded on its row
+            log.warning("batch embedding failed (%s); embedding message by message", type(exc).__name__)
+        else:
+            _store_vectors(session, [by_id[p.message_id] for p in to_embed], to_embed, backend.embed_model, run_tag,
+                           locked=lock)
+    decide_many = getattr(backend, "decide_many", None)
+    if to_gate and decide_many is not None:
+        try:
+            for p, decided in zip(to_gate, decide_many([(p.text, p.previous) for p in to_gate]), strict=True):
+                p.decision = decided
+        except Exception as exc:  # noqa: BLE001 - as above
+            log.warning("batch gate failed (%s); deciding message by message", type(exc).__name__)
+    return out
+
+
+def _store_vectors(session: Session, messages: list[Message], prepared: list[Prepared], model: str,
+                   run_tag: str | None, *, locked: bool = False) -> None:
+    """Write the batch's message vectors, each only if its message still has the text it was computed
+    for (an edit meanwhile leaves it to `process_message`)."""
+    table = Message.__table__
+    session.connection().execute(
+        table.update().where(table.c.id == bindparam("b_id"), table.c.text == bindparam("b_text"),
+                             table.c.deleted_at.is_(None))
+        .values(embedding=bindparam("b_vector"), embed_model=model),
+        [{"b_id": p.message_id, "b_text": p.text, "b_vector": p.vector} for p in prepared])
+    for msg, p in zip(messages, prepared, strict=True):
+        record_usage(session, p.embed_usage, org_id=msg.org_id, message_id=msg.id, run_tag=run_tag)
+        if locked:
+            # Locked since it was read, so the text is the one embedded and the row was updated:
+            # process_message, in this same transaction, finds the vector on the loaded message.
+            set_committed_value(msg, "embedding", p.vector)
+            set_committed_value(msg, "embed_model", model)
+        p.vector = None  # stored: process_message finds it on the message
+
+
+# --------------------------------------------------------------------------- the unit of work
+
+def process_message(session: Session, message_id: uuid.UUID, backend: ModelBackend, *,
+                    run_tag: str | None = None, today: dt.date | None = None, event: str = "new",
+                    spent: list[Usage] | None = None, prepared: Prepared | None = None,
+                    cache: BatchCache | None = None, locked: bool = False,
+                    defer_usage: bool = False) -> Outcome:
+    """Index one message and learn from it if a person wrote it. Does not commit.
+
+    `event` is the outbox event: after an edit, what was learnt only from the old text is forgotten
+    first, then the new text is learnt. The worker passes what it `prepared` for its batch and the
+    batch's `cache`; results prepared for another text than the message's current one are ignored.
+    `locked`: this transaction already holds the message's row lock (`prepare_messages(lock=True)`), so
+    the loaded row is current. `defer_usage`: the model calls go to `spent` only, and the caller
+    writes them to the ledger (the worker, once per batch)."""
+    msg = session.get(Message, message_id) if locked else session.get(Message, message_id, with_for_update=True)
+    if msg is None:
+        return Outcome("skipped", "The message no longer exists.")
+    if msg.deleted_at is not None:
+        return forget_message(session, msg)
+    if event == "edited":
+        forget_message(session, msg, keep_vector=True)
+    if defer_usage and spent is None:
+        raise ValueError("defer_usage needs a spent list")
+    ledger = _Ledger(session, msg.org_id, msg.id, run_tag, spent, record=not defer_usage)
+    if prepared is not None and prepared.text != msg.text:
+        prepared = None  # edited since the batch was prepared
+    exclusions = cache.exclusions(session, msg.org_id) if cache else load_exclusions(session, msg.org_id)
+    verdict = check_text(msg.text, exclusions)
+    # A message holding a secret is not embedded either: no model sees it (full-text search still finds it).
+    if verdict.secret is None and msg.text.strip() and (
+            msg.embedding is None or msg.embed_model != backend.embed_model):
+        if prepared is not None and prepared.vector is not None:
+            vectors, usage = [prepared.vector], prepared.embed_usage
+        else:
+            vectors, usage = backend.embed([msg.text])
+        ledger(usage)
+        msg.embedding, msg.embed_model = vectors[0], backend.embed_model
+    if msg.role != "user" or not msg.text.strip():
+        return Outcome("indexed", "Not written by a person: indexed for search only.")
+    access = (cache.access(session, msg.org_id, msg.user_id, msg.phone) if cache is not None else
+              load_access(session, msg.org_id, user_id=msg.user_id, phone=msg.phone))
+    if access is None:
+        return Outcome("no_access", "The writer has no access to this org any more: nothing is learnt.")
+    if cache is not None:
+        org = cache.org(session, msg.org_id)
+    else:
+        org = session.get(Organization, msg.org_id) if msg.org_id else None
+    channel = msg.channel
+    if prepared is not None and prepared.decision is not None:
+        # Read (and cleared of secrets) when the batch was prepared, a moment ago.
+        previous, decided = prepared.previous, prepared.decision
+    else:
+        previous, decided = previous_assistant_turn(session, msg), None
+        if previous and check_text(previous, exclusions).secret:
+            previous = None  # context is not worth sending a secret to a model
+    out = learn(session, access, org, msg.text, backend, ledger=ledger, previous=previous,
+                source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,
+                verdict=verdict, decided=decided,
+                all_contacts=cache.contacts(session, msg.org_id) if cache else None)
+    for w in out.writes:
+        note = _notify(session, access, msg, w, channel)
+        if note is not None:
+            out.notifications.append(note)
+    return out
+
+
+def learn(session: Session, access: Access, org: Organization | None, text: str, backend: ModelBackend, *,
+          ledger, previous: str | None = None, source: Source | None = None, today: dt.date | None = None,
+          verdict: PolicyVerdict | None = None, decided: tuple[GateDecision, Usage] | None = None,
+          all_contacts: list | None = None) -> Outcome:
+    """Gate, policy, extraction and ladder for one background message. Does not commit.
+
+    `decided` is the gate's answer when the worker already computed it for its batch; `all_contacts`
+    the org's contacts when it already read them."""
+    if verdict is None:
+        verdict = check_text(text, load_exclusions(session, org.id if org else None))
+    if verdict.secret:
+        # Before the gate: a secret never reaches a model, not even the gate.
+        return Outcome("refused", f"Contains a secret ({verdict.secret}): never remembered.", policy="secret")
+    decision, usage = decided if decided is not None else backend.decide(text, previous)
+    ledger(usage)
+    if decision.insult >= POLICY_THRESHOLD or insult_words(text):
+        return Outcome("refused", "Insults and judgements about a person are never remembered.",
+                       policy="insult", decision=decision)
+    if decision.special >= POLICY_THRESHOLD or (verdict.special and decision.passes):
+        return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
+                       policy="special", decision=decision)
+    bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
+    if not decision.passes and verdict.bank_account is None:
+        return Outcome("ignored", "Nothing durable to remember.", decision=decision)
+    # Only a message the gate passed carries the gate's decision: a bank-account line it did not pass
+    # gets no generic fact.
+    context = extraction_context(session, access, text, previous, today,
+                                 decision if decision.passes else None, all_contacts=all_contacts)
+    facts, usage = backend.extract(context)
+    ledger(usage)
+    if bank:
+        facts = bank_facts(facts, verdict, context, decision.top_category)
+    if access.org_id is None:
+        # A number not tied to one org: only what is about the person can be kept.
+        facts = [f for f in facts if requested_level(f) == "personal"]
+    if not facts:
+        return Outcome("ignored", "No fact could be extracted.", decision=decision,
+                       policy="bank_account" if bank else None)
+    out = Outcome("ignored", decision=decision, facts=facts, policy="bank_account" if bank else None)
+    _write_all(session, access, org, facts, backend, ledger, source, out, explicit=False)
+    return out
+
+
+def _embedder(backend: ModelBackend, ledger):
+    def embed(texts: list[str]) -> list[list[float]]:
+        vectors, usage = backend.embed(texts)
+        ledger(usage)
+        return vectors
+    return embed
+
+
+def _write_all(session, access, org, facts, backend, ledger, source, out: Outcome, *, explicit: bool,
+               level: str | None = None) -> None:
+    embed = _embedder(backend, ledger)
+    for fact in facts:
+        out.writes.append(write_memory(session, access, org, fact, source=source, explicit=explicit, level=level,
+                                       embed=embed, embed_model=backend.embed_model))
+    outcomes = {w.outcome for w in out.writes}
+    if "proposed" in outcomes:
+        out.outcome = "proposed"
+    elif outcomes & {"learnt", "superseded"}:
+        out.outcome = "learnt"
+    elif outcomes:
+        out.outcome = "merged"
+    out.reason = "; ".join(w.reason for w in out.writes)
+
+
+# --------------------------------------------------------------------------- notifications and undo
+
+def _notify(session: Session, access: Access, msg: Message, w: WriteResult, channel: str) -> Notification | None:
+    """The "learnt" event for one background save; a merge changed nothing the person must hear about."""
+    if w.outcome == "merged":
+        return None
+    fact = (w.memory or w.proposal)
+    if fact is None:
+        return None
+    sentence = fact.sentence.strip().rstrip(".")
+    if w.outcome == "proposed":
+        card = f"Pendiente de confirmar: {sentence}."
+        said = f"He tomado nota de que {sentence[:1].lower()}{sentence[1:]}; queda pendiente de que alguien con permiso lo confirme."
+    else:
+        card = f"Lo he aprendido: {sentence}."
+        said = f"Por cierto, he apuntado que {sentence[:1].lower()}{sentence[1:]}. Si no es así, dímelo y lo deshago."
+    note = Notification(
+        org_id=msg.org_id, user_id=access.principal.user_id, phone=msg.phone, conversation_id=msg.conversation_id,
+        memory_id=(w.memory or w.proposal).id, kind="learnt",
+        text=said if channel == "whatsapp" else card,
+        data={"outcome": w.outcome, "card": card, "sentence": said,
+              "memory_id": str(w.memory.id) if w.memory else None,
+              "proposal_id": str(w.proposal.id) if w.proposal else None,
+              "superseded_id": str(w.superseded.id) if w.superseded else None,
+              "message_id": str(msg.id)})
+    session.add(note)
+    session.flush()
+    return note
+
+
+def undo_learnt(session: Session, notification_id: uuid.UUID, principal: Principal) -> Notification:
+    """Revert one background save: delete what it wrote and bring back what it superseded. Does not commit."""
+    note = session.get(Notification, notification_id, with_for_update=True)
+    owned = note is not None and note.kind == "learnt" and (
+        (principal.user_id is not None and note.user_id == principal.user_id)
+        or (principal.phone is not None and note.phone == principal.phone))
+    if not owned:
+        raise NotFound("No such notification.")
+    if note.undone_at is not None:
+        raise Conflict("This save was already undone.")
+    data = note.data or {}
+    ids = [uuid.UUID(i) for i in (data.get("memory_id"), data.get("proposal_id")) if i]
+    written = list(session.scalars(select(Memory).where(Memory.id.in_(ids)).with_for_update()))
+    for m in written:
+        if m.status == "superseded":
+            raise Conflict("A newer fact already replaced this one: undo that one first.")
+        if str(m.id) == data.get("proposal_id") and m.status != "proposed":
+            raise Conflict("This proposal was already decided by an owner or admin.")
+    superseded = None
+    if data.get("superseded_id"):
+        superseded = session.get(Memory, uuid.UUID(data["superseded_id"]), with_for_update=True)
+    # The notification points at the memory with ON DELETE CASCADE: repoint it before deleting.
+    note.undone_at = dt.datetime.now(dt.timezone.utc)
+    note.memory_id = superseded.id if superseded is not None else None
+    session.flush()
+    for m in written:
+        session.delete(m)
+    session.flush()  # the unique index allows one active row: remove the new one first
+    if superseded is not None and superseded.status == "superseded":
+        superseded.status, superseded.valid_to, superseded.superseded_by = "active", None, None
+    audit.record(session, actor_label="memoria agent", actor_user_id=principal.user_id, action="memory.undone",
+                 org_id=note.org_id, target_type="notification", target_id=note.id,
+                 details={"deleted": [str(m.id) for m in written],
+                          "restored": str(superseded.id) if superseded is not None else None})
+    return note
+
+
+# --------------------------------------------------------------------------- forgetting a deleted message
+
+def forget_message(session: Session, msg: Message, *, keep_vector: bool = False) -> Outcome:
+    """A deleted message teaches nothing: its personal and private memories that came only from it and
+    that nobody edited by hand are removed; shared ones lose this source and stay."""
+    if not keep_vector:
+        msg.embedding, msg.embed_model = None, None
+    sources = list(session.scalars(select(MemorySource).where(MemorySource.message_id == msg.id)))
+    removed = 0
+    for src in sources:
+        memory = session.get(Memory, src.memory_id, with_for_update=True)
+        others = session.scalar(select(func.count()).select_from(MemorySource).where(
+            MemorySource.memory_id == src.memory_id, MemorySource.id != src.id))
+        if memory is not None and memory.level in ("personal", "private") and not memory.hand_edited and not others:
+            _restore_previous(session, memory)
+            removed += 1
+        else:
+            session.delete(src)
+    session.flush()
+    if removed:
+        audit.record(session, actor_label="memoria worker", action="memory.forgotten_with_message",
+                     org_id=msg.org_id, target_type="message", target_id=msg.id, details={"memories": removed})
+    return Outcome("forgotten", f"Deleted message: {removed} memories that came only from it removed.")
+
+
+def _restore_previous(session: Session, memory: Memory) -> None:
+    previous = session.scalar(select(Memory).where(Memory.superseded_by == memory.id, Memory.status == "superseded"))
+    session.delete(memory)
+    session.flush()
+    if previous is not None and memory.status == "active":
+        previous.status, previous.valid_to, previous.superseded_by = "active", None, None

@@ -1,0 +1,120 @@
+"""The explicit path: a person says "remember that..." and the agent saves it in the same turn.
+
+It skips the gate's "is this worth remembering?" (the person said so), but not policy: secrets and
+insults are refused; special-category data (GDPR art. 9) is kept private to the person, and only when
+it is not about an identifiable third person; a customer's or supplier's bank account is only ever
+proposed. Then the same extraction and the same write ladder as the background, with explicit=True.
+The gate's policy questions (insult?, special?, bank account?) are still asked: they are one call.
+"""
+from __future__ import annotations
+
+import re
+import uuid
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from memory_core.domain.access import Access, contact_visible
+from memory_core.backends.base import Fact, ModelBackend
+from memory_core.domain.errors import InvalidInput, NotFound
+from memory_core.learning.ingest import MAX_TEXT_CHARS
+from memory_core.domain.ladder import Source, requested_level
+from memory_core.domain.models import Contact, Organization
+from memory_core.learning.pipeline import (
+    POLICY_THRESHOLD, Outcome, _Ledger, _write_all, bank_facts, check_text, extraction_context, fold, insult_words,
+    load_exclusions,
+)
+from memory_core.domain.vocabulary import MEMORY_CATEGORIES
+
+# Someone other than the speaker: a special-category fact about them is never stored, even on request.
+_THIRD_PERSON = re.compile(
+    r"\b(mi|mis|su|sus|nuestr[oa]s?|tu|tus)\s+(hij[oa]s?|madre|padre|mujer|marido|espos[oa]|pareja|novi[oa]|"
+    r"herman[oa]s?|soci[oa]|compañer[oa]|jef[ea]|emplead[oa]|cliente|abuel[oa]|ti[oa]|prim[oa]|suegr[oa]|amig[oa])\b"
+    r"|\b(my|his|her|our|their)\s+(wife|husband|son|daughter|kids?|children|mother|mum|mom|father|dad|partner|"
+    r"brother|sister|colleague|boss|employee|client|customer|friend|grand\w+)\b"
+    r"|\b(el|la) de\b|\b(él|ella|he|she)\b")
+
+RememberResult = Outcome
+
+
+def remember(session: Session, access: Access, org: Organization | None, text: str | None = None,
+             fact: Fact | None = None, *, backend: ModelBackend, source: Source | None = None,
+             run_tag: str | None = None) -> Outcome:
+    """Save what the person explicitly asked to remember, in this turn. Does not commit.
+
+    Returns an Outcome: learnt | merged | proposed | refused | ignored, with the reason."""
+    if (text is None) == (fact is None):
+        raise InvalidInput("give either the text to remember or a fact", field="text")
+    if fact is not None:
+        _check_fact(fact)
+        if fact.subject.startswith("contact:") and session.scalar(select(Contact.id).where(
+                Contact.id == uuid.UUID(fact.subject.split(":", 1)[1]), contact_visible(access))) is None:
+            raise NotFound("No such contact.")
+        probe = f"{fact.sentence} {fact.value}"
+    else:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("there is nothing to remember", field="text")
+        if "\x00" in text or len(text) > MAX_TEXT_CHARS:
+            raise InvalidInput(f"text must have no NUL bytes and at most {MAX_TEXT_CHARS} characters", field="text")
+        probe = text
+    ledger = _Ledger(session, access.org_id, source.message_id if source else None, run_tag)
+    verdict = check_text(probe, load_exclusions(session, org.id if org else None))
+    if verdict.secret:
+        return Outcome("refused", f"Contiene un dato secreto ({verdict.secret}): no lo guardo nunca.", policy="secret")
+    decision, usage = backend.decide(probe, None)
+    ledger(usage)
+    if decision.insult >= POLICY_THRESHOLD or insult_words(probe):
+        return Outcome("refused", "No guardo insultos ni juicios sobre personas.", policy="insult", decision=decision)
+    special = verdict.special is not None or decision.special >= POLICY_THRESHOLD
+    # The explicit path skips the gate threshold, not its reading of the message: the extractor may
+    # fall back to a generic fact for phrasings no rule knows.
+    context = extraction_context(session, access, probe, None, decision=decision)
+    if fact is not None:
+        facts = [fact]
+    else:
+        facts, usage = backend.extract(context)
+        ledger(usage)
+    bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
+    if bank:
+        facts = bank_facts(facts, verdict, context, decision.top_category)
+    if special and (_THIRD_PERSON.search(fold(probe)) or any(fold(c.name) in fold(probe) for c in context.contacts)):
+        return Outcome("refused", "Es un dato sensible sobre otra persona: no lo guardo.", policy="special",
+                       decision=decision, facts=facts)
+    if access.org_id is None:
+        # A number not tied to one org: only what is about the person can be kept.
+        facts = [f for f in facts if requested_level(f) == "personal"]
+    if not facts:
+        return Outcome("ignored", "No he encontrado un dato concreto que recordar.", decision=decision)
+    if special:
+        if any(f.subject != "self" for f in facts):
+            return Outcome("refused", "Es un dato sensible sobre otra persona: no lo guardo.", policy="special",
+                           decision=decision, facts=facts)
+    out = Outcome("ignored", decision=decision, facts=facts,
+                  policy="special" if special else "bank_account" if bank else None)
+    # Special-category data about the person stays theirs alone: never shared, whatever the ladder says.
+    _write_all(session, access, org, facts, backend, ledger, source, out, explicit=True,
+               level="private" if special else None)
+    return out
+
+
+def _check_fact(fact: Fact) -> None:
+    if not isinstance(fact, Fact):
+        raise InvalidInput("fact must be a Fact", field="fact")
+    if fact.category not in MEMORY_CATEGORIES or fact.category == "sheet":
+        raise InvalidInput("unknown fact category", field="category")
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,99}", fact.attribute or ""):
+        raise InvalidInput("attribute must be snake_case", field="attribute")
+    if not re.fullmatch(r"self|org|contact:[0-9a-f\-]{36}|name:.{1,150}", fact.subject or ""):
+        raise InvalidInput("subject must be self, org, contact:<id> or name:<name>", field="subject")
+    for field in ("value", "sentence"):
+        value = getattr(fact, field)
+        if not isinstance(value, str) or not value.strip() or "\x00" in value or len(value) > 2000:
+            raise InvalidInput(f"{field} must be a short non-empty text", field=field)
+
+
+def remember_for_message(session: Session, access: Access, org: Organization | None, text: str, *,
+                         backend: ModelBackend, message_id: uuid.UUID | None = None,
+                         conversation_id: uuid.UUID | None = None) -> Outcome:
+    """remember() with the message it came from as the source (so forgetting that message forgets it)."""
+    return remember(session, access, org, text, backend=backend,
+                    source=Source(message_id=message_id, conversation_id=conversation_id))

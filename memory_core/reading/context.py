@@ -1,0 +1,458 @@
+"""The memory block of one turn: core, profile and related memories, fenced, with its trace.
+
+- core: the person's stable facts (who they are, tone, family, key preferences), at most 15 lines in
+  a fixed order with no dates or ids, so it is byte-identical from turn to turn while the facts do
+  not change (a provider's prompt cache hits);
+- profile: up to 20 visible memories in at most 2,000 characters, pinned first, then the person and
+  their preferences, then the company, then customers and suppliers, then events; within a group by
+  confidence discounted by age; events whose date has passed are left out;
+- related: a search with the message, at most 8 memories in 1,600 characters above a minimum
+  relevance, none already in the core or profile or sent in the last two turns; trivial turns
+  ("gracias", "ok") skip the search.
+
+Every remembered value (and every contact name) is fenced; the block starts with a header saying it
+is data and that the person's current message outranks it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import re
+import threading
+import unicodedata
+import uuid
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from sqlalchemy import (
+    ARRAY, Date, Float, Integer, Row, String, and_, bindparam, case, func, insert, or_, select, update,
+)
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
+from sqlalchemy.orm import Session
+
+from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
+from memory_core.domain.errors import NotFound
+from memory_core.reading.fence import MEMORY_HEADER, RELATED_HEADER, fenced
+from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, TraceItem
+from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
+
+CORE_MAX_LINES = 15
+PROFILE_MAX_ITEMS = 20
+PROFILE_MAX_CHARS = 2_000
+RELATED_MAX_ITEMS = 8
+RELATED_MAX_CHARS = 1_600
+RECENT_TURNS = 2
+# Visible memories read per turn for the core and the profile (ordered in SQL, re-ranked with age).
+CANDIDATES = 300
+VALUE_MAX_CHARS = 300
+NAME_MAX_CHARS = 120
+
+# Minimum relevance for a related memory: any one of these. A single shared word ("días") is not
+# enough; two distinct words, an exact ID, a close name or a close meaning are.
+RELATED_MIN_COSINE = 0.40
+RELATED_MIN_WORDS = 2
+RELATED_MIN_TRIGRAM = 0.6
+
+# Ageing: the weight lost per period (a quarter), the period by category, and the floor.
+AGE_LOSS = 0.25
+AGE_PERIOD_DAYS = {"preference": 182.5, "customer": 182.5, "supplier": 182.5, "company": 182.5,
+                   "sheet": 182.5, "event": 91.25}
+AGE_FLOOR = 0.5
+
+# Profile groups, in order; pinned memories go before all of them.
+GROUP_OF = {"person": 1, "preference": 1, "company": 2, "customer": 3, "supplier": 3, "sheet": 3, "event": 4}
+
+# Core: these attributes first, in this order; the rest after them by when they were learnt.
+CORE_ORDER = ("nombre", "name", "apodo", "tono", "tratamiento", "idioma", "language", "pareja", "esposa",
+              "esposo", "marido", "mujer", "hijo", "hija", "hijos", "madre", "padre", "hermano", "hermana",
+              "ciudad", "profesion", "cargo", "empresa")
+
+_TRIVIAL_WORDS = frozenset("""gracias muchas mil ok okay okey vale si sí no perfecto genial bien muy de acuerdo
+hola adios adiós buenas buenos dias días tardes noches hasta luego venga dale claro confirmalo confírmalo
+confirmado confirma hecho listo entendido estupendo fenomenal guay correcto exacto eso es thanks thank you
+yes yep nope sure fine great cool done hi hello bye please porfa por favor jaja jeje""".split())
+
+ROLE_LABEL = {"customer": "cliente", "supplier": "proveedor"}
+
+# The message is embedded on another thread while the core and profile queries run (the model and
+# the network release the GIL), so the embedding does not add to the turn's latency. One pool per
+# process: a forked child must not inherit a pool whose threads stayed behind in the parent.
+_EMBED_POOL: dict[int, ThreadPoolExecutor] = {}
+_EMBED_POOL_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    memory_id: uuid.UUID
+    block: str  # core | profile | related
+    rank: int
+    score: float
+    chars: int
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    """The memory block of one turn: the whole text, its parts, what went in and its trace."""
+    text: str
+    core: str
+    profile: str
+    related: str
+    items: list[ContextItem] = field(default_factory=list)
+    trace_id: uuid.UUID | None = None
+    tokens: int = 0
+
+    @property
+    def memory_ids(self) -> list[uuid.UUID]:
+        return [i.memory_id for i in self.items]
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+def _fold(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in folded if not unicodedata.combining(c))
+
+
+_TRIVIAL_FOLDED = frozenset(_fold(w) for w in _TRIVIAL_WORDS)
+
+
+def is_trivial(message: str) -> bool:
+    """A turn that carries nothing to search for: thanks, acknowledgements, a bare yes or no."""
+    words = re.findall(r"\w+", _fold(message))
+    return not words or (len(words) <= 4 and all(w in _TRIVIAL_FOLDED for w in words))
+
+
+def age_weight(category: str, learnt: dt.datetime | None, now: dt.datetime) -> float:
+    """Identity never fades; preference and customer facts lose a quarter in six months, events in three."""
+    period = AGE_PERIOD_DAYS.get(category)
+    if period is None or learnt is None:
+        return 1.0
+    days = max(0.0, (now - learnt).total_seconds() / 86400)
+    return max(AGE_FLOOR, (1 - AGE_LOSS) ** (days / period))
+
+
+def _not_past_event(today: dt.date):
+    return or_(Memory.category != "event", Memory.event_date.is_(None), Memory.event_date >= today)
+
+
+def _label(attribute: str) -> str:
+    return attribute.replace("_", " ").strip().capitalize() or "Dato"
+
+
+def _item_text(m: Memory, *, with_date: bool = True) -> str:
+    text = f"{_label(m.attribute).lower()} {fenced(m.value, VALUE_MAX_CHARS)}"
+    if with_date and m.category == "event" and m.event_date is not None:
+        text += f" ({m.event_date.isoformat()})"
+    return text
+
+
+class _Subjects:
+    """Subject labels: the person, the company, or a contact's (fenced) name and role."""
+
+    def __init__(self, session: Session, access: Access, memories: Iterable[Memory]):
+        ids = set()
+        for m in memories:
+            if m.subject.startswith("contact:"):
+                try:
+                    ids.add(uuid.UUID(m.subject.split(":", 1)[1]))
+                except ValueError:
+                    pass
+        self.contacts: dict[str, tuple[str, str]] = {}
+        if ids:
+            rows = session.execute(select(Contact.id, Contact.name, Contact.kind)
+                                   .where(Contact.id.in_(ids), contact_visible(access)))
+            self.contacts = {f"contact:{r.id}": (r.name, r.kind) for r in rows}
+
+    def label(self, m: Memory) -> str:
+        if m.subject == "self":
+            return "Tú"
+        if m.subject == "org":
+            return "Tu empresa"
+        role = ROLE_LABEL.get(m.category)
+        if m.subject in self.contacts:
+            name, kind = self.contacts[m.subject]
+            return f"{fenced(name, NAME_MAX_CHARS)} ({ROLE_LABEL.get(kind, kind)})"
+        name = m.subject.split(":", 1)[1] if ":" in m.subject else m.subject
+        if m.subject.startswith("contact:"):
+            name = "contacto"
+        return f"{fenced(name, NAME_MAX_CHARS)}" + (f" ({role})" if role else "")
+
+
+def _render_lines(subjects: _Subjects, memories: Sequence[Memory]) -> list[str]:
+    """Compact lines grouped by subject, subjects in order of first appearance."""
+    groups: dict[str, list[Memory]] = {}
+    for m in memories:
+        groups.setdefault(m.subject, []).append(m)
+    return [f"- {subjects.label(ms[0])}: " + "; ".join(_item_text(m) for m in ms) for ms in groups.values()]
+
+
+def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items: int, max_chars: int,
+         title: str) -> list[tuple[Memory, float]]:
+    """Take memories in order while the rendered section (see _render_lines) stays within its limits.
+
+    The length is kept incrementally: a new subject adds a line "- label: item", a known one "; item"."""
+    chosen: list[tuple[Memory, float]] = []
+    seen: set[str] = set()
+    total = len(title) + 1  # the title and its newline
+    for m, score in ranked:
+        if len(chosen) >= max_items:
+            break
+        item = len(_item_text(m))
+        if m.subject in seen:
+            add = 2 + item
+        else:
+            add = (1 if seen else 0) + 4 + len(subjects.label(m)) + item
+        if total + add <= max_chars:
+            chosen.append((m, score))
+            seen.add(m.subject)
+            total += add
+    return chosen
+
+
+def _section(title: str, lines: list[str]) -> str:
+    return f"{title}\n" + "\n".join(lines) if lines else ""
+
+
+# ------------------------------------------------------------------------------------ the blocks
+
+def _is_core(m: Memory) -> bool:
+    return m.level == "personal" and m.subject == "self" and m.category in ("person", "preference")
+
+
+def _core_order(rows: Iterable[Memory]) -> list[Memory]:
+    """The fixed core order (no ageing, so it never drifts): known attributes first, then by age."""
+    order = {a: i for i, a in enumerate(CORE_ORDER)}
+    rows = sorted(rows, key=lambda m: (order.get(_fold(m.attribute), len(order)), m.category != "person",
+                                       m.created_at, str(m.id)))
+    return rows[:CORE_MAX_LINES]
+
+
+# What a block line needs of a memory, read as plain rows (no ORM objects: a turn reads hundreds).
+_LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attribute, Memory.value, Memory.confidence,
+         Memory.pinned, Memory.valid_from, Memory.created_at, Memory.event_date)
+
+
+@lru_cache(maxsize=64)
+def _visible_statement(form: tuple):
+    """Core and profile candidates for principals of one access form (see access.template)."""
+    core_rank = case((and_(Memory.level == "personal", Memory.subject == "self",
+                           Memory.category.in_(("person", "preference"))), 0), else_=1)
+    group = case(*[(Memory.category == c, g) for c, g in GROUP_OF.items()], else_=5)
+    return (select(*_LINE)
+            .where(memory_visible(template(form)), Memory.status == "active",
+                   _not_past_event(bindparam("today", type_=Date)))
+            .order_by(core_rank, Memory.pinned.desc(), group, Memory.confidence.desc(), Memory.valid_from.desc())
+            .limit(CANDIDATES))
+
+
+def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple[list[Row], list[Row]]:
+    """The core and the profile candidates, in one query: the person's own stable facts come first,
+    then the rest by pinned, group and confidence (re-ranked with age in Python)."""
+    rows = session.execute(_visible_statement(shape(access)), template_params(access) | {"today": today}).all()
+    core = _core_order(m for m in rows if _is_core(m))
+    core_ids = {m.id for m in core}
+    candidates = [m for m in rows if m.id not in core_ids]
+    # A subject folded into a sheet is sent as the sheet, not as its loose facts too.
+    sheets = [m.id for m in candidates if m.category == "sheet"]
+    if sheets:
+        folded = set(session.scalars(select(MemorySource.source_memory_id).where(
+            MemorySource.memory_id.in_(sheets), MemorySource.source_memory_id.isnot(None))))
+        candidates = [m for m in candidates if m.id not in folded]
+    return core, candidates
+
+
+def render_core(memories: Sequence[Memory]) -> str:
+    lines = [f"- {_label(m.attribute)}: {fenced(m.value, VALUE_MAX_CHARS)}" for m in memories]
+    return _section("Sobre la persona:", lines)
+
+
+def rank_profile(memories: Iterable[Memory], now: dt.datetime) -> list[tuple[Memory, float]]:
+    """Pinned first, then by group, then by confidence discounted by age."""
+    scored = [(m, round(m.confidence * age_weight(m.category, m.valid_from, now), 4)) for m in memories]
+    return sorted(scored, key=lambda ms: (not ms[0].pinned, GROUP_OF.get(ms[0].category, 5), -ms[1],
+                                          -(ms[0].valid_from.timestamp() if ms[0].valid_from else 0), str(ms[0].id)))
+
+
+def relevant(signals: dict[str, float]) -> bool:
+    """Above the minimum relevance: more than one shared common word."""
+    s = signals
+    return ("exact" in s or s.get("vector", 0.0) >= RELATED_MIN_COSINE or s.get("fts_words", 0) >= RELATED_MIN_WORDS
+            or s.get("trigram", 0.0) >= RELATED_MIN_TRIGRAM)
+
+
+def _embed_early(message: str, embed: Embed | None) -> Future | None:
+    """Start embedding the message for the related search, unless the turn skips that search."""
+    if embed is None or is_trivial(message):
+        return None
+    with _EMBED_POOL_LOCK:
+        pool = _EMBED_POOL.get(os.getpid())
+        if pool is None:
+            _EMBED_POOL.clear()
+            pool = _EMBED_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="context-embed")
+    return pool.submit(embed_query, embed, message)
+
+
+def _related(session: Session, access: Access, message: str, exclude: set[uuid.UUID], known: dict[uuid.UUID, Memory],
+             now: dt.datetime, vector: Future | None, embed_model: str | None) -> list[tuple[Memory, float]]:
+    if is_trivial(message):
+        return []
+    lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
+                     vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
+    hits = [(key[1], score) for key, score, ranks, signals in fuse(lists)
+            if key[1] not in exclude and relevant(signals)]
+    if not hits:
+        return []
+    missing = [i for i, _ in hits if i not in known]
+    rows = dict(known)
+    if missing:
+        rows |= {m.id: m for m in session.execute(select(*_LINE).where(
+            Memory.id.in_(missing), memory_visible(access), Memory.status == "active", _not_past_event(now.date())))}
+    return [(rows[i], score) for i, score in hits if i in rows]
+
+
+def _conversation_statement():
+    """The conversation's owner columns and the memories sent in its last two turns (built once)."""
+    last = (select(MemoryTrace.id).where(MemoryTrace.conversation_id == Conversation.id)
+            .order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc()).limit(RECENT_TURNS)
+            .correlate(Conversation).scalar_subquery())
+    sent = func.array(select(TraceItem.memory_id).where(TraceItem.trace_id == func.any(func.array(last)),
+                                                         TraceItem.memory_id.isnot(None)).scalar_subquery())
+    return (select(Conversation.id, Conversation.org_id, Conversation.user_id, Conversation.phone,
+                   Conversation.channel, Conversation.temporary, sent.label("sent"))
+            .where(Conversation.id == bindparam("conversation_id")))
+
+
+def _trace_items_statement():
+    """A trace's items from five arrays the server unnests (built once)."""
+    rows = func.unnest(
+        bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True))), bindparam("blocks", type_=ARRAY(String)),
+        bindparam("ranks", type_=ARRAY(Integer)), bindparam("scores", type_=ARRAY(Float)),
+        bindparam("chars", type_=ARRAY(Integer)),
+    ).table_valued("memory_id", "block", "rank", "score", "chars").render_derived("item")
+    return insert(TraceItem.__table__).from_select(
+        ["trace_id", "memory_id", "block", "rank", "score", "chars"],
+        select(bindparam("trace_id", type_=PG_UUID(as_uuid=True)), rows.c.memory_id, rows.c.block, rows.c.rank,
+               rows.c.score, rows.c.chars))
+
+
+# Statements a turn runs whatever the principal, built once: building them costs more than running them.
+# (Core tables, not the ORM entities: ORM inserts with a parameter dict become bulk inserts.)
+_CONVERSATION = _conversation_statement()
+_TRACE = insert(MemoryTrace.__table__)
+_TRACE_ITEMS = _trace_items_statement()
+
+
+def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None
+                  ) -> tuple[Row | None, set[uuid.UUID]]:
+    """The conversation (if the principal owns it) and the memories sent in its last two turns: one query."""
+    if conversation_id is None:
+        return None, set()
+    conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id}).one_or_none()
+    p = access.principal
+    owns = conv is not None and ((conv.user_id is not None and conv.user_id == p.user_id)
+                                 or (conv.phone is not None and conv.phone == p.phone))
+    if not owns or conv.org_id != access.org_id:
+        raise NotFound("No such conversation.")
+    return conv, set(conv.sent or ())
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: enough to compare blocks and watch the budget."""
+    return math.ceil(len(text) / 4)
+
+
+def assemble_context(session: Session, access: Access | None, conversation_id: uuid.UUID | None, message_text: str,
+                     *, now: dt.datetime | None = None, embed: Embed | None = None, embed_model: str | None = None,
+                     message_id: uuid.UUID | None = None) -> MemoryBlock:
+    """The memory block for one turn, and its trace (added to the session; the caller commits).
+
+    A temporary conversation reads memory but stores nothing, not even the trace."""
+    if access is None:
+        return MemoryBlock(text="", core="", profile="", related="")
+    now = now or dt.datetime.now(dt.timezone.utc)
+    today = now.date()
+    vector = _embed_early(message_text or "", embed)
+    conv, sent = _conversation(session, access, conversation_id)
+
+    core, candidates = _visible_memories(session, access, today)
+    core_ids = {m.id for m in core}
+    related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},
+                              now, vector, embed_model)
+    subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)])
+
+    profile = _fit(subjects, rank_profile(candidates, now), PROFILE_MAX_ITEMS, PROFILE_MAX_CHARS, "Perfil:")
+    in_profile = {m.id for m, _ in profile}
+    related = _fit(subjects, [(m, s) for m, s in related_ranked if m.id not in in_profile],
+                   RELATED_MAX_ITEMS, RELATED_MAX_CHARS, RELATED_HEADER)
+
+    core_text = render_core(core)
+    profile_text = _section("Perfil:", _render_lines(subjects, [m for m, _ in profile]))
+    related_text = _section(RELATED_HEADER, _render_lines(subjects, [m for m, _ in related]))
+    parts = [p for p in (core_text, profile_text, related_text) if p]
+    text = "\n\n".join([MEMORY_HEADER, *parts]) if parts else ""
+
+    items = [ContextItem(m.id, "core", i, 1.0, len(_item_text(m, with_date=False))) for i, m in enumerate(core, 1)]
+    items += [ContextItem(m.id, "profile", i, s, len(_item_text(m))) for i, (m, s) in enumerate(profile, 1)]
+    items += [ContextItem(m.id, "related", i, s, len(_item_text(m))) for i, (m, s) in enumerate(related, 1)]
+    tokens = estimate_tokens(text)
+    trace_id = None
+    if conv is not None and not conv.temporary:
+        trace_id = _store_trace(session, conv, message_id, text, tokens, items)
+    return MemoryBlock(text=text, core=core_text, profile=profile_text, related=related_text, items=items,
+                       trace_id=trace_id, tokens=tokens)
+
+
+def _store_trace(session: Session, conv: Row, message_id: uuid.UUID | None, text: str, tokens: int,
+                 items: list[ContextItem]) -> uuid.UUID:
+    """The trace, then its items as five arrays the server unnests (two statements: the items' row
+    security checks that their trace exists, which a row inserted by the same statement is not yet)."""
+    trace_id = uuid.uuid4()
+    session.execute(_TRACE, dict(id=trace_id, org_id=conv.org_id, conversation_id=conv.id, message_id=message_id,
+                                 user_id=conv.user_id, phone=conv.phone, channel=conv.channel, block_text=text,
+                                 tokens=tokens))
+    if items:
+        session.execute(_TRACE_ITEMS, dict(
+            trace_id=trace_id, ids=[i.memory_id for i in items], blocks=[i.block for i in items],
+            ranks=[i.rank for i in items], scores=[float(i.score) for i in items], chars=[i.chars for i in items]))
+    return trace_id
+
+
+def record_usage(session: Session, trace_id: uuid.UUID, memory_ids: Iterable[uuid.UUID]) -> int:
+    """Mark which memories of a trace the agent used; returns how many were marked. Does not commit."""
+    ids = list({uuid.UUID(str(i)) for i in memory_ids})
+    if not ids:
+        return 0
+    if session.get(MemoryTrace, trace_id) is None:
+        raise NotFound("No such trace.")
+    result = session.execute(update(TraceItem).where(TraceItem.trace_id == trace_id, TraceItem.memory_id.in_(ids))
+                             .values(used=True))
+    return result.rowcount
+
+
+def memories_for_subjects(session: Session, access: Access | None, subject_ids: Iterable[uuid.UUID | str],
+                          per_subject: int = 3, *, now: dt.datetime | None = None) -> dict[str, list[Memory]]:
+    """The few most relevant visible memories of each subject (a contact id or "contact:<id>"), for an
+    agent to attach to a tool result that returns that subject."""
+    if access is None:
+        return {}
+    now = now or dt.datetime.now(dt.timezone.utc)
+    subjects = [s if isinstance(s, str) and ":" in s or s in ("self", "org") else f"contact:{s}" for s in subject_ids]
+    if not subjects:
+        return {}
+    rows = session.scalars(select(Memory).where(
+        memory_visible(access), Memory.status == "active", Memory.subject.in_(subjects),
+        _not_past_event(now.date()))).all()
+    out: dict[str, list[Memory]] = {s: [] for s in subjects}
+    for m, _ in rank_profile(rows, now):
+        if len(out[m.subject]) < per_subject:
+            out[m.subject].append(m)
+    return out
+
+
+def render_subject_memories(session: Session, access: Access, memories: dict[str, list[Memory]]) -> str:
+    """The lines an agent attaches to a tool result, fenced like the block."""
+    flat = [m for ms in memories.values() for m in ms]
+    return "\n".join(_render_lines(_Subjects(session, access, flat), flat))

@@ -1,0 +1,691 @@
+"""Hybrid search over messages, memories, contacts and host records, fused by reciprocal rank.
+
+Six retrievers, each filtering on ownership INSIDE its own query (the filter from access.py is part
+of the WHERE that the index scan serves; RLS repeats it from the session's scope). Each is one SQL
+statement, a UNION ALL over the tables asked for:
+
+- full text: Spanish stemming over unaccented words (the stored `search_tsv` columns); any query word
+  may match, rows are ranked by the summed rarity (IDF) of the words they contain, so one shared
+  common word weighs little;
+- trigrams: typos and partial names ("Talleres Garsia", "Garc");
+- name: a short query that a contact's name (or alias) covers is a lookup of that contact;
+- exact: tax IDs and references, compared without separators ("B-12345678" == "B12345678"); an exact
+  match is a tier of its own in the fused order;
+- date: a relative date in the query ("ayer", "la semana pasada", "in September") picks the messages,
+  host records and events of those days;
+- vectors: pgvector cosine similarity. pgvector's HNSW applies a WHERE after the graph has produced
+  its candidates, so a principal holding a small share of a big table would get few or no rows. The
+  search counts the principal's candidate rows per table (indexed, capped at EXACT_SCAN_MAX + 1, in
+  the same round trip as its settings) and scans them exactly when there are at most EXACT_SCAN_MAX;
+  above that it walks HNSW with an iterative, relaxed-order scan and a raised ef_search and
+  max_scan_tuples, re-sorted exactly. bench/scale.py prints the recall of both paths against an exact
+  scan.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import unicodedata
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    Float, String, Text, bindparam, case, cast, delete, func, literal, literal_column, or_, select, union_all,
+)
+from sqlalchemy import text as sql_text
+from sqlalchemy.dialects.postgresql import TSQUERY, insert
+from sqlalchemy.orm import Session
+
+from memory_core.domain.access import (
+    Access, contact_visible, document_visible, memory_visible, message_visible, shape, template, template_params,
+)
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.models import Contact, Document, Memory, Message
+from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS
+
+Embed = Callable[[list[str]], list[list[float]]]
+
+# A principal with more candidate rows than this in a table is "big" there: the vector retriever walks
+# the HNSW graph instead of scanning its rows exactly, and the typo retriever skips that table's long
+# texts (matching trigrams over tens of thousands of rows costs hundreds of ms; contact and record
+# names keep it). Counting stops at EXACT_SCAN_MAX + 1, so a big principal is never counted whole.
+# Measured on the scale bench, an exact scan of 3,000 inline vectors stays under ~15 ms.
+EXACT_SCAN_MAX = 3_000
+HNSW_EF_SEARCH = 200
+# The HNSW walk stops after this many visible rows, re-sorted exactly: a relaxed-order walk that
+# stopped at k could miss a closer row found later. Each row it visits costs a heap read for the
+# ownership filter, so a big principal's vector list holds these few (fusion weighs the first ranks).
+HNSW_CANDIDATES = 24
+HNSW_MAX_SCAN_TUPLES = 200_000
+# Reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over each retriever's top PER_RETRIEVER.
+# k = 10 rather than the customary 60 lets a retriever's top ranks count (with 60, a row ranked 15th by
+# two retrievers beats the first of one); the vector weighs half, since the local embedding is the
+# weaker retriever on both the search set and LoCoMo (tuned on LoCoMo conversations 26 and 30 and on
+# evals/search.json; the bench reports all ten). An exact ID match weighs the most.
+RRF_K = 10
+PER_RETRIEVER = 60
+WEIGHTS = {"exact": 3.0, "name": 2.0, "fts": 1.0, "date": 1.0, "vector": 0.5, "trigram": 0.8}
+RETRIEVERS = ("fts", "trigram", "name", "exact", "date", "vector")
+# Trigram thresholds: a name against the query (both directions), and the query inside long text.
+NAME_SIMILARITY = 0.45
+TEXT_WORD_SIMILARITY = 0.55
+TRIGRAM_MAX_WORDS = 6
+# A query of at most this many words that a contact's name covers is a lookup of that contact (the
+# "name" retriever): "Valdecielo", "trasportes lopez". Contacts have no vector, so without it a record
+# that merely mentions the name would outrank the contact itself.
+NAME_LOOKUP_MAX_WORDS = 3
+NAME_LOOKUP_SIMILARITY = 0.5
+# Rows the full-text retriever weighs per table before ranking (a word common to everything would
+# otherwise make it rank the whole table).
+FTS_CANDIDATES = 1_000
+# ... and for a big principal (see EXACT_SCAN_MAX), whose matches are many: each one weighed is a heap
+# read, and which of them are found first is arbitrary anyway.
+FTS_CANDIDATES_BIG = 300
+MAX_QUERY_CHARS = 2_000
+
+CONFIG = literal_column("'public.spanish_unaccent'::regconfig")
+AREA_OF_KIND = {"invoice": "invoices", "quote": "quotes", "expense": "expenses", "document": "documents"}
+
+# English function words: the Spanish configuration keeps them as lexemes (Spanish ones it drops).
+_EN_STOP = frozenset("""a an and are as at be been but by can could did do does doing for from had has have
+he her hers him his how i if in into is it its me my of on or our she so than that the their them then there
+these they this those to was we were what when where which who whom why will with would you your""".split())
+_WORD = re.compile(r"\w+", re.UNICODE)
+_ID_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9./-]*[A-Za-z0-9])?")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result: what it is, where each retriever ranked it, and the fused score."""
+    kind: str
+    id: uuid.UUID
+    title: str
+    snippet: str
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    # Raw evidence per retriever: fts = summed IDF, vector = cosine similarity, trigram = similarity,
+    # exact = strength of the ID match; fts_words = how many distinct query words the row contains.
+    signals: dict[str, float] = field(default_factory=dict)
+    subject: str | None = None
+
+
+@dataclass(frozen=True)
+class _Found:
+    kind: str
+    id: uuid.UUID
+    score: float
+    extra: float = 0.0
+
+
+# ------------------------------------------------------------------------------------ query parsing
+
+def normalise_reference(value: str) -> str:
+    """Tax IDs and references compared the way a person means them: no case, no separators."""
+    return re.sub(r"[^A-Z0-9]", "", value.upper())
+
+
+def id_tokens(query: str) -> list[str]:
+    """Tax-ID and reference candidates in a query: at least 4 digits and 5 characters, normalised.
+
+    Adjacent tokens are joined too, so "B 12345678" or "F 2024 0012" still match."""
+    raw = _ID_TOKEN.findall(query)
+    candidates = list(raw) + [a + b for a, b in zip(raw, raw[1:])]
+    candidates += [a + b + c for a, b, c in zip(raw, raw[1:], raw[2:])]
+    out: list[str] = []
+    for c in candidates:
+        norm = normalise_reference(c)
+        if len(norm) >= 5 and sum(ch.isdigit() for ch in norm) >= 4 and norm not in out:
+            out.append(norm)
+    return out[:12]
+
+
+def fts_text(query: str) -> str:
+    """The query with English function words dropped (Spanish ones the configuration drops itself)."""
+    kept = [w for w in query.split() if _WORD.sub("", w) or w]
+    kept = [w for w in kept if "".join(_WORD.findall(w.lower())) not in _EN_STOP]
+    return " ".join(kept)
+
+
+_MONTHS = {m: i for i, names in enumerate([
+    ("enero", "january"), ("febrero", "february"), ("marzo", "march"), ("abril", "april"), ("mayo", "may"),
+    ("junio", "june"), ("julio", "july"), ("agosto", "august"), ("septiembre", "setiembre", "september"),
+    ("octubre", "october"), ("noviembre", "november"), ("diciembre", "december")], start=1) for m in names}
+_NUMBERS = {"un": 1, "una": 1, "uno": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,
+            "cuatro": 4, "four": 4, "cinco": 5, "five": 5}
+_AGO = re.compile(r"\bhace (\d+|un|una|dos|tres|cuatro|cinco) (dia|dias|semana|semanas|mes|meses)\b"
+                  r"|\b(\d+|a|one|two|three|four|five) (day|days|week|weeks|month|months) ago\b")
+_MONTH = re.compile(r"\b(?:en|de|in|of|durante) (" + "|".join(_MONTHS) + r")\b(?: (?:de |del )?(\d{4}))?")
+
+
+def _fold(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in folded if not unicodedata.combining(c))
+
+
+def _month_start(day: dt.date, back: int = 0) -> dt.date:
+    """The first day of the month `back` months before day's (negative: after)."""
+    y, m = divmod(day.year * 12 + day.month - 1 - back, 12)
+    return dt.date(y, m + 1, 1)
+
+
+def date_range(query: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
+    """The days a relative date in the query points at, [start, end); None when it names none.
+
+    Spanish and English: hoy/today, ayer/yesterday, anteayer, esta semana/this week, la semana pasada/
+    last week, este mes/this month, el mes pasado/last month, hace N días|semanas|meses / N days ago,
+    "en septiembre" / "in September" (its latest occurrence up to now, or the year given)."""
+    q = _fold(query)
+    today = now.date()
+    monday = today - dt.timedelta(days=today.weekday())
+    day = dt.timedelta(days=1)
+    fixed = [
+        (r"\banteayer\b", (today - 2 * day, today - day)),
+        (r"\b(ayer|yesterday)\b", (today - day, today)),
+        (r"\b(hoy|today)\b", (today, today + day)),
+        (r"\b(la semana pasada|semana pasada|last week)\b", (monday - 7 * day, monday)),
+        (r"\b(esta semana|this week)\b", (monday, monday + 7 * day)),
+        (r"\b(el mes pasado|mes pasado|last month)\b", (_month_start(today, 1), _month_start(today))),
+        (r"\b(este mes|this month)\b", (_month_start(today), _month_start(today, -1))),
+        (r"\b(el ano pasado|last year)\b", (dt.date(today.year - 1, 1, 1), dt.date(today.year, 1, 1))),
+        (r"\b(este ano|this year)\b", (dt.date(today.year, 1, 1), dt.date(today.year + 1, 1, 1))),
+    ]
+    for pattern, span in fixed:
+        if re.search(pattern, q):
+            return span
+    if m := _AGO.search(q):
+        n_text, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        n = int(n_text) if n_text.isdigit() else _NUMBERS.get(n_text, 1)
+        if unit.startswith(("dia", "day")):
+            point, half = today - n * day, 0
+            return point, point + day
+        if unit.startswith(("semana", "week")):
+            point, half = today - 7 * n * day, 3
+        else:
+            point, half = today - 30 * n * day, 15
+        return point - half * day, point + (half + 1) * day
+    if m := _MONTH.search(q):
+        month = _MONTHS[m.group(1)]
+        year = int(m.group(2)) if m.group(2) else (today.year if month <= today.month else today.year - 1)
+        start = dt.date(year, month, 1)
+        return start, _month_start(start, -1)
+    return None
+
+
+# Query values travel as bind parameters, so each retriever's statement is built once per form (which
+# tables, the principal's shape of access, the query's number of IDs...) and then only executed: at 1M
+# rows, building and hashing these statements cost as much as running them.
+Q_WORDS = bindparam("q_words", type_=Text)
+Q_TEXT = bindparam("q_text", type_=Text)
+Q_VECTOR = bindparam("q_vector", type_=Vector(EMBED_DIM))
+Q_MODEL = bindparam("q_model", type_=String)
+Q_TOKENS = bindparam("q_tokens", expanding=True)
+
+
+def _q_token(i: int):
+    return bindparam(f"q_token_{i}", type_=Text)
+
+
+def _or_tsquery(text_value):
+    """plainto_tsquery with OR between words instead of AND (phrases from hyphenated words stay)."""
+    plain = func.plainto_tsquery(CONFIG, text_value)
+    return cast(func.replace(cast(plain, Text), " & ", " | "), TSQUERY)
+
+
+# ------------------------------------------------------------------------------------ the sources
+
+@dataclass(frozen=True)
+class _Source:
+    kind: str  # memory | message | contact | document (documents hold several kinds)
+    model: type
+    where: Callable[[object, Sequence[str]], list]
+    kind_col: object | None = None
+    long_text: object | None = None  # trigram: the query inside this text
+    name_cols: tuple = ()  # trigram: these short names against the query, both directions
+    has_vector: bool = True
+
+
+def _memory_where(who, kinds: Sequence[str]) -> list:
+    return [memory_visible(who), Memory.status == "active"]
+
+
+def _message_where(who, kinds: Sequence[str]) -> list:
+    return [message_visible(who), Message.deleted_at.is_(None), Message.text != ""]
+
+
+def _contact_where(who, kinds: Sequence[str]) -> list:
+    return [contact_visible(who)]
+
+
+def _document_where(who, kinds: Sequence[str]) -> list:
+    return [document_visible(who), Document.kind.in_([k for k in kinds if k in DOCUMENT_KINDS])]
+
+
+SOURCES = {
+    "memory": _Source("memory", Memory, _memory_where, long_text=Memory.sentence),
+    "message": _Source("message", Message, _message_where, long_text=Message.text),
+    "contact": _Source("contact", Contact, _contact_where, name_cols=(Contact.name,), has_vector=False),
+    "document": _Source("document", Document, _document_where, kind_col=Document.kind,
+                        name_cols=(Document.title,)),
+}
+
+
+def _sources(kinds: Sequence[str]) -> list[_Source]:
+    out = [SOURCES[k] for k in ("memory", "message", "contact") if k in kinds]
+    if any(k in DOCUMENT_KINDS for k in kinds):
+        out.append(SOURCES["document"])
+    return out
+
+
+def _ident(src: _Source) -> list:
+    """The id and kind columns every retriever statement starts with."""
+    kind = src.kind_col if src.kind_col is not None else literal(src.kind, String)
+    return [src.model.id.label("id"), cast(kind, String).label("kind")]
+
+
+def _union(stmts: list, k: int):
+    """One round trip for a retriever: its per-table statements, best k overall."""
+    parts = [select(*st.subquery().c) for st in stmts]
+    u = union_all(*parts).subquery() if len(parts) > 1 else parts[0].subquery()
+    return select(u).order_by(u.c.s.desc(), u.c.id).limit(k)
+
+
+def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False):
+    m, tag = src.model, src.kind
+    q = _or_tsquery(Q_WORDS)
+    cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
+                   func.ts_rank(m.search_tsv, q, 1).label("tsr"))
+            .where(*src.where(who, kinds), m.search_tsv.op("@@")(q))
+            .limit(FTS_CANDIDATES_BIG if big else FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
+    lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, Q_WORDS))).label("l"))\
+        .cte(f"fts_lex_{tag}")
+    n = select(func.count()).select_from(cand).scalar_subquery()
+    df = (select(lex.c.l, func.count().label("df")).select_from(cand.join(lex, lex.c.l == func.any(cand.c.arr)))
+          .group_by(lex.c.l).cte(f"fts_df_{tag}"))
+    # BM25's rarity weight with binary term frequency: rows holding the rare words of the query win.
+    idf = func.ln(1.0 + (n + 1.0) / df.c.df)
+    return (select(cand.c.id, cand.c.kind, (func.sum(idf) + 0.01 * func.max(cand.c.tsr)).label("s"),
+                   cast(func.count(), Float).label("x"))
+            .select_from(cand.join(df, df.c.l == func.any(cand.c.arr)))
+            .group_by(cand.c.id, cand.c.kind).order_by(sql_text("s desc")).limit(k))
+
+
+def _unaccent_lower(col):
+    return func.unaccent(func.lower(col))
+
+
+def _names_similarity(src: _Source, uq, both_ways: bool):
+    """How well the query matches the row's names: the query inside the name, and (both_ways) the name
+    inside the query."""
+    parts = []
+    for col in src.name_cols:
+        ucol = _unaccent_lower(col)
+        parts.append(func.word_similarity(uq, ucol))
+        if both_ways:
+            parts += [func.word_similarity(ucol, uq), func.similarity(ucol, uq)]
+    if src.model is Contact:
+        a = _unaccent_lower(literal_column("alias"))
+        alias_parts = [func.word_similarity(uq, a)] + ([func.word_similarity(a, uq)] if both_ways else [])
+        alias = (select(func.max(func.greatest(*alias_parts) if len(alias_parts) > 1 else alias_parts[0]))
+                 .select_from(func.unnest(Contact.aliases).alias("alias")).scalar_subquery())
+        parts.append(func.coalesce(alias, 0.0))
+    return func.greatest(*parts) if len(parts) > 1 else parts[0]
+
+
+def _trigram_stmt(who, src: _Source, kinds, k: int):
+    if src.name_cols:
+        score = _names_similarity(src, _unaccent_lower(Q_TEXT), both_ways=True)
+        inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
+        return (select(inner.c.id, inner.c.kind, inner.c.s, literal(0.0, Float).label("x"))
+                .where(inner.c.s >= NAME_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
+    # "<%" can use the trigram GIN index; its threshold is set once per transaction (see _configure).
+    return (select(*_ident(src), func.word_similarity(Q_TEXT, src.long_text).label("s"), literal(0.0, Float).label("x"))
+            .where(*src.where(who, kinds), Q_TEXT.op("<%")(src.long_text))
+            .order_by(sql_text("s desc")).limit(k))
+
+
+def _name_stmt(who, src: _Source, kinds, k: int):
+    """Short queries are lookups: the contact or record whose name covers the query."""
+    score = _names_similarity(src, _unaccent_lower(Q_TEXT), both_ways=False)
+    inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
+    return (select(inner.c.id, inner.c.kind, inner.c.s, literal(0.0, Float).label("x"))
+            .where(inner.c.s >= NAME_LOOKUP_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
+
+
+def _normalised(col):
+    return func.regexp_replace(func.upper(col), "[^A-Z0-9]", "", "g")
+
+
+def _exact_stmt(who, src: _Source, kinds, n_tokens: int, k: int):
+    tokens = [_q_token(i) for i in range(n_tokens)]
+    if src.model is Contact:
+        conds = [_normalised(Contact.tax_id).in_(Q_TOKENS)]
+        strength = literal(3.0, Float)
+    elif src.model is Document:
+        ref, tax = _normalised(Document.external_ref), _normalised(Document.tax_id)
+        conds = [or_(ref.in_(Q_TOKENS), tax.in_(Q_TOKENS), *[ref.like(func.concat("%", t)) for t in tokens])]
+        # The record itself beats a record that merely carries the customer's tax ID.
+        strength = case((ref.in_(Q_TOKENS), 3.0), (tax.in_(Q_TOKENS), 2.0), else_=1.5)
+    else:
+        norm = _normalised(Message.text if src.model is Message else Memory.value + " " + Memory.sentence)
+        conds = [or_(*[func.strpos(norm, t) > 0 for t in tokens])]
+        strength = literal(1.0, Float)
+    return (select(*_ident(src), cast(strength, Float).label("s"), literal(0.0, Float).label("x"))
+            .where(*src.where(who, kinds), *conds).limit(k))
+
+
+def _date_stmt(who, src: _Source, kinds, k: int):
+    """Rows dated inside the span the query names, latest first: messages by when they were written,
+    host records by their date, memories by their event date."""
+    col = {Message: Message.created_at, Document: Document.doc_date, Memory: Memory.event_date}.get(src.model)
+    if col is None:
+        return None
+    if src.model is Message:
+        start, end = bindparam("q_from_ts", type_=col.type), bindparam("q_to_ts", type_=col.type)
+    else:
+        start, end = bindparam("q_from", type_=col.type), bindparam("q_to", type_=col.type)
+    # Later rows score higher, all within (0, 1]: the fused order breaks ties by the other retrievers.
+    age = func.extract("epoch", end - col) if src.model is Message else (end - col)
+    score = 1.0 / (1.0 + cast(age, Float) / (86400.0 if src.model is Message else 1.0))
+    return (select(*_ident(src), score.label("s"), literal(0.0, Float).label("x"))
+            .where(*src.where(who, kinds), col >= start, col < end).order_by(sql_text("s desc")).limit(k))
+
+
+def _vector_where(who, src: _Source, kinds, with_model: bool) -> list:
+    where = src.where(who, kinds) + [src.model.embedding.isnot(None)]
+    if with_model:
+        where.append(src.model.embed_model == Q_MODEL)
+    return where
+
+
+def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
+    """Nearest rows among the principal's own: exact scan, or HNSW with an iterative scan."""
+    m = src.model
+    where = _vector_where(who, src, kinds, with_model)
+    dist = m.embedding.cosine_distance(Q_VECTOR)
+    if mode == "exact":
+        # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
+        d = dist + 0.0
+        return select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x")).where(*where).order_by(d).limit(k)
+    # relaxed_order hands rows back roughly in order and a walk that stops at k may miss a closer row
+    # found later: take more, and the union above re-sorts them exactly and keeps k.
+    return (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x")).where(*where)
+            .order_by(dist).limit(HNSW_CANDIDATES))
+
+
+@lru_cache(maxsize=1024)
+def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, detail: tuple = ()):
+    """A retriever's statement over the tables of `kinds`, for principals of one access form; None when
+    no table takes part. `detail`: fts and trigram, the kinds in which the principal is big (fewer full
+    text candidates, no long-text trigrams); exact, how many IDs; vector, whether the model is compared
+    and each vector table's mode."""
+    who = template(form)
+    sources = _sources(kinds)
+    if retriever == "fts":
+        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail) for src in sources]
+    elif retriever == "trigram":
+        stmts = [_trigram_stmt(who, src, kinds, k) for src in sources if src.name_cols or src.kind not in detail]
+    elif retriever == "name":
+        stmts = [_name_stmt(who, src, kinds, k) for src in sources if src.model is Contact]
+    elif retriever == "exact":
+        stmts = [_exact_stmt(who, src, kinds, detail[0], k) for src in sources]
+    elif retriever == "date":
+        stmts = [st for src in sources if (st := _date_stmt(who, src, kinds, k)) is not None]
+    else:
+        with_model, modes = detail
+        stmts = [_vector_stmt(who, src, kinds, k, with_model, mode)
+                 for src, mode in zip([s for s in sources if s.has_vector], modes)]
+    return _union(stmts, k) if stmts else None
+
+
+@lru_cache(maxsize=256)
+def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: bool):
+    """Per-transaction knobs of the trigram and HNSW scans and, when counted, each vector table's
+    candidate rows for the principal, counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
+    settings = [
+        func.set_config("pg_trgm.word_similarity_threshold", str(TEXT_WORD_SIMILARITY), True),
+        func.set_config("hnsw.iterative_scan", "relaxed_order", True),
+        func.set_config("hnsw.ef_search", str(HNSW_EF_SEARCH), True),
+        func.set_config("hnsw.max_scan_tuples", str(HNSW_MAX_SCAN_TUPLES), True),
+        # Parallel workers cost more to start than these small, indexed scans take on 2 shared cores.
+        func.set_config("max_parallel_workers_per_gather", "0", True),
+    ]
+    counts = []
+    if counted:
+        who = template(form)
+        for src in _sources(kinds):
+            if src.has_vector:
+                capped = select(src.model.id).where(*_vector_where(who, src, kinds, with_model))\
+                    .limit(EXACT_SCAN_MAX + 1).subquery()
+                counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
+    return select(*settings, *counts), len(settings)
+
+
+def _set_sort(session: Session, on: bool) -> None:
+    # The planner underestimates how many rows the ownership filter keeps and would rather sort them
+    # all than walk the HNSW graph: with sorting priced out it takes the index for a big principal.
+    session.execute(select(func.set_config("enable_sort", "on" if on else "off", True)))
+
+
+def _run(session: Session, stmt, params: dict) -> list[_Found]:
+    if stmt is None:
+        return []
+    return [_Found(r.kind, r.id, float(r.s), float(r.x)) for r in session.execute(stmt, params)]
+
+
+# ------------------------------------------------------------------------------------ search
+
+def _check(query: str, kinds: Sequence[str] | None, limit: int) -> tuple[str, tuple[str, ...]]:
+    if not isinstance(query, str):
+        raise InvalidInput("the query must be text", field="query")
+    query = query.replace("\x00", " ").strip()[:MAX_QUERY_CHARS]
+    kinds = tuple(kinds) if kinds else SEARCH_KINDS
+    unknown = [k for k in kinds if k not in SEARCH_KINDS]
+    if unknown:
+        raise InvalidInput(f"unknown kinds: {', '.join(unknown)}; use {', '.join(SEARCH_KINDS)}", field="kinds")
+    if not 1 <= limit <= 100:
+        raise InvalidInput("limit must be between 1 and 100", field="limit")
+    return query, kinds
+
+
+def embed_query(embed: Embed, query: str) -> list[float]:
+    """The query's vector, made from the same cleaned text the retrievers search with."""
+    vector = embed([_check(query, None, 10)[0]])[0]
+    if len(vector) != EMBED_DIM:
+        raise InvalidInput(f"the embedding has {len(vector)} dimensions, expected {EMBED_DIM}")
+    return vector
+
+
+def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequence[str] | None = None,
+             per_retriever: int = 30, embed: Embed | None = None, vector: list[float] | None = None,
+             embed_model: str | None = None, retrievers: Sequence[str] = RETRIEVERS,
+             vector_mode: str | None = None, now: dt.datetime | None = None) -> dict[str, list[_Found]]:
+    """Each retriever's ranked list (best first) across the requested kinds; `now` anchors relative
+    dates in the query ("ayer", "la semana pasada", "in September")."""
+    query, kinds = _check(query, kinds, 10)
+    out: dict[str, list[_Found]] = {r: [] for r in retrievers}
+    if access is None or not query:
+        return out
+    sources = _sources(kinds)
+    form, k = shape(access), per_retriever
+    tokens = id_tokens(query)
+    # Normalised IDs join the words: the stored text may spell "B-12345678" as "B12345678".
+    words = " ".join([fts_text(query), *[t.lower() for t in tokens]]).strip()
+    if "vector" in retrievers and vector is None and embed is not None:
+        vector = embed_query(embed, query)
+    vector_sources = [src for src in sources if src.has_vector]
+    want_vector = "vector" in retrievers and vector is not None and bool(vector_sources)
+    counted = want_vector and vector_mode is None
+    params = template_params(access) | {"q_words": words, "q_text": query, "q_vector": vector,
+                                        "q_model": embed_model, "q_tokens": tokens}
+    params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
+    configure, n_settings = _configure_statement(form, kinds, bool(embed_model), counted)
+    counts = [int(v) for v in session.execute(configure, params).one()[n_settings:]]
+    big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
+    if "fts" in retrievers and words:
+        out["fts"] = _run(session, _statement("fts", form, kinds, k, big), params)
+    if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
+        out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
+    if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
+        out["name"] = _run(session, _statement("name", form, kinds, k), params)
+    if "exact" in retrievers and tokens:
+        out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
+    span = date_range(query, now or dt.datetime.now(dt.timezone.utc)) if "date" in retrievers else None
+    if span is not None:
+        start, end = span
+        params |= {"q_from": start, "q_to": end,
+                   **{f"q_{name}_ts": dt.datetime.combine(d, dt.time(), tzinfo=dt.timezone.utc)
+                      for name, d in (("from", start), ("to", end))}}
+        out["date"] = _run(session, _statement("date", form, kinds, k), params)
+    if want_vector:
+        if counted:
+            modes = tuple("exact" if n <= EXACT_SCAN_MAX else "hnsw" for n in counts)
+        else:
+            modes = (vector_mode,) * len(vector_sources)
+        if "hnsw" in modes:
+            _set_sort(session, False)
+        out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)), params)
+        if "hnsw" in modes:
+            _set_sort(session, True)
+    return out
+
+
+def fuse(lists: dict[str, list[_Found]], weights: dict[str, float] | None = None) -> list[tuple[tuple[str, uuid.UUID], float, dict, dict]]:
+    """Reciprocal rank fusion: (key, score, ranks, signals), best first."""
+    weights = weights or WEIGHTS
+    scores: dict[tuple[str, uuid.UUID], float] = {}
+    ranks: dict[tuple[str, uuid.UUID], dict[str, int]] = {}
+    signals: dict[tuple[str, uuid.UUID], dict[str, float]] = {}
+    for name, found in lists.items():
+        for rank, f in enumerate(found, start=1):
+            key = (f.kind, f.id)
+            scores[key] = scores.get(key, 0.0) + weights.get(name, 1.0) / (RRF_K + rank)
+            ranks.setdefault(key, {})[name] = rank
+            sig = signals.setdefault(key, {})
+            sig[name] = round(f.score, 4)
+            if name == "fts":
+                sig["fts_words"] = f.extra
+    # An exact ID match is a tier of its own: the record whose tax ID or reference was typed comes
+    # first, then records carrying it, then everything else by fused score.
+    ordered = sorted(scores, key=lambda key: (-signals[key].get("exact", 0.0), -scores[key], str(key[1])))
+    return [(key, scores[key], ranks[key], signals[key]) for key in ordered]
+
+
+def search(session: Session, access: Access | None, query: str, kinds: Sequence[str] | None = None,
+           limit: int = 10, embed: Embed | None = None, *, embed_model: str | None = None,
+           retrievers: Sequence[str] = RETRIEVERS, now: dt.datetime | None = None) -> list[Hit]:
+    """Hybrid search for one principal; every retriever filters on its ownership inside its query.
+
+    `embed` turns the query into a vector (see `query_embedder`); without it, no vector retriever."""
+    query, kinds = _check(query, kinds, limit)
+    lists = retrieve(session, access, query, kinds=kinds, per_retriever=max(PER_RETRIEVER, limit * 3), embed=embed,
+                     embed_model=embed_model, retrievers=retrievers, now=now)
+    fused = fuse(lists)[:limit]
+    return _describe(session, fused)
+
+
+def _describe(session: Session, fused) -> list[Hit]:
+    """Titles and snippets of the fused hits, in one round trip."""
+    by_kind: dict[str, list[uuid.UUID]] = {}
+    for (kind, id_), *_ in fused:
+        by_kind.setdefault("document" if kind in DOCUMENT_KINDS else kind, []).append(id_)
+    parts = []
+    if by_kind.get("memory"):
+        parts.append(select(Memory.id, func.replace(Memory.attribute, "_", " ").label("title"),
+                            Memory.sentence.label("snippet"), Memory.subject.label("subject"))
+                     .where(Memory.id.in_(by_kind["memory"])))
+    if by_kind.get("message"):
+        parts.append(select(Message.id, (Message.role + " " + func.to_char(Message.created_at, "YYYY-MM-DD")).label("title"),
+                            func.left(Message.text, 300).label("snippet"), cast(None, String).label("subject"))
+                     .where(Message.id.in_(by_kind["message"])))
+    if by_kind.get("contact"):
+        parts.append(select(Contact.id, Contact.name.label("title"),
+                            func.concat_ws(" ", Contact.kind, Contact.tax_id).label("snippet"),
+                            ("contact:" + cast(Contact.id, String)).label("subject"))
+                     .where(Contact.id.in_(by_kind["contact"])))
+    if by_kind.get("document"):
+        parts.append(select(Document.id, func.coalesce(func.nullif(Document.title, ""), Document.external_ref).label("title"),
+                            func.left(Document.text, 300).label("snippet"),
+                            ("contact:" + cast(Document.contact_id, String)).label("subject"))
+                     .where(Document.id.in_(by_kind["document"])))
+    info = {}
+    if parts:
+        stmt = union_all(*parts) if len(parts) > 1 else parts[0]
+        info = {r.id: (r.title, r.snippet, r.subject) for r in session.execute(stmt)}
+    hits = []
+    for (kind, id_), score, ranks, signals in fused:
+        if id_ not in info:
+            continue  # gone between the retrievers and now
+        title, snippet, subject = info[id_]
+        hits.append(Hit(kind=kind, id=id_, title=title, snippet=snippet, score=round(score, 6), ranks=ranks,
+                        signals=signals, subject=subject))
+    return hits
+
+
+# ------------------------------------------------------------------------------------ host records
+
+def index_document(session: Session, *, org_id: uuid.UUID, kind: str, external_ref: str, title: str = "",
+                   text: str = "", owner_user_id: uuid.UUID | None = None, owner_phone: str | None = None,
+                   visibility: str = "shared_in_org", area: str | None = None, contact_id: uuid.UUID | None = None,
+                   tax_id: str | None = None, doc_date: dt.date | None = None, legal_hold: bool = False,
+                   embed: Embed | None = None, embed_model: str | None = None) -> uuid.UUID:
+    """Index (or re-index) a host record for search, with its owner columns. Does not commit."""
+    if kind not in DOCUMENT_KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(DOCUMENT_KINDS)}", field="kind")
+    if not external_ref or len(external_ref) > 200:
+        raise InvalidInput("external_ref is required (at most 200 characters)", field="external_ref")
+    if visibility not in ("private_in_org", "shared_in_org"):
+        raise InvalidInput("visibility must be private_in_org or shared_in_org", field="visibility")
+    if visibility == "private_in_org" and owner_user_id is None and not owner_phone:
+        raise InvalidInput("a private record needs an owner", field="visibility")
+    vector = embed([f"{title}\n{text}"[:4000]])[0] if embed is not None else None
+    values = dict(org_id=org_id, kind=kind, external_ref=external_ref, title=title, text=text,
+                  owner_user_id=owner_user_id, owner_phone=owner_phone, visibility=visibility,
+                  area=area or AREA_OF_KIND[kind], contact_id=contact_id, tax_id=tax_id, doc_date=doc_date,
+                  legal_hold=legal_hold, embedding=vector, embed_model=embed_model if vector is not None else None)
+    stmt = insert(Document).values(**values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["org_id", "kind", "external_ref"],
+        set_={k: stmt.excluded[k] for k in values if k not in ("org_id", "kind", "external_ref")}
+        | {"updated_at": func.now()}).returning(Document.id)
+    return session.scalar(stmt)
+
+
+def remove_document(session: Session, *, org_id: uuid.UUID, kind: str, external_ref: str) -> bool:
+    """Drop a host record from the index; True when there was one. Does not commit."""
+    result = session.execute(delete(Document).where(Document.org_id == org_id, Document.kind == kind,
+                                                    Document.external_ref == external_ref))
+    return result.rowcount > 0
+
+
+# ------------------------------------------------------------------------------------ query embedding
+
+_EMBEDDER_LOCK = threading.Lock()
+_EMBEDDER: dict[str, object] = {}
+
+
+def query_embedder(settings=None) -> tuple[Embed, str]:
+    """The embedding the stored vectors were made with: the configured backend's, else the local one."""
+    with _EMBEDDER_LOCK:
+        cached = _EMBEDDER.get("e")
+        if cached is None:
+            cached = _build_embedder(settings)
+            _EMBEDDER["e"] = cached
+    return cached  # type: ignore[return-value]
+
+
+def _build_embedder(settings) -> tuple[Embed, str]:
+    try:
+        from memory_core.backends import get_backend  # type: ignore[attr-defined]
+    except ImportError:
+        get_backend = None
+    if get_backend is not None:
+        backend = get_backend(settings)
+        return (lambda texts: backend.embed(texts)[0]), backend.embed_model
+    from memory_core.backends.local_embedder import LocalEmbedder
+
+    local = LocalEmbedder()
+    return local.embed, local.model_name

@@ -1,0 +1,1 @@
+"""Organizations, people, memberships, API keys and channel identities (WhatsApp linking)."""
