@@ -31,6 +31,7 @@ from memory_core.domain.models import (
     Contact, Memory, MemorySource, Message, Notification, Organization, PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.privacy.my_memory import learning_paused
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ def insult_words(text: str) -> str | None:
 @dataclass
 class Outcome:
     """What the pipeline did with one message (also what `memoria eval` scores)."""
-    outcome: str  # skipped | forgotten | indexed | no_access | ignored | refused | learnt | proposed | merged
+    outcome: str  # skipped | forgotten | indexed | no_access | paused | ignored | refused | learnt | proposed | merged
     reason: str = ""
     policy: str | None = None  # secret | insult | special | bank_account, when policy decided
     decision: GateDecision | None = None
@@ -278,6 +279,7 @@ class BatchCache:
         self._exclusions: dict = {}
         self._contacts: dict = {}
         self._access: dict = {}
+        self._paused: dict = {}
         self._orgs: dict = {}
         # The batch's messages, loaded (and locked) by `prepare_messages`: held here so the session's
         # identity map (weak references) still has them when each message is processed.
@@ -298,6 +300,12 @@ class BatchCache:
         if key not in self._access:
             self._access[key] = load_access(session, org_id, user_id=user_id, phone=phone)
         return self._access[key]
+
+    def paused(self, session: Session, user_id: uuid.UUID | None) -> bool:
+        """Whether the writer paused learning, read once per batch like their access."""
+        if user_id not in self._paused:
+            self._paused[user_id] = learning_paused(session, user_id)
+        return self._paused[user_id]
 
     def exclusions(self, session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
         if org_id not in self._exclusions:
@@ -454,6 +462,9 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
               load_access(session, msg.org_id, user_id=msg.user_id, phone=msg.phone))
     if access is None:
         return Outcome("no_access", "The writer has no access to this org any more: nothing is learnt.")
+    if (cache.paused(session, access.principal.user_id) if cache is not None
+            else learning_paused(session, access.principal.user_id)):
+        return Outcome("paused", "The writer paused learning: nothing is learnt from their messages.")
     if cache is not None:
         org = cache.org(session, msg.org_id)
     else:
