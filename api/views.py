@@ -420,7 +420,7 @@ def my_memories_export(org_id, query: PrincipalQuery):
     from memory_core.privacy import my_memory
 
     access, s = _mine(org_id, query.user_id, query.phone)
-    out = MyExportOut.model_validate(my_memory.export(s, access))
+    out = MyExportOut.model_validate(my_memory.export([(s, access)]))
     response = current_app.response_class(out.model_dump_json(), mimetype="application/json")
     response.headers["Content-Disposition"] = 'attachment; filename="my-memory.json"'
     response.headers["Cache-Control"] = "no-store"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from sqlalchemy import and_, func, select, update
@@ -126,7 +126,7 @@ def _sources(s: Session, access: Access, memory_ids: list[uuid.UUID]) -> dict[uu
         out[src.memory_id].append(SourceRef(
             at=msg.created_at if msg is not None else src.created_at, conversation_id=src.conversation_id,
             message_id=src.message_id, channel=channel,
-            excerpt=(text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")) if text else None))
+            excerpt=_excerpt(text)))
     return out
 
 
@@ -141,6 +141,11 @@ def _group(s: Session, access: Access, rows: list[Memory], org_name: str | None,
     return [SubjectGroup(subj, labels[subj], [
         Item(m, sources.get(m.id, []), editable, (older or {}).get(m.id, []))
         for m in sorted(by_subject[subj], key=lambda m: (not m.pinned, m.attribute))]) for subj in order]
+
+
+def item(s: Session, access: Access, m: Memory) -> Item:
+    """One memory as the list shows it (after an edit, the new version)."""
+    return Item(m, _sources(s, access, [m.id]).get(m.id, []), m.level in OWN_LEVELS)
 
 
 def _section(s: Session, access: Access, kind: str, org_name: str | None, limit: int, *,
@@ -174,6 +179,29 @@ def sections(s: Session, access: Access, *, personal: bool = True, export: bool 
     if access.org_id is not None:
         out.append(_section(s, access, "private", org_name, own_limit or 10**9, with_versions=export))
         out.append(_section(s, access, "shared", org_name, SHARED_EXPORT_LIMIT if export else SHARED_LIMIT))
+    return out
+
+
+def _excerpt(text: str | None) -> str | None:
+    return (text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")) if text else None
+
+
+def person_sections(views: list[tuple[Session, Access]], *, export: bool = False) -> list[Section]:
+    """`sections` of one person seen from several places: `views` are (session, access) pairs, each
+    session in its access's scope, the first one listing the personal memories (the console passes
+    the org-less one, then one per org). A personal memory learnt in an org shows its source message
+    as read in that org's scope."""
+    out = [sec for i, (s, access) in enumerate(views) for sec in sections(s, access, personal=i == 0, export=export)]
+    items = [i for sec in out if sec.kind == "personal" for g in sec.groups for i in g.items]
+    missing = {src.message_id for i in items for src in i.sources if src.excerpt is None and src.message_id}
+    found: dict[uuid.UUID, str] = {}
+    for s, access in views[1:]:
+        if missing - set(found):
+            found.update(s.execute(select(Message.id, Message.text).where(
+                Message.id.in_(list(missing - set(found))), message_visible(access))).all())
+    for i in items:
+        i.sources = [replace(src, excerpt=_excerpt(found.get(src.message_id)))
+                     if src.excerpt is None and src.message_id in found else src for src in i.sources]
     return out
 
 
@@ -299,11 +327,14 @@ def section_json(sec: Section) -> dict[str, Any]:
                 for i in g.items]} for g in sec.groups]}
 
 
-def export(s: Session, access: Access, *, personal: bool = True, now: Clock = _utcnow) -> dict[str, Any]:
-    """Everything `sections` shows, as JSON-ready data, with the older versions of their own memories."""
-    p = access.principal
-    paused = paused_since(s, p)
+def export(views: list[tuple[Session, Access]], *, now: Clock = _utcnow) -> dict[str, Any]:
+    """Everything `sections` shows, as JSON-ready data, with the older versions of their own memories.
+    `views`: (session, access) pairs of one person, each session in its access's scope; the first
+    one lists the personal memories (the API passes one pair, the console one per org)."""
+    s0, a0 = views[0]
+    p = a0.principal
+    paused = paused_since(s0, p)
     return {"exported_at": now().isoformat(),
             "person": {"user_id": str(p.user_id) if p.user_id else None, "phone": p.phone},
             "learning_paused_at": paused.isoformat() if paused else None,
-            "sections": [section_json(sec) for sec in sections(s, access, personal=personal, export=True)]}
+            "sections": [section_json(sec) for sec in person_sections(views, export=True)]}
