@@ -173,9 +173,9 @@ def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetai
                               .where(MemorySource.memory_id.in_(ids)).order_by(MemorySource.created_at)):
         sources[src.memory_id].append(msg)
     current = next((v for v in chain if v.status == "active"), None)
-    versions = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
+    history = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
                         sources[v.id], v.status == "active") for v in chain]
-    return MemoryDetail(m, labels.subject(m.subject), versions, current, may_change(op, m), may_restore(op, m))
+    return MemoryDetail(m, labels.subject(m.subject), history, current, may_change(op, m), may_restore(op, m))
 
 
 # ------------------------------------------------------------------------------------ changing
