@@ -31,7 +31,8 @@ OWN_LIMIT = 1000
 SHARED_LIMIT = 200
 SHARED_EXPORT_LIMIT = 5000
 EXCERPT_CHARS = 200
-SHARED_ONLY_SEEN = "Shared memories belong to the organization: you can see them, but only its owners and admins can change them."
+SHARED_ONLY_SEEN = ("Shared memories belong to the organization: they are listed here to see, not to change "
+                    "(whoever may edit their area changes them in the organization's memories).")
 
 Clock = Callable[[], dt.datetime]
 
