@@ -11,7 +11,7 @@ from memory_core.adapters.queue import get_queue
 from memory_core.backends import get_backend
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import Forbidden, NotFound
-from memory_core.domain.models import Memory, Message, Outbox
+from memory_core.domain.models import Memory, Message, Outbox, UsageLedger
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
 from memory_core.learning.remember import remember
@@ -52,6 +52,9 @@ def test_pause_stops_learning_through_the_worker_and_resume_restarts_it(factory,
     work(servers)
     system_session.expire_all()
     assert facts(system_session) == []
+    # not even read for learning: no gate or extraction call was made for it
+    assert system_session.scalars(select(UsageLedger.purpose).where(UsageLedger.message_id == paused_msg)).all() == [
+        "embed"]
     # the message is still stored, indexed and done with: pausing stops learning, not the chat
     msg = system_session.get(Message, paused_msg)
     assert msg is not None and msg.embedding is not None

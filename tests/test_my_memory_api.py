@@ -211,3 +211,22 @@ def test_a_number_without_an_account_cannot_pause(client, w, factory):
     factory.phone(w.org, "+34600111222")
     r = client.put("/api/v1/me/learning", headers=w.headers(), json={"phone": "+34600111222", "paused": True})
     assert r.status_code == 422 and "account" in r.get_json()["error"]["message"]
+
+
+def test_the_python_client_drives_every_my_memory_call_against_the_real_app(live_server, w):
+    from client.memoria_client import ApiError, MemoriaClient
+
+    client, ana = MemoriaClient(live_server, w.key, max_retries=0), str(w.ana.id)
+    listing = client.my_memories(user_id=ana)
+    assert [s["kind"] for s in listing["sections"]] == ["personal", "private", "shared"]
+    edited = client.edit_my_memory(str(w.pref.id), value="WhatsApp", sentence="Prefiere WhatsApp.", user_id=ana)
+    assert edited["hand_edited"] and edited["replaces"] == str(w.pref.id)
+    assert client.delete_my_memory(edited["id"], user_id=ana) == 2
+    assert client.forget_my_subject(w.garcia, user_id=ana) == 1
+    assert client.set_my_learning(True, user_id=ana)["paused"] is True
+    assert client.my_learning(user_id=ana)["paused"] is True
+    exported = client.export_my_memories(user_id=ana)
+    assert exported["learning_paused_at"] and exported["person"]["user_id"] == ana
+    with pytest.raises(ApiError) as exc:
+        client.delete_my_memory(str(w.bea_private.id), user_id=ana)
+    assert exc.value.status == 404

@@ -337,6 +337,12 @@ def _share(usage: Usage, part: int, whole: int) -> Usage:
                    cost_usd=usage.cost_usd * ratio)
 
 
+def _writer_paused(session: Session, cache: BatchCache, msg: Message) -> bool:
+    """The writer paused learning: their message is indexed, never sent to the gate."""
+    access = cache.access(session, msg.org_id, msg.user_id, msg.phone)
+    return access is not None and cache.paused(session, access.principal.user_id)
+
+
 def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: ModelBackend,
                      cache: BatchCache, run_tag: str | None = None, *,
                      lock: bool = False) -> dict[uuid.UUID, Prepared]:
@@ -373,7 +379,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         p = out[msg.id] = Prepared(text=msg.text, message_id=msg.id)
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
-        if msg.role == "user":
+        if msg.role == "user" and not _writer_paused(session, cache, msg):
             previous = previous_of[msg.id]
             p.previous = None if previous and check_text(previous, exclusions).secret else previous
             to_gate.append(p)
