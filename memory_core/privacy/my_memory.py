@@ -114,6 +114,10 @@ def _subject_labels(s: Session, access: Access, subjects: set[str], org_name: st
     return labels
 
 
+def _excerpt(text: str | None) -> str | None:
+    return (text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")) if text else None
+
+
 def _sources(s: Session, access: Access, memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[SourceRef]]:
     out: dict[uuid.UUID, list[SourceRef]] = defaultdict(list)
     if not memory_ids:
@@ -149,22 +153,29 @@ def item(s: Session, access: Access, m: Memory) -> Item:
     return Item(m, _sources(s, access, [m.id]).get(m.id, []), m.level in OWN_LEVELS)
 
 
-def _section(s: Session, access: Access, kind: str, org_name: str | None, limit: int, *,
+def _section(s: Session, access: Access, kind: str, org_name: str | None, limit: int | None, *,
              with_versions: bool = False) -> Section:
-    level = {"personal": "personal", "private": "private", "shared": "shared"}[kind]
-    where = and_(memory_visible(access), Memory.level == level, Memory.status == "active")
-    total = s.scalar(select(func.count()).select_from(Memory).where(where))
-    rows = list(s.scalars(select(Memory).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
-                          .limit(limit))) if total else []
-    editable = kind != "shared"
+    """The active memories of one level (kind) the access may see, newest first, at most `limit`."""
+    where = and_(memory_visible(access), Memory.level == kind, Memory.status == "active")
+    total = s.scalar(select(func.count()).select_from(Memory).where(where)) or 0
+    stmt = select(Memory).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
+    rows = list(s.scalars(stmt if limit is None else stmt.limit(limit))) if total else []
+    editable = kind in OWN_LEVELS
     older: dict[uuid.UUID, list[Memory]] = {}
     if with_versions and editable:
-        for m in rows:
-            older[m.id] = [v for v in versions.chain(s, access, m) if v.id != m.id]
+        # Every older version of this level in one query, matched to its current row the way
+        # versions.chain matches a fact (org, owner, subject, attribute), newest first.
+        fact = lambda m: (m.org_id, m.owner_user_id, m.owner_phone, m.subject, m.attribute)  # noqa: E731
+        current = {fact(m): m.id for m in rows}
+        for v in s.scalars(select(Memory).where(memory_visible(access), Memory.level == kind,
+                                                Memory.status == "superseded")
+                           .order_by(Memory.valid_from.desc(), Memory.created_at.desc())):
+            if fact(v) in current:
+                older.setdefault(current[fact(v)], []).append(v)
     ids = [m.id for m in rows] + [v.id for vs in older.values() for v in vs]
-    return Section(kind, None if kind == "personal" else access.org_id, None if kind == "personal" else org_name,
-                   editable, _group(s, access, rows, org_name, editable, _sources(s, access, ids), older),
-                   total or 0, len(rows))
+    in_org = kind != "personal"
+    return Section(kind, access.org_id if in_org else None, org_name if in_org else None, editable,
+                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older), total, len(rows))
 
 
 def sections(s: Session, access: Access, *, personal: bool = True, export: bool = False) -> list[Section]:
@@ -176,15 +187,11 @@ def sections(s: Session, access: Access, *, personal: bool = True, export: bool 
     org_name = s.scalar(select(Organization.name).where(Organization.id == access.org_id)) if access.org_id else None
     out = []
     if personal:
-        out.append(_section(s, access, "personal", org_name, own_limit or 10**9, with_versions=export))
+        out.append(_section(s, access, "personal", org_name, own_limit, with_versions=export))
     if access.org_id is not None:
-        out.append(_section(s, access, "private", org_name, own_limit or 10**9, with_versions=export))
+        out.append(_section(s, access, "private", org_name, own_limit, with_versions=export))
         out.append(_section(s, access, "shared", org_name, SHARED_EXPORT_LIMIT if export else SHARED_LIMIT))
     return out
-
-
-def _excerpt(text: str | None) -> str | None:
-    return (text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")) if text else None
 
 
 def person_sections(views: list[tuple[Session, Access]], *, export: bool = False) -> list[Section]:
@@ -271,17 +278,20 @@ def forget_subject(s: Session, access: Access, subject: str, *, actor_label: str
 
 # ------------------------------------------------------------------------------------ pausing learning
 
-def learning_paused(s: Session, user_id: uuid.UUID | None) -> bool:
-    """Whether the person paused learning. A number with no account behind it cannot pause."""
+def _paused_at(s: Session, user_id: uuid.UUID | None) -> dt.datetime | None:
     if user_id is None:
-        return False
-    return s.scalar(select(User.learning_paused_at).where(User.id == user_id)) is not None
+        return None  # a number with no account behind it cannot pause
+    return s.scalar(select(User.learning_paused_at).where(User.id == user_id))
+
+
+def learning_paused(s: Session, user_id: uuid.UUID | None) -> bool:
+    """Whether the person paused learning (what the worker and the explicit path check)."""
+    return _paused_at(s, user_id) is not None
 
 
 def paused_since(s: Session, principal: Principal) -> dt.datetime | None:
-    if principal.user_id is None:
-        return None
-    return s.scalar(select(User.learning_paused_at).where(User.id == principal.user_id))
+    """Since when the person paused learning; None while it is on."""
+    return _paused_at(s, principal.user_id)
 
 
 def set_learning_paused(s: Session, principal: Principal, paused: bool, *, actor_label: str,
