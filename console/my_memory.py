@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 from console import bp
 from console.operator import is_htmx, status_of
 from console.web import actor_label, db
-from memory_core.adapters.db import SYSTEM
 from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Forbidden, MemoriaError, NotFound
 from memory_core.privacy import my_memory
@@ -26,7 +25,7 @@ def _views() -> list[tuple[Session, Access]]:
     personal = Access(Principal(user_id=current_user.uid), None)
     views = [(db(personal.scope()), personal)]
     for o in current_user.orgs:
-        access = load_access(db(SYSTEM), o.org_id, user_id=current_user.uid)
+        access = load_access(views[0][0], o.org_id, user_id=current_user.uid)
         if access is not None:
             views.append((db(access.scope()), access))
     return views
@@ -114,15 +113,15 @@ def my_memory_forget_subject():
     """Forget everything of mine about one subject, in every org."""
     if request.form.get("confirm") != "1":
         return _page({"forget": CONFIRM}, request.form, 422)
-    n = 0
+    n, views = 0, _views()
     try:
-        for s, access in _views():
+        for s, access in views:
             n += my_memory.forget_subject(s, access, request.form.get("subject", ""), actor_label=actor_label())
     except MemoriaError as exc:
-        for s, _ in _views():
+        for s, _ in views:
             s.rollback()
         return _page({"forget": str(exc)}, request.form, status_of(exc))
-    for s, _ in _views():
+    for s, _ in views:
         s.commit()
     return _done(f"Forgot {n} memory row(s) about it." if n else "Nothing of yours was about it.")
 
