@@ -12,6 +12,7 @@ from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length
 
 from console import bp
+from console.confirm import ask, confirmed
 from console.web import db, platform_role_required
 from memory_core.privacy import requests as privacy
 from memory_core.adapters.db import SYSTEM
@@ -85,7 +86,8 @@ def privacy_request(request_id: uuid.UUID):
     """One request: its steps, preview, progress and receipt."""
     req = _request_or_404(request_id)
     return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
-                           totals=privacy._totals(req.preview) if req.preview else None)
+                           totals=privacy.preview_totals(req.preview) if req.preview else None,
+                           erasure_consequence=erasure_consequence(req) if req.preview else "")
 
 
 @bp.route("/privacy/<uuid:request_id>/progress")
@@ -139,10 +141,16 @@ def privacy_preview(request_id: uuid.UUID):
 @bp.route("/privacy/<uuid:request_id>/execute", methods=["POST"])
 @officer
 def privacy_execute(request_id: uuid.UUID):
-    """Execute the previewed request: inline when small, else on the worker with progress."""
+    """Execute the previewed request (an erasure after a confirmation): inline when small, else on the worker."""
+    req = _request_or_404(request_id)
+    if req.kind == "erasure" and req.preview and not confirmed():
+        return ask(action=url_for("console.privacy_execute", request_id=request_id),
+                   question="Execute this erasure?", consequence=erasure_consequence(req), button="Erase for good",
+                   back=url_for("console.privacy_request", request_id=request_id))
+
     def run(s, _form):
         req = _request_or_404(request_id)
-        total = sum(privacy._totals(req.preview).values()) if req.preview else 0
+        total = sum(privacy.preview_totals(req.preview).values()) if req.preview else 0
         if req.kind == "erasure" and total > INLINE_LIMIT:
             from jobs.privacy import enqueue_execution
 
@@ -151,6 +159,12 @@ def privacy_execute(request_id: uuid.UUID):
         privacy.execute(s, request_id, current_user.uid)
         return None
     return _step(request_id, run, "Executed. Download the receipt below.")
+
+
+def erasure_consequence(req) -> str:
+    totals = privacy.preview_totals(req.preview)
+    return (f"This deletes {totals['delete']} rows, anonymises {totals['anonymise']} and keeps {totals['keep']} "
+            "under legal hold. It cannot be undone.")
 
 
 @bp.route("/privacy/<uuid:request_id>/receipt.json")

@@ -135,7 +135,7 @@ def test_memory_of_another_org_is_not_found(client, w):
 
 def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
     token = sign_in(client, w.admin)
-    resp = client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token})
+    resp = client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token, "confirmed": "yes"})
     assert resp.status_code == 303
     active = _active(w.s, w.current.subject, "plazo_pago")
     assert [m.value for m in active] == ["30 días"] and active[0].id not in (w.old.id, w.current.id)
@@ -151,13 +151,13 @@ def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
 
 def test_member_cannot_restore_a_version(client, w):
     token = sign_in(client, w.member)
-    assert client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token}).status_code == 403
+    assert client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
     assert [m.id for m in _active(w.s, w.current.subject, "plazo_pago")] == [w.current.id]
 
 
 def test_restoring_the_current_version_is_refused_with_a_message(client, w):
     token = sign_in(client, w.admin)
-    resp = client.post(f"/memories/{w.current.id}/restore", data={"csrf_token": token})
+    resp = client.post(f"/memories/{w.current.id}/restore", data={"csrf_token": token, "confirmed": "yes"})
     assert resp.status_code == 422 and "Only an older version can be restored." in resp.get_data(as_text=True)
 
 
@@ -203,16 +203,36 @@ def test_pin_and_unpin(client, w):
 def test_delete_removes_the_memory_and_its_versions(client, w):
     token = sign_in(client, w.admin)
     ids = [w.current.id, w.old.id]
-    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token}, follow_redirects=True)
+    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token, "confirmed": "yes"}, follow_redirects=True)
     assert "Deleted the memory and its 1 older version(s)." in resp.get_data(as_text=True)
     w.s.expire_all()
     assert not w.s.scalars(select(Memory.id).where(Memory.id.in_(ids))).all()
     assert w.s.scalar(select(AuditLog.details).where(AuditLog.action == "memory.deleted"))["versions"] == 2
 
 
+def test_delete_without_confirmation_asks_what_will_happen_and_deletes_nothing(client, w):
+    token = sign_in(client, w.admin)
+    page = client.get(f"/memories/{w.current.id}").get_data(as_text=True)
+    assert "<details class=\"confirm\">" in page and "This deletes 2 versions of this fact" in page
+    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token})
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 200 and "Delete this memory with its versions?" in html
+    assert "This deletes 2 versions of this fact" in html and 'name="confirmed" value="yes"' in html
+    w.s.expire_all()
+    assert w.s.get(Memory, w.current.id) is not None and w.s.get(Memory, w.old.id) is not None
+
+
+def test_restore_without_confirmation_says_which_value_comes_back_and_changes_nothing(client, w):
+    token = sign_in(client, w.admin)
+    resp = client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token})
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 200 and "Makes «30 días» current again" in html and "«60 días»" in html
+    assert [m.id for m in _active(w.s, w.current.subject, "plazo_pago")] == [w.current.id]
+
+
 def test_member_cannot_delete_a_shared_memory(client, w):
     token = sign_in(client, w.member)
-    assert client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token}).status_code == 403
+    assert client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
     w.s.expire_all()
     assert w.s.get(Memory, w.current.id) is not None
 

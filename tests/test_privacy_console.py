@@ -54,7 +54,10 @@ def test_officer_runs_an_erasure_and_an_export_from_the_console(client, factory,
     assert export.status_code == 200 and export.headers["Content-Type"] == "application/zip"
     users = json.loads(zipfile.ZipFile(io.BytesIO(export.data)).read("users.json"))
     assert users[0]["email"] == ana.email
-    html = _post(client, detail, f"{detail}/execute", {}).get_data(as_text=True)
+    asked = client.post(f"{detail}/execute", data={"csrf_token": csrf_from(client.get(detail).get_data(as_text=True))}).get_data(as_text=True)
+    assert "Execute this erasure?" in asked and "It cannot be undone." in asked
+    assert system_session.get(User, ana.id) is not None  # nothing happened on the first click
+    html = _post(client, detail, f"{detail}/execute", {"confirmed": "yes"}).get_data(as_text=True)
     assert "no identifier of the subject found" in html
     receipt = client.get(f"{detail}/receipt.json")
     assert receipt.status_code == 200

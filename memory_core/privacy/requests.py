@@ -417,11 +417,11 @@ def preview(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) ->
     req.preview = compute_preview(session, subject)
     req.status, req.updated_at = "previewed", _now()
     req.progress = {**req.progress, "previewed_at": _now().isoformat()}
-    _audit(session, req, "privacy.previewed", actor, counts=_totals(req.preview))
+    _audit(session, req, "privacy.previewed", actor, counts=preview_totals(req.preview))
     return req
 
 
-def _totals(pv: dict[str, Any]) -> dict[str, int]:
+def preview_totals(pv: dict[str, Any]) -> dict[str, int]:
     return {"delete": sum(pv["delete"].values()), "anonymise": sum(pv["anonymise"].values()),
             "keep": sum(e["rows"] for e in pv["keep"].values())}
 
