@@ -69,8 +69,9 @@ def memory_restore(memory_id: uuid.UUID):
 @login_required
 def memory_edit(memory_id: uuid.UUID):
     """Correct the memory by hand (a new, hand-edited version)."""
-    return _act(memory_id, lambda s, op: curation.edit(s, op, memory_id, request.form.get("value", ""),
-                                                       request.form.get("sentence", "")), "Saved as a new version.")
+    f = request.form
+    return _act(memory_id, lambda s, op: curation.edit(s, op, memory_id, f.get("value", ""), f.get("sentence", ""),
+                                                       typed_account=f.get("confirm_account")), "Saved as a new version.")
 
 
 @bp.route("/memories/<uuid:memory_id>/pin", methods=["POST"])
@@ -142,7 +143,7 @@ def _act(memory_id, action, done: str):
         except MemoriaError as again:
             abort(status_of(again))
         field = getattr(exc, "field", None)
-        return _page(d, errors={field if field in ("value", "sentence") else "form": str(exc)}, form=request.form), code
+        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)}, form=request.form), code
     s.commit()
     flash(done)
     target = url_for("console.memory", memory_id=row.id)

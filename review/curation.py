@@ -19,7 +19,9 @@ from memory_core.domain.access import contact_visible, memory_visible, message_v
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
 from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES
-from review.service import Labels, Operator, visible_proposals
+from memory_core.domain.ladder import BANK_ATTRIBUTES
+from memory_core.domain.policy import iban_valid
+from review.service import Labels, Operator, normalise_account, verified_account_sentence, visible_proposals
 
 PAGE_SIZE = 50
 
@@ -158,6 +160,10 @@ class MemoryDetail:
     may_change: bool
     may_restore: bool
 
+    @property
+    def is_bank_account(self) -> bool:
+        return self.memory.attribute in BANK_ATTRIBUTES
+
 
 def _chain(s: Session, op: Operator, m: Memory) -> list[Memory]:
     """Every version of the same fact: same org, level, owner, subject and attribute, newest first."""
@@ -245,12 +251,23 @@ def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
     return row
 
 
-def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: str) -> Memory:
-    """Correct a memory by hand: a new hand-edited version supersedes it."""
+def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: str,
+         typed_account: str | None = None) -> Memory:
+    """Correct a memory by hand: a new hand-edited version supersedes it. A bank account goes through the same
+    safeguard as its proposal: an owner or admin, a valid IBAN, typed twice."""
     m = get_memory(s, op, memory_id, for_update=True)
     if not may_change(op, m):
         raise Forbidden("You may not edit this memory.")
     value, sentence = (value or "").strip(), (sentence or "").strip()
+    if m.attribute in BANK_ATTRIBUTES:
+        value = normalise_account(value).upper()
+        if not op.access.is_admin:
+            raise Forbidden("Only an owner or admin can change a bank account.")
+        if not iban_valid(value):
+            raise InvalidInput("That is not a valid IBAN (check the country code, length and check digits).", "value")
+        if normalise_account(typed_account or "").upper() != value:
+            raise InvalidInput("The account you typed again does not match. Nothing was changed.", "confirm_account")
+        sentence = verified_account_sentence(Labels(s, op.org_id).subject(m.subject))
     if not value:
         raise InvalidInput("The value cannot be empty.", "value")
     if not sentence:

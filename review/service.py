@@ -323,6 +323,10 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------------------------ deciding
 
+def verified_account_sentence(subject_label: str) -> str:
+    return f"{subject_label}: cuenta bancaria verificada con el contacto."
+
+
 def normalise_account(value: str) -> str:
     """Bank accounts compare without spaces, dashes or case: how people type an IBAN back."""
     return "".join(ch for ch in value.casefold() if ch.isalnum())
@@ -353,6 +357,8 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
         if normalise_account(typed_account) != normalise_account(p.value):
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")
+        # Verified now: the fact must stop reading "sin verificar" wherever it is shown or sent.
+        p.sentence = verified_account_sentence(Labels(s, op.org_id).subject(p.subject))
     if p.proposal_kind == "confirmation" and not op.access.can_edit(p.area):
         # The author confirms the fact, but may not share in this area: someone who may must approve it.
         p.proposal_kind = "low_permission"
