@@ -9,7 +9,7 @@ from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, Length
+from wtforms.validators import DataRequired, Length, Optional
 
 from console import bp
 from console.confirm import ask, confirmed
@@ -37,6 +37,11 @@ class IntakeForm(FlaskForm):
 
 class NoteForm(FlaskForm):
     note = TextAreaField("Note", validators=[DataRequired(), Length(max=2000)])
+
+
+class VerifyForm(FlaskForm):
+    """The note may stay empty when the verification was already written at intake."""
+    note = TextAreaField("Note", validators=[Optional(), Length(max=2000)])
 
 
 class ActionForm(FlaskForm):
@@ -86,7 +91,7 @@ def privacy_request(request_id: uuid.UUID):
     """One request: its steps, preview, progress and receipt."""
     req = _request_or_404(request_id)
     return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
-                           totals=privacy.preview_totals(req.preview) if req.preview else None,
+                           verify_form=VerifyForm(), totals=privacy.preview_totals(req.preview) if req.preview else None,
                            erasure_consequence=erasure_consequence(req) if req.preview else "")
 
 
@@ -119,8 +124,8 @@ def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
 @officer
 def privacy_verify(request_id: uuid.UUID):
     """Note how the identity was verified."""
-    return _step(request_id, lambda s, f: privacy.verify(s, request_id, f.note.data, current_user.uid),
-                 "Identity verification noted. Preview the request next.", NoteForm)
+    return _step(request_id, lambda s, f: privacy.verify(s, request_id, f.note.data or "", current_user.uid),
+                 "Identity verification noted. Preview the request next.", VerifyForm)
 
 
 @bp.route("/privacy/<uuid:request_id>/reject", methods=["POST"])

@@ -19,3 +19,17 @@ document.addEventListener("htmx:responseError", function (event) {
   note.textContent = text;
   main.insertBefore(note, main.firstChild);
 });
+
+// Copy buttons (data-copy="#selector"): shown only where the clipboard can be written, say when it worked.
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("[data-copy]").forEach(function (button) {
+    if (!navigator.clipboard) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var source = document.querySelector(button.getAttribute("data-copy"));
+      navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+        button.textContent = "Copied";
+      });
+    });
+  });
+});

@@ -503,3 +503,29 @@ def test_member_never_reads_an_unverified_bank_account_in_memories(client, w, fa
     client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
     sign_in(client, w.admin)
     assert "Cuenta nueva sin verificar." in client.get("/memories?status=proposed").get_data(as_text=True)
+
+
+# ------------------------------------------------------------------------------------ error pages
+
+def test_404_and_403_pages_keep_the_navigation_and_offer_a_way_back(client, w):
+    sign_in(client, w.member)
+    missing = client.get("/memories/00000000-0000-0000-0000-000000000000",
+                         headers={"Referer": "http://localhost/memories?q=acme"})
+    html = missing.get_data(as_text=True)
+    assert missing.status_code == 404 and "Page not found" in html and 'class="mainnav"' in html
+    assert 'href="/memories?q=acme"' in html
+    forbidden = client.get("/api-keys")
+    html = forbidden.get_data(as_text=True)
+    assert forbidden.status_code == 403 and "You may not open this page" in html and 'class="mainnav"' in html
+
+
+def test_error_page_never_links_back_off_site(client, w):
+    sign_in(client, w.member)
+    for referer in ("http://evil.example/x", "http://localhost//evil.example/x"):
+        html = client.get("/nowhere", headers={"Referer": referer}).get_data(as_text=True)
+        assert "evil.example" not in html
+
+
+def test_api_paths_still_answer_json_errors(client, w):
+    resp = client.get("/api/v1/nowhere")
+    assert resp.status_code == 404 and resp.get_json()["error"]["code"] == "not_found"

@@ -134,3 +134,33 @@ def test_erasing_a_user_who_signed_in_leaves_no_email_in_the_audit_log(client, f
     s.commit()
     privacy.execute(s, req.id, None)
     assert s.get(PrivacyRequest, req.id).receipt["verification"]["clean"]
+
+
+def test_link_page_says_which_number_to_write_to(client, app, factory):
+    import dataclasses
+
+    app.config["MEMORIA_SETTINGS"] = dataclasses.replace(app.config["MEMORIA_SETTINGS"], whatsapp_number="+34 600 111 222")
+    ana = factory.member(factory.org())
+    login(client, ana.email, PASSWORD)
+    html = _post(client, "/link-whatsapp", "/link-whatsapp/code", {}).get_data(as_text=True)
+    code = re.search(r"VINCULAR ([A-Z0-9]{6})", html).group(1)
+    assert 'id="whatsapp-number">+34 600 111 222<' in html
+    assert f'href="https://wa.me/34600111222?text=VINCULAR%20{code}"' in html
+
+
+def test_verification_typed_at_intake_is_not_asked_again(client, factory, system_session):
+    ana = factory.member(factory.org(), email="ana.intake@example.test")
+    officer = factory.user(platform_role="privacy_officer")
+    login(client, officer.email, PASSWORD)
+    _post(client, "/privacy", "/privacy/new", {"kind": "access", "subject_type": "user", "subject_ref": ana.email,
+                                               "requested_by": "Ana", "basis": "GDPR art. 15",
+                                               "verification": "Signed letter with ID copy"})
+    req = system_session.scalar(select(PrivacyRequest))
+    detail = f"/privacy/{req.id}"
+    html = client.get(detail).get_data(as_text=True)
+    assert "Noted at intake" in html and "Signed letter with ID copy" in html
+    assert "How was the identity verified?" not in html
+    html = _post(client, detail, f"{detail}/verify", {}).get_data(as_text=True)
+    system_session.expire_all()
+    assert system_session.get(PrivacyRequest, req.id).status == "verified"
+    assert system_session.get(PrivacyRequest, req.id).verification == "Signed letter with ID copy"

@@ -387,9 +387,10 @@ def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID 
     req = _get(session, request_id, lock=True)
     _require(req, "received")
     note = (note or "").strip()
-    if not note:
+    if not note and not req.verification:
         raise InvalidInput("Note how the identity was verified.", field="verification")
-    req.verification = (req.verification + "\n" if req.verification else "") + note
+    if note:  # what was typed at intake is not asked again
+        req.verification = (req.verification + "\n" if req.verification else "") + note
     req.status, req.updated_at = "verified", _now()
     req.progress = {**req.progress, "verified_at": _now().isoformat()}
     _audit(session, req, "privacy.verified", actor)
