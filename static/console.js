@@ -33,3 +33,16 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   });
 });
+
+// On a phone the navigation folds behind a Menu button (without JavaScript it simply wraps).
+document.addEventListener("DOMContentLoaded", function () {
+  var bar = document.querySelector(".topbar");
+  var button = document.querySelector(".menu-button");
+  if (!bar || !button) { return; }
+  bar.classList.add("foldable");
+  button.hidden = false;
+  button.addEventListener("click", function () {
+    var open = bar.classList.toggle("open");
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+  });
+});
