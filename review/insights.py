@@ -200,8 +200,10 @@ def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date,
 
 def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, action: str | None = None,
                  date_from: dt.date | None = None, date_to: dt.date | None = None, before: int | None = None,
+                 who: uuid.UUID | None = None, q_actor_ids: list[uuid.UUID] | None = None,
                  limit: int = PAGE_SIZE) -> tuple[list[AuditLog], int | None]:
-    """Newest first, keyset on the id; `q` matches the actor, the action or the target id."""
+    """Newest first, keyset on the id; `q` matches the actor (label, or a person whose name or email matched:
+    `q_actor_ids`), the action or the target id; `who` is one person."""
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     stmt = select(AuditLog)
@@ -209,10 +211,14 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
         stmt = stmt.where(AuditLog.org_id == org_id)
     if action:
         stmt = stmt.where(AuditLog.action == action)
+    if who:
+        stmt = stmt.where(AuditLog.actor_user_id == who)
     if q:
         like = f"%{q.replace('%', '').replace('_', '')}%"
-        stmt = stmt.where(or_(AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like),
-                              AuditLog.target_id.ilike(like)))
+        matches = [AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like), AuditLog.target_id.ilike(like)]
+        if q_actor_ids:
+            matches.append(AuditLog.actor_user_id.in_(q_actor_ids))
+        stmt = stmt.where(or_(*matches))
     if date_from:
         stmt = stmt.where(AuditLog.at >= _day_start(date_from))
     if date_to:

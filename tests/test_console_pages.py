@@ -7,7 +7,7 @@ import re
 from decimal import Decimal
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from memory_core.domain.models import (
     AuditLog, JobRun, Memory, MemorySource, MemoryTrace, Organization, PolicyExclusion, TraceItem, UsageLedger,
@@ -369,11 +369,48 @@ def test_audit_log_is_searchable_and_scoped_to_the_org(client, w):
     w.s.commit()
     sign_in(client, w.admin)
     page = client.get("/audit").get_data(as_text=True)
-    assert "settings.memory_mode" in page and "someone@else" not in page
+    assert "changed the memory mode" in page and "someone@else" not in page
     page = client.get("/audit?q=pinned").get_data(as_text=True)
-    assert "memory.pinned" in page and "settings.memory_mode</code>" not in page
+    assert "pinned a memory" in page and "changed the memory mode" not in page
     page = client.get("/audit?action=settings.memory_mode").get_data(as_text=True)
-    assert "<code>settings.memory_mode</code>" in page and "<code>memory.pinned</code>" not in page
+    assert "changed the memory mode" in page and "pinned a memory" not in page
+
+
+def test_audit_log_says_who_did_what_in_words_with_a_link_and_filters_by_who(client, w):
+    from memory_core.domain import audit
+
+    audit.record(w.s, actor_user_id=w.owner.id, actor_label="owner", action="memory.deleted", org_id=w.org.id,
+                 details={"versions": 2})
+    audit.record(w.s, actor_user_id=w.admin.id, actor_label="admin", action="memory.pinned", org_id=w.org.id,
+                 target_type="memory", target_id=str(w.current.id))
+    w.s.commit()
+    w.admin.name = "Adam Renamed"  # the log shows people as they are now, not as they were
+    w.s.commit()
+    sign_in(client, w.owner)
+    page = client.get("/audit").get_data(as_text=True)
+    assert "Olga Owner deleted a memory with its 2 version(s)." in page and w.owner.email in page
+    assert "Adam Renamed pinned a memory." in page and f'href="/memories/{w.current.id}"' in page
+    assert "versions=2" not in page
+    page = client.get(f"/audit?who={w.admin.id}").get_data(as_text=True)
+    assert "pinned a memory" in page and "deleted a memory" not in page
+    page = client.get("/audit?q=renamed").get_data(as_text=True)
+    assert "pinned a memory" in page and "deleted a memory" not in page
+    page = client.get(f"/audit?q={w.owner.email}").get_data(as_text=True)
+    assert "deleted a memory" in page and "pinned a memory" not in page
+
+
+def test_audit_log_names_an_erased_operator_as_erased(client, w, factory):
+    from memory_core.domain import audit
+
+    gone = factory.member(w.org, role="admin", name="Gone Admin")
+    audit.record(w.s, actor_user_id=gone.id, actor_label="admin", action="memory.pinned", org_id=w.org.id)
+    w.s.commit()
+    w.s.execute(text("delete from memberships where user_id = :u"), {"u": gone.id})
+    w.s.execute(text("delete from users where id = :u"), {"u": gone.id})
+    w.s.commit()
+    sign_in(client, w.owner)
+    page = client.get("/audit").get_data(as_text=True)
+    assert "erased user pinned a memory." in page and "Gone Admin" not in page
 
 
 def test_audit_log_has_no_way_to_change_entries(app):
