@@ -25,14 +25,39 @@ officer = platform_role_required("privacy_officer")
 
 class IntakeForm(FlaskForm):
     kind = SelectField("Request", choices=[SelectChoice("erasure", "Erasure (GDPR art. 17)"),
-                                           SelectChoice("access", "Access / export (GDPR art. 15)")])
+                                           SelectChoice("access", "Access: a copy of their data (GDPR art. 15)"),
+                                           SelectChoice("portability", "Portability: their data to take elsewhere "
+                                                                       "(GDPR art. 20)")])
     subject_type = SelectField("Subject", choices=[
         SelectChoice("user", "User (email or id)"), SelectChoice("phone", "Phone number"),
         SelectChoice("contact", "Contact (id)"), SelectChoice("conversation", "Conversation (id)")])
     subject_ref = StringField("Who or what", validators=[DataRequired(), Length(max=200)])
     requested_by = StringField("Who asked", validators=[DataRequired(), Length(max=300)])
-    basis = StringField("Basis", validators=[DataRequired(), Length(max=500)], default="GDPR art. 17")
+    basis = StringField("Basis (leave empty for the article of the request)", validators=[Optional(), Length(max=500)])
     verification = TextAreaField("Identity verification (so far)", validators=[Length(max=2000)])
+
+
+KIND_NAMES = {"erasure": "Erasure", "access": "Access", "portability": "Portability"}
+# The erasure plan's tables, as an officer reads them.
+RECORD_NAMES = {
+    "users": "The person's account", "memberships": "Memberships", "messages": "Messages",
+    "conversations": "Conversations", "conversation_summaries": "Conversation summaries",
+    "memories": "Memories (every version)", "memory_sources": "Links from memories to their messages",
+    "memory_traces": "Memory blocks sent to the assistant", "trace_items": "Memories shown in those blocks",
+    "notifications": "Notifications", "link_codes": "WhatsApp link codes", "phone_authorizations": "Authorized phones",
+    "documents": "Documents", "outbox": "Messages waiting to be learnt", "login_attempts": "Sign-in attempts",
+    "privacy_requests": "Privacy requests", "usage_ledger": "Usage records", "contacts": "Contacts",
+    "api_keys": "API keys",
+}
+
+
+def record_name(table: str) -> str:
+    return RECORD_NAMES.get(table, table.replace("_", " ").capitalize())
+
+
+@bp.context_processor
+def _privacy_words():
+    return {"kind_names": KIND_NAMES, "closed": privacy.CLOSED, "record_names": record_name}
 
 
 class NoteForm(FlaskForm):
@@ -75,7 +100,7 @@ def privacy_intake():
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
                              subject_ref=form.subject_ref.data, requested_by=form.requested_by.data,
-                             basis=form.basis.data, verification=form.verification.data or "", actor=current_user.uid)
+                             basis=form.basis.data or "", verification=form.verification.data or "", actor=current_user.uid)
     except (InvalidInput, NotFound) as exc:
         form.subject_ref.errors.append(str(exc))
         return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,

@@ -49,7 +49,7 @@ def test_officer_runs_an_erasure_and_an_export_from_the_console(client, factory,
     detail = f"/privacy/{req_id}"
     assert _post(client, detail, f"{detail}/verify", {"note": "video call"}).status_code == 200
     html = _post(client, detail, f"{detail}/preview", {}).get_data(as_text=True)
-    assert "Preview ready" in html and "memories" in html and "Execute erasure" in html
+    assert "Preview ready" in html and "Memories (every version)" in html and "Execute erasure" in html
     export = client.get(f"{detail}/export.zip")
     assert export.status_code == 200 and export.headers["Content-Type"] == "application/zip"
     users = json.loads(zipfile.ZipFile(io.BytesIO(export.data)).read("users.json"))
@@ -164,3 +164,20 @@ def test_verification_typed_at_intake_is_not_asked_again(client, factory, system
     system_session.expire_all()
     assert system_session.get(PrivacyRequest, req.id).status == "verified"
     assert system_session.get(PrivacyRequest, req.id).verification == "Signed letter with ID copy"
+
+
+def test_an_access_request_speaks_of_a_copy_and_ends_delivered_not_executed(client, factory, system_session):
+    ana = factory.member(factory.org(), email="ana.access@example.test")
+    officer = factory.user(platform_role="privacy_officer")
+    login(client, officer.email, PASSWORD)
+    _post(client, "/privacy", "/privacy/new", {"kind": "access", "subject_type": "user", "subject_ref": ana.email,
+                                               "requested_by": "Ana", "basis": "", "verification": "video call"})
+    req = system_session.scalar(select(PrivacyRequest))
+    assert "art. 15" in req.basis
+    detail = f"/privacy/{req.id}"
+    _post(client, detail, f"{detail}/verify", {})
+    html = _post(client, detail, f"{detail}/preview", {}).get_data(as_text=True)
+    assert "Access request" in html and "In the export" in html and "Nothing is deleted" in html
+    assert "deleted</td>" not in html and "anonymised" not in html and "Execute erasure" not in html
+    html = _post(client, detail, f"{detail}/execute", {}).get_data(as_text=True)
+    assert 'id="request-status">delivered<' in html and ">executed<" not in html
