@@ -46,3 +46,15 @@ document.addEventListener("DOMContentLoaded", function () {
     button.setAttribute("aria-expanded", open ? "true" : "false");
   });
 });
+
+// "Select all on this page" in the review queue (without JavaScript each row is ticked on its own).
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("input.select-all").forEach(function (all) {
+    all.hidden = false;
+    all.addEventListener("change", function () {
+      document.querySelectorAll('input[name="ids"][form="bulk-form"]').forEach(function (box) {
+        box.checked = all.checked;
+      });
+    });
+  });
+});

@@ -361,3 +361,38 @@ def test_member_bulk_only_decides_what_she_may(client, w):
                                       "ids": [str(w.conf_marta_general.id), str(w.low.id), str(w.conf_owner.id)]})
     assert _fresh(w.s, w.conf_marta_general).status == "active"
     assert _fresh(w.s, w.low).status == _fresh(w.s, w.conf_owner).status == "proposed"
+
+
+def test_an_htmx_decision_refreshes_the_counters_out_of_band(client, w):
+    token = sign_in(client, w.admin)
+    before = client.get("/review/").get_data(as_text=True)
+    assert re.search(r'id="count-low_permission">2<', before)
+    resp = client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token}, headers={"HX-Request": "true"})
+    html = resp.get_data(as_text=True)
+    assert f'id="proposal-{w.low.id}"' in html
+    assert re.search(r'<span class="stat" id="count-low_permission" hx-swap-oob="true">1<', html)
+
+
+def test_decided_proposals_are_kept_as_a_history_newest_first(client, w):
+    token = sign_in(client, w.admin)
+    client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token})
+    client.post(f"/review/{w.low_company.id}/reject", data={"csrf_token": token, "reason": "no es cierto"})
+    waiting = client.get("/review/").get_data(as_text=True)
+    assert f'id="proposal-{w.low.id}"' not in waiting
+    history = client.get("/review/?state=decided").get_data(as_text=True)
+    assert history.index(f'id="proposal-{w.low_company.id}"') < history.index(f'id="proposal-{w.low.id}"')
+    assert "no es cierto" in history and "Approved" in history and f'id="proposal-{w.conf_owner.id}"' not in history
+
+
+def test_a_member_history_follows_the_queue_rule_and_never_shows_bank_accounts(client, w):
+    admin_token = sign_in(client, w.admin)
+    client.post(f"/review/{w.bank.id}/reject", data={"csrf_token": admin_token, "reason": "fraude"})
+    client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
+    sign_in(client, w.marta)
+    history = client.get("/review/?state=decided").get_data(as_text=True)
+    assert f'id="proposal-{w.bank.id}"' not in history and "fraude" not in history
+
+
+def test_the_queue_offers_select_all_on_the_page(client, w):
+    sign_in(client, w.admin)
+    assert 'class="select-all"' in client.get("/review/").get_data(as_text=True)
