@@ -7,7 +7,7 @@ from flask import abort, render_template, request
 from flask_login import current_user, login_required
 
 from console import bp
-from console.operator import parse_uuid
+from console.operator import current_operator, parse_uuid
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
 from review import insights
@@ -25,7 +25,8 @@ def traces():
         rows, nxt = insights.list_traces(
             s, org_id, channel=a.get("channel") or None, conversation_id=parse_uuid(a.get("conversation")),
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
-            before=int(a["offset"]) if a.get("offset", "").isdigit() else None)
+            before=int(a["offset"]) if a.get("offset", "").isdigit() else None, used_only=a.get("used") == "1",
+            viewer=None if platform else current_operator().access)
     except MemoriaError as exc:
         error = str(exc)
     if platform:

@@ -11,13 +11,15 @@ import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import Date, cast, func, or_, select
+from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit
+from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog, JobRun, Memory, MemoryTrace, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
+    AuditLog, JobRun, Memory, MemoryTrace, Message, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
+    User,
 )
 from memory_core.domain.vocabulary import MEMORY_MODES
 
@@ -60,17 +62,27 @@ class TraceRow:
     trace: MemoryTrace
     items: int
     used: int
+    first_words: str | None = None  # the turn's message, when the reader may see it
+    who: str | None = None
 
 
 def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = None,
                 date_from: dt.date | None = None, date_to: dt.date | None = None,
-                conversation_id: uuid.UUID | None = None, before: int | None = None,
-                limit: int = PAGE_SIZE) -> tuple[list[TraceRow], str | None]:
-    """Newest first; each row says how many memories went in and how many the agent used."""
+                conversation_id: uuid.UUID | None = None, before: int | None = None, used_only: bool = False,
+                viewer: Access | None = None, limit: int = PAGE_SIZE) -> tuple[list[TraceRow], str | None]:
+    """Newest first; each row says who the turn was for, its first words, how many memories went in and how many
+    were used. An org operator (`viewer`) sees the first words only of messages the visibility rule lets them
+    read; platform staff (no viewer) read traces across orgs, every view audited."""
     items = (select(func.count()).where(TraceItem.trace_id == MemoryTrace.id).correlate(MemoryTrace).scalar_subquery())
     used = (select(func.count()).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
             .correlate(MemoryTrace).scalar_subquery())
-    stmt = select(MemoryTrace, items, used)
+    stmt = (select(MemoryTrace, items, used, func.left(Message.text, 90), User.name)
+            .outerjoin(Message, and_(Message.id == MemoryTrace.message_id,
+                                     message_visible(viewer) if viewer is not None else true()))
+            .outerjoin(User, User.id == MemoryTrace.user_id))
+    if used_only:
+        stmt = stmt.where(select(TraceItem.id).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
+                          .correlate(MemoryTrace).exists())
     if org_id is not None:
         stmt = stmt.where(MemoryTrace.org_id == org_id)
     if channel:
@@ -84,7 +96,8 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
     rows = s.execute(stmt.order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc())
                      .offset(before or 0).limit(limit + 1)).all()
     more = len(rows) > limit
-    out = [TraceRow(t, n, u) for t, n, u in rows[:limit]]
+    out = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
+           for t, n, u, words, name in rows[:limit]]
     return out, str((before or 0) + limit) if more else None
 
 

@@ -298,6 +298,33 @@ def test_admin_sees_which_memories_went_into_a_members_turn_but_not_its_personal
     assert "Talleres García paga a 60 días." in detail
 
 
+def test_traces_list_says_who_and_the_first_words_only_where_the_reader_may_see_the_message(client, w, factory):
+    conv_admin = factory.conversation(w.org, w.admin)
+    conv_member = factory.conversation(w.org, w.member)
+    own = _trace(w.s, w.org, conv_admin, user=w.admin)
+    own.message_id = factory.message(conv_admin, "Factura a Talleres García el trabajo de frenos").id
+    theirs = _trace(w.s, w.org, conv_member, user=w.member)
+    theirs.message_id = factory.message(conv_member, "Mi hijo está enfermo, salgo antes").id
+    w.s.commit()
+    sign_in(client, w.admin)
+    page = client.get("/traces").get_data(as_text=True)
+    assert "Adam Admin" in page and "Marta Member" in page
+    assert "Factura a Talleres García el trabajo de frenos" in page
+    assert "Mi hijo está enfermo" not in page and "not shown to you" in page
+
+
+def test_traces_filter_by_a_memory_was_used(client, w):
+    used = _trace(w.s, w.org)
+    unused = _trace(w.s, w.org)
+    w.s.add_all([TraceItem(trace_id=used.id, memory_id=w.current.id, block="profile", rank=1, score=0.9, chars=30,
+                           used=True),
+                 TraceItem(trace_id=unused.id, memory_id=w.current.id, block="profile", rank=1, score=0.9, chars=30)])
+    w.s.commit()
+    sign_in(client, w.admin)
+    page = client.get("/traces?used=1").get_data(as_text=True)
+    assert f"/traces/{used.id}" in page and f"/traces/{unused.id}" not in page
+
+
 def test_traces_filter_by_channel_and_date(client, w):
     web = _trace(w.s, w.org, channel="web")
     wa = _trace(w.s, w.org, channel="whatsapp")
@@ -566,3 +593,16 @@ def test_error_page_never_links_back_off_site(client, w):
 def test_api_paths_still_answer_json_errors(client, w):
     resp = client.get("/api/v1/nowhere")
     assert resp.status_code == 404 and resp.get_json()["error"]["code"] == "not_found"
+
+
+def test_jobs_page_refreshes_itself_only_while_a_run_is_in_progress(client, w):
+    from memory_core.domain.models import JobRun
+
+    sign_in(client, w.staff)
+    w.s.add(JobRun(job="retention", status="succeeded", counts={}, triggered_by="cron"))
+    w.s.commit()
+    assert 'hx-trigger="every 3s"' not in client.get("/jobs").get_data(as_text=True)
+    w.s.add(JobRun(job="retention", status="running", counts={}, triggered_by="cron"))
+    w.s.commit()
+    page = client.get("/jobs").get_data(as_text=True)
+    assert 'hx-trigger="every 3s"' in page and 'hx-select="#job-runs"' in page and "refreshes itself" in page
