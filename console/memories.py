@@ -29,7 +29,8 @@ def memories():
                                level=a.get("level") or None, area=a.get("area") or None,
                                category=a.get("category") or None, status=a.get("status", "active") or None)
     try:
-        page = curation.list_memories(s, op, f, after=a.get("after"))
+        page = curation.list_memories(s, op, f, after=a.get("after"), before=a.get("before"),
+                                      oldest_first=a.get("sort") == "oldest")
         error = None
     except MemoriaError as exc:
         page, error = curation.MemoryPage([], None), str(exc)

@@ -22,6 +22,7 @@ from memory_core.domain.models import (
     User,
 )
 from memory_core.domain.vocabulary import MEMORY_MODES
+from review import paging
 
 PAGE_SIZE = 50
 
@@ -212,11 +213,11 @@ def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date,
 # ------------------------------------------------------------------------------------ audit log
 
 def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, action: str | None = None,
-                 date_from: dt.date | None = None, date_to: dt.date | None = None, before: int | None = None,
-                 who: uuid.UUID | None = None, q_actor_ids: list[uuid.UUID] | None = None,
-                 limit: int = PAGE_SIZE) -> tuple[list[AuditLog], int | None]:
-    """Newest first, keyset on the id; `q` matches the actor (label, or a person whose name or email matched:
-    `q_actor_ids`), the action or the target id; `who` is one person."""
+                 date_from: dt.date | None = None, date_to: dt.date | None = None, after: str | None = None,
+                 before: str | None = None, who: uuid.UUID | None = None,
+                 q_actor_ids: list[uuid.UUID] | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Newest first, keyset pages both ways on the id; `q` matches the actor (label, or a person whose name or
+    email matched: `q_actor_ids`), the action or the target id; `who` is one person."""
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     stmt = select(AuditLog)
@@ -236,12 +237,8 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
         stmt = stmt.where(AuditLog.at >= _day_start(date_from))
     if date_to:
         stmt = stmt.where(AuditLog.at < _day_start(date_to + dt.timedelta(days=1)))
-    if before:
-        stmt = stmt.where(AuditLog.id < before)
-    rows = list(s.scalars(stmt.order_by(AuditLog.id.desc()).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return rows, rows[-1].id if more and rows else None
+    return paging.keyset(s, stmt, (AuditLog.id,), lambda r: (r.id,), (paging.bigint_type,), after=after,
+                         before=before, limit=limit)
 
 
 def audit_actions(s: Session, org_id: uuid.UUID | None) -> list[str]:

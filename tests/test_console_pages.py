@@ -119,6 +119,25 @@ def test_memories_paginate_with_a_next_page_link(client, w, factory):
     assert second.count('href="/memories/') >= 5 and "Dato número 54." not in second
 
 
+def test_memories_page_both_ways_with_a_total_and_sort_oldest_first(client, w, factory):
+    base = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    for i in range(120):
+        factory.memory(w.org, subject="org", attribute=f"dato_{i}", value=str(i), sentence=f"Dato número {i}.",
+                       created_at=base + dt.timedelta(minutes=i))
+    sign_in(client, w.admin)
+    link = lambda html, rel: re.search(rf'rel="{rel}" href="([^"]+)"', html).group(1).replace("&amp;", "&")  # noqa: E731
+    first = client.get("/memories?subject=org&q=dato").get_data(as_text=True)
+    assert 'id="list-total">120 memories<' in first and 'rel="prev"' not in first
+    assert "Dato número 119." in first and "Dato número 69." not in first
+    second = client.get(link(first, "next")).get_data(as_text=True)
+    assert "Dato número 69." in second and "Dato número 70." not in second and 'id="list-total">120 memories<' in second
+    back = client.get(link(second, "prev")).get_data(as_text=True)
+    assert "Dato número 119." in back and "Dato número 70." in back and 'rel="prev"' not in back
+    oldest = client.get("/memories?subject=org&q=dato&sort=oldest").get_data(as_text=True)
+    assert oldest.index("Dato número 0.") < oldest.index("Dato número 1.") and "Dato número 50." not in oldest
+    assert client.get("/memories?before=not-a-cursor").status_code == 422
+
+
 def test_memory_page_shows_the_version_timeline_with_sources(client, w):
     sign_in(client, w.admin)
     page = client.get(f"/memories/{w.current.id}").get_data(as_text=True)
@@ -606,3 +625,21 @@ def test_jobs_page_refreshes_itself_only_while_a_run_is_in_progress(client, w):
     w.s.commit()
     page = client.get("/jobs").get_data(as_text=True)
     assert 'hx-trigger="every 3s"' in page and 'hx-select="#job-runs"' in page and "refreshes itself" in page
+
+
+def test_audit_log_pages_both_ways_with_a_total_and_refuses_a_huge_cursor(client, w):
+    from memory_core.domain import audit
+
+    for i in range(60):
+        audit.record(w.s, actor_label="bot", action="memory.pinned", org_id=w.org.id, details={"n": i})
+    w.s.commit()
+    sign_in(client, w.owner)
+    first = client.get("/audit?action=memory.pinned").get_data(as_text=True)
+    assert 'id="list-total">60 entries<' in first and first.count("pinned a memory.") == 50
+    nxt = re.search(r'rel="next" href="([^"]+)"', first).group(1).replace("&amp;", "&")
+    second = client.get(nxt).get_data(as_text=True)
+    assert second.count("pinned a memory.") == 10
+    prev = re.search(r'rel="prev" href="([^"]+)"', second).group(1).replace("&amp;", "&")
+    assert client.get(prev).get_data(as_text=True).count("pinned a memory.") == 50
+    huge = client.get("/audit?after=" + "9" * 40)
+    assert huge.status_code == 422 and "page link is not valid" in huge.get_data(as_text=True)
