@@ -69,8 +69,8 @@ class TraceRow:
 
 def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = None,
                 date_from: dt.date | None = None, date_to: dt.date | None = None,
-                conversation_id: uuid.UUID | None = None, before: int | None = None, used_only: bool = False,
-                viewer: Access | None = None, limit: int = PAGE_SIZE) -> tuple[list[TraceRow], str | None]:
+                conversation_id: uuid.UUID | None = None, after: str | None = None, before: str | None = None,
+                used_only: bool = False, viewer: Access | None = None, limit: int = PAGE_SIZE) -> paging.Page:
     """Newest first; each row says who the turn was for, its first words, how many memories went in and how many
     were used. An org operator (`viewer`) sees the first words only of messages the visibility rule lets them
     read; platform staff (no viewer) read traces across orgs, every view audited."""
@@ -94,12 +94,12 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
         stmt = stmt.where(MemoryTrace.created_at >= _day_start(date_from))
     if date_to:
         stmt = stmt.where(MemoryTrace.created_at < _day_start(date_to + dt.timedelta(days=1)))
-    rows = s.execute(stmt.order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc())
-                     .offset(before or 0).limit(limit + 1)).all()
-    more = len(rows) > limit
-    out = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
-           for t, n, u, words, name in rows[:limit]]
-    return out, str((before or 0) + limit) if more else None
+    page = paging.keyset(s, stmt, (MemoryTrace.created_at, MemoryTrace.id), lambda r: (r[0].created_at, r[0].id),
+                         (paging.datetime_type, paging.uuid_type), after=after, before=before, limit=limit,
+                         scalars=False)
+    page.rows = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
+                 for t, n, u, words, name in page.rows]
+    return page
 
 
 @dataclass
