@@ -11,14 +11,12 @@ from flask_login import current_user, login_required
 from sqlalchemy.orm import Session
 
 from console import bp
+from console.confirm import ask, confirmed
 from console.operator import is_htmx, status_of
 from console.web import actor_label, db
 from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Forbidden, MemoriaError, NotFound
 from memory_core.privacy import my_memory
-
-CONFIRM = "Tick the box to confirm: this cannot be undone."
-
 
 def _views() -> list[tuple[Session, Access]]:
     """The person's own memory as seen from each place: personal first, then each of their orgs."""
@@ -91,14 +89,14 @@ def my_memory_edit(memory_id: uuid.UUID):
 @bp.route("/my-memory/<uuid:memory_id>/delete", methods=["POST"])
 @login_required
 def my_memory_delete(memory_id: uuid.UUID):
-    """Delete one of my memories with its older versions."""
+    """Delete one of my memories with its older versions (after a confirmation)."""
     s, access = _locate(memory_id)
-    if request.form.get("confirm") != "1":
-        if is_htmx():
-            m = my_memory.get_own(s, access, memory_id)
-            return render_template("console/_my_memory_item.html", i=my_memory.item(s, access, m), error=CONFIRM,
-                                   form={})
-        return _page({memory_id: CONFIRM}, status=422)
+    if not confirmed():
+        return ask(action=url_for("console.my_memory_delete", memory_id=memory_id),
+                   question="Delete this memory with its versions?",
+                   consequence=f"“{my_memory.get_own(s, access, memory_id).sentence}” and every older version of it "
+                               "are deleted for good; the assistant stops using it.",
+                   button="Delete for good", back=url_for("console.my_memory_page"))
     n = my_memory.delete_own(s, access, memory_id, actor_label=actor_label())
     s.commit()
     message = "Deleted." if n == 1 else f"Deleted, with its {n - 1} older version(s)."
@@ -110,17 +108,21 @@ def my_memory_delete(memory_id: uuid.UUID):
 @bp.route("/my-memory/forget-subject", methods=["POST"])
 @login_required
 def my_memory_forget_subject():
-    """Forget everything of mine about one subject, in every org."""
-    if request.form.get("confirm") != "1":
-        return _page({"forget": CONFIRM}, request.form, 422)
-    n, views = 0, _views()
+    """Forget everything of mine about one subject, in every org (after a confirmation)."""
+    subject = request.form.get("subject") or request.args.get("subject") or ""
     try:
-        for s, access in views:
-            n += my_memory.forget_subject(s, access, request.form.get("subject", ""), actor_label=actor_label())
+        subject = my_memory.check_subject(subject)
     except MemoriaError as exc:
-        for s, _ in views:
-            s.rollback()
         return _page({"forget": str(exc)}, request.form, status_of(exc))
+    if not confirmed():
+        return ask(action=url_for("console.my_memory_forget_subject", subject=subject),
+                   question="Forget everything of yours about this subject?",
+                   consequence="Your personal and private memories about it, with their older versions, are deleted "
+                               "for good in every organization. Shared facts stay.",
+                   button="Forget for good", back=url_for("console.my_memory_page"))
+    n, views = 0, _views()
+    for s, access in views:
+        n += my_memory.forget_subject(s, access, subject, actor_label=actor_label())
     for s, _ in views:
         s.commit()
     return _done(f"Forgot {n} memory row(s) about it." if n else "Nothing of yours was about it.")

@@ -193,7 +193,7 @@ def test_a_person_edits_deletes_pauses_and_exports_their_own_memory_on_my_memory
 
     treat = system_session.scalar(select(Memory).where(Memory.attribute == "tratamiento", Memory.status == "active"))
     row = page.locator(f"#my-memory-{treat.id}")
-    row.locator("summary").click()
+    row.locator("summary", has_text="Edit or delete").click()
     row.locator("input[name=value]").fill("usted")
     row.locator("input[name=sentence]").fill("Prefiere que la traten de usted.")
     row.locator("button", has_text="Save as a new version").click()
@@ -203,9 +203,9 @@ def test_a_person_edits_deletes_pauses_and_exports_their_own_memory_on_my_memory
 
     event = system_session.scalar(select(Memory).where(Memory.attribute == "evento", Memory.status == "active"))
     row = page.locator(f"#my-memory-{event.id}")
-    row.locator("summary").click()
-    row.locator("input[name=confirm]").check()
-    row.locator("button", has_text="Delete with its versions").click()
+    row.locator("summary", has_text="Edit or delete").click()
+    row.locator("summary", has_text="Delete…").click()
+    row.locator("button.confirm-yes", has_text="Delete for good").click()
     page.locator(".my-memory.gone", has_text="Deleted.").wait_for()
     system_session.expire_all()
     assert system_session.scalar(select(Memory).where(Memory.attribute == "evento")) is None

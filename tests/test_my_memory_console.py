@@ -85,10 +85,11 @@ def test_htmx_edit_swaps_the_row_and_a_bad_edit_says_why(client, w):
 
 def test_member_deletes_her_memory_only_after_confirming(client, w):
     token = sign_in(client, w.member)
-    resp = client.post(f"/my-memory/{w.note.id}/delete", data={"csrf_token": token})
-    assert resp.status_code == 422 and "Tick the box" in resp.get_data(as_text=True)
     note_id = w.note.id
-    resp = client.post(f"/my-memory/{note_id}/delete", data={"csrf_token": token, "confirm": "1"})
+    resp = client.post(f"/my-memory/{note_id}/delete", data={"csrf_token": token})
+    assert resp.status_code == 200 and "Delete this memory with its versions?" in resp.get_data(as_text=True)
+    assert w.s.get(Memory, note_id) is not None  # one click asks, it does not delete
+    resp = client.post(f"/my-memory/{note_id}/delete", data={"csrf_token": token, "confirmed": "yes"})
     assert resp.status_code == 303
     w.s.expire_all()
     assert w.s.get(Memory, note_id) is None
@@ -100,26 +101,28 @@ def test_another_persons_or_a_shared_memory_cannot_be_edited_or_deleted(client, 
         assert client.post(f"/my-memory/{victim.id}/edit", data={
             "csrf_token": token, "value": "x", "sentence": "x."}).status_code == code
         assert client.post(f"/my-memory/{victim.id}/delete", data={
-            "csrf_token": token, "confirm": "1"}).status_code == code
+            "csrf_token": token, "confirmed": "yes"}).status_code == code
     w.s.expire_all()
     assert w.s.get(Memory, w.owner_personal.id).value == "escalada"
 
 
 def test_a_form_without_its_csrf_token_is_refused(client, w):
     sign_in(client, w.member)
-    assert client.post(f"/my-memory/{w.note.id}/delete", data={"confirm": "1"}).status_code == 400
+    assert client.post(f"/my-memory/{w.note.id}/delete", data={"confirmed": "yes"}).status_code == 400
     assert client.post("/my-memory/learning", data={"paused": "1"}).status_code == 400
 
 
 def test_forget_subject_removes_hers_in_every_org_and_keeps_shared(client, w):
     token = sign_in(client, w.member)
     ids = (w.note.id, w.note2.id, w.shared.id)
-    resp = client.post("/my-memory/forget-subject", data={"csrf_token": token, "subject": "org", "confirm": "1"})
+    resp = client.post("/my-memory/forget-subject", data={"csrf_token": token, "subject": "org"})
+    assert resp.status_code == 200 and "Forget everything of yours about this subject?" in resp.get_data(as_text=True)
+    resp = client.post("/my-memory/forget-subject?subject=org", data={"csrf_token": token, "confirmed": "yes"})
     assert resp.status_code == 303
     w.s.expire_all()
     assert w.s.get(Memory, ids[0]) is None and w.s.get(Memory, ids[1]) is None
     assert w.s.get(Memory, ids[2]) is not None
-    resp = client.post("/my-memory/forget-subject", data={"csrf_token": token, "subject": "contact:x", "confirm": "1"})
+    resp = client.post("/my-memory/forget-subject", data={"csrf_token": token, "subject": "contact:x", "confirmed": "yes"})
     assert resp.status_code == 422 and "contact:&lt;id&gt;" in resp.get_data(as_text=True)
 
 
