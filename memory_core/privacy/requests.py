@@ -367,7 +367,7 @@ def intake(session: Session, *, kind: str, subject_type: str, subject_ref: str, 
     now = clock.now()
     req = PrivacyRequest(kind=kind, subject_type=subject_type, subject_ref=ref, requested_by=requested_by[:300],
                          basis=basis, verification=(verification or "").strip(), status="received",
-                         due_at=add_month(now), handled_by=actor, progress={})
+                         created_at=now, due_at=add_month(now), handled_by=actor, progress={})
     session.add(req)
     session.flush()
     _audit(session, req, "privacy.received", actor)

@@ -109,7 +109,8 @@ def issue_link_code(session: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> 
     session.execute(update(LinkCode).where(
         LinkCode.user_id == user_id, LinkCode.used_at.is_(None), LinkCode.expires_at > now).values(expires_at=now))
     code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-    row = LinkCode(user_id=user_id, org_id=org_id, code_hmac=code_digest(code), expires_at=now + CODE_TTL)
+    row = LinkCode(user_id=user_id, org_id=org_id, code_hmac=code_digest(code), created_at=now,
+                   expires_at=now + CODE_TTL)
     session.add(row)
     audit.record(session, actor_user_id=user_id, actor_label="console user", action="identity.link_code_issued",
                  org_id=org_id, target_type="user", target_id=user_id)
