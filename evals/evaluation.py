@@ -7,7 +7,6 @@ the run stay, tagged with the run's tag, because they record real spending.
 """
 from __future__ import annotations
 
-import datetime as dt
 import importlib.util
 import json
 import time

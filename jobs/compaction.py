@@ -1,7 +1,6 @@
 """Compaction after the reply: fold the older part of one conversation into its summary."""
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import uuid
 

@@ -154,7 +154,7 @@ class Usage:
 
 def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None, until: dt.date | None = None) -> Usage:
     """Cost and calls per day, purpose and model, with a bar chart of the daily cost."""
-    until = until or clock.now().date()
+    until = until or clock.today()
     since = since or until - dt.timedelta(days=29)
     if since > until:
         raise InvalidInput("The start date is after the end date.", "since")

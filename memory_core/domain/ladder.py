@@ -16,7 +16,6 @@ commit together or not at all.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import unicodedata
 import uuid
 from dataclasses import dataclass

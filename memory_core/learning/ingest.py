@@ -8,7 +8,6 @@ drains the outbox anyway if the kick is lost.
 """
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import re
 import uuid

@@ -4,7 +4,6 @@ ids and counts only.
 """
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 
 from sqlalchemy import and_, delete, exists, func, not_, or_, select, update
