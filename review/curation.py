@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from memory_core.domain import audit, versions
+from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
@@ -229,7 +229,7 @@ def set_pinned(s: Session, op: Operator, memory_id: uuid.UUID, pinned: bool) -> 
         raise Forbidden("You may not pin this memory.")
     if m.status != "active":
         raise InvalidInput("Only the current version can be pinned.", "pinned")
-    m.pinned, m.updated_at = pinned, dt.datetime.now(dt.timezone.utc)
+    m.pinned, m.updated_at = pinned, clock.now()
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.pinned" if pinned else "memory.unpinned",
                  org_id=m.org_id, target_type="memory", target_id=m.id)
     return m

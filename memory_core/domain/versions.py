@@ -6,12 +6,12 @@ closed (status superseded, valid_to) and kept as a version.
 """
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.access import Access, memory_visible
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Memory, MemorySource
@@ -36,7 +36,7 @@ def chain(s: Session, access: Access, m: Memory) -> list[Memory]:
 
 def new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: str, hand_edited: bool,
                 by: uuid.UUID | None) -> Memory:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     row = Memory(org_id=old.org_id, level=old.level, owner_user_id=old.owner_user_id, owner_phone=old.owner_phone,
                  area=old.area, category=old.category, subject=old.subject, attribute=old.attribute, value=value,
                  sentence=sentence, confidence=old.confidence, pinned=old.pinned, status="active",
@@ -48,7 +48,7 @@ def new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: s
 
 
 def supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     if current is not None:
         current.status, current.valid_to = "superseded", now
         s.flush()  # one active row per fact: close the current one before the new one exists

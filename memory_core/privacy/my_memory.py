@@ -14,12 +14,12 @@ import datetime as dt
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
-from memory_core.domain import audit, versions
+from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import Access, Principal, contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, Message, Organization, User
@@ -34,11 +34,6 @@ EXCERPT_CHARS = 200
 SHARED_ONLY_SEEN = ("Shared memories belong to the organization: they are listed here to see, not to change "
                     "(whoever may edit their area changes them in the organization's memories).")
 
-Clock = Callable[[], dt.datetime]
-
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
 
 
 # ------------------------------------------------------------------------------------ what it knows
@@ -295,7 +290,7 @@ def paused_since(s: Session, principal: Principal) -> dt.datetime | None:
 
 
 def set_learning_paused(s: Session, principal: Principal, paused: bool, *, actor_label: str,
-                        org_id: uuid.UUID | None = None, now: Clock = _utcnow) -> dt.datetime | None:
+                        org_id: uuid.UUID | None = None) -> dt.datetime | None:
     """Pause or resume learning for the person; returns since when it is paused (None: learning).
     While paused, nothing is learnt from their messages, in the background or on request."""
     if principal.user_id is None:
@@ -304,7 +299,7 @@ def set_learning_paused(s: Session, principal: Principal, paused: bool, *, actor
     current = paused_since(s, principal)
     if paused == (current is not None):
         return current
-    since = now() if paused else None
+    since = clock.now() if paused else None
     s.execute(update(User).where(User.id == principal.user_id).values(learning_paused_at=since))
     audit.record(s, actor_label=actor_label, actor_user_id=principal.user_id, org_id=org_id,
                  action="learning.paused" if paused else "learning.resumed", target_type="user",
@@ -338,14 +333,14 @@ def section_json(sec: Section) -> dict[str, Any]:
                 for i in g.items]} for g in sec.groups]}
 
 
-def export(views: list[tuple[Session, Access]], *, now: Clock = _utcnow) -> dict[str, Any]:
+def export(views: list[tuple[Session, Access]]) -> dict[str, Any]:
     """Everything `sections` shows, as JSON-ready data, with the older versions of their own memories.
     `views`: (session, access) pairs of one person, each session in its access's scope; the first
     one lists the personal memories (the API passes one pair, the console one per org)."""
     s0, a0 = views[0]
     p = a0.principal
     paused = paused_since(s0, p)
-    return {"exported_at": now().isoformat(),
+    return {"exported_at": clock.now().isoformat(),
             "person": {"user_id": str(p.user_id) if p.user_id else None, "phone": p.phone},
             "learning_paused_at": paused.isoformat() if paused else None,
             "sections": [section_json(sec) for sec in person_sections(views, export=True)]}
