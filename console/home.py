@@ -7,11 +7,11 @@ from flask_login import current_user, login_required
 from console import bp
 from console.forms import OrgSwitchForm
 from console.operator import current_operator
+from console.services import insights
+from console.services.proposals import KIND_LABELS
 from console.web import db, org_db
-from memory_core.domain.access import memory_visible
 from memory_core.adapters.db import SYSTEM
-from review import insights
-from review.service import KIND_LABELS
+from memory_core.domain.access import memory_visible
 
 
 @bp.route("/")

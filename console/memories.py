@@ -5,16 +5,17 @@ import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
+from sqlalchemy import select
 
 from console import bp
-from console.operator import current_operator, is_htmx, parse_uuid, status_of
+from console.operator import current_operator, is_htmx, parse_uuid
+from console.services import curation
 from console.web import org_db
+from memory_core.domain.access import contact_visible
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
-from memory_core.domain.access import contact_visible
 from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
-from review import curation
-from sqlalchemy import select
+from web.errors import status_of
 
 
 @bp.route("/memories")

@@ -13,9 +13,9 @@ from wtforms.validators import DataRequired, Length
 
 from console import bp
 from console.web import db, platform_role_required
-from memory_core.privacy import requests as privacy
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
+from memory_core.privacy import requests as privacy
 
 # Larger erasures go to the worker in resumable batches; smaller ones run within the request.
 INLINE_LIMIT = 20_000

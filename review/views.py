@@ -6,10 +6,11 @@ import uuid
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from console.operator import current_operator, is_htmx, parse_uuid, status_of
+from console.operator import current_operator, is_htmx, parse_uuid
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
 from review import bp, service
+from web.errors import status_of
 
 
 @bp.route("/")

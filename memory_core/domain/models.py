@@ -13,14 +13,45 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    BigInteger, Boolean, CheckConstraint, Computed, Date, DateTime, Float, ForeignKey, Index, Integer,
-    Numeric, String, Text, UniqueConstraint, func,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Computed,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from memory_core.domain.vocabulary import EMBED_DIM
+from memory_core.domain.vocabulary import (
+    EMBED_DIM,
+    Category,
+    ContactKind,
+    DocumentKind,
+    ExclusionKind,
+    Level,
+    MemoryMode,
+    MessageRole,
+    PlatformRole,
+    PrivacyKind,
+    PrivacyStatus,
+    PrivacySubjectType,
+    ProposalKind,
+    Role,
+    Status,
+    Visibility,
+    one_of,
+)
 
 
 class Base(DeclarativeBase):
@@ -51,7 +82,7 @@ class Organization(Base):
     # Retention knobs an owner/admin may tighten; None means the platform default in defaults.py.
     settings: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     created_at: Mapped[dt.datetime] = _now()
-    __table_args__ = (CheckConstraint("memory_mode in ('automatic','confirmation')", name="memory_mode_valid"),)
+    __table_args__ = (CheckConstraint(one_of("memory_mode", MemoryMode), name="memory_mode_valid"),)
 
 
 class User(Base):
@@ -67,7 +98,7 @@ class User(Base):
     locale: Mapped[str] = mapped_column(String(10), server_default="es")
     created_at: Mapped[dt.datetime] = _now()
     __table_args__ = (
-        CheckConstraint("platform_role is null or platform_role in ('staff','privacy_officer')", name="platform_role_valid"),
+        CheckConstraint(one_of("platform_role", PlatformRole, nullable=True), name="platform_role_valid"),
     )
 
 
@@ -83,7 +114,7 @@ class Membership(Base):
     left_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (
         UniqueConstraint("org_id", "user_id"),
-        CheckConstraint("role in ('owner','admin','member')", name="role_valid"),
+        CheckConstraint(one_of("role", Role), name="role_valid"),
     )
 
 
@@ -112,7 +143,7 @@ class Contact(Base):
     created_at: Mapped[dt.datetime] = _now()
     search_tsv: Mapped[Any] = _tsv("name || ' ' || coalesce(tax_id, '') || ' ' || public.memoria_words(aliases)")
     __table_args__ = (
-        CheckConstraint("kind in ('customer','supplier')", name="contact_kind_valid"),
+        CheckConstraint(one_of("kind", ContactKind), name="contact_kind_valid"),
         Index("ix_contacts_org_tax", "org_id", "tax_id"),
         Index("ix_contacts_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
         Index("ix_contacts_tsv", "search_tsv", postgresql_using="gin"),
@@ -156,8 +187,8 @@ class Message(Base):
     search_tsv: Mapped[Any] = _tsv("text")
     __table_args__ = (
         UniqueConstraint("channel", "external_id"),
-        CheckConstraint("role in ('user','assistant','system','tool')", name="message_role_valid"),
-        CheckConstraint("visibility in ('private_in_org','shared_in_org')", name="message_visibility_valid"),
+        CheckConstraint(one_of("role", MessageRole), name="message_role_valid"),
+        CheckConstraint(one_of("visibility", Visibility), name="message_visibility_valid"),
         Index("ix_messages_conversation", "conversation_id", "created_at"),
         Index("ix_messages_owner", "org_id", "user_id"),
         Index("ix_messages_phone", "phone"),
@@ -231,11 +262,11 @@ class Memory(Base):
     updated_at: Mapped[dt.datetime] = _now()
     search_tsv: Mapped[Any] = _tsv("sentence || ' ' || value || ' ' || attribute")
     __table_args__ = (
-        CheckConstraint("level in ('personal','private','shared')", name="memory_level_valid"),
-        CheckConstraint("status in ('active','superseded','proposed','rejected')", name="memory_status_valid"),
-        CheckConstraint("proposal_kind is null or proposal_kind in ('bank_account','confirmation','low_permission')",
+        CheckConstraint(one_of("level", Level), name="memory_level_valid"),
+        CheckConstraint(one_of("status", Status), name="memory_status_valid"),
+        CheckConstraint(one_of("proposal_kind", ProposalKind, nullable=True),
                         name="memory_proposal_kind_valid"),
-        CheckConstraint("category in ('person','company','customer','supplier','preference','event','sheet')",
+        CheckConstraint(one_of("category", Category),
                         name="memory_category_valid"),
         CheckConstraint("level = 'shared' or owner_user_id is not null or owner_phone is not null",
                         name="memory_owned"),
@@ -310,8 +341,8 @@ class Document(Base):
     search_tsv: Mapped[Any] = _tsv("title || ' ' || text || ' ' || external_ref || ' ' || coalesce(tax_id, '')")
     __table_args__ = (
         UniqueConstraint("org_id", "kind", "external_ref"),
-        CheckConstraint("kind in ('invoice','quote','expense','document')", name="document_kind_valid"),
-        CheckConstraint("visibility in ('private_in_org','shared_in_org')", name="document_visibility_valid"),
+        CheckConstraint(one_of("kind", DocumentKind), name="document_kind_valid"),
+        CheckConstraint(one_of("visibility", Visibility), name="document_visibility_valid"),
         Index("ix_documents_tsv", "search_tsv", postgresql_using="gin"),
         Index("ix_documents_title_trgm", "title", postgresql_using="gin", postgresql_ops={"title": "gin_trgm_ops"}),
         Index("ix_documents_embedding", "embedding", postgresql_using="hnsw",
@@ -421,9 +452,9 @@ class PrivacyRequest(Base):
     created_at: Mapped[dt.datetime] = _now()
     updated_at: Mapped[dt.datetime] = _now()
     __table_args__ = (
-        CheckConstraint("kind in ('erasure','access')", name="privacy_kind_valid"),
-        CheckConstraint("subject_type in ('user','phone','contact','conversation')", name="privacy_subject_valid"),
-        CheckConstraint("status in ('received','verified','previewed','executed','rejected')",
+        CheckConstraint(one_of("kind", PrivacyKind), name="privacy_kind_valid"),
+        CheckConstraint(one_of("subject_type", PrivacySubjectType), name="privacy_subject_valid"),
+        CheckConstraint(one_of("status", PrivacyStatus),
                         name="privacy_status_valid"),
     )
 
@@ -476,7 +507,7 @@ class PolicyExclusion(Base):
     created_at: Mapped[dt.datetime] = _now()
     __table_args__ = (
         UniqueConstraint("org_id", "name"),
-        CheckConstraint("kind in ('secret','special')", name="policy_kind_valid"),
+        CheckConstraint(one_of("kind", ExclusionKind), name="policy_kind_valid"),
     )
 
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from console.services.proposals import Labels, Operator, visible_proposals
 from memory_core.domain import audit
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
 from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES
-from review.service import Labels, Operator, visible_proposals
 
 PAGE_SIZE = 50
 
