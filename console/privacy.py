@@ -54,7 +54,7 @@ def _request_or_404(request_id: uuid.UUID):
 def privacy_requests():
     """Every request with its status and due date, and the intake form."""
     return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=IntakeForm(),
-                           now=privacy._now())
+                           now=privacy.utcnow())
 
 
 @bp.route("/privacy/new", methods=["POST"])
@@ -64,7 +64,7 @@ def privacy_intake():
     form = IntakeForm()
     if not form.validate_on_submit():
         return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=form,
-                               now=privacy._now()), 422
+                               now=privacy.utcnow()), 422
     s = db(SYSTEM)
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
@@ -73,7 +73,7 @@ def privacy_intake():
     except (InvalidInput, NotFound) as exc:
         form.subject_ref.errors.append(str(exc))
         return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
-                               now=privacy._now()), 422
+                               now=privacy.utcnow()), 422
     s.commit()
     flash("Request recorded. Verify the requester's identity next.")
     return redirect(url_for("console.privacy_request", request_id=req.id))
@@ -85,7 +85,7 @@ def privacy_request(request_id: uuid.UUID):
     """One request: its steps, preview, progress and receipt."""
     req = _request_or_404(request_id)
     return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
-                           totals=privacy._totals(req.preview) if req.preview else None)
+                           totals=privacy.totals(req.preview) if req.preview else None)
 
 
 @bp.route("/privacy/<uuid:request_id>/progress")
@@ -142,7 +142,7 @@ def privacy_execute(request_id: uuid.UUID):
     """Execute the previewed request: inline when small, else on the worker with progress."""
     def run(s, _form):
         req = _request_or_404(request_id)
-        total = sum(privacy._totals(req.preview).values()) if req.preview else 0
+        total = sum(privacy.totals(req.preview).values()) if req.preview else 0
         if req.kind == "erasure" and total > INLINE_LIMIT:
             from jobs.privacy import enqueue_execution
 

@@ -59,7 +59,8 @@ class Access:
                      phone=self.principal.phone, read_areas=self.read_areas)
 
 
-def _member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
+def member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
+    """A membership's permission per area: owners and admins edit everything; "general" is always readable."""
     if role in ("owner", "admin"):
         return {a: "edit" for a in AREAS}
     perms = {a: p for a, p in (permissions or {}).items() if a in AREAS and p in RANK}
@@ -68,7 +69,7 @@ def _member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str
     return perms
 
 
-def _weaker(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
+def weaker_permissions(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
     """Per area, the lesser of two permission sets: a number never gets more than its person."""
     return {area: min(a[area], b[area], key=RANK.get) for area in a.keys() & b.keys()}
 
@@ -92,18 +93,18 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
         m = session.scalar(select(Membership).where(
             Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None)))
         if m is not None:
-            role, member_perms = m.role, _member_permissions(m.role, m.permissions)
+            role, member_perms = m.role, member_permissions(m.role, m.permissions)
     if phone:
         auth = session.scalar(select(PhoneAuthorization).where(
             PhoneAuthorization.org_id == org_id, PhoneAuthorization.phone == phone,
             PhoneAuthorization.revoked_at.is_(None)))
         if auth is None:
             return None
-        phone_perms = _member_permissions("member", auth.permissions)
+        phone_perms = member_permissions("member", auth.permissions)
         if auth.user_id is not None or user_id is not None:
             if member_perms is None:
                 return None  # the person behind the number is no longer a member
-            return Access(principal, org_id, role, _weaker(phone_perms, member_perms))
+            return Access(principal, org_id, role, weaker_permissions(phone_perms, member_perms))
         return Access(principal, org_id, None, phone_perms)
     if member_perms is None:
         return None

@@ -41,7 +41,7 @@ NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_ha
 PHONE_RE = re.compile(r"^\+?\d{6,15}$")
 
 
-def _now() -> dt.datetime:
+def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
@@ -275,6 +275,8 @@ def plan(subject: Subject) -> list[Step]:
 
 
 def _params(subject: Subject) -> dict[str, Any]:
+    """Every named parameter the plan's statements may use, each with a value (None when the subject
+    has none). A statement binds the ones it names; SQLAlchemy leaves the others out."""
     p = dict(subject.params)
     for k in ("uid", "cid", "org", "conv"):
         if isinstance(p.get(k), str):
@@ -290,13 +292,8 @@ def _params(subject: Subject) -> dict[str, Any]:
     return p
 
 
-def _bind(sql: str, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    used = {k: v for k, v in params.items() if re.search(rf":{k}\b", sql)}
-    return text(sql), used
-
-
 def _count(session: Session, step: Step, params: dict[str, Any]) -> int:
-    return session.execute(*_bind(f"select count(*) from {step.table} where {step.where}", params)).scalar_one()
+    return session.execute(text(f"select count(*) from {step.table} where {step.where}"), params).scalar_one()
 
 
 @dataclass(frozen=True)
@@ -329,7 +326,7 @@ def compute_preview(session: Session, subject: Subject) -> dict[str, Any]:
     params = _params(subject)
     out: dict[str, Any] = {"delete": {}, "anonymise": {}, "keep": {}}
     for rs in row_sets(plan(subject)):
-        n = session.execute(*_bind(f"select count(*) from {rs.table} where {rs.where}", params)).scalar_one()
+        n = session.execute(text(f"select count(*) from {rs.table} where {rs.where}"), params).scalar_one()
         if not n:
             continue
         if rs.category == "keep":
@@ -367,7 +364,7 @@ def intake(session: Session, *, kind: str, subject_type: str, subject_ref: str, 
     if not basis:
         raise InvalidInput("Say on what basis (for example GDPR art. 17 or art. 15).", field="basis")
     ref = normalise_ref(session, subject_type, subject_ref)
-    now = _now()
+    now = utcnow()
     req = PrivacyRequest(kind=kind, subject_type=subject_type, subject_ref=ref, requested_by=requested_by[:300],
                          basis=basis, verification=(verification or "").strip(), status="received",
                          due_at=add_month(now), handled_by=actor, progress={})
@@ -390,8 +387,8 @@ def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID 
     if not note:
         raise InvalidInput("Note how the identity was verified.", field="verification")
     req.verification = (req.verification + "\n" if req.verification else "") + note
-    req.status, req.updated_at = "verified", _now()
-    req.progress = {**req.progress, "verified_at": _now().isoformat()}
+    req.status, req.updated_at = "verified", utcnow()
+    req.progress = {**req.progress, "verified_at": utcnow().isoformat()}
     _audit(session, req, "privacy.verified", actor)
     return req
 
@@ -402,9 +399,9 @@ def reject(session: Session, request_id: uuid.UUID, reason: str, actor: uuid.UUI
     _require(req, "received", "verified", "previewed")
     if not (reason or "").strip():
         raise InvalidInput("Say why the request is rejected.", field="reason")
-    req.status, req.updated_at = "rejected", _now()
+    req.status, req.updated_at = "rejected", utcnow()
     req.subject_ref = _digest(req.subject_ref)
-    req.progress = {**req.progress, "rejected_at": _now().isoformat(), "rejection": reason.strip()[:500]}
+    req.progress = {**req.progress, "rejected_at": utcnow().isoformat(), "rejection": reason.strip()[:500]}
     _audit(session, req, "privacy.rejected", actor)
     return req
 
@@ -415,13 +412,13 @@ def preview(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) ->
     _require(req, "verified", "previewed")
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     req.preview = compute_preview(session, subject)
-    req.status, req.updated_at = "previewed", _now()
-    req.progress = {**req.progress, "previewed_at": _now().isoformat()}
-    _audit(session, req, "privacy.previewed", actor, counts=_totals(req.preview))
+    req.status, req.updated_at = "previewed", utcnow()
+    req.progress = {**req.progress, "previewed_at": utcnow().isoformat()}
+    _audit(session, req, "privacy.previewed", actor, counts=totals(req.preview))
     return req
 
 
-def _totals(pv: dict[str, Any]) -> dict[str, int]:
+def totals(pv: dict[str, Any]) -> dict[str, int]:
     return {"delete": sum(pv["delete"].values()), "anonymise": sum(pv["anonymise"].values()),
             "keep": sum(e["rows"] for e in pv["keep"].values())}
 
@@ -449,7 +446,7 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
         # Snapshot the identifiers: once the user row is gone, a resumed run still knows what to look for.
         progress["subject"] = resolve_subject(session, req.subject_type, req.subject_ref).to_json()
         progress.update(step=0, done={"delete": {}, "anonymise": {}, "keep": {}},
-                        started_at=_now().isoformat(), state="running")
+                        started_at=utcnow().isoformat(), state="running")
         req.progress = progress
         _audit(session, req, "privacy.execution_started", actor)
         session.commit()
@@ -476,7 +473,7 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
             done[step.category][step.table] = done[step.category].get(step.table, 0) + n
         if n < batch_size or (step.category == "keep" and step.set is None):
             progress["step"] = i + 1
-        progress["done"], progress["updated_at"] = done, _now().isoformat()
+        progress["done"], progress["updated_at"] = done, utcnow().isoformat()
         req.progress = progress
         session.commit()
         batches += 1
@@ -493,8 +490,7 @@ def _run_batch(session: Session, step: Step, params: dict[str, Any], batch_size:
         sql = f"delete from {step.table} where {step.pk} in ({pick})"
     else:
         sql = f"update {step.table} set {step.set} where {step.pk} in ({pick})"
-    stmt, used = _bind(sql, params)
-    return session.execute(stmt, {**used, "batch": batch_size}).rowcount
+    return session.execute(text(sql), {**params, "batch": batch_size}).rowcount
 
 
 def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
@@ -514,7 +510,7 @@ def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
 
 
 def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, actor: uuid.UUID | None) -> PrivacyRequest:
-    now = _now()
+    now = utcnow()
     progress = dict(req.progress)
     progress.pop("subject", None)
     _scrub_request(req, subject)
@@ -546,7 +542,7 @@ def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, act
 
 
 def _finish_access(session: Session, req: PrivacyRequest, actor: uuid.UUID | None) -> PrivacyRequest:
-    now = _now()
+    now = utcnow()
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     counts = {t: len(rows) for t, rows in export_rows(session, subject).items()}
     _scrub_request(req, subject)
@@ -619,7 +615,7 @@ def verification_scan(session: Session, subject: Subject) -> dict[str, Any]:
             hits.append({"table": table, "column": column, "rows": held, "kind": "legal_hold"})
         if n - held:
             hits.append({"table": table, "column": column, "rows": n - held, "kind": "found"})
-    return {"at": _now().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
+    return {"at": utcnow().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
             "identifiers_checked": len(subject.ids) + len(subject.strings) + len(subject.names),
             "seconds": round(time.perf_counter() - started, 3), "hits": hits, "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
 
@@ -654,9 +650,8 @@ def export_rows(session: Session, subject: Subject) -> dict[str, list[dict[str, 
     params = _params(subject)
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for rs in row_sets(plan(subject)):
-        stmt, used = _bind(f"select * from {rs.table} where {rs.where}", params)
         rows = out.setdefault(rs.table, {})
-        for row in session.execute(stmt, used).mappings():
+        for row in session.execute(text(f"select * from {rs.table} where {rs.where}"), params).mappings():
             rows[str(row[rs.pk])] = {k: _jsonable(v) for k, v in row.items() if k not in NOT_EXPORTED}
     return {t: list(rows.values()) for t, rows in out.items() if rows}
 
@@ -679,7 +674,7 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None)
     rows = export_rows(session, subject)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": _now().isoformat(),
+        manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": utcnow().isoformat(),
                     "tables": {t: len(r) for t, r in rows.items()},
                     "note": "Everything memoria stores about the subject, including every memory version and its sources."}
         zf.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
