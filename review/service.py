@@ -15,22 +15,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from console.services.proposals import (
-    KIND_LABELS,
-    Labels,
-    Operator,
-    age,
-    can_decide,
-    can_view,
-    capped_counts,
-    visible_kinds,
-    visible_proposals,
+    KIND_LABELS, Labels, Operator, age, can_decide, can_view, capped_counts, visible_kinds, visible_proposals,
 )
 from memory_core.domain import audit
 from memory_core.domain.access import message_visible
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import activate_proposal
 from memory_core.domain.models import Memory, MemorySource, Message, Notification
-from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS
+from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, Level, ProposalKind, Status
 from memory_core.reading.fence import fenced
 
 PAGE_SIZE = 50
@@ -107,7 +99,7 @@ def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
     labels = Labels(s, op.org_id)
     return QueueRow(proposal, labels.subject(proposal.subject), labels.author(proposal),
                     age(dt.datetime.now(dt.timezone.utc) - proposal.created_at),
-                    proposal.status == "proposed" and can_decide(op, proposal),
+                    proposal.status == Status.PROPOSED and can_decide(op, proposal),
                     KIND_LABELS.get(proposal.proposal_kind, proposal.proposal_kind))
 
 
@@ -160,7 +152,7 @@ def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
 def _replaced(s: Session, p: Memory) -> Memory | None:
     """The memory approval would replace: the active shared fact with the same subject and attribute."""
     current = s.scalar(select(Memory).where(
-        Memory.status == "active", Memory.level == "shared", Memory.org_id == p.org_id,
+        Memory.status == Status.ACTIVE, Memory.level == Level.SHARED, Memory.org_id == p.org_id,
         Memory.subject == p.subject, Memory.attribute == p.attribute))
     if current is None and p.replaces_id is not None:
         current = s.get(Memory, p.replaces_id)
@@ -204,7 +196,7 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
             raise InvalidInput("The sentence cannot be empty.", "sentence")
         if value is not None and len(value) > 2000 or sentence is not None and len(sentence) > 4000:
             raise InvalidInput("That text is too long.", "value")
-    if p.proposal_kind == "bank_account":
+    if p.proposal_kind == ProposalKind.BANK_ACCOUNT:
         if not op.access.is_admin:
             raise Forbidden("Only an owner or admin can verify a bank account.")
         if edited:
@@ -214,9 +206,9 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
         if normalise_account(typed_account) != normalise_account(p.value):
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")
-    if p.proposal_kind == "confirmation" and not op.access.can_edit(p.area):
+    if p.proposal_kind == ProposalKind.CONFIRMATION and not op.access.can_edit(p.area):
         # The author confirms the fact, but may not share in this area: someone who may must approve it.
-        p.proposal_kind = "low_permission"
+        p.proposal_kind = ProposalKind.LOW_PERMISSION
         p.proposal_rule = (f"Confirmed by its author, who may not edit {p.area}: "
                            f"someone who may edit {p.area} must share it.")
         if edited:
@@ -235,14 +227,14 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
 def reject(s: Session, op: Operator, proposal_id: uuid.UUID, reason: str) -> Memory:
     """Reject with a reason; the proposal stays as a rejected row until retention removes it."""
     p = _decidable(s, op, proposal_id)
-    if p.proposal_kind == "bank_account" and not op.access.is_admin:
+    if p.proposal_kind == ProposalKind.BANK_ACCOUNT and not op.access.is_admin:
         raise Forbidden("Only an owner or admin can decide on a bank account.")
     reason = (reason or "").strip()
     if not reason:
         raise InvalidInput("Say why you reject it: the author will read it.", "reason")
     if len(reason) > 500:
         raise InvalidInput("Keep the reason under 500 characters.", "reason")
-    p.status, p.decided_by, p.decided_at = "rejected", op.user_id, dt.datetime.now(dt.timezone.utc)
+    p.status, p.decided_by, p.decided_at = Status.REJECTED, op.user_id, dt.datetime.now(dt.timezone.utc)
     p.decision_reason = reason
     _audit(s, op, "proposal.rejected", p)
     _notify(s, p, "proposal_rejected", f"Rejected by {op.name or op.label}: {p.sentence} — {reason}",
@@ -270,7 +262,7 @@ def bulk(s: Session, op: Operator, action: str, ids: list[uuid.UUID], reason: st
     for pid in dict.fromkeys(ids):
         try:
             p = get_proposal(s, op, pid)
-            if p.proposal_kind == "bank_account":
+            if p.proposal_kind == ProposalKind.BANK_ACCOUNT:
                 out.skipped.append((pid, "Bank accounts are verified one by one."))
                 continue
             with s.begin_nested():
@@ -288,7 +280,7 @@ def bulk(s: Session, op: Operator, action: str, ids: list[uuid.UUID], reason: st
 
 def _decidable(s: Session, op: Operator, proposal_id: uuid.UUID) -> Memory:
     p = get_proposal(s, op, proposal_id, for_update=True)
-    if p.status != "proposed":
+    if p.status != Status.PROPOSED:
         raise Conflict("Someone already decided on this proposal.")
     if not can_decide(op, p):
         raise Forbidden("You may not decide on this proposal.")

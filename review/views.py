@@ -9,6 +9,7 @@ from flask_login import login_required
 from console.operator import current_operator, is_htmx, parse_uuid
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
+from memory_core.domain.vocabulary import Status
 from review import bp, service
 from web.errors import status_of
 
@@ -94,7 +95,7 @@ def _decide(proposal_id, action, done_message: str):
             abort(code)
         return _error(s, op, proposal_id, exc, code)
     s.commit()
-    if proposal.status == "proposed":  # a member confirmed where she may only read: an editor shares it
+    if proposal.status == Status.PROPOSED:  # a member confirmed where she may only read: an editor shares it
         done_message = f"Confirmed: someone who may edit {proposal.area} will share it."
     if is_htmx():
         return render_template("review/_row.html", r=service.queue_row(s, op, proposal), message=done_message)

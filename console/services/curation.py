@@ -19,7 +19,7 @@ from memory_core.domain import audit
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
-from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES
+from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, Level, Status
 
 PAGE_SIZE = 50
 
@@ -29,7 +29,7 @@ PAGE_SIZE = 50
 def may_change(op: Operator, m: Memory) -> bool:
     """Edit, pin, delete: owners and admins on shared facts; anyone on their own private or personal
     memory; a member on shared facts of areas they may edit."""
-    if m.level in ("private", "personal"):
+    if m.level in (Level.PRIVATE, Level.PERSONAL):
         return m.owner_user_id == op.user_id
     if m.org_id != op.org_id:
         return False
@@ -45,7 +45,7 @@ def may_restore(op: Operator, m: Memory) -> bool:
 def _readable(op: Operator):
     """memory_visible, less the proposals the review rules keep from this operator: a member never
     reads an unverified bank account, nor someone else's pending or rejected proposal."""
-    undecided = Memory.status.in_(("proposed", "rejected"))
+    undecided = Memory.status.in_((Status.PROPOSED, Status.REJECTED))
     if op.access.is_admin:
         return memory_visible(op.access)
     return and_(memory_visible(op.access), or_(~undecided, visible_proposals(op)))
@@ -115,7 +115,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     if f.owner == "mine":
         stmt = stmt.where(Memory.owner_user_id == op.user_id)
     elif f.owner == "shared":
-        stmt = stmt.where(Memory.level == "shared")
+        stmt = stmt.where(Memory.level == Level.SHARED)
     for col, value in ((Memory.level, f.level), (Memory.area, f.area), (Memory.category, f.category)):
         if value:
             stmt = stmt.where(col == value)
@@ -164,7 +164,7 @@ def _chain(s: Session, op: Operator, m: Memory) -> list[Memory]:
     same_owner = (Memory.owner_user_id.is_(None) if m.owner_user_id is None else Memory.owner_user_id == m.owner_user_id)
     stmt = select(Memory).where(
         memory_visible(op.access), Memory.level == m.level, Memory.subject == m.subject,
-        Memory.attribute == m.attribute, same_owner, Memory.status.in_(("active", "superseded")),
+        Memory.attribute == m.attribute, same_owner, Memory.status.in_((Status.ACTIVE, Status.SUPERSEDED)),
         Memory.org_id.is_(None) if m.org_id is None else Memory.org_id == m.org_id)
     rows = list(s.scalars(stmt.order_by(Memory.valid_from.desc(), Memory.created_at.desc()).limit(200)))
     if m not in rows:
@@ -185,9 +185,9 @@ def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetai
     for src, msg in s.execute(select(MemorySource, Message).outerjoin(Message, on)
                               .where(MemorySource.memory_id.in_(ids)).order_by(MemorySource.created_at)):
         sources[src.memory_id].append(msg)
-    current = next((v for v in chain if v.status == "active"), None)
+    current = next((v for v in chain if v.status == Status.ACTIVE), None)
     versions = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
-                        sources[v.id], v.status == "active") for v in chain]
+                        sources[v.id], v.status == Status.ACTIVE) for v in chain]
     return MemoryDetail(m, labels.subject(m.subject), versions, current, may_change(op, m), may_restore(op, m))
 
 
@@ -198,7 +198,7 @@ def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: 
     now = dt.datetime.now(dt.timezone.utc)
     row = Memory(org_id=old.org_id, level=old.level, owner_user_id=old.owner_user_id, owner_phone=old.owner_phone,
                  area=old.area, category=old.category, subject=old.subject, attribute=old.attribute, value=value,
-                 sentence=sentence, confidence=old.confidence, pinned=old.pinned, status="active",
+                 sentence=sentence, confidence=old.confidence, pinned=old.pinned, status=Status.ACTIVE,
                  author_user_id=old.author_user_id, author_phone=old.author_phone,
                  author_former_member=old.author_former_member, origin=origin, hand_edited=hand_edited,
                  event_date=old.event_date, decided_by=by, decided_at=now, valid_from=now)
@@ -209,7 +209,7 @@ def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: 
 def _supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
     now = dt.datetime.now(dt.timezone.utc)
     if current is not None:
-        current.status, current.valid_to = "superseded", now
+        current.status, current.valid_to = Status.SUPERSEDED, now
         s.flush()  # one active row per fact: close the current one before the new one exists
     s.flush()
     if current is not None:
@@ -227,12 +227,12 @@ def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
     old = get_memory(s, op, version_id, for_update=True)
     if not may_restore(op, old):
         raise Forbidden("Only an owner or admin can restore a version.")
-    if old.status != "superseded":
+    if old.status != Status.SUPERSEDED:
         raise InvalidInput("Only an older version can be restored.", "version")
-    current = next((v for v in _chain(s, op, old) if v.status == "active"), None)
+    current = next((v for v in _chain(s, op, old) if v.status == Status.ACTIVE), None)
     if current is not None:
         s.refresh(current, with_for_update=True)
-        if current.status != "active":
+        if current.status != Status.ACTIVE:
             current = None
     row = _new_version(s, old, value=old.value, sentence=old.sentence, origin="restore",
                        hand_edited=old.hand_edited, by=op.user_id)
@@ -257,7 +257,7 @@ def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: s
         raise InvalidInput("The sentence cannot be empty.", "sentence")
     if len(value) > 2000 or len(sentence) > 4000:
         raise InvalidInput("That text is too long.", "value")
-    if m.status != "active":
+    if m.status != Status.ACTIVE:
         raise InvalidInput("Only the current version can be edited; restore an old one instead.", "value")
     if value == m.value and sentence == m.sentence:
         raise InvalidInput("Nothing changed.", "value")
@@ -275,7 +275,7 @@ def set_pinned(s: Session, op: Operator, memory_id: uuid.UUID, pinned: bool) -> 
     m = get_memory(s, op, memory_id, for_update=True)
     if not may_change(op, m):
         raise Forbidden("You may not pin this memory.")
-    if m.status != "active":
+    if m.status != Status.ACTIVE:
         raise InvalidInput("Only the current version can be pinned.", "pinned")
     m.pinned, m.updated_at = pinned, dt.datetime.now(dt.timezone.utc)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.pinned" if pinned else "memory.unpinned",
@@ -312,7 +312,7 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, limit: int = 2
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     facts = (select(func.count()).where(Memory.subject == func.concat("contact:", Contact.id),
-                                        Memory.status == "active", memory_visible(op.access))
+                                        Memory.status == Status.ACTIVE, memory_visible(op.access))
              .correlate(Contact).scalar_subquery())
     stmt = select(Contact, facts).where(contact_visible(op.access))
     if q:
@@ -327,7 +327,7 @@ def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage
     if c is None:
         raise NotFound("No such contact, or you may not see it.")
     subject = f"contact:{c.id}"
-    memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == "active",
+    memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == Status.ACTIVE,
                                                    memory_visible(op.access))
                               .order_by(Memory.pinned.desc(), Memory.attribute)))
     proposals = list(s.scalars(select(Memory).where(visible_proposals(op), Memory.subject == subject)

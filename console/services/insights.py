@@ -16,15 +16,9 @@ from sqlalchemy.orm import Session
 from console.services.proposals import Operator, capped_counts, visible_kinds, visible_proposals
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog,
-    JobRun,
-    Memory,
-    MemoryTrace,
-    Organization,
-    PrivacyRequest,
-    TraceItem,
-    UsageLedger,
+    AuditLog, JobRun, Memory, MemoryTrace, Organization, PrivacyRequest, TraceItem, UsageLedger,
 )
+from memory_core.domain.vocabulary import PrivacyStatus, Status
 
 PAGE_SIZE = 50
 
@@ -273,9 +267,9 @@ def pending_counts(s: Session, op: Operator) -> dict[str, int]:
 
 def learnt_since(s: Session, org_id: uuid.UUID, visible, hours: int = 24) -> int:
     """Facts of the org that became active in the last `hours` and that the viewer may see."""
-    return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == "active",
+    return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == Status.ACTIVE,
                                                    Memory.created_at >= utcnow() - dt.timedelta(hours=hours))) or 0)
 
 
 def open_privacy_requests(s: Session) -> int:
-    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_(("executed", "rejected")))) or 0)
+    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_((PrivacyStatus.EXECUTED, PrivacyStatus.REJECTED)))) or 0)

@@ -18,7 +18,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from memory_core.domain.access import Access
 from memory_core.domain.models import Contact, Memory, Organization, User
-from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS
+from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, ProposalKind, Status
 
 COUNT_CAP = 1000
 KIND_LABELS = {
@@ -48,15 +48,15 @@ class Operator:
 
 def visible_proposals(op: Operator) -> ColumnElement[bool]:
     """The pending proposals this operator may see (the queue's filter)."""
-    base = and_(Memory.org_id == op.org_id, Memory.status == "proposed")
+    base = and_(Memory.org_id == op.org_id, Memory.status == Status.PROPOSED)
     if op.access.is_admin:
         return base
     editable = [a for a in AREAS if op.access.can_edit(a)]
     mine = Memory.author_user_id == op.user_id
-    clauses = [and_(Memory.proposal_kind == "confirmation", mine),
-               and_(Memory.proposal_kind == "low_permission", mine)]
+    clauses = [and_(Memory.proposal_kind == ProposalKind.CONFIRMATION, mine),
+               and_(Memory.proposal_kind == ProposalKind.LOW_PERMISSION, mine)]
     if editable:
-        clauses.append(and_(Memory.proposal_kind == "low_permission", Memory.area.in_(editable)))
+        clauses.append(and_(Memory.proposal_kind == ProposalKind.LOW_PERMISSION, Memory.area.in_(editable)))
     return and_(base, or_(*clauses) if clauses else false())
 
 
@@ -65,10 +65,10 @@ def can_view(op: Operator, p: Memory) -> bool:
         return False
     if op.access.is_admin:
         return True
-    if p.proposal_kind == "bank_account":
+    if p.proposal_kind == ProposalKind.BANK_ACCOUNT:
         return False
     mine = p.author_user_id == op.user_id
-    if p.proposal_kind == "confirmation":
+    if p.proposal_kind == ProposalKind.CONFIRMATION:
         return mine
     return mine or op.access.can_edit(p.area)
 
@@ -79,13 +79,13 @@ def can_decide(op: Operator, p: Memory) -> bool:
         return False
     if op.access.is_admin:
         return True
-    if p.proposal_kind == "confirmation":
+    if p.proposal_kind == ProposalKind.CONFIRMATION:
         return p.author_user_id == op.user_id
     return op.access.can_edit(p.area)
 
 def visible_kinds(op: Operator) -> tuple[str, ...]:
     """The kinds this operator may ever see: a member never sees a bank account."""
-    return PROPOSAL_KINDS if op.access.is_admin else tuple(k for k in PROPOSAL_KINDS if k != "bank_account")
+    return PROPOSAL_KINDS if op.access.is_admin else tuple(k for k in PROPOSAL_KINDS if k != ProposalKind.BANK_ACCOUNT)
 
 
 def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, cap: int = COUNT_CAP) -> dict[str, int]:

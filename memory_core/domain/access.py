@@ -17,7 +17,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from memory_core.adapters.db import Scope
 from memory_core.domain.models import Contact, Document, Membership, Memory, Message, PhoneAuthorization, User
-from memory_core.domain.vocabulary import AREAS, DEFAULT_READ_AREAS
+from memory_core.domain.vocabulary import AREAS, DEFAULT_READ_AREAS, Level
 
 RANK = {"read": 1, "edit": 2}
 
@@ -170,11 +170,11 @@ def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     if who is None:
         return false()
     own = _owned_by(who, Memory.owner_user_id, Memory.owner_phone)
-    clauses = [and_(Memory.level == "personal", own)]
+    clauses = [and_(Memory.level == Level.PERSONAL, own)]
     if who.has_org:
-        clauses.append(and_(Memory.level == "private", Memory.org_id == who.org_id, own))
+        clauses.append(and_(Memory.level == Level.PRIVATE, Memory.org_id == who.org_id, own))
         if who.has_areas:
-            clauses.append(and_(Memory.level == "shared", Memory.org_id == who.org_id,
+            clauses.append(and_(Memory.level == Level.SHARED, Memory.org_id == who.org_id,
                                 Memory.area.in_(who.read_areas)))
     return or_(*clauses)
 

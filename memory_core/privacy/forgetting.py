@@ -13,8 +13,10 @@ from sqlalchemy.orm import Session, aliased
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import (
-    Contact, Conversation, Membership, Memory, MemorySource, Message, MemoryTrace, Notification, PhoneAuthorization, User,
+    Contact, Conversation, Membership, Memory, MemorySource, MemoryTrace, Message, Notification, PhoneAuthorization,
+    User,
 )
+from memory_core.domain.vocabulary import Level
 
 
 def _now() -> dt.datetime:
@@ -28,7 +30,7 @@ def memories_only_from(conversation_id: uuid.UUID):
     other = aliased(MemorySource)
     elsewhere = exists().where(other.memory_id == Memory.id, or_(
         other.conversation_id.is_(None), other.conversation_id != conversation_id))
-    return and_(Memory.id.in_(here), Memory.level.in_(("personal", "private")),
+    return and_(Memory.id.in_(here), Memory.level.in_((Level.PERSONAL, Level.PRIVATE)),
                 Memory.hand_edited.is_(False), not_(elsewhere))
 
 
@@ -71,9 +73,9 @@ def member_leaves(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, ac
     m.left_at = now
     phone = session.scalar(select(User.phone).where(User.id == user_id))
     private = session.execute(delete(Memory).where(
-        Memory.org_id == org_id, Memory.level == "private", Memory.owner_user_id == user_id)).rowcount
+        Memory.org_id == org_id, Memory.level == Level.PRIVATE, Memory.owner_user_id == user_id)).rowcount
     shared = session.execute(update(Memory).where(
-        Memory.org_id == org_id, Memory.level == "shared", Memory.author_user_id == user_id,
+        Memory.org_id == org_id, Memory.level == Level.SHARED, Memory.author_user_id == user_id,
         Memory.author_former_member.is_(False)).values(author_former_member=True)).rowcount
     numbers = session.execute(update(PhoneAuthorization).where(
         PhoneAuthorization.org_id == org_id, PhoneAuthorization.revoked_at.is_(None),

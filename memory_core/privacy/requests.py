@@ -27,10 +27,11 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.security import keyed_digest, secret
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
-from memory_core.adapters.security import keyed_digest, secret
+from memory_core.domain.vocabulary import PrivacyStatus
 
 KINDS = ("erasure", "access")
 SUBJECT_TYPES = ("user", "phone", "contact", "conversation")
@@ -366,7 +367,7 @@ def intake(session: Session, *, kind: str, subject_type: str, subject_ref: str, 
     ref = normalise_ref(session, subject_type, subject_ref)
     now = utcnow()
     req = PrivacyRequest(kind=kind, subject_type=subject_type, subject_ref=ref, requested_by=requested_by[:300],
-                         basis=basis, verification=(verification or "").strip(), status="received",
+                         basis=basis, verification=(verification or "").strip(), status=PrivacyStatus.RECEIVED,
                          due_at=add_month(now), handled_by=actor, progress={})
     session.add(req)
     session.flush()
@@ -382,12 +383,12 @@ def _require(req: PrivacyRequest, *statuses: str) -> None:
 def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID | None) -> PrivacyRequest:
     """Note how the requester's identity was verified. Does not commit."""
     req = _get(session, request_id, lock=True)
-    _require(req, "received")
+    _require(req, PrivacyStatus.RECEIVED)
     note = (note or "").strip()
     if not note:
         raise InvalidInput("Note how the identity was verified.", field="verification")
     req.verification = (req.verification + "\n" if req.verification else "") + note
-    req.status, req.updated_at = "verified", utcnow()
+    req.status, req.updated_at = PrivacyStatus.VERIFIED, utcnow()
     req.progress = {**req.progress, "verified_at": utcnow().isoformat()}
     _audit(session, req, "privacy.verified", actor)
     return req
@@ -396,10 +397,10 @@ def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID 
 def reject(session: Session, request_id: uuid.UUID, reason: str, actor: uuid.UUID | None) -> PrivacyRequest:
     """Refuse a request (identity not verified, manifestly unfounded...). Does not commit."""
     req = _get(session, request_id, lock=True)
-    _require(req, "received", "verified", "previewed")
+    _require(req, PrivacyStatus.RECEIVED, PrivacyStatus.VERIFIED, PrivacyStatus.PREVIEWED)
     if not (reason or "").strip():
         raise InvalidInput("Say why the request is rejected.", field="reason")
-    req.status, req.updated_at = "rejected", utcnow()
+    req.status, req.updated_at = PrivacyStatus.REJECTED, utcnow()
     req.subject_ref = _digest(req.subject_ref)
     req.progress = {**req.progress, "rejected_at": utcnow().isoformat(), "rejection": reason.strip()[:500]}
     _audit(session, req, "privacy.rejected", actor)
@@ -409,10 +410,10 @@ def reject(session: Session, request_id: uuid.UUID, reason: str, actor: uuid.UUI
 def preview(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> PrivacyRequest:
     """Count, before anything happens, what the request touches. Does not commit."""
     req = _get(session, request_id, lock=True)
-    _require(req, "verified", "previewed")
+    _require(req, PrivacyStatus.VERIFIED, PrivacyStatus.PREVIEWED)
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     req.preview = compute_preview(session, subject)
-    req.status, req.updated_at = "previewed", utcnow()
+    req.status, req.updated_at = PrivacyStatus.PREVIEWED, utcnow()
     req.progress = {**req.progress, "previewed_at": utcnow().isoformat()}
     _audit(session, req, "privacy.previewed", actor, counts=totals(req.preview))
     return req
@@ -436,9 +437,9 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
     batch scrubs the request itself, scans every table and writes the receipt. An access request is
     executed once its export was delivered. Commits (per batch)."""
     req = _get(session, request_id, lock=True)
-    if req.status == "executed":
+    if req.status == PrivacyStatus.EXECUTED:
         return req
-    _require(req, "previewed")
+    _require(req, PrivacyStatus.PREVIEWED)
     if req.kind == "access":
         return _finish_access(session, req, actor)
     progress = dict(req.progress or {})
@@ -457,7 +458,7 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
     while True:
         req = _get(session, request_id, lock=True)  # one executor at a time, batch by batch
         progress = dict(req.progress)
-        if req.status == "executed":
+        if req.status == PrivacyStatus.EXECUTED:
             session.commit()
             return req
         i = progress["step"]
@@ -532,7 +533,7 @@ def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, act
         "note": "Rows were hard-deleted, not flagged. Counts only: this receipt names no erased data.",
     }
     req.progress = {**progress, "state": "done", "finished_at": now.isoformat()}
-    req.status, req.updated_at = "executed", now
+    req.status, req.updated_at = PrivacyStatus.EXECUTED, now
     _audit(session, req, "privacy.executed", actor, counts={k: sum(v.values()) if k != "keep" else
                                                            sum(e["rows"] for e in v.values())
                                                            for k, v in done.items()},
@@ -551,7 +552,7 @@ def _finish_access(session: Session, req: PrivacyRequest, actor: uuid.UUID | Non
                    "received_at": req.created_at.isoformat(), "due_at": req.due_at.isoformat(),
                    "executed_at": now.isoformat(), "exported": counts, "on_time": now <= req.due_at,
                    "note": "Counts only: this receipt names no exported data."}
-    req.status, req.updated_at = "executed", now
+    req.status, req.updated_at = PrivacyStatus.EXECUTED, now
     req.progress = {**req.progress, "state": "done", "finished_at": now.isoformat()}
     _audit(session, req, "privacy.executed", actor, counts={"exported": sum(counts.values())})
     session.commit()
@@ -667,9 +668,9 @@ def _jsonable(v: Any) -> Any:
 def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> bytes:
     """The access export: a ZIP of JSON files, one per table, plus a manifest. Audited; does not commit."""
     req = _get(session, request_id)
-    if req.status == "executed" or req.status == "rejected":
+    if req.status == PrivacyStatus.EXECUTED or req.status == PrivacyStatus.REJECTED:
         raise Conflict("This request is closed; its subject is no longer recorded. File a new access request.")
-    _require(req, "verified", "previewed")
+    _require(req, PrivacyStatus.VERIFIED, PrivacyStatus.PREVIEWED)
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     rows = export_rows(session, subject)
     buf = io.BytesIO()

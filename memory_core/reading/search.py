@@ -45,7 +45,7 @@ from memory_core.domain.access import (
 )
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
-from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS
+from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -249,7 +249,7 @@ class _Source:
 
 
 def _memory_where(who, kinds: Sequence[str]) -> list:
-    return [memory_visible(who), Memory.status == "active"]
+    return [memory_visible(who), Memory.status == Status.ACTIVE]
 
 
 def _message_where(who, kinds: Sequence[str]) -> list:
