@@ -55,10 +55,11 @@ Embeddings
 
 Retries and usage
 -----------------
-The client's own retries are off; this module retries timeouts, connection errors, 408/409/429/5xx
-and malformed output with exponential backoff and jitter (honouring ``Retry-After`` and
-``retry-after-ms``, capped at ``backoff_max``), ``max_retries`` times after the first attempt. Other
-4xx answers are not retried. When the attempts run out it raises ``BackendError``: the caller keeps the
+The openai client does the transport retries itself (``max_retries`` times after the first attempt):
+timeouts, connection errors, 408/409/429/5xx, with its exponential backoff and jitter, honouring
+``Retry-After`` and ``retry-after-ms``. This module only retries malformed output (a body that is not
+JSON, fails the client's validation, or fails our parsing), up to ``max_retries`` times too. Other 4xx
+answers are not retried. When the attempts run out it raises ``BackendError``: the caller keeps the
 message and tries again later. Usage sums the tokens of every attempt that got an answer (a malformed
 answer is billed too); on failure the exception carries that partial usage as ``error.usage``.
 Cost comes from ``PRICES`` (USD per million tokens; cached input tokens at their own price).
@@ -66,13 +67,10 @@ Cost comes from ``PRICES`` (USD per million tokens; cached input tokens at their
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import json
 import logging
 import math
-import random
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
@@ -224,14 +222,6 @@ class MalformedOutput(ValueError):
     """The model answered, but not in the shape asked for."""
 
 
-class _Retryable(Exception):
-    def __init__(self, cause: BaseException, retry_after: float | None = None):
-        super().__init__(str(cause))
-        self.cause = cause
-        self.retry_after = retry_after
-
-
-# -- small helpers ------------------------------------------------------------------------------------
 def price_for(model: str, prices: dict[str, tuple[float, float, float]] | None = None) -> tuple[float, float, float] | None:
     table = PRICES if prices is None else prices
     if model in table:
@@ -253,32 +243,6 @@ def normalise_attribute(attribute: str) -> str:
     text = _strip_accents(attribute).lower()
     text = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
     return text
-
-
-def _retry_after_seconds(response: Any) -> float | None:
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
 
 
 def _clean_token(token: str) -> str:
@@ -342,12 +306,9 @@ class OpenAIBackend:
         timeout: float = 30.0,
         max_retries: int = 3,
         *,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
         prices: dict[str, tuple[float, float, float]] | None = None,
         extract_temperature: float | None = 0.0,
         token_limit_param: str = "max_completion_tokens",
-        sleep: Callable[[float], None] = time.sleep,
         client: openai.OpenAI | None = None,
     ):
         if max_retries < 0:
@@ -359,15 +320,13 @@ class OpenAIBackend:
         self.embed_model = embed_model
         self.timeout = timeout
         self.max_retries = max_retries
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
         self.prices = dict(PRICES if prices is None else prices)
         self.extract_temperature = extract_temperature
         self.token_limit_param = token_limit_param
-        self._sleep = sleep
         self._unpriced_warned: set[str] = set()
-        # The client's own retries are off: one policy (below) covers transport errors and bad output.
-        self.client = client or openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        # The client retries transport failures itself (backoff, Retry-After); _run retries bad output.
+        self.client = client or openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout,
+                                              max_retries=max_retries)
 
     @classmethod
     def from_settings(cls, settings: Any, **kwargs: Any) -> "OpenAIBackend":
@@ -388,46 +347,35 @@ class OpenAIBackend:
         cached = min(max(cached_tokens, 0), input_tokens)
         return ((input_tokens - cached) * per_input + cached * per_cached + output_tokens * per_output) / 1_000_000
 
-    # -- retry loop -------------------------------------------------------------------------------
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        delay = self.backoff_base * (2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return min(delay, self.backoff_max)
-
+    # -- calls and the malformed-output retry ----------------------------------------------------
     def _send(self, request: Callable[[], Any]) -> Any:
+        """One call, after the client's own transport retries; bad output comes back as MalformedOutput."""
         try:
             return request()
         except openai.APITimeoutError as e:  # subclass of APIConnectionError: keep first
-            raise _Retryable(e) from e
+            raise BackendError(f"model endpoint timed out: {e}") from e
         except openai.APIConnectionError as e:
-            raise _Retryable(e) from e
+            raise BackendError(f"model endpoint unreachable: {e}") from e
         except openai.APIStatusError as e:
-            status = e.status_code
-            if status in (408, 409, 429) or status >= 500:
-                raise _Retryable(e, _retry_after_seconds(e.response)) from e
-            raise BackendError(f"model endpoint refused the request: HTTP {status}: {e.message}") from e
+            raise BackendError(f"model endpoint refused the request: HTTP {e.status_code}: {e.message}") from e
         except openai.APIResponseValidationError as e:
-            raise _Retryable(MalformedOutput(f"response failed validation: {e}")) from e
+            raise MalformedOutput(f"response failed validation: {e}") from e
         except ValueError as e:  # a 200 whose body is not JSON
-            raise _Retryable(MalformedOutput(f"response body is not JSON: {e}")) from e
+            raise MalformedOutput(f"response body is not JSON: {e}") from e
 
     def _run(self, purpose: str, model: str, request: Callable[[], Any], parse: Callable[[Any], Any]) -> tuple[Any, Usage]:
         tokens_in = tokens_out = tokens_cached = 0
         last: BaseException | None = None
-        retry_after: float | None = None
         for attempt in range(self.max_retries + 1):
-            if attempt:
-                self._sleep(self._delay(attempt, retry_after))
-            retry_after = None
             try:
                 response = self._send(request)
-            except BackendError as e:  # not worth retrying (a 4xx other than 408/409/429)
+            except BackendError as e:  # the client already retried what is worth retrying
                 e.usage = self._usage(purpose, model, tokens_in, tokens_out, tokens_cached)  # type: ignore[attr-defined]
                 raise
-            except _Retryable as e:
-                last, retry_after = e.cause, e.retry_after
-                log.info("%s call to %s failed (attempt %d/%d): %s", purpose, model, attempt + 1, self.max_retries + 1, e.cause)
+            except MalformedOutput as e:
+                last = e
+                log.info("%s call to %s gave malformed output (attempt %d/%d): %s", purpose, model, attempt + 1,
+                         self.max_retries + 1, e)
                 continue
             usage = getattr(response, "usage", None)
             if usage is not None:
@@ -439,10 +387,12 @@ class OpenAIBackend:
                 result = parse(response)
             except (MalformedOutput, ValidationError, ValueError, TypeError, AttributeError, IndexError, KeyError) as e:
                 last = e
-                log.info("%s call to %s gave malformed output (attempt %d/%d): %s", purpose, model, attempt + 1, self.max_retries + 1, e)
+                log.info("%s call to %s gave malformed output (attempt %d/%d): %s", purpose, model, attempt + 1,
+                         self.max_retries + 1, e)
                 continue
             return result, self._usage(purpose, model, tokens_in, tokens_out, tokens_cached)
-        error = BackendError(f"{purpose} call to {model} failed after {self.max_retries + 1} attempts: {type(last).__name__}: {last}")
+        error = BackendError(f"{purpose} call to {model} gave malformed output {self.max_retries + 1} times: "
+                             f"{type(last).__name__}: {last}")
         error.usage = self._usage(purpose, model, tokens_in, tokens_out, tokens_cached)  # type: ignore[attr-defined]
         raise error from last
 

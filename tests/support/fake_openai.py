@@ -74,6 +74,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     answered: str = ""  # "ok" or the failure kind
+    at: float = field(default_factory=time.monotonic)  # when it arrived (monotonic seconds)
 
 
 @dataclass
