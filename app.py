@@ -177,7 +177,7 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
 
 @cli.group("eval")
 def eval_group() -> None:
-    """Evaluate memoria on labelled datasets (formats in DESIGN.md)."""
+    """Evaluate memoria on labelled datasets (formats in docs/evals.md)."""
 
 
 @eval_group.command("search")

@@ -1,6 +1,6 @@
 """`memoria eval gate|extraction`: the real pipeline over labelled sets, scored, cost read from the ledger.
 
-The gate eval runs each line of a gate JSONL file (DESIGN.md format) through ingest, gate, policy,
+The gate eval runs each line of a gate JSONL file (format: docs/evals.md) through ingest, gate, policy,
 extraction and the write ladder, as a member who may edit everything in an automatic-mode org. The
 org is a scratch one created for the run and removed after it (its users too); the ledger rows of
 the run stay, tagged with the run's tag, because they record real spending.

@@ -1,7 +1,7 @@
 """`memoria eval search`: load a search dataset into a scratch org, run every query through the real
 `search`, report hit@k and MRR, and remove the scratch data whatever happens.
 
-Dataset (DESIGN.md): {"now", "corpus": [{id, kind, text}], "queries": [{q, expected: [ids]}]}. Optional
+Dataset (docs/evals.md): {"now", "corpus": [{id, kind, text}], "queries": [{q, expected: [ids]}]}. Optional
 corpus fields give the rows their real shape: contacts `tax_id`, `aliases`, `contact_kind`; memories
 `attribute`, `value`, `subject` (a contact's corpus id), `category`, `level`; messages `date`; host
 records `ref`, `title`, `tax_id`, `contact`, `date`.
