@@ -1,5 +1,8 @@
 """The model port over any OpenAI-compatible endpoint (the `openai` client, chat.completions + embeddings).
 
+One module on purpose (~600 lines): a third of it is the two prompts and their response schema,
+which must be read beside the parsing they constrain.
+
 The gate: one call, seven probabilities
 ---------------------------------------
 ``decide`` asks the seven gate questions in **one** chat completion. The model must answer with seven
@@ -78,14 +81,7 @@ from typing import Any, Callable, Literal
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory_core.backends.base import (
-    BackendError,
-    ExtractionContext,
-    Fact,
-    GateDecision,
-    KnownContact,
-    Usage,
-)
+from memory_core.backends.base import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 
 log = logging.getLogger(__name__)

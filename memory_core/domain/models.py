@@ -1,5 +1,8 @@
 """The data model: SQLAlchemy 2.x typed ORM. Alembic migrations in migrations/ create it; nothing calls create_all.
 
+One module on purpose (~520 lines): the whole schema in one declarative metadata, read beside the
+migrations and the row-security policies; the check constraints come from vocabulary.py.
+
 Every row that holds what a person said or what was learnt carries who it belongs to: organization,
 owner user or owner phone, level or visibility, and area. The ownership filter in access.py and the
 row-level security policies in the migrations both read those columns.
@@ -13,44 +16,16 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    CheckConstraint,
-    Computed,
-    Date,
-    DateTime,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    Numeric,
-    String,
-    Text,
-    UniqueConstraint,
-    func,
+    BigInteger, Boolean, CheckConstraint, Computed, Date, DateTime, Float, ForeignKey, Index, Integer, Numeric, String,
+    Text, UniqueConstraint, func,
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from memory_core.domain.vocabulary import (
-    EMBED_DIM,
-    Category,
-    ContactKind,
-    DocumentKind,
-    ExclusionKind,
-    Level,
-    MemoryMode,
-    MessageRole,
-    PlatformRole,
-    PrivacyKind,
-    PrivacyStatus,
-    PrivacySubjectType,
-    ProposalKind,
-    Role,
-    Status,
-    Visibility,
-    one_of,
+    EMBED_DIM, Category, ContactKind, DocumentKind, ExclusionKind, Level, MemoryMode, MessageRole, PlatformRole,
+    PrivacyKind, PrivacyStatus, PrivacySubjectType, ProposalKind, Role, Status, Visibility, one_of,
 )
 
 

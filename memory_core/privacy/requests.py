@@ -1,4 +1,8 @@
 """Erasure (GDPR art. 17) and access (art. 15) requests: intake, verification, preview, execution in
+
+One module on purpose (~690 lines): the plan, its execution, the verification scan and the export
+must agree table by table; in one file a change to one is seen beside the others.
+
 resumable batches, a verification scan over every table, a receipt that names no erased data, and
 the export of everything stored about a subject.
 

@@ -1,5 +1,8 @@
 """Hybrid search over messages, memories, contacts and host records, fused by reciprocal rank.
 
+One module on purpose (~690 lines): six retrievers built once per access form and fused by one rank;
+their SQL shares the ownership filter and the candidate counts that choose exact or HNSW scans.
+
 Six retrievers, each filtering on ownership INSIDE its own query (the filter from access.py is part
 of the WHERE that the index scan serves; RLS repeats it from the session's scope). Each is one SQL
 statement, a UNION ALL over the tables asked for:
