@@ -10,9 +10,10 @@ import json
 import math
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 
 from flask import Response, current_app, request
 from pydantic import BaseModel, ValidationError

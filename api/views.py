@@ -12,17 +12,52 @@ from api import bp
 from api.errors import HTTP_CODES, ApiError, error_response, from_domain
 from api.openapi import PREFIX, build_document, route
 from api.schemas import (
-    AfterReplyIn, AfterReplyOut, ContextIn, ContextItemOut, ContextOut, CountsOut, DocumentIn, DocumentOut,
-    DocumentRefQuery, HistoryOut, HitOut, IngestIn, IngestOut, LinkCodeIn, LinkCodeOut, MemoryOut, MessageOut,
-    OpenApiOut, PointOut, PrincipalQuery, RememberIn, RememberOut, RemovedOut, RetrieveIn, RetrieveOut, SearchIn,
-    SearchOut, SubjectsIn, SubjectsOut, UsedIn, UsedOut, WriteOut,
+    AfterReplyIn,
+    AfterReplyOut,
+    ContextIn,
+    ContextItemOut,
+    ContextOut,
+    CountsOut,
+    DocumentIn,
+    DocumentOut,
+    DocumentRefQuery,
+    HistoryOut,
+    HitOut,
+    IngestIn,
+    IngestOut,
+    LinkCodeIn,
+    LinkCodeOut,
+    MemoryOut,
+    MessageOut,
+    OpenApiOut,
+    PointOut,
+    PrincipalQuery,
+    RememberIn,
+    RememberOut,
+    RemovedOut,
+    RetrieveIn,
+    RetrieveOut,
+    SearchIn,
+    SearchOut,
+    SubjectsIn,
+    SubjectsOut,
+    UsedIn,
+    UsedOut,
+    WriteOut,
 )
 from memory_core.adapters.db import SYSTEM
 from memory_core.backends.base import BackendError
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
 from memory_core.domain.models import (
-    Contact, Conversation, Membership, MemoryTrace, Message, Organization, PhoneAuthorization, User,
+    Contact,
+    Conversation,
+    Membership,
+    MemoryTrace,
+    Message,
+    Organization,
+    PhoneAuthorization,
+    User,
 )
 from web.sessions import request_session as db
 

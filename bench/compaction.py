@@ -20,8 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory_core.backends.local_compactor import LocalCompactor  # noqa: E402
 from memory_core.reading.compaction import (  # noqa: E402
-    CompactMessage, active_points, apply_operations, critical_tokens, estimate_tokens,
-    message_tokens, render_summary,
+    CompactMessage,
+    active_points,
+    apply_operations,
+    critical_tokens,
+    estimate_tokens,
+    message_tokens,
+    render_summary,
 )
 
 CUSTOMERS = [("Talleres García S.L.", "B12345678"), ("Hierros Sánchez S.A.", "A87654321"),

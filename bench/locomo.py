@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import delete, insert  # noqa: E402
 
-from memory_core.domain.access import load_access  # noqa: E402
-from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
+from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
+from memory_core.domain.access import load_access  # noqa: E402
 from memory_core.domain.models import Conversation, Membership, Message, Organization, User  # noqa: E402
 from memory_core.reading.search import RETRIEVERS, search  # noqa: E402
 

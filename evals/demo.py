@@ -6,10 +6,18 @@ import datetime as dt
 from sqlalchemy import exists, select
 
 from memory_core.adapters.db import SYSTEM, get_database
-from memory_core.domain.models import (
-    Contact, Conversation, Membership, Memory, MemorySource, Message, Organization, PhoneAuthorization, User,
-)
 from memory_core.adapters.security import hash_password
+from memory_core.domain.models import (
+    Contact,
+    Conversation,
+    Membership,
+    Memory,
+    MemorySource,
+    Message,
+    Organization,
+    PhoneAuthorization,
+    User,
+)
 
 OWNER = ("ana@demo.memoria.dev", "ana-demo-pass", "owner of Sumalos Demo")
 ADMIN = ("carlos@demo.memoria.dev", "carlos-demo-pass", "admin of Sumalos Demo")

@@ -19,12 +19,12 @@ from typing import Any
 
 from sqlalchemy import delete
 
-from memory_core.domain.access import load_access
 from memory_core.adapters.db import SYSTEM, Database
+from memory_core.domain.access import load_access
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Conversation, Membership, Memory, Message, Organization, User
-from memory_core.reading.search import RETRIEVERS, Embed, index_document, search
 from memory_core.domain.vocabulary import CATEGORY_AREA, DOCUMENT_KINDS, SEARCH_KINDS
+from memory_core.reading.search import RETRIEVERS, Embed, index_document, search
 
 SINGLE_RETRIEVERS = {"fts_only": ("fts",), "vector_only": ("vector",)}
 

@@ -4,7 +4,7 @@ Times are UTC. Each entry: (job function, cron expression).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rq.cron import CronScheduler
 

@@ -15,7 +15,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from console.services.proposals import (
-    KIND_LABELS, Labels, Operator, age, can_decide, can_view, capped_counts, visible_kinds, visible_proposals,
+    KIND_LABELS,
+    Labels,
+    Operator,
+    age,
+    can_decide,
+    can_view,
+    capped_counts,
+    visible_kinds,
+    visible_proposals,
 )
 from memory_core.domain import audit
 from memory_core.domain.access import message_visible

@@ -8,11 +8,11 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from memory_core.tenancy.api_keys import create_api_key
-from memory_core.reading.compaction import Limits, compact_conversation
 from memory_core.backends.local_compactor import LocalCompactor
 from memory_core.domain.models import ApiKey, AuditLog, Contact, Conversation, Document, Membership, Memory, Message
 from memory_core.domain.vocabulary import AREAS
+from memory_core.reading.compaction import Limits, compact_conversation
+from memory_core.tenancy.api_keys import create_api_key
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 

@@ -8,11 +8,17 @@ from sqlalchemy import select
 
 from memory_core.backends.base import Usage
 from memory_core.backends.local_compactor import LocalCompactor
+from memory_core.domain.models import ConversationSummary, JobRun, Message
 from memory_core.reading.compaction import (
-    Limits, active_points, apply_operations, compact_conversation, critical_tokens, limits_for, needs_compaction,
+    Limits,
+    active_points,
+    apply_operations,
+    compact_conversation,
+    critical_tokens,
+    limits_for,
+    needs_compaction,
     render_summary,
 )
-from memory_core.domain.models import ConversationSummary, JobRun, Message
 
 SMALL = Limits(keep_recent_tokens=50, threshold_tokens=400)
 
@@ -212,8 +218,8 @@ def test_the_openai_compactor_sends_points_and_messages_and_its_operations_are_a
 
     import openai
 
-    from memory_core.reading.compaction_openai import OpenAICompactor
     from memory_core.domain.models import UsageLedger
+    from memory_core.reading.compaction_openai import OpenAICompactor
 
     org = factory.org()
     user = factory.member(org)

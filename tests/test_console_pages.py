@@ -10,7 +10,15 @@ import pytest
 from sqlalchemy import select
 
 from memory_core.domain.models import (
-    AuditLog, JobRun, Memory, MemorySource, MemoryTrace, Organization, PolicyExclusion, TraceItem, UsageLedger,
+    AuditLog,
+    JobRun,
+    Memory,
+    MemorySource,
+    MemoryTrace,
+    Organization,
+    PolicyExclusion,
+    TraceItem,
+    UsageLedger,
 )
 from tests.conftest import csrf_from, login, sign_in
 from tests.factories import PASSWORD

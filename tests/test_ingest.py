@@ -7,8 +7,8 @@ from sqlalchemy import func, select
 
 from memory_core.adapters.db import Scope
 from memory_core.domain.errors import Conflict, InvalidInput
-from memory_core.learning.ingest import MAX_TEXT_CHARS, ingest_message, link_code_of
 from memory_core.domain.models import Conversation, Message, Outbox
+from memory_core.learning.ingest import MAX_TEXT_CHARS, ingest_message, link_code_of
 
 
 def _count(session, model) -> int:
@@ -203,8 +203,8 @@ def test_vincular_on_the_web_is_an_ordinary_message(factory, system_session):
 
 
 def test_vincular_reaches_identity_linking_by_default(factory, system_session):
-    from memory_core.tenancy.linking import create_link_code
     from memory_core.domain.models import PhoneAuthorization, User
+    from memory_core.tenancy.linking import create_link_code
 
     org = factory.org()
     ana = factory.member(org, role="owner")

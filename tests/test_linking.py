@@ -6,11 +6,11 @@ import datetime as dt
 import pytest
 from sqlalchemy import select, text, update
 
-from memory_core.tenancy import linking
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
-from memory_core.learning.ingest import ingest_message
 from memory_core.domain.models import AuditLog, LinkCode, Memory, Message, PhoneAuthorization, User
+from memory_core.learning.ingest import ingest_message
+from memory_core.tenancy import linking
 
 PHONE = "+34611222333"
 

@@ -5,7 +5,11 @@ import numpy as np
 import pytest
 
 from memory_core.backends.local_embedder import (
-    ONNX_MODEL_NAME, EmbedderUnavailable, LocalEmbedder, numpy_available, onnx_available,
+    ONNX_MODEL_NAME,
+    EmbedderUnavailable,
+    LocalEmbedder,
+    numpy_available,
+    onnx_available,
 )
 from memory_core.domain.vocabulary import EMBED_DIM
 

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from memory_core.backends.base import ExtractionContext, KnownContact
 from memory_core.backends.local_extractor import (
-    FAMILIES, MODEL, LocalExtractor, find_date, normalise_name, normalise_tax_id, reuse_attribute,
+    FAMILIES,
+    MODEL,
+    LocalExtractor,
+    find_date,
+    normalise_name,
+    normalise_tax_id,
+    reuse_attribute,
 )
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES
 

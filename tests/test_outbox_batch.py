@@ -8,8 +8,8 @@ from sqlalchemy import func, select
 
 from jobs.outbox import drain_batch
 from memory_core.backends import get_backend
-from memory_core.learning.ingest import ingest_message
 from memory_core.domain.models import Memory, Message, Outbox, UsageLedger
+from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import BatchCache, prepare_messages, process_message
 
 

@@ -6,11 +6,19 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from memory_core.domain.access import Principal
 from memory_core.backends import get_backend
+from memory_core.domain.access import Principal
 from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.models import (
+    Membership,
+    Memory,
+    MemorySource,
+    Message,
+    Notification,
+    PolicyExclusion,
+    UsageLedger,
+)
 from memory_core.learning.ingest import ingest_message
-from memory_core.domain.models import Memory, MemorySource, Membership, Message, Notification, PolicyExclusion, UsageLedger
 from memory_core.learning.pipeline import process_message, undo_learnt
 
 

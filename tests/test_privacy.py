@@ -10,13 +10,20 @@ import zipfile
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.tenancy import linking
-
-from memory_core.privacy import requests as privacy
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog, Document, Membership, Memory, MemorySource, Notification, Outbox, PrivacyRequest, UsageLedger,
+    AuditLog,
+    Document,
+    Membership,
+    Memory,
+    MemorySource,
+    Notification,
+    Outbox,
+    PrivacyRequest,
+    UsageLedger,
 )
+from memory_core.privacy import requests as privacy
+from memory_core.tenancy import linking
 
 PHONE = "+34655443322"
 EMAIL = "ana.erasable@example.test"

@@ -8,8 +8,8 @@ import zipfile
 
 from sqlalchemy import select, text
 
-from memory_core.tenancy import linking
 from memory_core.domain.models import JobRun, PrivacyRequest, User
+from memory_core.tenancy import linking
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 

@@ -18,9 +18,9 @@ from jobs.retention import run_retention
 from jobs.run_now import run_job_now
 from jobs.schedule import SCHEDULE
 from jobs.sheets import run_sheets
-from memory_core.tenancy import linking
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import JobRun, LinkCode, Memory, MemorySource, Organization
+from memory_core.tenancy import linking
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = dt.datetime.now(dt.timezone.utc)

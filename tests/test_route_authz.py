@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pytest
 
@@ -49,7 +49,7 @@ API = {r: KEY for r in ROLES}
 class Route:
     method: str
     rule: dict[str, str]
-    args: Callable[["World"], dict] = field(default=lambda w: {})
+    args: Callable[[World], dict] = field(default=lambda w: {})
     last: bool = False  # ends the session (sign out): walked after everything else
 
 

@@ -16,7 +16,14 @@ from sqlalchemy.orm import Session
 from console.services.proposals import Operator, capped_counts, visible_kinds, visible_proposals
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog, JobRun, Memory, MemoryTrace, Organization, PrivacyRequest, TraceItem, UsageLedger,
+    AuditLog,
+    JobRun,
+    Memory,
+    MemoryTrace,
+    Organization,
+    PrivacyRequest,
+    TraceItem,
+    UsageLedger,
 )
 from memory_core.domain.vocabulary import PrivacyStatus, Status
 

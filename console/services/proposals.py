@@ -116,7 +116,7 @@ class Labels:
         self._users: dict[uuid.UUID, str] = {}
         self._org: str | None = None
 
-    def prefetch(self, rows: list[Memory]) -> "Labels":
+    def prefetch(self, rows: list[Memory]) -> Labels:
         """Look up every contact and author of a page in two queries instead of one per row."""
         ids = {}
         for m in rows:

@@ -108,7 +108,7 @@ class Database:
         return s
 
     @contextmanager
-    def unit_of_work(self, scope: Scope) -> Iterator["UnitOfWork"]:
+    def unit_of_work(self, scope: Scope) -> Iterator[UnitOfWork]:
         uow = UnitOfWork(self.session(scope))
         try:
             yield uow

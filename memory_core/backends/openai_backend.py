@@ -75,8 +75,9 @@ import logging
 import math
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -325,7 +326,7 @@ class OpenAIBackend:
                                               max_retries=max_retries)
 
     @classmethod
-    def from_settings(cls, settings: Any, **kwargs: Any) -> "OpenAIBackend":
+    def from_settings(cls, settings: Any, **kwargs: Any) -> OpenAIBackend:
         return cls(api_key=settings.openai_api_key, base_url=settings.openai_base_url, **kwargs)
 
     def close(self) -> None:

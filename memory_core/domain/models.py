@@ -16,16 +16,44 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    BigInteger, Boolean, CheckConstraint, Computed, Date, DateTime, Float, ForeignKey, Index, Integer, Numeric, String,
-    Text, UniqueConstraint, func,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Computed,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from memory_core.domain.vocabulary import (
-    EMBED_DIM, Category, ContactKind, DocumentKind, ExclusionKind, Level, MemoryMode, MessageRole, PlatformRole,
-    PrivacyKind, PrivacyStatus, PrivacySubjectType, ProposalKind, Role, Status, Visibility, one_of,
+    EMBED_DIM,
+    Category,
+    ContactKind,
+    DocumentKind,
+    ExclusionKind,
+    Level,
+    MemoryMode,
+    MessageRole,
+    PlatformRole,
+    PrivacyKind,
+    PrivacyStatus,
+    PrivacySubjectType,
+    ProposalKind,
+    Role,
+    Status,
+    Visibility,
+    one_of,
 )
 
 

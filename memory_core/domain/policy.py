@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable
 
 from stdnum import luhn as stdnum_luhn
-from stdnum.es import ccc as es_ccc, dni as es_dni, nie as es_nie
+from stdnum.es import ccc as es_ccc
+from stdnum.es import dni as es_dni
+from stdnum.es import nie as es_nie
 from stdnum.iso7064 import mod_97_10
 
 log = logging.getLogger(__name__)

@@ -21,14 +21,20 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
+from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain import audit
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
-from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.models import (
-    Contact, Memory, MemorySource, Message, Notification, Organization, PolicyExclusion,
+    Contact,
+    Memory,
+    MemorySource,
+    Message,
+    Notification,
+    Organization,
+    PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 

@@ -13,7 +13,15 @@ from sqlalchemy.orm import Session, aliased
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import (
-    Contact, Conversation, Membership, Memory, MemorySource, MemoryTrace, Message, Notification, PhoneAuthorization,
+    Contact,
+    Conversation,
+    Membership,
+    Memory,
+    MemorySource,
+    MemoryTrace,
+    Message,
+    Notification,
+    PhoneAuthorization,
     User,
 )
 from memory_core.domain.vocabulary import Level

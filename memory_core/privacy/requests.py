@@ -73,7 +73,7 @@ class Subject:
                 "ids": [str(i) for i in self.ids], "strings": self.strings, "names": self.names}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Subject":
+    def from_json(cls, data: dict[str, Any]) -> Subject:
         return cls(type=data["type"], params=data["params"], ids=[uuid.UUID(i) for i in data["ids"]],
                    strings=data["strings"], names=data["names"])
 

@@ -31,7 +31,20 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from sqlalchemy import (
-    ARRAY, Date, Float, Integer, Row, String, and_, bindparam, case, func, insert, or_, select, update,
+    ARRAY,
+    Date,
+    Float,
+    Integer,
+    Row,
+    String,
+    and_,
+    bindparam,
+    case,
+    func,
+    insert,
+    or_,
+    select,
+    update,
 )
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session

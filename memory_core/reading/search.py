@@ -37,14 +37,33 @@ from functools import lru_cache
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    Float, String, Text, bindparam, case, cast, delete, func, literal, literal_column, or_, select, union_all,
+    Float,
+    String,
+    Text,
+    bindparam,
+    case,
+    cast,
+    delete,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    union_all,
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
 from memory_core.domain.access import (
-    Access, contact_visible, document_visible, memory_visible, message_visible, shape, template, template_params,
+    Access,
+    contact_visible,
+    document_visible,
+    memory_visible,
+    message_visible,
+    shape,
+    template,
+    template_params,
 )
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message

@@ -22,7 +22,15 @@ from memory_core.domain import audit
 from memory_core.domain.access import member_permissions, weaker_permissions
 from memory_core.domain.errors import Conflict, Forbidden, NotFound, TooManyAttempts
 from memory_core.domain.models import (
-    Conversation, LinkCode, LoginAttempt, Membership, Memory, MemoryTrace, Message, Notification, PhoneAuthorization,
+    Conversation,
+    LinkCode,
+    LoginAttempt,
+    Membership,
+    Memory,
+    MemoryTrace,
+    Message,
+    Notification,
+    PhoneAuthorization,
     User,
 )
 from memory_core.domain.vocabulary import Level, Status
