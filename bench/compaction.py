@@ -85,7 +85,8 @@ def main() -> None:
     full = sum(message_tokens(m.text) for m in msgs)
     compacted = estimate_tokens(summary) + sum(message_tokens(m.text) for m in msgs[covered:])
     print(json.dumps({
-        "exchanges": args.exchanges, "keep_recent_tokens": args.keep, "compactions": compactions, "points": len(active_points(content)),
+        "exchanges": args.exchanges, "keep_recent_tokens": args.keep, "compactions": compactions,
+        "points": len(active_points(content)),
         "history_tokens_verbatim": full, "history_tokens_compacted": compacted,
         "early_identifiers": len(early), "early_identifiers_kept": len(early & kept_ids),
         "compaction_ms_total": round(seconds * 1000, 1),

@@ -71,7 +71,8 @@ def load(db, name: str, turns, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid
     vectors = embedder.embed([t for _, t, _ in turns])
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        org, user = Organization(name=f"bench-locomo-{name}-{tag}"), User(email=f"locomo-{tag}@bench.invalid", name=name)
+        org = Organization(name=f"bench-locomo-{name}-{tag}")
+        user = User(email=f"locomo-{tag}@bench.invalid", name=name)
         s.add_all([org, user])
         s.flush()
         s.add(Membership(org_id=org.id, user_id=user.id, role="owner"))

@@ -186,8 +186,9 @@ def generate(args, sentences: list[str], pool: np.ndarray) -> dict:
                     o = orgs[oi]
                     u = users[o][int(roll[k] * 1000) % len(users[o])]
                     shared = roll[k] < 0.2
-                    cp.write_row((convs[u], "web", f"m{start + k}", o, u, "shared_in_org" if shared else "private_in_org",
-                                  "general", "user", sentences[si], NOW - dt.timedelta(minutes=start + k), vecs[k], MODEL))
+                    cp.write_row((convs[u], "web", f"m{start + k}", o, u,
+                                  "shared_in_org" if shared else "private_in_org", "general", "user", sentences[si],
+                                  NOW - dt.timedelta(minutes=start + k), vecs[k], MODEL))
         timings["messages_copy_s"] = round(time.perf_counter() - t2, 1)
 
         t3 = time.perf_counter()

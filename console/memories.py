@@ -36,7 +36,8 @@ def memories():
     contacts = s.execute(select(Contact.id, Contact.name).where(contact_visible(op.access))
                          .order_by(Contact.name).limit(500)).all()
     return render_template("console/memories.html", page=page, args=a, error=error, contacts=contacts,
-                           levels=("private", "shared"), areas=AREAS, categories=MEMORY_CATEGORIES, statuses=STATUSES), 422 if error else 200
+                           levels=("private", "shared"), areas=AREAS, categories=MEMORY_CATEGORIES,
+                           statuses=STATUSES), 422 if error else 200
 
 
 @bp.route("/memories/<uuid:memory_id>")
@@ -103,7 +104,8 @@ def _act(memory_id, action, done: str):
         except MemoriaError as again:
             abort(status_of(again))
         field = getattr(exc, "field", None)
-        return render_template("console/memory.html", d=d, errors={field if field in ("value", "sentence") else "form": str(exc)},
+        return render_template("console/memory.html", d=d,
+                               errors={field if field in ("value", "sentence") else "form": str(exc)},
                                form=request.form), code
     s.commit()
     flash(done)

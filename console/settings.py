@@ -25,7 +25,8 @@ def settings():
 @org_role_required("owner", "admin")
 def settings_mode():
     """Switch the memory mode."""
-    return _change(lambda s, actor, org_id: org_settings.set_memory_mode(s, actor, org_id, request.form.get("memory_mode", "")),
+    mode = request.form.get("memory_mode", "")
+    return _change(lambda s, actor, org_id: org_settings.set_memory_mode(s, actor, org_id, mode),
                    "Memory mode saved.")
 
 
@@ -33,7 +34,8 @@ def settings_mode():
 @org_role_required("owner", "admin")
 def settings_retention():
     """Tighten retention."""
-    return _change(lambda s, actor, org_id: org_settings.set_retention(s, actor, org_id, request.form), "Retention saved.")
+    return _change(lambda s, actor, org_id: org_settings.set_retention(s, actor, org_id, request.form),
+                   "Retention saved.")
 
 
 @bp.route("/settings/exclusions", methods=["POST"])
@@ -51,7 +53,8 @@ def settings_exclusion_add():
 def settings_exclusion_change(exclusion_id: uuid.UUID):
     """Turn one of the org's rules on or off, or remove it."""
     remove = request.form.get("op") == "remove"
-    return _change(lambda s, actor, org_id: org_settings.toggle_exclusion(s, actor, org_id, exclusion_id, remove=remove),
+    return _change(lambda s, actor, org_id: org_settings.toggle_exclusion(s, actor, org_id, exclusion_id,
+                                                                          remove=remove),
                    "Rule removed." if remove else "Rule updated.")
 
 

@@ -35,7 +35,8 @@ def load_dataset(path: str | Path) -> dict[str, Any]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"cannot read the dataset {path}: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("corpus"), list) or not isinstance(data.get("queries"), list):
+    if not (isinstance(data, dict) and isinstance(data.get("corpus"), list)
+            and isinstance(data.get("queries"), list)):
         raise InvalidInput("the dataset must be an object with 'corpus' and 'queries' lists")
     ids = set()
     for i, item in enumerate(data["corpus"]):

@@ -69,7 +69,7 @@ def _parse_cursor(raw: str | None) -> tuple[dt.datetime, uuid.UUID] | None:
         at, pid = raw.split("|", 1)
         return dt.datetime.fromisoformat(at), uuid.UUID(pid)
     except ValueError:
-        raise InvalidInput("That page link is not valid: start again from the first page.", "after")
+        raise InvalidInput("That page link is not valid: start again from the first page.", "after") from None
 
 
 def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
@@ -210,7 +210,8 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
         if edited:
             raise InvalidInput("A bank account cannot be edited here: reject it and ask the contact again.", "value")
         if not typed_account or not typed_account.strip():
-            raise InvalidInput("Type the new account again to confirm you checked it with the contact.", "confirm_account")
+            raise InvalidInput("Type the new account again to confirm you checked it with the contact.",
+                               "confirm_account")
         if normalise_account(typed_account) != normalise_account(p.value):
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")

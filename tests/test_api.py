@@ -108,7 +108,8 @@ def test_ingest_is_idempotent_and_takes_edits_and_deletes(client, world, system_
 
 def test_a_conversation_id_of_another_org_is_refused(client, world):
     call(client, "POST", "/messages", world["key_b"], ingest_body(world["luis"], "hola", conversation="shared-id"))
-    _error(call(client, "POST", "/messages", world["key_a"], ingest_body(world["ana"], "hola", conversation="shared-id")),
+    _error(call(client, "POST", "/messages", world["key_a"],
+                ingest_body(world["ana"], "hola", conversation="shared-id")),
            409, "conflict")
 
 
@@ -271,7 +272,8 @@ def test_owner_creates_a_key_shown_once_and_revokes_it(client, world, system_ses
     login(client, "ana@example.test", PASSWORD)
     page = client.get("/api-keys")
     assert page.status_code == 200
-    created = client.post("/api-keys", data={"name": "WhatsApp bot", "csrf_token": csrf_from(page.get_data(as_text=True))})
+    created = client.post("/api-keys",
+                          data={"name": "WhatsApp bot", "csrf_token": csrf_from(page.get_data(as_text=True))})
     html = created.get_data(as_text=True)
     assert created.status_code == 200 and created.headers["Cache-Control"] == "no-store"
     key = html.split('<code class="fenced">')[1].split("</code>")[0]

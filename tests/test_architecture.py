@@ -42,7 +42,9 @@ def _sources() -> dict[str, ast.Module]:
     out = {}
     for path in ROOT.rglob("*.py"):
         rel = path.relative_to(ROOT).parts
-        if rel[0] in (".venv", "tests", "migrations", "examples", "scripts", "build") or rel[0].startswith("."):
+        # packages/ holds separately installed distributions (the embedder's model); setup.py is packaging.
+        if rel[0] in (".venv", "tests", "migrations", "examples", "scripts", "build", "packages", "setup.py") \
+                or rel[0].startswith("."):
             continue
         out[_module_name(path)] = ast.parse(path.read_text(encoding="utf-8"), str(path))
     return out

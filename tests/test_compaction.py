@@ -29,7 +29,8 @@ FIRST_PART = [
     ("assistant", "Perfecto, factura F-2026-031 de 1.250,00 € con fecha 15/03/2026."),
     ("user", "Pagan a 60 días, no a 30."),
     ("user", "Prefiero que me trates de tú y que seas breve."),
-    ("user", "Tengo que enviar el presupuesto de la furgoneta a Hierros Sánchez, CIF A87654321, antes del 2 de abril de 2026."),
+    ("user",
+     "Tengo que enviar el presupuesto de la furgoneta a Hierros Sánchez, CIF A87654321, antes del 2 de abril de 2026."),
     ("user", "¿Cuánto nos debe Talleres García en total?"),
 ]
 SECOND_PART = [

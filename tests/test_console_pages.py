@@ -152,7 +152,8 @@ def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
     w.s.refresh(w.old)
     assert w.current.status == "superseded" and w.current.superseded_by == active[0].id
     assert w.old.status == "superseded"  # the restored version itself is never rewritten
-    assert w.s.scalar(select(AuditLog.details).where(AuditLog.action == "memory.restored"))["restored_from"] == str(w.old.id)
+    details = w.s.scalar(select(AuditLog.details).where(AuditLog.action == "memory.restored"))
+    assert details["restored_from"] == str(w.old.id)
     sources = w.s.scalars(select(MemorySource.message_id).where(MemorySource.memory_id == active[0].id)).all()
     assert sources == [w.msg30.id]
 
@@ -320,8 +321,10 @@ def test_admin_cannot_open_another_orgs_trace_and_members_have_no_traces(client,
 
 def test_usage_sums_cost_and_calls_per_day_purpose_and_model_with_a_chart(client, w):
     now = dt.datetime.now(dt.timezone.utc)
-    w.s.add_all([UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0100"), created_at=now),
-                 UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0200"), created_at=now),
+    w.s.add_all([UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0100"),
+                             created_at=now),
+                 UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0200"),
+                             created_at=now),
                  UsageLedger(org_id=w.org.id, purpose="extract", model="gpt-x", cost_usd=Decimal("0.5"),
                              created_at=now - dt.timedelta(days=2)),
                  UsageLedger(org_id=w.other.id, purpose="gate", model="local", cost_usd=Decimal("9"), created_at=now)])

@@ -38,7 +38,8 @@ def acme_context(message: str = "Acme paga a 60 días y su contacto es Lucía") 
         message=message,
         previous_assistant="¿Algo más sobre Acme?",
         contacts=(
-            KnownContact(id="c-17", name="Acme Distribuciones S.L.", kind="customer", tax_id="B12345678", aliases=("Acme",)),
+            KnownContact(id="c-17", name="Acme Distribuciones S.L.", kind="customer", tax_id="B12345678",
+                         aliases=("Acme",)),
             KnownContact(id="c-40", name="Papelería Ruiz", kind="supplier"),
         ),
         known_attributes={"contact:c-17": ("plazo_pago", "canal_preferido"), "self": ("nombre_hija",)},
@@ -124,7 +125,8 @@ def test_parse_gate_merges_token_variants():
     tokens = []
     for i, q in enumerate(GATE_QUESTIONS):
         if q.key == "remember":
-            tokens.append(tok("1", [("1", math.log(0.5)), (" 1", math.log(0.2)), ("0", math.log(0.2)), ("Sí", math.log(0.1))]))
+            tokens.append(tok("1", [("1", math.log(0.5)), (" 1", math.log(0.2)), ("0", math.log(0.2)),
+                                    ("Sí", math.log(0.1))]))
         else:
             tokens.append(tok(q.codes[1], [(q.codes[1], 0.0)]))
         if i < len(GATE_QUESTIONS) - 1:

@@ -19,7 +19,8 @@ def backend(servers):
 
 
 def say(session, org, user, text, *, conversation, role="user", external_id=None, event="new"):
-    r = ingest_message(session, channel="web", conversation=conversation, external_id=external_id or f"{conversation}-{text}",
+    r = ingest_message(session, channel="web", conversation=conversation,
+                       external_id=external_id or f"{conversation}-{text}",
                        org_id=org.id, user_id=user.id, phone=None, role=role, text=text, event=event)
     session.commit()
     return r.message_id

@@ -76,7 +76,8 @@ def world(factory, system_session):
     s.commit()
     linking.create_link_code(s, ana.id, org.id)
     s.commit()
-    return {"org": org, "boss": boss, "ana": ana, "ana_id": ana.id, "boss_id": boss.id, "shared": shared, "boss_fact": boss_fact, "officer":
+    return {"org": org, "boss": boss, "ana": ana, "ana_id": ana.id, "boss_id": boss.id, "shared": shared,
+            "boss_fact": boss_fact, "officer":
             factory.user(platform_role="privacy_officer", name="Oficial Privacidad")}
 
 
@@ -98,10 +99,11 @@ def independent_scan(owner_engine, ids, strings) -> dict[str, int]:
     with owner_engine.connect() as c:
         cols = c.execute(text(
             "select table_name, column_name, data_type, udt_name from information_schema.columns "
-            "where table_schema = 'public' and table_name in (select tablename from pg_tables where schemaname = 'public') "
+            "where table_schema = 'public' "
+            "and table_name in (select tablename from pg_tables where schemaname = 'public') "
             "and (data_type in ('text', 'character varying', 'uuid', 'jsonb') or udt_name = '_text')")).all()
         assert len(cols) > 50
-        for table, col, dtype, udt in cols:
+        for table, col, dtype, _udt in cols:
             if dtype == "uuid":
                 n = c.execute(text(f'select count(*) from "{table}" where "{col}" = any(:v)'),
                               {"v": list(ids)}).scalar_one()
@@ -127,7 +129,8 @@ def test_intake_needs_who_and_basis_and_sets_a_one_month_due_date(world, system_
                          basis="GDPR art. 17")
     s.commit()
     assert req.status == "received" and req.subject_ref == str(world["ana"].id)
-    assert dt.timedelta(days=28) <= req.due_at - req.created_at <= dt.timedelta(days=31, seconds=5)  # due_at is set a moment after created_at
+    # due_at is set a moment after created_at
+    assert dt.timedelta(days=28) <= req.due_at - req.created_at <= dt.timedelta(days=31, seconds=5)
     assert privacy.add_month(dt.datetime(2026, 1, 31)) == dt.datetime(2026, 2, 28)
     with pytest.raises(Conflict):  # no preview before identity verification
         privacy.preview(s, req.id, None)

@@ -96,7 +96,7 @@ def _parse_cursor(raw: str | None):
         at, mid = raw.split("|", 1)
         return dt.datetime.fromisoformat(at), uuid.UUID(mid)
     except ValueError:
-        raise InvalidInput("That page link is not valid: start again from the first page.", "after")
+        raise InvalidInput("That page link is not valid: start again from the first page.", "after") from None
 
 
 def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | None = None,
@@ -161,7 +161,8 @@ class MemoryDetail:
 
 def _chain(s: Session, op: Operator, m: Memory) -> list[Memory]:
     """Every version of the same fact: same org, level, owner, subject and attribute, newest first."""
-    same_owner = (Memory.owner_user_id.is_(None) if m.owner_user_id is None else Memory.owner_user_id == m.owner_user_id)
+    same_owner = (Memory.owner_user_id.is_(None) if m.owner_user_id is None
+                  else Memory.owner_user_id == m.owner_user_id)
     stmt = select(Memory).where(
         memory_visible(op.access), Memory.level == m.level, Memory.subject == m.subject,
         Memory.attribute == m.attribute, same_owner, Memory.status.in_((Status.ACTIVE, Status.SUPERSEDED)),
@@ -278,7 +279,8 @@ def set_pinned(s: Session, op: Operator, memory_id: uuid.UUID, pinned: bool) -> 
     if m.status != Status.ACTIVE:
         raise InvalidInput("Only the current version can be pinned.", "pinned")
     m.pinned, m.updated_at = pinned, dt.datetime.now(dt.timezone.utc)
-    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.pinned" if pinned else "memory.unpinned",
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id,
+                 action="memory.pinned" if pinned else "memory.unpinned",
                  org_id=m.org_id, target_type="memory", target_id=m.id)
     return m
 

@@ -41,7 +41,7 @@ def parse_date(raw: str | None, name: str) -> dt.date | None:
     try:
         return dt.date.fromisoformat(raw)
     except ValueError:
-        raise InvalidInput(f"{name.capitalize()} must be a date like 2026-11-29.", name)
+        raise InvalidInput(f"{name.capitalize()} must be a date like 2026-11-29.", name) from None
 
 
 def _day_start(d: dt.date) -> dt.datetime:
@@ -165,11 +165,14 @@ def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None,
     day = cast(func.date_trunc("day", UsageLedger.created_at), Date)
     stmt = (select(day, UsageLedger.purpose, UsageLedger.model, func.count(), func.sum(UsageLedger.input_tokens),
                    func.sum(UsageLedger.output_tokens), func.sum(UsageLedger.cost_usd))
-            .where(UsageLedger.created_at >= _day_start(since), UsageLedger.created_at < _day_start(until + dt.timedelta(days=1)))
-            .group_by(day, UsageLedger.purpose, UsageLedger.model).order_by(day.desc(), UsageLedger.purpose, UsageLedger.model))
+            .where(UsageLedger.created_at >= _day_start(since),
+                   UsageLedger.created_at < _day_start(until + dt.timedelta(days=1)))
+            .group_by(day, UsageLedger.purpose, UsageLedger.model)
+            .order_by(day.desc(), UsageLedger.purpose, UsageLedger.model))
     if org_id is not None:
         stmt = stmt.where(UsageLedger.org_id == org_id)
-    lines = [UsageLine(d, p, m, n, int(i or 0), int(o or 0), Decimal(c or 0)) for d, p, m, n, i, o, c in s.execute(stmt)]
+    lines = [UsageLine(d, p, m, n, int(i or 0), int(o or 0), Decimal(c or 0))
+             for d, p, m, n, i, o, c in s.execute(stmt)]
     per_day: dict[dt.date, Decimal] = {}
     for line in lines:
         per_day[line.day] = per_day.get(line.day, Decimal(0)) + line.cost
@@ -279,4 +282,5 @@ def learnt_since(s: Session, org_id: uuid.UUID, visible, hours: int = 24) -> int
 
 
 def open_privacy_requests(s: Session) -> int:
-    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_((PrivacyStatus.EXECUTED, PrivacyStatus.REJECTED)))) or 0)
+    closed = (PrivacyStatus.EXECUTED, PrivacyStatus.REJECTED)
+    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_(closed))) or 0)

@@ -32,7 +32,8 @@ def org_settings(s: Session, org_id: uuid.UUID) -> OrgSettings:
     rows = list(s.scalars(select(PolicyExclusion).where(
         or_(PolicyExclusion.org_id.is_(None), PolicyExclusion.org_id == org_id))
         .order_by(PolicyExclusion.kind, PolicyExclusion.name)))
-    return OrgSettings(org, retention.org_periods(org.settings), [r for r in rows if r.org_id is None], [r for r in rows if r.org_id == org_id])
+    return OrgSettings(org, retention.org_periods(org.settings), [r for r in rows if r.org_id is None],
+                       [r for r in rows if r.org_id == org_id])
 
 
 def _audit(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, action: str, **details) -> None:
@@ -49,7 +50,8 @@ def set_memory_mode(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID,
         org.memory_mode = mode
 
 
-def set_retention(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, values: dict[str, str]) -> dict[str, int]:
+def set_retention(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID,
+                  values: dict[str, str]) -> dict[str, int]:
     """Retention may only be tightened: between 1 day and the platform default."""
     parsed = retention.parse_org_periods(values)
     org = s.get(Organization, org_id, with_for_update=True)
@@ -74,7 +76,7 @@ def add_exclusion(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, *
     try:
         re.compile(pattern, re.IGNORECASE)
     except re.error as exc:
-        raise InvalidInput(f"The pattern is not a valid regular expression: {exc}.", "pattern")
+        raise InvalidInput(f"The pattern is not a valid regular expression: {exc}.", "pattern") from exc
     if len(description) > 300:
         raise InvalidInput("Keep the description under 300 characters.", "description")
     if s.scalar(select(PolicyExclusion.id).where(PolicyExclusion.org_id == org_id, PolicyExclusion.name == name)):

@@ -141,7 +141,8 @@ class Labels:
             return "the author (about themselves)"
         if subject == "org":
             if self._org is None:
-                self._org = self.s.scalar(select(Organization.name).where(Organization.id == self.org_id)) or "the company"
+                name = self.s.scalar(select(Organization.name).where(Organization.id == self.org_id))
+                self._org = name or "the company"
             return self._org
         if subject.startswith("contact:"):
             if subject not in self._contacts:

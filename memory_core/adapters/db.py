@@ -81,7 +81,8 @@ def resolve_urls(settings: Settings | None = None, *, start_embedded: bool = Tru
             raise RuntimeError("DATABASE_URL is not set and the embedded server may not be started here")
         from memory_core.adapters.runtime import start_postgres
 
-        owner = make_url(start_postgres(settings.data_dir).uri).set(database=DB_NAME).render_as_string(hide_password=False)
+        url = make_url(start_postgres(settings.data_dir).uri).set(database=DB_NAME)
+        owner = url.render_as_string(hide_password=False)
     if settings.app_database_url:
         app = _psycopg(settings.app_database_url)
     else:

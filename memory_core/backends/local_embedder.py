@@ -201,7 +201,10 @@ class LocalEmbedder:
             with _CACHE_LOCK:
                 engine = _CACHE.get(key)
                 if engine is None:
-                    engine = _OnnxEngine(self.model_path, self.threads) if self.engine == "onnx" else _NumpyEngine(self.threads)
+                    if self.engine == "onnx":
+                        engine = _OnnxEngine(self.model_path, self.threads)
+                    else:
+                        engine = _NumpyEngine(self.threads)
                     _CACHE[key] = engine
         return engine
 
@@ -227,7 +230,8 @@ class LocalEmbedder:
         parts = [engine.run(cleaned[i:i + self.batch_size]) for i in range(0, len(cleaned), self.batch_size)]
         vectors = np.vstack(parts).astype(np.float32, copy=False)
         if vectors.shape != (len(cleaned), EMBED_DIM):
-            raise RuntimeError(f"embedding model returned shape {vectors.shape}, expected ({len(cleaned)}, {EMBED_DIM})")
+            raise RuntimeError(f"embedding model returned shape {vectors.shape}, "
+                               f"expected ({len(cleaned)}, {EMBED_DIM})")
         if not np.all(np.isfinite(vectors)):
             raise RuntimeError("embedding model returned non-finite values")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -22,8 +22,8 @@ position       codes
 
 The request sets ``logprobs=True, top_logprobs=10, temperature=0`` and a budget of 20 output tokens. A
 digit is a token of its own in the BPE tokenizers of OpenAI and of the common open models (digits
-never merge with a comma), so the answer is seven answer tokens with comma tokens between them (tokens without a digit are
-skipped as separators; a token with anything but one valid digit is malformed). For
+never merge with a comma), so the answer is seven answer tokens with comma tokens between them (tokens
+without a digit are skipped as separators; a token with anything but one valid digit is malformed). For
 the answer token of each position we read its ``top_logprobs``, keep the candidates that are a valid
 code for that question (after stripping spaces and stray commas; variants of the same digit are
 summed), exponentiate and normalise over the valid codes. That distribution is the probability of
@@ -219,7 +219,8 @@ class MalformedOutput(ValueError):
     """The model answered, but not in the shape asked for."""
 
 
-def price_for(model: str, prices: dict[str, tuple[float, float, float]] | None = None) -> tuple[float, float, float] | None:
+def price_for(model: str,
+              prices: dict[str, tuple[float, float, float]] | None = None) -> tuple[float, float, float] | None:
     table = PRICES if prices is None else prices
     if model in table:
         return table[model]
@@ -360,7 +361,8 @@ class OpenAIBackend:
         except ValueError as e:  # a 200 whose body is not JSON
             raise MalformedOutput(f"response body is not JSON: {e}") from e
 
-    def _run(self, purpose: str, model: str, request: Callable[[], Any], parse: Callable[[Any], Any]) -> tuple[Any, Usage]:
+    def _run(self, purpose: str, model: str, request: Callable[[], Any],
+             parse: Callable[[Any], Any]) -> tuple[Any, Usage]:
         tokens_in = tokens_out = tokens_cached = 0
         last: BaseException | None = None
         for attempt in range(self.max_retries + 1):
@@ -452,7 +454,9 @@ class OpenAIBackend:
                                                     encoding_format="float")
 
             try:
-                part, usage = self._run("embed", self.embed_model, request, lambda r, n=len(chunk): parse_embedding_response(r, n))
+                expected = len(chunk)
+                part, usage = self._run("embed", self.embed_model, request,
+                                        lambda r, n=expected: parse_embedding_response(r, n))
             except BackendError as e:
                 partial: Usage = e.usage  # type: ignore[attr-defined]
                 e.usage = Usage("embed", self.embed_model, tokens_in + partial.input_tokens, 0, cost + partial.cost_usd)  # type: ignore[attr-defined]
@@ -460,7 +464,8 @@ class OpenAIBackend:
             vectors.extend(part)
             tokens_in += usage.input_tokens
             cost += usage.cost_usd
-        return vectors, Usage(purpose="embed", model=self.embed_model, input_tokens=tokens_in, output_tokens=0, cost_usd=cost)
+        return vectors, Usage(purpose="embed", model=self.embed_model, input_tokens=tokens_in, output_tokens=0,
+                              cost_usd=cost)
 
 
 # -- parsing (module level: pure functions of a response) --------------------------------------------
@@ -486,7 +491,8 @@ def parse_gate_response(response: Any) -> GateDecision:
                 continue  # a separator (or a stray word): only digits answer
             question = GATE_QUESTIONS[len(answers)]
             if cleaned not in question.codes:
-                raise MalformedOutput(f"gate answer {len(answers) + 1} ({question.key}) is {token.token!r}, expected one of {question.codes}; answer was {content!r}")
+                raise MalformedOutput(f"gate answer {len(answers) + 1} ({question.key}) is {token.token!r}, "
+                                      f"expected one of {question.codes}; answer was {content!r}")
             answers.append(_distribution(cleaned, token.top_logprobs, question.codes))
     else:
         digits = re.findall(r"\d+", content)

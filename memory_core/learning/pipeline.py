@@ -251,7 +251,8 @@ _NOT_NAMES = {"a", "el", "la", "los", "las", "esto", "este", "esta", "ese", "esa
               "mr", "mrs", "ms", "sr", "sra", "ai", "ia", "iban", "la caixa", "caixabank", "bbva", "santander",
               "sabadell", "bankinter", "cajamar", "hsbc", "barclays", "ing", "unicaja", "abanca", "kutxabank",
               "ibercaja", "openbank", "revolut", "n26", "wise", "paypal", "urgente", "ojo", "oye", "hola"}
-_CAPITALISED = re.compile(r"[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*(?:\s+(?:de|del|y|e|&)?\s*[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*)*")
+_CAPITALISED = re.compile(r"[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*"
+                          r"(?:\s+(?:de|del|y|e|&)?\s*[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*)*")
 
 
 def mentioned_name(text: str) -> str | None:
@@ -562,7 +563,8 @@ def _notify(session: Session, access: Access, msg: Message, w: WriteResult, chan
     sentence = fact.sentence.strip().rstrip(".")
     if w.outcome == "proposed":
         card = f"Pendiente de confirmar: {sentence}."
-        said = f"He tomado nota de que {sentence[:1].lower()}{sentence[1:]}; queda pendiente de que alguien con permiso lo confirme."
+        said = (f"He tomado nota de que {sentence[:1].lower()}{sentence[1:]}; "
+                "queda pendiente de que alguien con permiso lo confirme.")
     else:
         card = f"Lo he aprendido: {sentence}."
         said = f"Por cierto, he apuntado que {sentence[:1].lower()}{sentence[1:]}. Si no es así, dímelo y lo deshago."

@@ -52,7 +52,8 @@ def delete_conversation(session: Session, conversation_id: uuid.UUID, *, actor_l
         raise NotFound("No such conversation.")
     removed = session.execute(delete(Memory).where(memories_only_from(conversation_id))).rowcount
     unsourced = session.execute(delete(MemorySource).where(MemorySource.conversation_id == conversation_id)).rowcount
-    messages = session.scalar(select(func.count()).select_from(Message).where(Message.conversation_id == conversation_id))
+    messages = session.scalar(select(func.count()).select_from(Message)
+                              .where(Message.conversation_id == conversation_id))
     # Messages, outbox, traces, notifications and the summary go with the conversation (ON DELETE CASCADE).
     session.execute(delete(Conversation).where(Conversation.id == conversation_id))
     counts = {"memories_removed": removed, "sources_removed": unsourced, "messages_removed": messages}

@@ -212,7 +212,8 @@ def plan(subject: Subject) -> list[Step]:
                  "author_phone = case when author_phone = :phone then null else author_phone end, "
                  "decided_by = case when decided_by = :uid then null else decided_by end",
                  "shared knowledge of the org: kept without its author"),
-            Step("api_keys", "anonymise", "created_by = :uid", "created_by = null", "org key: kept without its creator"),
+            Step("api_keys", "anonymise", "created_by = :uid", "created_by = null",
+                 "org key: kept without its creator"),
             Step("privacy_requests", "anonymise", "handled_by = :uid", "handled_by = null",
                  "another request: kept without its handler"),
             Step("users", "anonymise", "phone = :phone and id is distinct from :uid", "phone = null",
@@ -622,7 +623,8 @@ def verification_scan(session: Session, subject: Subject) -> dict[str, Any]:
             hits.append({"table": table, "column": column, "rows": n - held, "kind": "found"})
     return {"at": utcnow().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
             "identifiers_checked": len(subject.ids) + len(subject.strings) + len(subject.names),
-            "seconds": round(time.perf_counter() - started, 3), "hits": hits, "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
+            "seconds": round(time.perf_counter() - started, 3), "hits": hits,
+            "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
 
 
 def _only_ids(session: Session, column: str, cond: str, params: dict[str, Any], subject: Subject) -> bool:
@@ -681,7 +683,8 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None)
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": utcnow().isoformat(),
                     "tables": {t: len(r) for t, r in rows.items()},
-                    "note": "Everything memoria stores about the subject, including every memory version and its sources."}
+                    "note": "Everything memoria stores about the subject, including every memory version "
+                            "and its sources."}
         zf.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
         for table, table_rows in rows.items():
             zf.writestr(f"{table}.json", json.dumps(table_rows, indent=2, ensure_ascii=False, default=str))

@@ -81,7 +81,8 @@ def rules(batch: int) -> list[Rule]:
     by_org = Organization.id == Memory.org_id
     return [
         Rule("superseded_versions", _batch_delete(Memory, select(Memory.id).outerjoin(Organization, by_org).where(
-            Memory.status == Status.SUPERSEDED, Memory.valid_to < now - _org_days("superseded_days", p["superseded_days"]))
+            Memory.status == Status.SUPERSEDED,
+            Memory.valid_to < now - _org_days("superseded_days", p["superseded_days"]))
             .order_by(Memory.valid_to).limit(batch).with_for_update(of=Memory, skip_locked=True))),
         Rule("stale_proposals", _batch_delete(Memory, select(Memory.id).outerjoin(Organization, by_org).where(
             Memory.status == Status.PROPOSED, Memory.created_at < now - _org_days("proposal_days", p["proposal_days"]))

@@ -326,7 +326,8 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     rows = dict(known)
     if missing:
         rows |= {m.id: m for m in session.execute(select(*_LINE).where(
-            Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE, _not_past_event(now.date())))}
+            Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE,
+            _not_past_event(now.date())))}
     return [(rows[i], score) for i, score in hits if i in rows]
 
 

@@ -431,7 +431,8 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
     if mode == "exact":
         # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
         d = dist + 0.0
-        return select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x")).where(*where).order_by(d).limit(k)
+        return select(*_ident(src), (1.0 - d).label("s"),
+                      literal(0.0, Float).label("x")).where(*where).order_by(d).limit(k)
     # relaxed_order hands rows back roughly in order and a walk that stops at k may miss a closer row
     # found later: take more, and the union above re-sorts them exactly and keeps k.
     return (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x")).where(*where)
@@ -575,7 +576,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     return out
 
 
-def fuse(lists: dict[str, list[_Found]], weights: dict[str, float] | None = None) -> list[tuple[tuple[str, uuid.UUID], float, dict, dict]]:
+def fuse(lists: dict[str, list[_Found]],
+         weights: dict[str, float] | None = None) -> list[tuple[tuple[str, uuid.UUID], float, dict, dict]]:
     """Reciprocal rank fusion: (key, score, ranks, signals), best first."""
     weights = weights or WEIGHTS
     scores: dict[tuple[str, uuid.UUID], float] = {}
@@ -620,7 +622,8 @@ def _describe(session: Session, fused) -> list[Hit]:
                             Memory.sentence.label("snippet"), Memory.subject.label("subject"))
                      .where(Memory.id.in_(by_kind["memory"])))
     if by_kind.get("message"):
-        parts.append(select(Message.id, (Message.role + " " + func.to_char(Message.created_at, "YYYY-MM-DD")).label("title"),
+        parts.append(select(Message.id,
+                            (Message.role + " " + func.to_char(Message.created_at, "YYYY-MM-DD")).label("title"),
                             func.left(Message.text, 300).label("snippet"), cast(None, String).label("subject"))
                      .where(Message.id.in_(by_kind["message"])))
     if by_kind.get("contact"):
@@ -629,7 +632,8 @@ def _describe(session: Session, fused) -> list[Hit]:
                             ("contact:" + cast(Contact.id, String)).label("subject"))
                      .where(Contact.id.in_(by_kind["contact"])))
     if by_kind.get("document"):
-        parts.append(select(Document.id, func.coalesce(func.nullif(Document.title, ""), Document.external_ref).label("title"),
+        parts.append(select(Document.id,
+                            func.coalesce(func.nullif(Document.title, ""), Document.external_ref).label("title"),
                             func.left(Document.text, 300).label("snippet"),
                             ("contact:" + cast(Document.contact_id, String)).label("subject"))
                      .where(Document.id.in_(by_kind["document"])))

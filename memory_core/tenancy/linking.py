@@ -222,7 +222,8 @@ def pre_link_history(session: Session, user_id: uuid.UUID) -> PreLinkHistory:
         return PreLinkHistory(0, 0, 0)
     return PreLinkHistory(
         memories=session.scalar(select(func.count()).select_from(Memory).where(
-            Memory.owner_phone == phone, Memory.owner_user_id.is_(None), Memory.level.in_((Level.PERSONAL, Level.PRIVATE)))),
+            Memory.owner_phone == phone, Memory.owner_user_id.is_(None),
+            Memory.level.in_((Level.PERSONAL, Level.PRIVATE)))),
         messages=session.scalar(select(func.count()).select_from(Message).where(
             Message.phone == phone, Message.user_id.is_(None))),
         conversations=session.scalar(select(func.count()).select_from(Conversation).where(
