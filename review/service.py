@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from console.services.pages import cursor, parse_cursor
 from console.services.proposals import (
     KIND_LABELS,
     Labels,
@@ -58,20 +59,6 @@ class Queue:
     areas: list[str] = field(default_factory=list)
 
 
-def _cursor(p: Memory) -> str:
-    return f"{p.created_at.isoformat()}|{p.id}"
-
-
-def _parse_cursor(raw: str | None) -> tuple[dt.datetime, uuid.UUID] | None:
-    if not raw:
-        return None
-    try:
-        at, pid = raw.split("|", 1)
-        return dt.datetime.fromisoformat(at), uuid.UUID(pid)
-    except ValueError:
-        raise InvalidInput("That page link is not valid: start again from the first page.", "after") from None
-
-
 def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
                q: str | None = None, after: str | None = None, limit: int = PAGE_SIZE) -> Queue:
     """Pending proposals, oldest first (they have waited longest), with counts per kind."""
@@ -88,7 +75,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
         stmt = stmt.where(Memory.area == area)
     if q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
-    cur = _parse_cursor(after)
+    cur = parse_cursor(after)
     if cur:
         stmt = stmt.where(func.row(Memory.created_at, Memory.id) > func.row(*cur))
     rows = list(s.scalars(stmt.order_by(Memory.created_at, Memory.id).limit(limit + 1)))
@@ -98,7 +85,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     now = dt.datetime.now(dt.timezone.utc)
     out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
                     can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
-    return Queue(out, counts, sum(counts.values()), _cursor(rows[-1]) if more and rows else None, list(AREAS))
+    return Queue(out, counts, sum(counts.values()), cursor(rows[-1]) if more and rows else None, list(AREAS))
 
 
 

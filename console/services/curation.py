@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from console.services.pages import cursor, parse_cursor
 from console.services.proposals import Labels, Operator, visible_proposals
 from memory_core.domain import audit
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
@@ -85,20 +86,6 @@ class MemoryPage:
     next_cursor: str | None
 
 
-def _cursor(m: Memory) -> str:
-    return f"{m.created_at.isoformat()}|{m.id}"
-
-
-def _parse_cursor(raw: str | None):
-    if not raw:
-        return None
-    try:
-        at, mid = raw.split("|", 1)
-        return dt.datetime.fromisoformat(at), uuid.UUID(mid)
-    except ValueError:
-        raise InvalidInput("That page link is not valid: start again from the first page.", "after") from None
-
-
 def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | None = None,
                   limit: int = PAGE_SIZE) -> MemoryPage:
     """Newest first, keyset-paginated; every filter is a column the indexes cover."""
@@ -121,7 +108,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
             stmt = stmt.where(col == value)
     if f.q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", f.q)))
-    cur = _parse_cursor(after)
+    cur = parse_cursor(after)
     if cur:
         stmt = stmt.where(func.row(Memory.created_at, Memory.id) < func.row(*cur))
     rows = list(s.scalars(stmt.order_by(Memory.created_at.desc(), Memory.id.desc()).limit(limit + 1)))
@@ -129,7 +116,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     rows = rows[:limit]
     labels = Labels(s, op.org_id).prefetch(rows)
     return MemoryPage([MemoryRow(m, labels.subject(m.subject), labels.author(m)) for m in rows],
-                      _cursor(rows[-1]) if more and rows else None)
+                      cursor(rows[-1]) if more and rows else None)
 
 
 def get_memory(s: Session, op: Operator, memory_id: uuid.UUID, *, for_update: bool = False) -> Memory:

@@ -81,15 +81,9 @@ class GateCategory(StrEnum):
     NOTHING = "nothing"
 
 
-class Category(StrEnum):
-    """Memory categories: the gate's, less "nothing", plus folded subject sheets."""
-    PERSON = "person"
-    COMPANY = "company"
-    CUSTOMER = "customer"
-    SUPPLIER = "supplier"
-    PREFERENCE = "preference"
-    EVENT = "event"
-    SHEET = "sheet"
+# Memory categories: the gate's, less "nothing", plus folded subject sheets.
+Category = StrEnum("Category", {**{c.name: c.value for c in GateCategory if c is not GateCategory.NOTHING},
+                                "SHEET": "sheet"}, module=__name__)
 
 
 class GateScope(StrEnum):
@@ -122,14 +116,9 @@ class DocumentKind(StrEnum):
     DOCUMENT = "document"
 
 
-class SearchKind(StrEnum):
-    MESSAGE = "message"
-    MEMORY = "memory"
-    CONTACT = "contact"
-    INVOICE = "invoice"
-    QUOTE = "quote"
-    EXPENSE = "expense"
-    DOCUMENT = "document"
+# What search finds: messages, memories, contacts and every kind of host record.
+SearchKind = StrEnum("SearchKind", {"MESSAGE": "message", "MEMORY": "memory", "CONTACT": "contact",
+                                    **{k.name: k.value for k in DocumentKind}}, module=__name__)
 
 
 class PrivacyKind(StrEnum):
