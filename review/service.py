@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from console.services.pages import cursor, parse_cursor
+from console.services import paging
 from console.services.proposals import (
     KIND_LABELS,
     Labels,
@@ -23,6 +23,8 @@ from console.services.proposals import (
     can_decide,
     can_view,
     capped_counts,
+    normalise_account,
+    verified_account_sentence,
     visible_kinds,
     visible_proposals,
 )
@@ -36,6 +38,7 @@ from memory_core.reading.fence import fenced
 
 PAGE_SIZE = 50
 MAX_BULK = 200
+CURSOR_TYPES = (paging.datetime_type, paging.uuid_type)  # (created_at or decided_at, id)
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -75,7 +78,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
         stmt = stmt.where(Memory.area == area)
     if q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
-    cur = parse_cursor(after)
+    cur = paging.parse_cursor(after, CURSOR_TYPES)
     if cur:
         stmt = stmt.where(func.row(Memory.created_at, Memory.id) > func.row(*cur))
     rows = list(s.scalars(stmt.order_by(Memory.created_at, Memory.id).limit(limit + 1)))
@@ -85,8 +88,31 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     now = dt.datetime.now(dt.timezone.utc)
     out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
                     can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
-    return Queue(out, counts, sum(counts.values()), cursor(rows[-1]) if more and rows else None, list(AREAS))
+    return Queue(out, counts, sum(counts.values()),
+                 paging.cursor_of((rows[-1].created_at, rows[-1].id)) if more and rows else None, list(AREAS))
 
+
+def list_decided(s: Session, op: Operator, *, before: str | None = None, limit: int = PAGE_SIZE) -> Queue:
+    """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first."""
+    stmt = select(Memory).where(visible_proposals(op, decided=True))
+    cur = paging.parse_cursor(before, CURSOR_TYPES)
+    if cur:
+        stmt = stmt.where(func.row(Memory.decided_at, Memory.id) < func.row(*cur))
+    rows = list(s.scalars(stmt.order_by(Memory.decided_at.desc(), Memory.id.desc()).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    labels = Labels(s, op.org_id).prefetch(rows)
+    out = [QueueRow(p, labels.subject(p.subject), labels.author(p),
+                    age(dt.datetime.now(dt.timezone.utc) - p.decided_at), False,
+                    KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
+    counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
+    nxt = paging.cursor_of((rows[-1].decided_at, rows[-1].id)) if more and rows else None
+    return Queue(out, counts, sum(counts.values()), nxt, list(AREAS))
+
+
+def pending_counts(s: Session, op: Operator) -> dict[str, int]:
+    """The queue's counters (refreshed out of band after each htmx decision)."""
+    return capped_counts(s, visible_proposals(op), visible_kinds(op))
 
 
 def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
@@ -171,11 +197,6 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------------------------ deciding
 
-def normalise_account(value: str) -> str:
-    """Bank accounts compare without spaces, dashes or case: how people type an IBAN back."""
-    return "".join(ch for ch in value.casefold() if ch.isalnum())
-
-
 def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: str | None = None,
             value: str | None = None, sentence: str | None = None) -> Memory:
     """Approve (optionally edited first). A bank account needs an owner or admin and the account
@@ -202,6 +223,8 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
         if normalise_account(typed_account) != normalise_account(p.value):
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")
+        # Verified now: the fact must stop reading "sin verificar" wherever it is shown or sent.
+        p.sentence = verified_account_sentence(Labels(s, op.org_id).subject(p.subject))
     if p.proposal_kind == ProposalKind.CONFIRMATION and not op.access.can_edit(p.area):
         # The author confirms the fact, but may not share in this area: someone who may must approve it.
         p.proposal_kind = ProposalKind.LOW_PERMISSION

@@ -46,9 +46,12 @@ class Operator:
 
 # ------------------------------------------------------------------------------------ permissions
 
-def visible_proposals(op: Operator) -> ColumnElement[bool]:
-    """The pending proposals this operator may see (the queue's filter)."""
-    base = and_(Memory.org_id == op.org_id, Memory.status == Status.PROPOSED)
+def visible_proposals(op: Operator, *, decided: bool = False) -> ColumnElement[bool]:
+    """The pending proposals this operator may see (the queue's filter); with `decided`, the ones already
+    approved or rejected (the queue's history), under the same rule."""
+    state = (and_(Memory.proposal_kind.is_not(None), Memory.decided_at.is_not(None)) if decided
+             else Memory.status == Status.PROPOSED)
+    base = and_(Memory.org_id == op.org_id, state)
     if op.access.is_admin:
         return base
     editable = [a for a in AREAS if op.access.can_edit(a)]
@@ -169,3 +172,15 @@ class Labels:
         return f"WhatsApp {m.author_phone}" if m.author_phone else "—"
 
 
+def pending_counts(s: Session, op: Operator) -> dict[str, int]:
+    """Pending proposals per kind that this operator may see (the queue's and the dashboard's counters)."""
+    return capped_counts(s, visible_proposals(op), visible_kinds(op))
+
+
+def verified_account_sentence(subject_label: str) -> str:
+    return f"{subject_label}: cuenta bancaria verificada con el contacto."
+
+
+def normalise_account(value: str) -> str:
+    """Bank accounts compare without spaces, dashes or case: how people type an IBAN back."""
+    return "".join(ch for ch in value.casefold() if ch.isalnum())

@@ -435,10 +435,10 @@ class Notification(Base):
 
 
 class PrivacyRequest(Base):
-    """An erasure (GDPR art. 17) or access (art. 15) request."""
+    """An erasure (GDPR art. 17), access (art. 15) or portability (art. 20) request."""
     __tablename__ = "privacy_requests"
     id: Mapped[uuid.UUID] = _pk()
-    kind: Mapped[str] = mapped_column(String(10))
+    kind: Mapped[str] = mapped_column(String(12))
     subject_type: Mapped[str] = mapped_column(String(20))
     # The identifier while the request is open; replaced by a digest once executed.
     subject_ref: Mapped[str] = mapped_column(String(200))

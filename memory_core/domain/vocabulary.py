@@ -124,6 +124,7 @@ SearchKind = StrEnum("SearchKind", {"MESSAGE": "message", "MEMORY": "memory", "C
 class PrivacyKind(StrEnum):
     ERASURE = "erasure"
     ACCESS = "access"
+    PORTABILITY = "portability"
 
 
 class PrivacySubjectType(StrEnum):
@@ -134,11 +135,12 @@ class PrivacySubjectType(StrEnum):
 
 
 class PrivacyStatus(StrEnum):
-    """A privacy request's steps, in order; rejected ends it early."""
+    """A privacy request's steps, in order: an erasure ends executed, an export delivered; rejected ends it early."""
     RECEIVED = "received"
     VERIFIED = "verified"
     PREVIEWED = "previewed"
     EXECUTED = "executed"
+    DELIVERED = "delivered"
     REJECTED = "rejected"
 
 
