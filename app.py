@@ -194,7 +194,7 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
 
 @cli.group("eval")
 def eval_group() -> None:
-    """Evaluate memoria on labelled datasets (formats in DESIGN.md)."""
+    """Evaluate memoria on labelled datasets (formats in docs/evals.md)."""
 
 
 @eval_group.command("search")
@@ -207,11 +207,11 @@ def eval_search(dataset_path: str, as_json: bool, no_baselines: bool) -> None:
     """Load the dataset into a scratch org, run every query through search, print hit@k and MRR."""
     import json
 
-    from memory_core.adapters.db import get_database
-    from memory_core.domain.errors import InvalidInput
-    from memory_core.adapters.migrate import migrate as run_migrations
-    from memory_core.reading.search import query_embedder
     from evals.search_eval import evaluate, load_dataset
+    from memory_core.adapters.db import get_database
+    from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.domain.errors import InvalidInput
+    from memory_core.reading.search import query_embedder
 
     try:
         data = load_dataset(dataset_path)
@@ -239,11 +239,12 @@ def eval_gate(dataset_path: str, as_json: bool, errors: bool) -> None:
     """Run every line through gate, policy, extraction and ladder on a scratch org; print the metrics."""
     import json
 
-    from memory_core.backends import get_backend
+    from evals.evaluation import eval_gate as run
+    from evals.evaluation import load_gate_rows
     from memory_core.adapters.db import get_database
-    from memory_core.domain.errors import InvalidInput
-    from evals.evaluation import eval_gate as run, load_gate_rows
     from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.backends import get_backend
+    from memory_core.domain.errors import InvalidInput
 
     try:
         rows = load_gate_rows(dataset_path)
@@ -273,8 +274,8 @@ def eval_extraction(dataset_path: str, as_json: bool) -> None:
     """Score the configured backend's extractor on labelled facts."""
     import json
 
-    from memory_core.backends import get_backend
     from evals.evaluation import eval_extraction as run
+    from memory_core.backends import get_backend
 
     report = run(get_backend(), dataset_path)
     misses = report.pop("misses", [])

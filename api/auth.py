@@ -6,9 +6,9 @@ import uuid
 from flask import g, request
 
 from api.errors import ApiError
-from api.db import db
-from memory_core.tenancy.api_keys import authenticate_api_key
 from memory_core.adapters.db import SYSTEM
+from memory_core.tenancy.api_keys import authenticate_api_key
+from web.sessions import request_session as db
 
 
 def authenticate() -> uuid.UUID:

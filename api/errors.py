@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from flask import jsonify
 
-from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, MemoriaError, NotFound, TooManyAttempts
+from memory_core.domain.errors import MemoriaError
+from web.errors import http_status
 
 
 class ApiError(Exception):
@@ -16,21 +17,9 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-# Domain exceptions to statuses, at the edge only.
-DOMAIN = [
-    (NotFound, 404, "not_found"),
-    (Forbidden, 403, "forbidden"),
-    (InvalidInput, 422, "invalid_input"),
-    (Conflict, 409, "conflict"),
-    (TooManyAttempts, 429, "rate_limited"),
-]
-
-
 def from_domain(exc: MemoriaError) -> ApiError:
-    for cls, status, code in DOMAIN:
-        if isinstance(exc, cls):
-            return ApiError(status, code, str(exc), getattr(exc, "field", None))
-    return ApiError(400, "bad_request", str(exc))
+    status, code = http_status(exc)
+    return ApiError(status, code, str(exc), getattr(exc, "field", None))
 
 
 def error_response(err: ApiError):

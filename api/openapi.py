@@ -10,9 +10,10 @@ import json
 import math
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 
 from flask import Response, current_app, request
 from pydantic import BaseModel, ValidationError
@@ -61,7 +62,8 @@ def _check_strings(value: Any, path: str = "") -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise ApiError(400, "invalid_text", "Text must be valid UTF-8 (no lone surrogates).", path or None)
+            raise ApiError(400, "invalid_text", "Text must be valid UTF-8 (no lone surrogates).",
+                           path or None) from None
     elif isinstance(value, dict):
         for k, v in value.items():
             _check_strings(k, path)
@@ -86,11 +88,11 @@ def read_json() -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ApiError(400, "invalid_utf8", "The body must be UTF-8.")
+        raise ApiError(400, "invalid_utf8", "The body must be UTF-8.") from None
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
-        raise ApiError(400, "invalid_json", "The body is not valid JSON.")
+        raise ApiError(400, "invalid_json", "The body is not valid JSON.") from None
     _check_strings(data)
     return data
 
@@ -124,7 +126,7 @@ def parse_uuid(raw: str, name: str) -> uuid.UUID:
         return uuid.UUID(raw)
     except ValueError:
         # Not an id that could exist: the same answer as an id of another org.
-        raise ApiError(404, "not_found", f"No such {name.removesuffix('_id').replace('_', ' ')}.", name)
+        raise ApiError(404, "not_found", f"No such {name.removesuffix('_id').replace('_', ' ')}.", name) from None
 
 
 # ---------------------------------------------------------------------------- declaring routes

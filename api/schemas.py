@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memory_core.learning.ingest import MAX_TEXT_CHARS
 from memory_core.domain.vocabulary import AREAS, DOCUMENT_KINDS, SEARCH_KINDS
+from memory_core.learning.ingest import MAX_TEXT_CHARS
 
 Phone = Annotated[str, Field(pattern=r"^\+?[0-9]{6,15}$", description="International number, e.g. +34611222333")]
 Channel = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{1,29}$", description="web, whatsapp, or any short name")]
@@ -396,7 +396,8 @@ class MyEditOut(Out):
 
 
 class ForgetSubjectIn(PrincipalIn):
-    subject: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^(self|org|contact:[0-9a-fA-F-]{36}|name:.+)$",
+    subject: Annotated[str, Field(min_length=1, max_length=200,
+                                  pattern=r"^(self|org|contact:[0-9a-fA-F-]{36}|name:.+)$",
                                   description="self, org, contact:<id> or name:<name>")]
 
 

@@ -9,23 +9,64 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from api import bp
-from api.db import db
 from api.errors import HTTP_CODES, ApiError, error_response, from_domain
 from api.openapi import PREFIX, build_document, route
 from api.schemas import (
-    AfterReplyIn, AfterReplyOut, ContextIn, ContextItemOut, ContextOut, CountsOut, DocumentIn, DocumentOut,
-    DocumentRefQuery, ForgetSubjectIn, HistoryOut, HitOut, IngestIn, IngestOut, LearningIn, LearningOut, LinkCodeIn,
-    LinkCodeOut, MemoryOut, MessageOut, MyEditIn, MyEditOut, MyExportOut, MyMemoriesOut, OpenApiOut, PointOut,
-    PrincipalQuery, RememberIn, RememberOut, RemovedOut, RetrieveIn, RetrieveOut, SearchIn, SearchOut, SubjectsIn,
-    SubjectsOut, UsedIn, UsedOut, WriteOut,
+    AfterReplyIn,
+    AfterReplyOut,
+    ContextIn,
+    ContextItemOut,
+    ContextOut,
+    CountsOut,
+    DocumentIn,
+    DocumentOut,
+    DocumentRefQuery,
+    ForgetSubjectIn,
+    HistoryOut,
+    HitOut,
+    IngestIn,
+    IngestOut,
+    LearningIn,
+    LearningOut,
+    LinkCodeIn,
+    LinkCodeOut,
+    MemoryOut,
+    MessageOut,
+    MyEditIn,
+    MyEditOut,
+    MyExportOut,
+    MyMemoriesOut,
+    OpenApiOut,
+    PointOut,
+    PrincipalQuery,
+    RememberIn,
+    RememberOut,
+    RemovedOut,
+    RetrieveIn,
+    RetrieveOut,
+    SearchIn,
+    SearchOut,
+    SubjectsIn,
+    SubjectsOut,
+    UsedIn,
+    UsedOut,
+    WriteOut,
 )
-from memory_core.domain.access import Access, load_access
-from memory_core.backends.base import BackendError
 from memory_core.adapters.db import SYSTEM
+from memory_core.backends.base import BackendError
+from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
 from memory_core.domain.models import (
-    Contact, Conversation, Membership, Message, MemoryTrace, Organization, PhoneAuthorization, User,
+    Contact,
+    Conversation,
+    Membership,
+    MemoryTrace,
+    Message,
+    Organization,
+    PhoneAuthorization,
+    User,
 )
+from web.sessions import request_session as db
 
 log = logging.getLogger(__name__)
 ACTOR = "api key {}"
@@ -205,7 +246,8 @@ def for_subjects(org_id, body: SubjectsIn):
        body=SearchIn, response=SearchOut)
 def search(org_id, body: SearchIn):
     """Search messages, memories, contacts and host records for one principal."""
-    from memory_core.reading.search import query_embedder, search as run_search
+    from memory_core.reading.search import query_embedder
+    from memory_core.reading.search import search as run_search
 
     access = principal_access(org_id, body.user_id, body.phone)
     embed, model = query_embedder()

@@ -20,8 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory_core.backends.local_compactor import LocalCompactor  # noqa: E402
 from memory_core.reading.compaction import (  # noqa: E402
-    CompactMessage, active_points, apply_operations, critical_tokens, estimate_tokens,
-    message_tokens, render_summary,
+    CompactMessage,
+    active_points,
+    apply_operations,
+    critical_tokens,
+    estimate_tokens,
+    message_tokens,
+    render_summary,
 )
 
 CUSTOMERS = [("Talleres García S.L.", "B12345678"), ("Hierros Sánchez S.A.", "A87654321"),
@@ -80,7 +85,8 @@ def main() -> None:
     full = sum(message_tokens(m.text) for m in msgs)
     compacted = estimate_tokens(summary) + sum(message_tokens(m.text) for m in msgs[covered:])
     print(json.dumps({
-        "exchanges": args.exchanges, "keep_recent_tokens": args.keep, "compactions": compactions, "points": len(active_points(content)),
+        "exchanges": args.exchanges, "keep_recent_tokens": args.keep, "compactions": compactions,
+        "points": len(active_points(content)),
         "history_tokens_verbatim": full, "history_tokens_compacted": compacted,
         "early_identifiers": len(early), "early_identifiers_kept": len(early & kept_ids),
         "compaction_ms_total": round(seconds * 1000, 1),

@@ -150,7 +150,7 @@ def measure(settings, world, n: int) -> dict:
             "review_queue": lambda i: "/review/",
             "review_queue_low_permission": lambda i: "/review/?kind=low_permission",
             "memory_list": lambda i: "/memories",
-            "memory_list_by_contact": lambda i: f"/memories?contact={contact}",
+            "memory_list_by_contact": lambda i, contact=contact: f"/memories?contact={contact}",
             "memory_list_search": lambda i: "/memories?q=descuento",  # a common word
             "memory_list_search_rare": lambda i: f"/memories?q={123457 + i}",  # matches one row
             "memory_page": lambda i: f"/memories/{memory_ids[i % len(memory_ids)]}",

@@ -63,7 +63,8 @@ def measure(embedder: LocalEmbedder, texts: list[str]) -> dict:
                      "ok": bool(va @ vb > va @ vc)})
     return {
         "model_name": embedder.model_name, "engine": embedder.engine, "batch_size": embedder.batch_size,
-        "threads": embedder.threads, "n": len(texts), "loadavg_1m": round(os.getloadavg()[0], 2), "dim": int(vectors.shape[1]),
+        "threads": embedder.threads, "n": len(texts), "loadavg_1m": round(os.getloadavg()[0], 2),
+        "dim": int(vectors.shape[1]),
         "load_s": round(load_s, 2), "seconds": round(elapsed, 3),
         "sentences_per_s": round(len(texts) / elapsed, 1),
         "norm_min": round(float(norms.min()), 5), "norm_max": round(float(norms.max()), 5),

@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import delete, insert  # noqa: E402
 
-from memory_core.domain.access import load_access  # noqa: E402
-from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
+from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
+from memory_core.domain.access import load_access  # noqa: E402
 from memory_core.domain.models import Conversation, Membership, Message, Organization, User  # noqa: E402
 from memory_core.reading.search import RETRIEVERS, search  # noqa: E402
 
@@ -71,7 +71,8 @@ def load(db, name: str, turns, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid
     vectors = embedder.embed([t for _, t, _ in turns])
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        org, user = Organization(name=f"bench-locomo-{name}-{tag}"), User(email=f"locomo-{tag}@bench.invalid", name=name)
+        org = Organization(name=f"bench-locomo-{name}-{tag}")
+        user = User(email=f"locomo-{tag}@bench.invalid", name=name)
         s.add_all([org, user])
         s.flush()
         s.add(Membership(org_id=org.id, user_id=user.id, role="owner"))

@@ -33,11 +33,11 @@ from sqlalchemy import delete, func, select  # noqa: E402
 
 from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
 from jobs.worker import freeze_heap  # noqa: E402
-from memory_core.backends import get_backend  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
-from memory_core.learning.ingest import ingest_message  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
+from memory_core.backends import get_backend  # noqa: E402
 from memory_core.domain.models import Contact, Membership, Memory, Message, Organization, Outbox, User  # noqa: E402
+from memory_core.learning.ingest import ingest_message  # noqa: E402
 
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
             "Gil", "Serrano", "Blanco", "Molina", "Morales", "Ortega", "Delgado", "Castro", "Ortiz", "Rubio",

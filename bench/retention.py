@@ -172,7 +172,8 @@ def bench_erasure(owner, database, messages: int, noise: int, batch: int, text, 
             "erasure_preview_seconds": preview_s, "erasure_execute_seconds_incl_scan": execute_s,
             "erasure_rows_deleted": sum(receipt["deleted"].values()),
             "erasure_scan_clean": int(receipt["verification"]["clean"]),
-            "erasure_other_messages_kept": stayed, "erasure_verification_scan_seconds": receipt["verification"]["seconds"]}
+            "erasure_other_messages_kept": stayed,
+            "erasure_verification_scan_seconds": receipt["verification"]["seconds"]}
 
 
 if __name__ == "__main__":

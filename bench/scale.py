@@ -36,12 +36,12 @@ import psycopg  # noqa: E402
 from pgvector.psycopg import register_vector  # noqa: E402
 from sqlalchemy import make_url, select, text  # noqa: E402
 
-from memory_core.domain.access import load_access, memory_visible, message_visible  # noqa: E402
-from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
-from memory_core.reading.context import assemble_context  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
+from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
+from memory_core.domain.access import load_access, memory_visible, message_visible  # noqa: E402
 from memory_core.domain.models import Memory, Message  # noqa: E402
+from memory_core.reading.context import assemble_context  # noqa: E402
 from memory_core.reading.search import EXACT_SCAN_MAX, retrieve, search  # noqa: E402
 
 SUBJECTS = ["Acme", "Transportes García", "mi jefa", "la proveedora de papel", "el cliente Pérez", "nuestra empresa",
@@ -186,8 +186,9 @@ def generate(args, sentences: list[str], pool: np.ndarray) -> dict:
                     o = orgs[oi]
                     u = users[o][int(roll[k] * 1000) % len(users[o])]
                     shared = roll[k] < 0.2
-                    cp.write_row((convs[u], "web", f"m{start + k}", o, u, "shared_in_org" if shared else "private_in_org",
-                                  "general", "user", sentences[si], NOW - dt.timedelta(minutes=start + k), vecs[k], MODEL))
+                    cp.write_row((convs[u], "web", f"m{start + k}", o, u,
+                                  "shared_in_org" if shared else "private_in_org", "general", "user", sentences[si],
+                                  NOW - dt.timedelta(minutes=start + k), vecs[k], MODEL))
         timings["messages_copy_s"] = round(time.perf_counter() - t2, 1)
 
         t3 = time.perf_counter()

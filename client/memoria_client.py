@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import random
-import socket
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Literal, Sequence, TypedDict
+from collections.abc import Sequence
+from typing import Any, Literal, TypedDict
 
 __all__ = ["MemoriaClient", "ApiError", "TransportError"]
 
@@ -263,7 +263,7 @@ class MemoriaClient:
                     attempt += 1
                     continue
                 raise _api_error(exc.code, raw) from None
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 if attempt < self.max_retries:
                     time.sleep(self._delay(attempt, None))
                     attempt += 1

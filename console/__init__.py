@@ -3,7 +3,20 @@ from flask import Blueprint
 
 bp = Blueprint("console", __name__)
 
-from console import auth, home, nav  # noqa: E402,F401  (routes register on bp)
-from console import memories, contacts, traces, usage, audit_log, settings, jobs_page  # noqa: E402,F401
-from console import api_keys  # noqa: E402,F401
-from console import privacy, linking, jobs_actions, my_memory  # noqa: E402,F401
+from console import (  # noqa: E402,F401  (routes register on bp)  # noqa: E402,F401  # noqa: E402,F401
+    api_keys,  # noqa: E402,F401
+    audit_log,
+    auth,
+    contacts,
+    home,
+    jobs_actions,
+    jobs_page,
+    linking,
+    memories,
+    my_memory,
+    nav,
+    privacy,
+    settings,
+    traces,
+    usage,
+)

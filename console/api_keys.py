@@ -14,8 +14,8 @@ from console import bp
 from console.forms import EmptyForm
 from console.web import actor_label, org_db, org_role_required
 from memory_core.adapters.queue import get_redis
-from memory_core.tenancy.api_keys import create_api_key, list_api_keys, revoke_api_key
 from memory_core.domain.errors import InvalidInput, NotFound
+from memory_core.tenancy.api_keys import create_api_key, list_api_keys, revoke_api_key
 
 
 class ApiKeyForm(FlaskForm):

@@ -10,8 +10,8 @@ from console import bp
 from console.forms import EmptyForm, LoginForm, OrgSwitchForm
 from console.web import db, load_console_user
 from memory_core.domain import audit
-from memory_core.tenancy.accounts import authenticate
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
+from memory_core.tenancy.accounts import authenticate
 
 
 @bp.route("/login", methods=["GET", "POST"])

@@ -7,11 +7,12 @@ from flask import abort, render_template, request
 from flask_login import login_required
 
 from console import bp
-from console.operator import current_operator, status_of
+from console.operator import current_operator
+from console.services import curation
+from console.services.proposals import KIND_LABELS
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
-from review import curation
-from review.service import KIND_LABELS
+from web.errors import status_of
 
 
 @bp.route("/contacts")

@@ -7,11 +7,11 @@ from flask_login import current_user, login_required
 from console import bp
 from console.forms import OrgSwitchForm
 from console.operator import current_operator
+from console.services import insights
+from console.services.proposals import KIND_LABELS, pending_counts
 from console.web import db, org_db
-from memory_core.domain.access import memory_visible
 from memory_core.adapters.db import SYSTEM
-from review import insights
-from review.service import KIND_LABELS
+from memory_core.domain.access import memory_visible
 
 
 @bp.route("/")
@@ -21,7 +21,7 @@ def home():
     org, d = current_user.org(), insights.Dashboard()
     if org is not None:
         op, s = current_operator(), org_db()
-        d.pending = insights.pending_counts(s, op)
+        d.pending = pending_counts(s, op)
         d.learnt_24h = insights.learnt_since(s, org.org_id, memory_visible(op.access))
         if op.access.is_admin:
             d.jobs = insights.job_runs(s, limit=5)

@@ -5,10 +5,10 @@ from flask import abort, flash, redirect, url_for
 from flask_login import current_user
 
 from console import bp
-from console.web import db, org_role_required
 from console.linking import ActionForm
-from memory_core.domain import audit
+from console.web import db, org_role_required
 from memory_core.adapters.db import SYSTEM
+from memory_core.domain import audit
 from memory_core.domain.errors import InvalidInput
 
 

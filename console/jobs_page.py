@@ -5,8 +5,8 @@ from flask import render_template, request
 from flask_login import login_required
 
 from console import bp
+from console.services import insights
 from console.staffing import reader
-from review import insights
 
 
 @bp.route("/jobs")

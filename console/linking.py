@@ -8,10 +8,10 @@ from flask_wtf import FlaskForm
 
 from console import bp
 from console.web import db
-from memory_core.tenancy import linking
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
 from memory_core.domain.models import User
+from memory_core.tenancy import linking
 
 
 class ActionForm(FlaskForm):

@@ -5,17 +5,18 @@ import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
+from sqlalchemy import select
 
 from console import bp
 from console.confirm import ask, confirmed
-from console.operator import current_operator, is_htmx, parse_uuid, status_of
+from console.operator import current_operator, is_htmx, parse_uuid
+from console.services import curation
 from console.web import org_db
+from memory_core.domain.access import contact_visible
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
-from memory_core.domain.access import contact_visible
 from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
-from review import curation
-from sqlalchemy import select
+from web.errors import status_of
 
 
 @bp.route("/memories")
@@ -37,7 +38,8 @@ def memories():
     contacts = s.execute(select(Contact.id, Contact.name).where(contact_visible(op.access))
                          .order_by(Contact.name).limit(500)).all()
     return render_template("console/memories.html", page=page, args=a, error=error, contacts=contacts,
-                           levels=("private", "shared"), areas=AREAS, categories=MEMORY_CATEGORIES, statuses=STATUSES), 422 if error else 200
+                           levels=("private", "shared"), areas=AREAS, categories=MEMORY_CATEGORIES,
+                           statuses=STATUSES), 422 if error else 200
 
 
 @bp.route("/memories/<uuid:memory_id>")
@@ -72,7 +74,8 @@ def memory_edit(memory_id: uuid.UUID):
     """Correct the memory by hand (a new, hand-edited version)."""
     f = request.form
     return _act(memory_id, lambda s, op: curation.edit(s, op, memory_id, f.get("value", ""), f.get("sentence", ""),
-                                                       typed_account=f.get("confirm_account")), "Saved as a new version.")
+                                                       typed_account=f.get("confirm_account")),
+                                                       "Saved as a new version.")
 
 
 @bp.route("/memories/<uuid:memory_id>/pin", methods=["POST"])
@@ -144,7 +147,8 @@ def _act(memory_id, action, done: str):
         except MemoriaError as again:
             abort(status_of(again))
         field = getattr(exc, "field", None)
-        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)}, form=request.form), code
+        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)},
+                     form=request.form), code
     s.commit()
     flash(done)
     target = url_for("console.memory", memory_id=row.id)

@@ -18,6 +18,7 @@ from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Forbidden, MemoriaError, NotFound
 from memory_core.privacy import my_memory
 
+
 def _views() -> list[tuple[Session, Access]]:
     """The person's own memory as seen from each place: personal first, then each of their orgs."""
     personal = Access(Principal(user_id=current_user.uid), None)

@@ -1,8 +1,8 @@
 """The navigation bar: each page, and who sees it. An entry whose view is not registered is skipped."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from flask import current_app, request, url_for
 from flask_login import current_user

@@ -6,17 +6,13 @@ import uuid
 from flask import abort, request
 from flask_login import current_user
 
+from console.services.proposals import Operator
 from console.web import actor_label, org_db
 from memory_core.domain.access import load_access
 
-# Domain exceptions to HTTP statuses, at the edge only.
-STATUS = {"NotFound": 404, "Forbidden": 403, "Conflict": 409, "InvalidInput": 422}
-
 
 def current_operator():
-    """The operator (review.service.Operator) in their current org; 403 when they have no access any more."""
-    from review.service import Operator  # here, not above: review's blueprint imports this module
-
+    """The operator in their current org; 403 when they have no access any more."""
     org = current_user.org()
     if org is None:
         abort(403)
@@ -36,6 +32,3 @@ def parse_uuid(raw: str | None) -> uuid.UUID | None:
 def is_htmx() -> bool:
     return request.headers.get("HX-Request") == "true"
 
-
-def status_of(exc: Exception) -> int:
-    return STATUS.get(type(exc).__name__, 400)

@@ -14,10 +14,10 @@ from wtforms.validators import DataRequired, Length, Optional
 from console import bp
 from console.confirm import ask, confirmed
 from console.web import db, platform_role_required
-from memory_core.privacy import requests as privacy
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
+from memory_core.privacy import requests as privacy
 
 # Larger erasures go to the worker in resumable batches; smaller ones run within the request.
 INLINE_LIMIT = 20_000
@@ -101,7 +101,8 @@ def privacy_intake():
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
                              subject_ref=form.subject_ref.data, requested_by=form.requested_by.data,
-                             basis=form.basis.data or "", verification=form.verification.data or "", actor=current_user.uid)
+                             basis=form.basis.data or "", verification=form.verification.data or "",
+                             actor=current_user.uid)
     except (InvalidInput, NotFound) as exc:
         form.subject_ref.errors.append(str(exc))
         return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
@@ -117,7 +118,8 @@ def privacy_request(request_id: uuid.UUID):
     """One request: its steps, preview, progress and receipt."""
     req = _request_or_404(request_id)
     return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
-                           verify_form=VerifyForm(), totals=privacy.preview_totals(req.preview) if req.preview else None,
+                           verify_form=VerifyForm(),
+                           totals=privacy.preview_totals(req.preview) if req.preview else None,
                            erasure_consequence=erasure_consequence(req) if req.preview else "")
 
 

@@ -7,10 +7,11 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from console import bp
-from console.operator import status_of
+from console.services import org_settings
 from console.web import actor_label, org_db, org_role_required
 from memory_core.domain.errors import MemoriaError
-from review import insights
+from memory_core.privacy import retention
+from web.errors import status_of
 
 
 @bp.route("/settings")
@@ -24,7 +25,8 @@ def settings():
 @org_role_required("owner", "admin")
 def settings_mode():
     """Switch the memory mode."""
-    return _change(lambda s, actor, org_id: insights.set_memory_mode(s, actor, org_id, request.form.get("memory_mode", "")),
+    mode = request.form.get("memory_mode", "")
+    return _change(lambda s, actor, org_id: org_settings.set_memory_mode(s, actor, org_id, mode),
                    "Memory mode saved.")
 
 
@@ -32,7 +34,8 @@ def settings_mode():
 @org_role_required("owner", "admin")
 def settings_retention():
     """Tighten retention."""
-    return _change(lambda s, actor, org_id: insights.set_retention(s, actor, org_id, request.form), "Retention saved.")
+    return _change(lambda s, actor, org_id: org_settings.set_retention(s, actor, org_id, request.form),
+                   "Retention saved.")
 
 
 @bp.route("/settings/exclusions", methods=["POST"])
@@ -40,7 +43,7 @@ def settings_retention():
 def settings_exclusion_add():
     """Add a rule to the org's exclusion list."""
     f = request.form
-    return _change(lambda s, actor, org_id: insights.add_exclusion(
+    return _change(lambda s, actor, org_id: org_settings.add_exclusion(
         s, actor, org_id, kind=f.get("kind", ""), name=f.get("name", ""), pattern=f.get("pattern", ""),
         description=f.get("description", "")), "Rule added: nothing matching it will be learnt.")
 
@@ -50,7 +53,8 @@ def settings_exclusion_add():
 def settings_exclusion_change(exclusion_id: uuid.UUID):
     """Turn one of the org's rules on or off, or remove it."""
     remove = request.form.get("op") == "remove"
-    return _change(lambda s, actor, org_id: insights.toggle_exclusion(s, actor, org_id, exclusion_id, remove=remove),
+    return _change(lambda s, actor, org_id: org_settings.toggle_exclusion(s, actor, org_id, exclusion_id,
+                                                                          remove=remove),
                    "Rule removed." if remove else "Rule updated.")
 
 
@@ -69,6 +73,6 @@ def _change(action, done: str):
 
 
 def _page(errors: dict, form, code: int = 200):
-    data = insights.org_settings(org_db(), current_user.org().org_id)
+    data = org_settings.org_settings(org_db(), current_user.org().org_id)
     return render_template("console/settings.html", d=data, errors=errors, form=form,
-                           labels=insights.RETENTION_LABELS, defaults=insights.RETENTION_DEFAULTS), code
+                           labels=retention.ORG_LABELS, defaults=retention.DEFAULTS), code

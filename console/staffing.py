@@ -8,8 +8,8 @@ from flask_login import current_user
 from sqlalchemy.orm import Session
 
 from console.web import actor_label, db, org_db
-from memory_core.domain import audit
 from memory_core.adapters.db import SYSTEM
+from memory_core.domain import audit
 
 
 def reader(*, staff: bool = True, privacy: bool = False, roles: tuple[str, ...] = ("owner", "admin"),

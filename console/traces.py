@@ -8,9 +8,9 @@ from flask_login import current_user, login_required
 
 from console import bp
 from console.operator import current_operator, parse_uuid
+from console.services import insights, paging
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
-from review import insights, paging
 
 
 @bp.route("/traces")

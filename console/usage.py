@@ -6,9 +6,9 @@ from flask_login import login_required
 
 from console import bp
 from console.operator import parse_uuid
+from console.services import insights
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
-from review import insights
 
 
 @bp.route("/usage")

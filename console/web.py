@@ -5,13 +5,16 @@ import uuid
 from dataclasses import dataclass
 from functools import wraps
 
-from flask import abort, current_app, g, session as flask_session
+from flask import abort
+from flask import session as flask_session
 from flask_login import LoginManager, UserMixin, current_user, login_required
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.db import SYSTEM, Database, Scope, org_scope
+from memory_core.adapters.db import SYSTEM, org_scope
 from memory_core.domain.models import Membership, Organization, User
+from web.sessions import close_sessions
+from web.sessions import request_session as db
 
 
 @dataclass(frozen=True)
@@ -66,30 +69,12 @@ def _picked_org() -> uuid.UUID | None:
         return None
 
 
-def database() -> Database:
-    return current_app.extensions["memoria.db"]
-
-
-def db(scope: Scope = SYSTEM) -> Session:
-    """The request's session in a given scope; closed (and rolled back if not committed) at teardown."""
-    sessions = g.setdefault("memoria_sessions", {})
-    if scope not in sessions:
-        sessions[scope] = database().session(scope)
-    return sessions[scope]
-
-
 def org_db() -> Session:
     """A session scoped to the signed-in user's current org (RLS mode "org")."""
     org = current_user.org()
     if org is None:
         abort(403)
     return db(org_scope(org.org_id, current_user.uid))
-
-
-def close_sessions(_exc: BaseException | None = None) -> None:
-    for s in g.pop("memoria_sessions", {}).values():
-        s.rollback()
-        s.close()
 
 
 def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | None:

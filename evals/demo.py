@@ -5,12 +5,20 @@ import datetime as dt
 
 from sqlalchemy import exists, select
 
-from memory_core.domain import clock
 from memory_core.adapters.db import SYSTEM, get_database
-from memory_core.domain.models import (
-    Contact, Conversation, Membership, Memory, MemorySource, Message, Organization, PhoneAuthorization, User,
-)
 from memory_core.adapters.security import hash_password
+from memory_core.domain import clock
+from memory_core.domain.models import (
+    Contact,
+    Conversation,
+    Membership,
+    Memory,
+    MemorySource,
+    Message,
+    Organization,
+    PhoneAuthorization,
+    User,
+)
 
 OWNER = ("ana@demo.memoria.dev", "ana-demo-pass", "owner of Sumalos Demo")
 ADMIN = ("carlos@demo.memoria.dev", "carlos-demo-pass", "admin of Sumalos Demo")
@@ -107,7 +115,8 @@ def _load(s) -> None:
     def mem(*, level, category, subject, attribute, value, sentence, source, owner=None, area=None,
             status="active", proposal_kind=None, rule=None, replaces=None, author=None, days_ago=0, org_id=org.id,
             event_date=None, pinned=False):
-        m = Memory(org_id=None if level == "personal" else org_id, level=level, owner_user_id=owner.id if owner else None,
+        m = Memory(org_id=None if level == "personal" else org_id, level=level,
+                   owner_user_id=owner.id if owner else None,
                    area=area or ("contacts" if category in ("customer", "supplier") else "general"),
                    category=category, subject=subject, attribute=attribute, value=value, sentence=sentence,
                    status=status, proposal_kind=proposal_kind, proposal_rule=rule,
@@ -131,7 +140,8 @@ def _load(s) -> None:
     mem(level="personal", category="preference", subject="self", attribute="tratamiento", value="tú",
         sentence="Prefiere que la traten de tú.", source=mname, owner=ana, days_ago=10)
     account = mem(level="shared", category="customer", subject=g, attribute="cuenta_bancaria",
-                  value="ES91 2100 0418 4502 0005 1332", sentence="La cuenta de Talleres García es ES91 2100 0418 4502 0005 1332.",
+                  value="ES91 2100 0418 4502 0005 1332",
+                  sentence="La cuenta de Talleres García es ES91 2100 0418 4502 0005 1332.",
                   source=miban_old, days_ago=60)
     mem(level="shared", category="customer", subject=g, attribute="cuenta_bancaria",
         value="ES79 2100 0813 6101 2345 6789",

@@ -1,6 +1,6 @@
 """`memoria eval gate|extraction`: the real pipeline over labelled sets, scored, cost read from the ledger.
 
-The gate eval runs each line of a gate JSONL file (DESIGN.md format) through ingest, gate, policy,
+The gate eval runs each line of a gate JSONL file (format: docs/evals.md) through ingest, gate, policy,
 extraction and the write ladder, as a member who may edit everything in an automatic-mode org. The
 org is a scratch one created for the run and removed after it (its users too); the ledger rows of
 the run stay, tagged with the run's tag, because they record real spending.
@@ -17,14 +17,14 @@ from pathlib import Path
 
 from sqlalchemy import delete, func, select
 
-from memory_core.domain import clock
-from memory_core.backends.base import ModelBackend
 from memory_core.adapters.db import SYSTEM, Database
+from memory_core.backends.base import ModelBackend
+from memory_core.domain import clock
 from memory_core.domain.errors import InvalidInput
-from memory_core.learning.ingest import ingest_message
 from memory_core.domain.models import Membership, Memory, Organization, Outbox, UsageLedger, User
-from memory_core.learning.pipeline import process_message
 from memory_core.domain.vocabulary import AREAS
+from memory_core.learning.ingest import ingest_message
+from memory_core.learning.pipeline import process_message
 
 POLICY_KINDS = ("secret", "special", "bank_account", "insult")
 EXPECTS = ("learn", "propose", "refuse", "ignore")

@@ -1,7 +1,7 @@
 """`memoria eval search`: load a search dataset into a scratch org, run every query through the real
 `search`, report hit@k and MRR, and remove the scratch data whatever happens.
 
-Dataset (DESIGN.md): {"now", "corpus": [{id, kind, text}], "queries": [{q, expected: [ids]}]}. Optional
+Dataset (docs/evals.md): {"now", "corpus": [{id, kind, text}], "queries": [{q, expected: [ids]}]}. Optional
 corpus fields give the rows their real shape: contacts `tax_id`, `aliases`, `contact_kind`; memories
 `attribute`, `value`, `subject` (a contact's corpus id), `category`, `level`; messages `date`; host
 records `ref`, `title`, `tax_id`, `contact`, `date`.
@@ -19,13 +19,13 @@ from typing import Any
 
 from sqlalchemy import delete
 
+from memory_core.adapters.db import SYSTEM, Database
 from memory_core.domain import clock
 from memory_core.domain.access import load_access
-from memory_core.adapters.db import SYSTEM, Database
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Conversation, Membership, Memory, Message, Organization, User
-from memory_core.reading.search import RETRIEVERS, Embed, index_document, search
 from memory_core.domain.vocabulary import CATEGORY_AREA, DOCUMENT_KINDS, SEARCH_KINDS
+from memory_core.reading.search import RETRIEVERS, Embed, index_document, search
 
 SINGLE_RETRIEVERS = {"fts_only": ("fts",), "vector_only": ("vector",)}
 
@@ -36,7 +36,8 @@ def load_dataset(path: str | Path) -> dict[str, Any]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"cannot read the dataset {path}: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("corpus"), list) or not isinstance(data.get("queries"), list):
+    if not (isinstance(data, dict) and isinstance(data.get("corpus"), list)
+            and isinstance(data.get("queries"), list)):
         raise InvalidInput("the dataset must be an object with 'corpus' and 'queries' lists")
     ids = set()
     for i, item in enumerate(data["corpus"]):

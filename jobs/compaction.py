@@ -4,10 +4,10 @@ from __future__ import annotations
 import logging
 import uuid
 
-from memory_core.domain import clock
-from memory_core.reading.compaction import compact_conversation
 from memory_core.adapters.db import SYSTEM, get_database
+from memory_core.domain import clock
 from memory_core.domain.models import JobRun
+from memory_core.reading.compaction import compact_conversation
 
 log = logging.getLogger(__name__)
 JOB = "compaction"

@@ -23,9 +23,9 @@ from decimal import Decimal
 from sqlalchemy import insert, or_, select
 from sqlalchemy.orm import aliased
 
-from memory_core.domain import clock
-from memory_core.backends.base import BackendError
 from memory_core.adapters.db import SYSTEM, get_database
+from memory_core.backends.base import BackendError
+from memory_core.domain import clock
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.models import Message, Outbox, UsageLedger
 
@@ -179,8 +179,8 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
 
 def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
     """The RQ job: process up to batch_size pending messages; if more remain, queue another drain."""
-    from memory_core.backends import get_backend
     from memory_core.adapters.queue import get_redis
+    from memory_core.backends import get_backend
 
     try:
         get_redis().delete(KICK_KEY)  # from now on a new message needs a new kick

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import uuid
 
-from memory_core.privacy import requests as privacy
 from memory_core.adapters.db import SYSTEM, get_database
+from memory_core.privacy import requests as privacy
 
 
 def execute_privacy_request(request_id: str, actor_user_id: str | None) -> dict:

@@ -5,59 +5,25 @@ stops serving them at read time).
 Deletes run in small batches, each its own short transaction picking rows with FOR UPDATE SKIP
 LOCKED: no long locks, a second run at the same time takes other rows (or none), and running twice
 is the same as running once. An org may tighten (never loosen) each period in its settings.
+The periods and the rules themselves live in `memory_core/privacy/retention.py`.
 """
 from __future__ import annotations
 
-import datetime as dt
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Delete
 
-from memory_core.domain import clock
 from memory_core.adapters.db import SYSTEM, Database, get_database
+from memory_core.domain import clock
 from memory_core.domain.models import JobRun
+from memory_core.privacy import retention
 
 log = logging.getLogger(__name__)
 JOB = "retention"
 BATCH = 1000
-SUPERSEDED_DAYS = 365  # a superseded version is restorable for a year
-PROPOSAL_DAYS = 60  # a proposal nobody decided in 60 days is dropped
-TRACE_DAYS = 90  # memory traces (what went into each prompt) are kept this long by default
-LINK_CODE_GRACE = dt.timedelta(hours=1)  # expired codes stay an hour: the per-user code limit counts them
-LOGIN_ATTEMPT_DAYS = 1  # failed sign-ins only matter for the 15-minute rate limit
-
-
-def _days(setting: str, var: str) -> str:
-    """The period in days: the platform default, or the org's own (settings["retention"][key], as the
-    console's settings page stores it) when shorter and a well-formed integer."""
-    value = f"o.settings #>> '{{retention,{setting}}}'"
-    return (f"make_interval(days => least(:{var}, coalesce(case when {value} ~ '^[0-9]{{1,5}}$' "
-            f"then ({value})::int end, :{var})))")
-
-
-# rule -> (table, pick query returning ids to delete; :batch and the day parameters bound)
-RULES: dict[str, tuple[str, str]] = {
-    "superseded_versions": ("memories", f"""
-        select m.id from memories m left join organizations o on o.id = m.org_id
-        where m.status = 'superseded' and m.valid_to < :now - {_days('superseded_days', 'superseded_days')}
-        order by m.valid_to limit :batch for update of m skip locked"""),
-    "stale_proposals": ("memories", f"""
-        select m.id from memories m left join organizations o on o.id = m.org_id
-        where m.status = 'proposed' and m.created_at < :now - {_days('proposal_days', 'proposal_days')}
-        order by m.created_at limit :batch for update of m skip locked"""),
-    "expired_link_codes": ("link_codes", """
-        select id from link_codes where expires_at < :now - make_interval(secs => :link_grace)
-        limit :batch for update skip locked"""),
-    "old_traces": ("memory_traces", f"""
-        select t.id from memory_traces t left join organizations o on o.id = t.org_id
-        where t.created_at < :now - {_days('trace_days', 'trace_days')}
-        order by t.created_at limit :batch for update of t skip locked"""),
-    "login_attempts": ("login_attempts", """
-        select id from login_attempts where at < :now - make_interval(days => :login_days)
-        limit :batch for update skip locked"""),
-}
 
 
 @contextmanager
@@ -83,35 +49,28 @@ def job_run(database: Database, job: str, triggered_by: str) -> Iterator[dict[st
             uow.commit()
 
 
-def delete_in_batches(database: Database, table: str, pick: str, params: dict[str, Any], batch: int = BATCH) -> int:
-    """Delete what `pick` selects, a batch per short transaction, until nothing is left."""
+def delete_in_batches(database: Database, statement: Delete, batch: int = BATCH) -> int:
+    """Run a batch delete, each batch its own short transaction, until a batch comes back short."""
     total = 0
-    sql = text(f"delete from {table} where id in ({pick})")
     while True:
         with database.unit_of_work(SYSTEM) as uow:
-            n = uow.session.execute(sql, {**params, "batch": batch}).rowcount
+            n = uow.session.execute(statement).rowcount
             uow.commit()
         total += n
         if n < batch:
             return total
 
 
-def run_retention(triggered_by: str = "schedule", *, database: Database | None = None, batch: int = BATCH,
-                  superseded_days: int = SUPERSEDED_DAYS, proposal_days: int = PROPOSAL_DAYS,
-                  trace_days: int = TRACE_DAYS) -> dict[str, int]:
+def run_retention(triggered_by: str = "schedule", *, database: Database | None = None,
+                  batch: int = BATCH) -> dict[str, int]:
     """Apply every retention rule; returns the rows removed per rule (also kept on the job-run row)."""
     database = database or get_database()
     now = clock.now()  # one cut-off for the whole run, from the clock that stamped the rows
-    params = {"superseded_days": superseded_days, "proposal_days": proposal_days, "trace_days": trace_days,
-              "link_grace": LINK_CODE_GRACE.total_seconds(), "login_days": LOGIN_ATTEMPT_DAYS, "now": now}
     with job_run(database, JOB, triggered_by) as counts:
-        for rule, (table, pick) in RULES.items():
-            used = {k: v for k, v in params.items() if f":{k}" in pick}
-            counts[rule] = delete_in_batches(database, table, pick, used, batch)
+        for rule in retention.rules(batch, now):
+            counts[rule.name] = delete_in_batches(database, rule.statement, batch)
         with database.unit_of_work(SYSTEM) as uow:
-            # Not deleted: a past event is history. The reader stops serving it; this counts them.
-            counts["past_events_not_served"] = uow.session.execute(text(
-                "select count(*) from memories where status = 'active' and category = 'event' "
-                "and event_date < :today"), {"today": now.date()}).scalar_one()
+            past = retention.past_events_not_served(now.date())
+            counts["past_events_not_served"] = uow.session.execute(past).scalar_one()
         log.info("retention: %s", counts)
     return dict(counts)

@@ -1,7 +1,7 @@
 """Run a nightly job now, from the console's Jobs page: enqueued on the worker's queue like the cron does."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from jobs.retention import run_retention
 from jobs.sheets import run_sheets

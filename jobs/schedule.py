@@ -4,16 +4,15 @@ Times are UTC. Each entry: (job function, cron expression).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rq.cron import CronScheduler
-
-from memory_core.adapters.config import get_settings
-from memory_core.adapters.queue import get_redis
 
 from jobs.outbox import drain_outbox_periodic  # noqa: E402
 from jobs.retention import run_retention  # noqa: E402
 from jobs.sheets import run_sheets  # noqa: E402
+from memory_core.adapters.config import get_settings
+from memory_core.adapters.queue import get_redis
 
 SCHEDULE: list[tuple[Callable[[], object], str]] = [
     # The outbox safety net: a lost kick or a failed message waiting for its backoff.

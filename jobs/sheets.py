@@ -20,6 +20,7 @@ from jobs.retention import job_run
 from memory_core.adapters.db import SYSTEM, Database, get_database
 from memory_core.domain import clock
 from memory_core.domain.models import Contact, Memory, MemorySource
+from memory_core.domain.vocabulary import Status
 
 log = logging.getLogger(__name__)
 JOB = "sheets"
@@ -49,9 +50,9 @@ def _label(session: Session, subject: str) -> str:
 def _groups(session: Session, min_facts: int) -> set[GroupKey]:
     """Every (owner, subject, area) that has a sheet now or should have one."""
     cols = (Memory.org_id, Memory.level, Memory.owner_user_id, Memory.owner_phone, Memory.subject, Memory.area)
-    loose = select(*cols).where(Memory.status == "active", Memory.category != "sheet").group_by(*cols) \
+    loose = select(*cols).where(Memory.status == Status.ACTIVE, Memory.category != "sheet").group_by(*cols) \
         .having(func.count() >= min_facts)
-    sheets = select(*cols).where(Memory.status == "active", Memory.category == "sheet")
+    sheets = select(*cols).where(Memory.status == Status.ACTIVE, Memory.category == "sheet")
     return {tuple(r) for r in session.execute(loose)} | {tuple(r) for r in session.execute(sheets)}
 
 
@@ -62,7 +63,7 @@ def rebuild_group(session: Session, key: GroupKey, min_facts: int) -> str:
     session.execute(text("select pg_advisory_xact_lock(hashtext(:k))"), {"k": "memoria.sheet:" + repr(key)})
 
     def same(q):
-        return q.where(Memory.status == "active", Memory.level == level, Memory.subject == subject,
+        return q.where(Memory.status == Status.ACTIVE, Memory.level == level, Memory.subject == subject,
                        Memory.area == area,
                        Memory.org_id.is_(None) if org_id is None else Memory.org_id == org_id,
                        Memory.owner_user_id.is_(None) if owner_user is None else Memory.owner_user_id == owner_user,

@@ -1,9 +1,6 @@
 """The review workflow: the queue of pending proposals, their detail, and every decision on them.
 
-Who may do what, in one place (`can_view`, `can_decide`):
-- an owner or admin: every proposal of their org, bank accounts included;
-- a member: their own confirmation proposals, and low-permission proposals in areas they may edit
-  (their own low-permission proposals too, to look at, not to approve); never a bank account.
+Who may see and decide what is `console.services.proposals` (`can_view`, `can_decide`).
 Every decision writes the audit log and a notification for the author, in the caller's transaction.
 Nothing here commits: the view commits once.
 """
@@ -14,86 +11,34 @@ import difflib
 import uuid
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, false, func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import ColumnElement
 
-from memory_core.domain import clock
-from memory_core.domain import audit
-from memory_core.domain.access import Access, message_visible
+from console.services import paging
+from console.services.proposals import (
+    KIND_LABELS,
+    Labels,
+    Operator,
+    age,
+    can_decide,
+    can_view,
+    capped_counts,
+    normalise_account,
+    verified_account_sentence,
+    visible_kinds,
+    visible_proposals,
+)
+from memory_core.domain import audit, clock
+from memory_core.domain.access import message_visible
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memory_core.reading.fence import fenced
 from memory_core.domain.ladder import activate_proposal
-from memory_core.domain.models import Contact, Memory, MemorySource, Message, Notification, Organization, User
-from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS
+from memory_core.domain.models import Memory, MemorySource, Message, Notification
+from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, Level, ProposalKind, Status
+from memory_core.reading.fence import fenced
 
 PAGE_SIZE = 50
 MAX_BULK = 200
-COUNT_CAP = 1000
-KIND_LABELS = {
-    "bank_account": "Unverified bank account",
-    "confirmation": "Confirmation",
-    "low_permission": "Low permission",
-}
-
-
-@dataclass(frozen=True)
-class Operator:
-    """The signed-in person deciding, with their access in the org rebuilt from the database."""
-    access: Access
-    label: str  # for the audit log (email)
-    name: str = ""  # for the author's notification
-
-    @property
-    def user_id(self) -> uuid.UUID:
-        return self.access.principal.user_id
-
-    @property
-    def org_id(self) -> uuid.UUID:
-        return self.access.org_id
-
-
-# ------------------------------------------------------------------------------------ permissions
-
-def visible_proposals(op: Operator, *, decided: bool = False) -> ColumnElement[bool]:
-    """The pending proposals this operator may see (the queue's filter); with `decided`, the ones already
-    approved or rejected (the queue's history), under the same rule."""
-    state = (and_(Memory.proposal_kind.is_not(None), Memory.decided_at.is_not(None)) if decided
-             else Memory.status == "proposed")
-    base = and_(Memory.org_id == op.org_id, state)
-    if op.access.is_admin:
-        return base
-    editable = [a for a in AREAS if op.access.can_edit(a)]
-    mine = Memory.author_user_id == op.user_id
-    clauses = [and_(Memory.proposal_kind == "confirmation", mine),
-               and_(Memory.proposal_kind == "low_permission", mine)]
-    if editable:
-        clauses.append(and_(Memory.proposal_kind == "low_permission", Memory.area.in_(editable)))
-    return and_(base, or_(*clauses) if clauses else false())
-
-
-def can_view(op: Operator, p: Memory) -> bool:
-    if p.org_id != op.org_id or p.proposal_kind is None:
-        return False
-    if op.access.is_admin:
-        return True
-    if p.proposal_kind == "bank_account":
-        return False
-    mine = p.author_user_id == op.user_id
-    if p.proposal_kind == "confirmation":
-        return mine
-    return mine or op.access.can_edit(p.area)
-
-
-def can_decide(op: Operator, p: Memory) -> bool:
-    """Approve, reject or edit: admins always; a member their own confirmations or where they may edit."""
-    if not can_view(op, p):
-        return False
-    if op.access.is_admin:
-        return True
-    if p.proposal_kind == "confirmation":
-        return p.author_user_id == op.user_id
-    return op.access.can_edit(p.area)
+CURSOR_TYPES = (paging.datetime_type, paging.uuid_type)  # (created_at or decided_at, id)
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -117,20 +62,6 @@ class Queue:
     areas: list[str] = field(default_factory=list)
 
 
-def _cursor(p: Memory) -> str:
-    return f"{p.created_at.isoformat()}|{p.id}"
-
-
-def _parse_cursor(raw: str | None) -> tuple[dt.datetime, uuid.UUID] | None:
-    if not raw:
-        return None
-    try:
-        at, pid = raw.split("|", 1)
-        return dt.datetime.fromisoformat(at), uuid.UUID(pid)
-    except ValueError:
-        raise InvalidInput("That page link is not valid: start again from the first page.", "after")
-
-
 def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
                q: str | None = None, after: str | None = None, limit: int = PAGE_SIZE) -> Queue:
     """Pending proposals, oldest first (they have waited longest), with counts per kind."""
@@ -147,7 +78,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
         stmt = stmt.where(Memory.area == area)
     if q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
-    cur = _parse_cursor(after)
+    cur = paging.parse_cursor(after, CURSOR_TYPES)
     if cur:
         stmt = stmt.where(func.row(Memory.created_at, Memory.id) > func.row(*cur))
     rows = list(s.scalars(stmt.order_by(Memory.created_at, Memory.id).limit(limit + 1)))
@@ -157,13 +88,14 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     now = clock.now()
     out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
                     can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
-    return Queue(out, counts, sum(counts.values()), _cursor(rows[-1]) if more and rows else None, list(AREAS))
+    return Queue(out, counts, sum(counts.values()),
+                 paging.cursor_of((rows[-1].created_at, rows[-1].id)) if more and rows else None, list(AREAS))
 
 
 def list_decided(s: Session, op: Operator, *, before: str | None = None, limit: int = PAGE_SIZE) -> Queue:
     """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first."""
     stmt = select(Memory).where(visible_proposals(op, decided=True))
-    cur = _parse_cursor(before)
+    cur = paging.parse_cursor(before, CURSOR_TYPES)
     if cur:
         stmt = stmt.where(func.row(Memory.decided_at, Memory.id) < func.row(*cur))
     rows = list(s.scalars(stmt.order_by(Memory.decided_at.desc(), Memory.id.desc()).limit(limit + 1)))
@@ -173,7 +105,7 @@ def list_decided(s: Session, op: Operator, *, before: str | None = None, limit: 
     out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(clock.now() - p.decided_at), False,
                     KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
-    nxt = f"{rows[-1].decided_at.isoformat()}|{rows[-1].id}" if more and rows else None
+    nxt = paging.cursor_of((rows[-1].decided_at, rows[-1].id)) if more and rows else None
     return Queue(out, counts, sum(counts.values()), nxt, list(AREAS))
 
 
@@ -182,98 +114,13 @@ def pending_counts(s: Session, op: Operator) -> dict[str, int]:
     return capped_counts(s, visible_proposals(op), visible_kinds(op))
 
 
-def visible_kinds(op: Operator) -> tuple[str, ...]:
-    """The kinds this operator may ever see: a member never sees a bank account."""
-    return PROPOSAL_KINDS if op.access.is_admin else tuple(k for k in PROPOSAL_KINDS if k != "bank_account")
-
-
-def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, cap: int = COUNT_CAP) -> dict[str, int]:
-    """Pending proposals per kind, counted up to `cap` (shown as "1000+"): counting 100,000 rows
-    under row-level security on every page view would cost more than the page itself."""
-    counts = {k: 0 for k in PROPOSAL_KINDS}
-    for kind in kinds:
-        sub = select(Memory.id).where(where, Memory.proposal_kind == kind).limit(cap + 1).subquery()
-        counts[kind] = int(s.scalar(select(func.count()).select_from(sub)) or 0)
-    return counts
-
-
 def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
     """One row of the queue, for the htmx partial after an action."""
     labels = Labels(s, op.org_id)
     return QueueRow(proposal, labels.subject(proposal.subject), labels.author(proposal),
                     age(clock.now() - proposal.created_at),
-                    proposal.status == "proposed" and can_decide(op, proposal),
+                    proposal.status == Status.PROPOSED and can_decide(op, proposal),
                     KIND_LABELS.get(proposal.proposal_kind, proposal.proposal_kind))
-
-
-def age(delta: dt.timedelta) -> str:
-    secs = max(0, int(delta.total_seconds()))
-    if secs < 3600:
-        return f"{secs // 60} min"
-    if secs < 86400:
-        return f"{secs // 3600} h"
-    return f"{secs // 86400} d"
-
-
-class Labels:
-    """Readable names for subjects and authors, looked up once per request."""
-
-    def __init__(self, s: Session, org_id: uuid.UUID):
-        self.s, self.org_id = s, org_id
-        self._contacts: dict[str, str] = {}
-        self._users: dict[uuid.UUID, str] = {}
-        self._org: str | None = None
-
-    def prefetch(self, rows: list[Memory]) -> "Labels":
-        """Look up every contact and author of a page in two queries instead of one per row."""
-        ids = {}
-        for m in rows:
-            if m.subject.startswith("contact:") and m.subject not in self._contacts:
-                try:
-                    ids[uuid.UUID(m.subject.split(":", 1)[1])] = m.subject
-                except ValueError:
-                    pass
-        if ids:
-            found = dict(self.s.execute(select(Contact.id, Contact.name).where(Contact.id.in_(list(ids)))).all())
-            for cid, subject in ids.items():
-                self._contacts[subject] = found.get(cid) or "a contact you may not see"
-        users = {m.author_user_id for m in rows if m.author_user_id} - set(self._users)
-        if users:
-            found = dict(self.s.execute(select(User.id, User.name).where(User.id.in_(list(users)))).all())
-            for uid in users:
-                self._users[uid] = found.get(uid) or "a former user"
-        return self
-
-    def subject(self, subject: str) -> str:
-        if subject == "self":
-            return "the author (about themselves)"
-        if subject == "org":
-            if self._org is None:
-                self._org = self.s.scalar(select(Organization.name).where(Organization.id == self.org_id)) or "the company"
-            return self._org
-        if subject.startswith("contact:"):
-            if subject not in self._contacts:
-                try:
-                    cid = uuid.UUID(subject.split(":", 1)[1])
-                except ValueError:
-                    return subject
-                name = self.s.scalar(select(Contact.name).where(Contact.id == cid))
-                self._contacts[subject] = name or "a contact you may not see"
-            return self._contacts[subject]
-        return subject.split(":", 1)[-1]
-
-    def user(self, user_id: uuid.UUID | None) -> str:
-        if user_id is None:
-            return "—"
-        if user_id not in self._users:
-            self._users[user_id] = self.s.scalar(select(User.name).where(User.id == user_id)) or "a former user"
-        return self._users[user_id]
-
-    def author(self, m: Memory) -> str:
-        if m.author_user_id is not None:
-            name = self.user(m.author_user_id)
-            return f"{name} (former member)" if m.author_former_member else name
-        return f"WhatsApp {m.author_phone}" if m.author_phone else "—"
 
 
 @dataclass
@@ -325,7 +172,7 @@ def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
 def _replaced(s: Session, p: Memory) -> Memory | None:
     """The memory approval would replace: the active shared fact with the same subject and attribute."""
     current = s.scalar(select(Memory).where(
-        Memory.status == "active", Memory.level == "shared", Memory.org_id == p.org_id,
+        Memory.status == Status.ACTIVE, Memory.level == Level.SHARED, Memory.org_id == p.org_id,
         Memory.subject == p.subject, Memory.attribute == p.attribute))
     if current is None and p.replaces_id is not None:
         current = s.get(Memory, p.replaces_id)
@@ -349,15 +196,6 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------------------------ deciding
 
-def verified_account_sentence(subject_label: str) -> str:
-    return f"{subject_label}: cuenta bancaria verificada con el contacto."
-
-
-def normalise_account(value: str) -> str:
-    """Bank accounts compare without spaces, dashes or case: how people type an IBAN back."""
-    return "".join(ch for ch in value.casefold() if ch.isalnum())
-
-
 def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: str | None = None,
             value: str | None = None, sentence: str | None = None) -> Memory:
     """Approve (optionally edited first). A bank account needs an owner or admin and the account
@@ -373,21 +211,22 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
             raise InvalidInput("The sentence cannot be empty.", "sentence")
         if value is not None and len(value) > 2000 or sentence is not None and len(sentence) > 4000:
             raise InvalidInput("That text is too long.", "value")
-    if p.proposal_kind == "bank_account":
+    if p.proposal_kind == ProposalKind.BANK_ACCOUNT:
         if not op.access.is_admin:
             raise Forbidden("Only an owner or admin can verify a bank account.")
         if edited:
             raise InvalidInput("A bank account cannot be edited here: reject it and ask the contact again.", "value")
         if not typed_account or not typed_account.strip():
-            raise InvalidInput("Type the new account again to confirm you checked it with the contact.", "confirm_account")
+            raise InvalidInput("Type the new account again to confirm you checked it with the contact.",
+                               "confirm_account")
         if normalise_account(typed_account) != normalise_account(p.value):
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")
         # Verified now: the fact must stop reading "sin verificar" wherever it is shown or sent.
         p.sentence = verified_account_sentence(Labels(s, op.org_id).subject(p.subject))
-    if p.proposal_kind == "confirmation" and not op.access.can_edit(p.area):
+    if p.proposal_kind == ProposalKind.CONFIRMATION and not op.access.can_edit(p.area):
         # The author confirms the fact, but may not share in this area: someone who may must approve it.
-        p.proposal_kind = "low_permission"
+        p.proposal_kind = ProposalKind.LOW_PERMISSION
         p.proposal_rule = (f"Confirmed by its author, who may not edit {p.area}: "
                            f"someone who may edit {p.area} must share it.")
         if edited:
@@ -406,14 +245,14 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
 def reject(s: Session, op: Operator, proposal_id: uuid.UUID, reason: str) -> Memory:
     """Reject with a reason; the proposal stays as a rejected row until retention removes it."""
     p = _decidable(s, op, proposal_id)
-    if p.proposal_kind == "bank_account" and not op.access.is_admin:
+    if p.proposal_kind == ProposalKind.BANK_ACCOUNT and not op.access.is_admin:
         raise Forbidden("Only an owner or admin can decide on a bank account.")
     reason = (reason or "").strip()
     if not reason:
         raise InvalidInput("Say why you reject it: the author will read it.", "reason")
     if len(reason) > 500:
         raise InvalidInput("Keep the reason under 500 characters.", "reason")
-    p.status, p.decided_by, p.decided_at = "rejected", op.user_id, clock.now()
+    p.status, p.decided_by, p.decided_at = Status.REJECTED, op.user_id, clock.now()
     p.decision_reason = reason
     _audit(s, op, "proposal.rejected", p)
     _notify(s, p, "proposal_rejected", f"Rejected by {op.name or op.label}: {p.sentence} — {reason}",
@@ -441,7 +280,7 @@ def bulk(s: Session, op: Operator, action: str, ids: list[uuid.UUID], reason: st
     for pid in dict.fromkeys(ids):
         try:
             p = get_proposal(s, op, pid)
-            if p.proposal_kind == "bank_account":
+            if p.proposal_kind == ProposalKind.BANK_ACCOUNT:
                 out.skipped.append((pid, "Bank accounts are verified one by one."))
                 continue
             with s.begin_nested():
@@ -459,7 +298,7 @@ def bulk(s: Session, op: Operator, action: str, ids: list[uuid.UUID], reason: st
 
 def _decidable(s: Session, op: Operator, proposal_id: uuid.UUID) -> Memory:
     p = get_proposal(s, op, proposal_id, for_update=True)
-    if p.status != "proposed":
+    if p.status != Status.PROPOSED:
         raise Conflict("Someone already decided on this proposal.")
     if not can_decide(op, p):
         raise Forbidden("You may not decide on this proposal.")

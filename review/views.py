@@ -6,10 +6,13 @@ import uuid
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from console.operator import current_operator, is_htmx, parse_uuid, status_of
+from console.operator import current_operator, is_htmx, parse_uuid
+from console.services import proposals
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
+from memory_core.domain.vocabulary import Status
 from review import bp, service
+from web.errors import status_of
 
 
 @bp.route("/")
@@ -28,7 +31,7 @@ def queue():
     except MemoriaError as exc:
         flash(str(exc), "error")
         return redirect(url_for("review.queue"))
-    return render_template("review/queue.html", queue=result, args=args, kinds=service.KIND_LABELS, op=op,
+    return render_template("review/queue.html", queue=result, args=args, kinds=proposals.KIND_LABELS, op=op,
                            decided=decided)
 
 
@@ -98,11 +101,11 @@ def _decide(proposal_id, action, done_message: str):
             abort(code)
         return _error(s, op, proposal_id, exc, code)
     s.commit()
-    if proposal.status == "proposed":  # a member confirmed where she may only read: an editor shares it
+    if proposal.status == Status.PROPOSED:  # a member confirmed where she may only read: an editor shares it
         done_message = f"Confirmed: someone who may edit {proposal.area} will share it."
     if is_htmx():  # the row, and the counters out of band so they agree with the queue
         return render_template("review/_decided.html", r=service.queue_row(s, op, proposal), message=done_message,
-                               counts=service.pending_counts(s, op), kinds=service.KIND_LABELS, op=op)
+                               counts=proposals.pending_counts(s, op), kinds=proposals.KIND_LABELS, op=op)
     flash(f"{done_message} {proposal.sentence}")
     return redirect(url_for("review.queue")), 303
 

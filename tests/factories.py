@@ -4,10 +4,17 @@ from __future__ import annotations
 import itertools
 import uuid
 
-from memory_core.domain.models import (
-    Contact, Conversation, Membership, Memory, Message, Organization, PhoneAuthorization, User,
-)
 from memory_core.adapters.security import hash_password
+from memory_core.domain.models import (
+    Contact,
+    Conversation,
+    Membership,
+    Memory,
+    Message,
+    Organization,
+    PhoneAuthorization,
+    User,
+)
 from memory_core.domain.vocabulary import AREAS
 
 _seq = itertools.count(1)

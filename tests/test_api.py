@@ -8,11 +8,11 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from memory_core.tenancy.api_keys import create_api_key
-from memory_core.reading.compaction import Limits, compact_conversation
 from memory_core.backends.local_compactor import LocalCompactor
 from memory_core.domain.models import ApiKey, AuditLog, Contact, Conversation, Document, Membership, Memory, Message
 from memory_core.domain.vocabulary import AREAS
+from memory_core.reading.compaction import Limits, compact_conversation
+from memory_core.tenancy.api_keys import create_api_key
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 
@@ -108,7 +108,8 @@ def test_ingest_is_idempotent_and_takes_edits_and_deletes(client, world, system_
 
 def test_a_conversation_id_of_another_org_is_refused(client, world):
     call(client, "POST", "/messages", world["key_b"], ingest_body(world["luis"], "hola", conversation="shared-id"))
-    _error(call(client, "POST", "/messages", world["key_a"], ingest_body(world["ana"], "hola", conversation="shared-id")),
+    _error(call(client, "POST", "/messages", world["key_a"],
+                ingest_body(world["ana"], "hola", conversation="shared-id")),
            409, "conflict")
 
 
@@ -271,7 +272,8 @@ def test_owner_creates_a_key_shown_once_and_revokes_it(client, world, system_ses
     login(client, "ana@example.test", PASSWORD)
     page = client.get("/api-keys")
     assert page.status_code == 200
-    created = client.post("/api-keys", data={"name": "WhatsApp bot", "csrf_token": csrf_from(page.get_data(as_text=True))})
+    created = client.post("/api-keys",
+                          data={"name": "WhatsApp bot", "csrf_token": csrf_from(page.get_data(as_text=True))})
     assert created.status_code == 303  # redirect after the POST: a reload creates nothing
     shown = client.get(created.headers["Location"])
     html = shown.get_data(as_text=True)

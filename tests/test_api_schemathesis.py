@@ -1,6 +1,7 @@
 """Schemathesis against the OpenAPI document, through the Flask app's WSGI interface, on the real database.
 
-Bounded: 25 valid and 25 invalid examples per operation. Generated ids are swapped for real ones of the key's org half the
+Bounded: 25 valid and 25 invalid examples per operation. Generated ids are swapped for real ones of the key's org
+half the
 time, so the cases reach the services instead of stopping at 404. No case may answer 5xx, and every
 4xx must be the JSON error shape.
 """

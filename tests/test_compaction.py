@@ -8,11 +8,17 @@ from sqlalchemy import select
 
 from memory_core.backends.base import Usage
 from memory_core.backends.local_compactor import LocalCompactor
+from memory_core.domain.models import ConversationSummary, JobRun, Message
 from memory_core.reading.compaction import (
-    Limits, active_points, apply_operations, compact_conversation, critical_tokens, limits_for, needs_compaction,
+    Limits,
+    active_points,
+    apply_operations,
+    compact_conversation,
+    critical_tokens,
+    limits_for,
+    needs_compaction,
     render_summary,
 )
-from memory_core.domain.models import ConversationSummary, JobRun, Message
 
 SMALL = Limits(keep_recent_tokens=50, threshold_tokens=400)
 
@@ -23,7 +29,8 @@ FIRST_PART = [
     ("assistant", "Perfecto, factura F-2026-031 de 1.250,00 € con fecha 15/03/2026."),
     ("user", "Pagan a 60 días, no a 30."),
     ("user", "Prefiero que me trates de tú y que seas breve."),
-    ("user", "Tengo que enviar el presupuesto de la furgoneta a Hierros Sánchez, CIF A87654321, antes del 2 de abril de 2026."),
+    ("user",
+     "Tengo que enviar el presupuesto de la furgoneta a Hierros Sánchez, CIF A87654321, antes del 2 de abril de 2026."),
     ("user", "¿Cuánto nos debe Talleres García en total?"),
 ]
 SECOND_PART = [
@@ -212,8 +219,8 @@ def test_the_openai_compactor_sends_points_and_messages_and_its_operations_are_a
 
     import openai
 
-    from memory_core.reading.compaction_openai import OpenAICompactor
     from memory_core.domain.models import UsageLedger
+    from memory_core.reading.compaction_openai import OpenAICompactor
 
     org = factory.org()
     user = factory.member(org)

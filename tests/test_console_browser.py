@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from memory_core.domain.models import Memory, MemoryTrace, TraceItem, UsageLedger, JobRun
+from memory_core.domain.models import JobRun, Memory, MemoryTrace, TraceItem, UsageLedger
 
 pytestmark = pytest.mark.browser
 

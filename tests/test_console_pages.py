@@ -10,7 +10,15 @@ import pytest
 from sqlalchemy import select, text
 
 from memory_core.domain.models import (
-    AuditLog, JobRun, Memory, MemorySource, MemoryTrace, Organization, PolicyExclusion, TraceItem, UsageLedger,
+    AuditLog,
+    JobRun,
+    Memory,
+    MemorySource,
+    MemoryTrace,
+    Organization,
+    PolicyExclusion,
+    TraceItem,
+    UsageLedger,
 )
 from tests.conftest import csrf_from, login, sign_in
 from tests.factories import PASSWORD
@@ -163,14 +171,16 @@ def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
     w.s.refresh(w.old)
     assert w.current.status == "superseded" and w.current.superseded_by == active[0].id
     assert w.old.status == "superseded"  # the restored version itself is never rewritten
-    assert w.s.scalar(select(AuditLog.details).where(AuditLog.action == "memory.restored"))["restored_from"] == str(w.old.id)
+    details = w.s.scalar(select(AuditLog.details).where(AuditLog.action == "memory.restored"))
+    assert details["restored_from"] == str(w.old.id)
     sources = w.s.scalars(select(MemorySource.message_id).where(MemorySource.memory_id == active[0].id)).all()
     assert sources == [w.msg30.id]
 
 
 def test_member_cannot_restore_a_version(client, w):
     token = sign_in(client, w.member)
-    assert client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
+    assert client.post(f"/memories/{w.old.id}/restore",
+                       data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
     assert [m.id for m in _active(w.s, w.current.subject, "plazo_pago")] == [w.current.id]
 
 
@@ -222,7 +232,8 @@ def test_pin_and_unpin(client, w):
 def test_delete_removes_the_memory_and_its_versions(client, w):
     token = sign_in(client, w.admin)
     ids = [w.current.id, w.old.id]
-    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token, "confirmed": "yes"}, follow_redirects=True)
+    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token, "confirmed": "yes"},
+                       follow_redirects=True)
     assert "Deleted the memory and its 1 older version(s)." in resp.get_data(as_text=True)
     w.s.expire_all()
     assert not w.s.scalars(select(Memory.id).where(Memory.id.in_(ids))).all()
@@ -251,7 +262,8 @@ def test_restore_without_confirmation_says_which_value_comes_back_and_changes_no
 
 def test_member_cannot_delete_a_shared_memory(client, w):
     token = sign_in(client, w.member)
-    assert client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
+    assert client.post(f"/memories/{w.current.id}/delete",
+                       data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
     w.s.expire_all()
     assert w.s.get(Memory, w.current.id) is not None
 
@@ -378,8 +390,10 @@ def test_admin_cannot_open_another_orgs_trace_and_members_have_no_traces(client,
 
 def test_usage_sums_cost_and_calls_per_day_purpose_and_model_with_a_chart(client, w):
     now = dt.datetime.now(dt.timezone.utc)
-    w.s.add_all([UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0100"), created_at=now),
-                 UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0200"), created_at=now),
+    w.s.add_all([UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0100"),
+                             created_at=now),
+                 UsageLedger(org_id=w.org.id, purpose="gate", model="local", cost_usd=Decimal("0.0200"),
+                             created_at=now),
                  UsageLedger(org_id=w.org.id, purpose="extract", model="gpt-x", cost_usd=Decimal("0.5"),
                              created_at=now - dt.timedelta(days=2)),
                  UsageLedger(org_id=w.other.id, purpose="gate", model="local", cost_usd=Decimal("9"), created_at=now)])

@@ -88,7 +88,8 @@ def test_eval_gate_reads_the_openai_cost_from_the_ledger(database, system_sessio
                                                  "category": "customer"}])
     result = _run(["eval", "gate", "--dataset", _dataset(tmp_path, LINES[:2]), "--json"])
     report = json.loads(result.output)
-    spent = system_session.scalar(select(func.sum(UsageLedger.cost_usd)).where(UsageLedger.run_tag == report["run_tag"]))
+    spent = system_session.scalar(select(func.sum(UsageLedger.cost_usd))
+                                  .where(UsageLedger.run_tag == report["run_tag"]))
     assert report["backend"] == "openai" and spent > 0
     assert report["cost_per_1000_usd"] == pytest.approx(float(spent) / 2 * 1000, rel=1e-4)
     assert (report["precision"], report["recall"]) == (1.0, 1.0)

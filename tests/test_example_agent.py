@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from memory_core.tenancy.api_keys import create_api_key
 from memory_core.domain.models import Memory, PhoneAuthorization, User
+from memory_core.tenancy.api_keys import create_api_key
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.privacy import forgetting
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import Conflict
+from memory_core.domain.models import Membership, Memory, MemorySource, Message, PhoneAuthorization
 from memory_core.learning.ingest import ingest_message
-from memory_core.domain.models import Memory, MemorySource, Message, Membership, PhoneAuthorization
+from memory_core.privacy import forgetting
 
 
 def _source(s, memory, message):

@@ -7,8 +7,8 @@ from sqlalchemy import func, select
 
 from memory_core.adapters.db import Scope
 from memory_core.domain.errors import Conflict, InvalidInput
-from memory_core.learning.ingest import MAX_TEXT_CHARS, ingest_message, link_code_of
 from memory_core.domain.models import Conversation, Message, Outbox
+from memory_core.learning.ingest import MAX_TEXT_CHARS, ingest_message, link_code_of
 
 
 def _count(session, model) -> int:
@@ -91,7 +91,8 @@ def test_a_temporary_conversation_stores_nothing(factory, system_session):
     r = _web(system_session, org, ana, temporary=True)
     system_session.commit()
     assert r.temporary and r.message_id is None
-    assert (_count(system_session, Conversation), _count(system_session, Message), _count(system_session, Outbox)) == (0, 0, 0)
+    assert (_count(system_session, Conversation), _count(system_session, Message),
+            _count(system_session, Outbox)) == (0, 0, 0)
 
 
 def test_any_channel_name_works_without_code_changes(factory, system_session):
@@ -203,8 +204,8 @@ def test_vincular_on_the_web_is_an_ordinary_message(factory, system_session):
 
 
 def test_vincular_reaches_identity_linking_by_default(factory, system_session):
-    from memory_core.tenancy.linking import create_link_code
     from memory_core.domain.models import PhoneAuthorization, User
+    from memory_core.tenancy.linking import create_link_code
 
     org = factory.org()
     ana = factory.member(org, role="owner")
@@ -216,5 +217,6 @@ def test_vincular_reaches_identity_linking_by_default(factory, system_session):
     system_session.commit()
     assert r.link_request and r.reply.startswith("Listo")
     assert system_session.get(User, ana.id).phone == "+34600111222"
-    assert system_session.scalar(select(PhoneAuthorization.user_id).where(PhoneAuthorization.phone == "+34600111222")) == ana.id
+    owner = system_session.scalar(select(PhoneAuthorization.user_id).where(PhoneAuthorization.phone == "+34600111222"))
+    assert owner == ana.id
     assert _count(system_session, Message) == 0

@@ -6,11 +6,11 @@ import datetime as dt
 import pytest
 from sqlalchemy import select, text, update
 
-from memory_core.tenancy import linking
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
-from memory_core.learning.ingest import ingest_message
 from memory_core.domain.models import AuditLog, LinkCode, Memory, Message, PhoneAuthorization, User
+from memory_core.learning.ingest import ingest_message
+from memory_core.tenancy import linking
 
 PHONE = "+34611222333"
 
@@ -23,7 +23,8 @@ def _code(system_session, user, org) -> str:
 
 def _send(system_session, phone, text_):
     """A WhatsApp message through ingest, as the channel would deliver it; returns the reply."""
-    result = ingest_message(system_session, channel="whatsapp", conversation=f"wa-{phone}", external_id=f"wamid-{text_}-{phone}",
+    result = ingest_message(system_session, channel="whatsapp", conversation=f"wa-{phone}",
+                            external_id=f"wamid-{text_}-{phone}",
                             org_id=None, user_id=None, phone=phone, role="user", text=text_)
     system_session.commit()
     return result
@@ -86,7 +87,8 @@ def test_code_expires_after_ten_minutes(factory, system_session):
     code = _code(system_session, ana, org)
     row = system_session.scalar(select(LinkCode))
     assert dt.timedelta(minutes=9) < row.expires_at - row.created_at <= dt.timedelta(minutes=10, seconds=5)
-    system_session.execute(update(LinkCode).values(expires_at=dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)))
+    expired = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+    system_session.execute(update(LinkCode).values(expires_at=expired))
     system_session.commit()
     reply = linking.confirm_link(system_session, PHONE, code)
     system_session.commit()

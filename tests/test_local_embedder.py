@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from memory_core.backends.local_embedder import (
-    NUMPY_MODEL_NAME,
     ONNX_MODEL_NAME,
     EmbedderUnavailable,
     LocalEmbedder,
@@ -35,13 +34,13 @@ def embedder(request) -> LocalEmbedder:
     return e
 
 
-def test_auto_engine_prefers_onnx():
-    if not (onnx_available() or numpy_available()):
-        with pytest.raises(EmbedderUnavailable):
-            LocalEmbedder()
-        return
+def test_auto_engine_is_the_packaged_onnx_model_never_another_engine():
+    """memoria-use-onnx is a declared dependency: `pip install .` brings the model, so auto is onnx."""
+    import memoria_use_onnx
+
     e = LocalEmbedder()
-    assert e.model_name == (ONNX_MODEL_NAME if onnx_available() else NUMPY_MODEL_NAME)
+    assert (e.engine, e.model_name) == ("onnx", ONNX_MODEL_NAME)
+    assert e.model_path == memoria_use_onnx.model_path()
     assert 1 <= e.threads <= 2
 
 

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from memory_core.backends.base import ExtractionContext, KnownContact
 from memory_core.backends.local_extractor import (
-    FAMILIES, MODEL, LocalExtractor, find_date, normalise_name, normalise_tax_id, reuse_attribute,
+    FAMILIES,
+    MODEL,
+    LocalExtractor,
+    find_date,
+    normalise_name,
+    normalise_tax_id,
+    reuse_attribute,
 )
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES
 
@@ -86,19 +92,23 @@ def test_contact_person_channel_and_format():
 
 
 def test_the_person():
-    assert triples("llámame Pablo") == triples("call me Pablo") == triples("me llamo Pablo") == {("self", "nombre", "Pablo")}
+    assert (triples("llámame Pablo") == triples("call me Pablo") == triples("me llamo Pablo")
+            == {("self", "nombre", "Pablo")})
     assert triples("trátame de tú") == {("self", "tono", "tú")}
     assert triples("háblame de usted") == {("self", "tono", "usted")}
     assert triples("mi hijo se llama Juan") == {("self", "hijo", "Juan")}
     assert triples("my daughter is Sara") == {("self", "hija", "Sara")}
-    assert triples("send me totals with VAT") == triples("quiero los totales con IVA") == {("self", "formato_importes", "con IVA")}
+    assert (triples("send me totals with VAT") == triples("quiero los totales con IVA")
+            == {("self", "formato_importes", "con IVA")})
     categories = {f.attribute: f.category for f in facts("me llamo Pablo y trátame de tú")}
     assert categories == {"nombre": "person", "tono": "preference"}
 
 
 def test_the_company_and_bank_accounts():
-    assert triples("estamos en el régimen de recargo de equivalencia") == {("org", "regimen_iva", "recargo de equivalencia")}
-    assert triples("nuestra dirección es Calle Mayor 5, 28013 Madrid") == {("org", "direccion", "Calle Mayor 5, 28013 Madrid")}
+    assert (triples("estamos en el régimen de recargo de equivalencia")
+            == {("org", "regimen_iva", "recargo de equivalencia")})
+    assert (triples("nuestra dirección es Calle Mayor 5, 28013 Madrid")
+            == {("org", "direccion", "Calle Mayor 5, 28013 Madrid")})
     assert triples("our VAT number is ESB99887766") == {("org", "nif", "ESB99887766")}
     assert triples("el IBAN de Acme es ES91 2100 0418 4502 0005 1332") == {
         ("contact:c2", "cuenta_bancaria", "ES9121000418450200051332")}

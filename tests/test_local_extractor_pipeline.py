@@ -5,8 +5,8 @@ import pytest
 from sqlalchemy import select
 
 from memory_core.backends import get_backend
-from memory_core.learning.ingest import ingest_message
 from memory_core.domain.models import Memory
+from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
 
 

@@ -1,4 +1,5 @@
-"""The local gate: a trained classifier with probabilities, cached on disk, measured on evals/gate.jsonl. No database."""
+"""The local gate: a trained classifier with probabilities, cached on disk, measured on evals/gate.jsonl.
+No database."""
 from __future__ import annotations
 
 import json
@@ -60,7 +61,8 @@ def test_a_correction_is_remembered_and_flagged_as_correcting(gate):
 
 
 def test_a_suppliers_new_iban_is_flagged_as_bank_account_but_our_own_is_not(gate):
-    supplier, _ = gate.decide("Pinturas Lago nos pide que a partir de ahora les paguemos en ES12 2100 0000 1111 2222 3333", None)
+    supplier, _ = gate.decide("Pinturas Lago nos pide que a partir de ahora les paguemos en "
+                              "ES12 2100 0000 1111 2222 3333", None)
     own, _ = gate.decide("Nuestro IBAN para que nos paguen los clientes es ES12 2100 0000 1111 2222 3333", None)
     assert supplier.passes and supplier.bank_account >= 0.5
     assert own.passes and own.bank_account < 0.5
@@ -109,7 +111,8 @@ def test_the_trained_models_are_cached_on_disk_and_reloaded_without_training(tmp
     assert first.cache_path.exists()
     monkeypatch.setattr(local_gate, "train", lambda *a, **k: pytest.fail("retrained despite a cached model"))
     second = LocalGate(cache_dir=tmp_path / "models", train_path=train_file)
-    assert second.decide("Talleres García paga a 60 días", None)[0] == first.decide("Talleres García paga a 60 días", None)[0]
+    assert second.decide("Talleres García paga a 60 días", None)[0] == first.decide("Talleres García paga a 60 días",
+                                                                                    None)[0]
 
 
 def test_a_changed_training_file_retrains_and_replaces_the_old_cache(tmp_path):

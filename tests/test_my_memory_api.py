@@ -62,7 +62,8 @@ def test_person_lists_their_memories_grouped_with_sources_and_never_anothers(cli
     assert [s["kind"] for s in body["sections"]] == ["personal", "private", "shared"]
     assert _ids(body, "personal") == {str(w.name.id), str(w.pref.id)}
     assert _ids(body, "private") == {str(w.private.id)}
-    assert _ids(body, "shared") == {str(w.shared.id), str(w.shared_garcia.id)}  # not the invoices fact she may not read, not org B's
+    # not the invoices fact she may not read, not org B's
+    assert _ids(body, "shared") == {str(w.shared.id), str(w.shared_garcia.id)}
     personal, private, shared = body["sections"]
     assert personal["editable"] and private["editable"] and not shared["editable"]
     assert private["org_name"] == "Talleres Ana" and personal["org_id"] is None
@@ -192,7 +193,8 @@ def test_pause_and_resume_are_stored_on_the_person(client, w, system_session):
 
 @pytest.mark.parametrize("method, path, body, field", [
     ("patch", "/api/v1/me/memories/{pref}", {"user_id": "{ana}", "value": " ", "sentence": "x"}, "value"),
-    ("patch", "/api/v1/me/memories/{pref}", {"user_id": "{ana}", "value": "email", "sentence": "canal_preferido: email"},
+    ("patch", "/api/v1/me/memories/{pref}",
+     {"user_id": "{ana}", "value": "email", "sentence": "canal_preferido: email"},
      "value"),  # nothing changed
     ("patch", "/api/v1/me/memories/{pref}", {"value": "x", "sentence": "x"}, None),  # nobody named
     ("post", "/api/v1/me/memories/forget-subject", {"user_id": "{ana}", "subject": "contact:nope"}, "subject"),

@@ -122,7 +122,8 @@ def test_forget_subject_removes_hers_in_every_org_and_keeps_shared(client, w):
     w.s.expire_all()
     assert w.s.get(Memory, ids[0]) is None and w.s.get(Memory, ids[1]) is None
     assert w.s.get(Memory, ids[2]) is not None
-    resp = client.post("/my-memory/forget-subject", data={"csrf_token": token, "subject": "contact:x", "confirmed": "yes"})
+    resp = client.post("/my-memory/forget-subject",
+                       data={"csrf_token": token, "subject": "contact:x", "confirmed": "yes"})
     assert resp.status_code == 422 and "contact:&lt;id&gt;" in resp.get_data(as_text=True)
 
 

@@ -10,13 +10,7 @@ import time
 import pytest
 
 from memory_core.backends.base import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
-from memory_core.backends.openai_backend import (
-    GATE_QUESTIONS,
-    PRICES,
-    OpenAIBackend,
-    parse_gate_response,
-    price_for,
-)
+from memory_core.backends.openai_backend import GATE_QUESTIONS, PRICES, OpenAIBackend, parse_gate_response, price_for
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 from tests.support.fake_openai import FakeOpenAI, fake_openai  # noqa: F401  (fixture)
 
@@ -25,16 +19,9 @@ EXTRACT_MODEL = "gpt-4o-mini"
 EMBED_MODEL = "text-embedding-3-small"
 
 
-class Sleeps(list):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-        time.sleep(min(seconds, 0.05))
-
-
 def make_backend(server: FakeOpenAI, **overrides) -> OpenAIBackend:
     options = dict(api_key="sk-test", base_url=server.base_url, gate_model=GATE_MODEL, extract_model=EXTRACT_MODEL,
-                   embed_model=EMBED_MODEL, timeout=2.0, max_retries=2, backoff_base=0.01, backoff_max=0.05,
-                   sleep=Sleeps())
+                   embed_model=EMBED_MODEL, timeout=2.0, max_retries=2)
     options.update(overrides)
     return OpenAIBackend(**options)
 
@@ -51,7 +38,8 @@ def acme_context(message: str = "Acme paga a 60 días y su contacto es Lucía") 
         message=message,
         previous_assistant="¿Algo más sobre Acme?",
         contacts=(
-            KnownContact(id="c-17", name="Acme Distribuciones S.L.", kind="customer", tax_id="B12345678", aliases=("Acme",)),
+            KnownContact(id="c-17", name="Acme Distribuciones S.L.", kind="customer", tax_id="B12345678",
+                         aliases=("Acme",)),
             KnownContact(id="c-40", name="Papelería Ruiz", kind="supplier"),
         ),
         known_attributes={"contact:c-17": ("plazo_pago", "canal_preferido"), "self": ("nombre_hija",)},
@@ -137,7 +125,8 @@ def test_parse_gate_merges_token_variants():
     tokens = []
     for i, q in enumerate(GATE_QUESTIONS):
         if q.key == "remember":
-            tokens.append(tok("1", [("1", math.log(0.5)), (" 1", math.log(0.2)), ("0", math.log(0.2)), ("Sí", math.log(0.1))]))
+            tokens.append(tok("1", [("1", math.log(0.5)), (" 1", math.log(0.2)), ("0", math.log(0.2)),
+                                    ("Sí", math.log(0.1))]))
         else:
             tokens.append(tok(q.codes[1], [(q.codes[1], 0.0)]))
         if i < len(GATE_QUESTIONS) - 1:
@@ -258,15 +247,15 @@ def test_embed_wrong_dimension_is_retried_then_fails(fake_openai, backend):  # n
 
 
 # -- retries ----------------------------------------------------------------------------------------
-def test_429_then_success_is_retried(fake_openai):  # noqa: F811
-    sleeps = Sleeps()
-    backend = make_backend(fake_openai, sleep=sleeps, backoff_max=1.0)
+def test_429_then_success_is_retried_by_the_client_after_retry_after(fake_openai, backend):  # noqa: F811
     fake_openai.script_gate("Acme paga a 60 días", remember=0.9, category="customer", scope="shared")
-    fake_openai.fail_next(1, "429", retry_after="0.3")
+    fake_openai.fail_next(1, "429", retry_after="1.5")  # longer than the client's first backoff (at most 0.5 s)
     decision, usage = backend.decide("Acme paga a 60 días", None)
     assert decision.passes
-    assert [r.answered for r in fake_openai.requests] == ["429", "ok"]
-    assert len(sleeps) == 1 and sleeps[0] >= 0.3  # Retry-After honoured
+    first, second = fake_openai.requests
+    assert (first.answered, second.answered) == ("429", "ok")
+    assert second.headers.get("x-stainless-retry-count") == "1"  # the openai client's own retry
+    assert second.at - first.at >= 1.5  # Retry-After honoured
     assert usage.input_tokens > 0  # the 429 cost nothing; the answer did
 
 
@@ -346,8 +335,7 @@ def test_unreachable_endpoint_raises_backend_error():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    backend = OpenAIBackend(api_key="sk-test", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1,
-                            backoff_base=0.01, backoff_max=0.02)
+    backend = OpenAIBackend(api_key="sk-test", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
     with pytest.raises(BackendError):
         backend.embed(["hola"])
 

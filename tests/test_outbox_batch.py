@@ -8,8 +8,8 @@ from sqlalchemy import func, select
 
 from jobs.outbox import drain_batch
 from memory_core.backends import get_backend
-from memory_core.learning.ingest import ingest_message
 from memory_core.domain.models import Memory, Message, Outbox, UsageLedger
+from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import BatchCache, prepare_messages, process_message
 
 
@@ -19,7 +19,8 @@ def backend(servers):
 
 
 def say(session, org, user, text, *, conversation, role="user", external_id=None, event="new"):
-    r = ingest_message(session, channel="web", conversation=conversation, external_id=external_id or f"{conversation}-{text}",
+    r = ingest_message(session, channel="web", conversation=conversation,
+                       external_id=external_id or f"{conversation}-{text}",
                        org_id=org.id, user_id=user.id, phone=None, role=role, text=text, event=event)
     session.commit()
     return r.message_id

@@ -14,11 +14,20 @@ from rq import SimpleWorker
 from sqlalchemy import func, select, update
 
 from jobs.outbox import drain_outbox, enqueue_drain, pending_count
-from memory_core.learning.ingest import ingest_message
-from memory_core.domain.models import (
-    Conversation, Memory, MemorySource, Membership, Message, Notification, Outbox, PhoneAuthorization, UsageLedger, User,
-)
 from memory_core.adapters.queue import get_queue
+from memory_core.domain.models import (
+    Conversation,
+    Membership,
+    Memory,
+    MemorySource,
+    Message,
+    Notification,
+    Outbox,
+    PhoneAuthorization,
+    UsageLedger,
+    User,
+)
+from memory_core.learning.ingest import ingest_message
 from tests.support.fake_openai import fake_openai  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,11 +6,19 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from memory_core.domain.access import Principal
 from memory_core.backends import get_backend
+from memory_core.domain.access import Principal
 from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.models import (
+    Membership,
+    Memory,
+    MemorySource,
+    Message,
+    Notification,
+    PolicyExclusion,
+    UsageLedger,
+)
 from memory_core.learning.ingest import ingest_message
-from memory_core.domain.models import Memory, MemorySource, Membership, Message, Notification, PolicyExclusion, UsageLedger
 from memory_core.learning.pipeline import process_message, undo_learnt
 
 
@@ -23,7 +31,8 @@ def say(session, org, text, *, user=None, phone=None, channel="web", conversatio
         external_id=None, event="new"):
     """Ingest one message and commit; returns its id."""
     r = ingest_message(session, channel=channel, conversation=conversation,
-                       external_id=external_id or f"{conversation}-{hash((text, role))}", org_id=org.id if org else None,
+                       external_id=external_id or f"{conversation}-{hash((text, role))}",
+                       org_id=org.id if org else None,
                        user_id=user.id if user else None, phone=phone, role=role, text=text, event=event)
     session.commit()
     return r.message_id
@@ -88,7 +97,8 @@ def test_an_assistant_turn_is_indexed_but_never_learnt_from(factory, system_sess
     mid = say(system_session, org, "Entendido: Talleres García paga a 60 días.", user=ana, role="assistant")
     out = run(system_session, mid, backend)
     assert out.outcome == "indexed" and active(system_session) == []
-    assert system_session.scalar(select(func.count()).select_from(UsageLedger).where(UsageLedger.purpose == "gate")) == 0
+    gate_calls = select(func.count()).select_from(UsageLedger).where(UsageLedger.purpose == "gate")
+    assert system_session.scalar(gate_calls) == 0
 
 
 def test_a_member_who_left_before_the_worker_ran_teaches_nothing(factory, system_session, backend):

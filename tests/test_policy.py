@@ -5,7 +5,15 @@ from pathlib import Path
 import pytest
 
 from memory_core.domain.policy import (
-    Exclusion, PolicyVerdict, ccc_valid, check_text, dni, find_bank_account, iban_valid, luhn, pattern_error,
+    Exclusion,
+    PolicyVerdict,
+    ccc_valid,
+    check_text,
+    dni,
+    find_bank_account,
+    iban_valid,
+    luhn,
+    pattern_error,
 )
 
 _MIGRATION = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "0002_rls_roles_seed.py"

@@ -11,13 +11,20 @@ import zipfile
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.tenancy import linking
-
-from memory_core.privacy import requests as privacy
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog, Document, Membership, Memory, MemorySource, Notification, Outbox, PrivacyRequest, UsageLedger,
+    AuditLog,
+    Document,
+    Membership,
+    Memory,
+    MemorySource,
+    Notification,
+    Outbox,
+    PrivacyRequest,
+    UsageLedger,
 )
+from memory_core.privacy import requests as privacy
+from memory_core.tenancy import linking
 
 PHONE = "+34655443322"
 EMAIL = "ana.erasable@example.test"
@@ -70,7 +77,8 @@ def world(factory, system_session):
     s.commit()
     linking.create_link_code(s, ana.id, org.id)
     s.commit()
-    return {"org": org, "boss": boss, "ana": ana, "ana_id": ana.id, "boss_id": boss.id, "shared": shared, "boss_fact": boss_fact, "officer":
+    return {"org": org, "boss": boss, "ana": ana, "ana_id": ana.id, "boss_id": boss.id, "shared": shared,
+            "boss_fact": boss_fact, "officer":
             factory.user(platform_role="privacy_officer", name="Oficial Privacidad")}
 
 
@@ -92,10 +100,11 @@ def independent_scan(owner_engine, ids, strings) -> dict[str, int]:
     with owner_engine.connect() as c:
         cols = c.execute(text(
             "select table_name, column_name, data_type, udt_name from information_schema.columns "
-            "where table_schema = 'public' and table_name in (select tablename from pg_tables where schemaname = 'public') "
+            "where table_schema = 'public' "
+            "and table_name in (select tablename from pg_tables where schemaname = 'public') "
             "and (data_type in ('text', 'character varying', 'uuid', 'jsonb') or udt_name = '_text')")).all()
         assert len(cols) > 50
-        for table, col, dtype, udt in cols:
+        for table, col, dtype, _udt in cols:
             if dtype == "uuid":
                 n = c.execute(text(f'select count(*) from "{table}" where "{col}" = any(:v)'),
                               {"v": list(ids)}).scalar_one()

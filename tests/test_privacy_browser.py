@@ -8,6 +8,7 @@ from sqlalchemy import text
 
 from tests.factories import PASSWORD
 
+
 @pytest.fixture
 def page(chromium):
     context = chromium.new_context(accept_downloads=True)

@@ -8,8 +8,8 @@ import zipfile
 
 from sqlalchemy import select, text
 
-from memory_core.tenancy import linking
 from memory_core.domain.models import JobRun, PrivacyRequest, User
+from memory_core.tenancy import linking
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 
@@ -54,7 +54,8 @@ def test_officer_runs_an_erasure_and_an_export_from_the_console(client, factory,
     assert export.status_code == 200 and export.headers["Content-Type"] == "application/zip"
     users = json.loads(zipfile.ZipFile(io.BytesIO(export.data)).read("users.json"))
     assert users[0]["email"] == ana.email
-    asked = client.post(f"{detail}/execute", data={"csrf_token": csrf_from(client.get(detail).get_data(as_text=True))}).get_data(as_text=True)
+    token = csrf_from(client.get(detail).get_data(as_text=True))
+    asked = client.post(f"{detail}/execute", data={"csrf_token": token}).get_data(as_text=True)
     assert "Execute this erasure?" in asked and "It cannot be undone." in asked
     assert system_session.get(User, ana.id) is not None  # nothing happened on the first click
     html = _post(client, detail, f"{detail}/execute", {"confirmed": "yes"}).get_data(as_text=True)
@@ -139,7 +140,8 @@ def test_erasing_a_user_who_signed_in_leaves_no_email_in_the_audit_log(client, f
 def test_link_page_says_which_number_to_write_to(client, app, factory):
     import dataclasses
 
-    app.config["MEMORIA_SETTINGS"] = dataclasses.replace(app.config["MEMORIA_SETTINGS"], whatsapp_number="+34 600 111 222")
+    app.config["MEMORIA_SETTINGS"] = dataclasses.replace(app.config["MEMORIA_SETTINGS"],
+                                                         whatsapp_number="+34 600 111 222")
     ana = factory.member(factory.org())
     login(client, ana.email, PASSWORD)
     html = _post(client, "/link-whatsapp", "/link-whatsapp/code", {}).get_data(as_text=True)

@@ -18,9 +18,9 @@ from jobs.retention import run_retention
 from jobs.run_now import run_job_now
 from jobs.schedule import SCHEDULE
 from jobs.sheets import run_sheets
-from memory_core.tenancy import linking
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import JobRun, LinkCode, Memory, MemorySource, Organization
+from memory_core.tenancy import linking
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = dt.datetime.now(dt.timezone.utc)
@@ -85,7 +85,8 @@ def test_retention_removes_each_expired_kind_and_nothing_else(aged, system_sessi
 
 def test_an_org_may_tighten_a_retention_period(aged, system_session, database):
     s = system_session
-    s.execute(update(Organization).where(Organization.id == aged.id).values(settings={"retention": {"superseded_days": 7}}))
+    s.execute(update(Organization).where(Organization.id == aged.id)
+              .values(settings={"retention": {"superseded_days": 7}}))
     s.commit()
     run_retention("test", database=database)
     assert _values(s) == {"active", "fresh_proposal"}
@@ -111,8 +112,10 @@ def test_retention_twice_is_the_same_as_once(aged, system_session, database):
 def test_two_retention_runs_at_once_are_safe(factory, system_session, database):
     s = system_session
     org = factory.org()
-    s.execute(text("""insert into memories (org_id, level, category, subject, attribute, value, sentence, status, valid_to)
-                      select :o, 'shared', 'company', 'org', 'a' || g, 'v', 's', 'superseded', now() - interval '2 years'
+    s.execute(text("""insert into memories (org_id, level, category, subject, attribute, value, sentence,
+                                          status, valid_to)
+                      select :o, 'shared', 'company', 'org', 'a' || g, 'v', 's', 'superseded',
+                             now() - interval '2 years'
                       from generate_series(1, 600) g"""), {"o": org.id})
     s.commit()
     results, errors = [], []
@@ -153,11 +156,13 @@ def test_a_subject_with_many_loose_facts_gets_one_sheet_pointing_at_them(factory
     assert sheet.sentence.startswith("Acme S.L.: ") and "dato 7: valor 7" in sheet.value
     sources = set(s.scalars(select(MemorySource.source_memory_id).where(MemorySource.memory_id == sheet.id)))
     assert sources == {f.id for f in facts}
-    assert s.execute(text("select count(*) from memories where category <> 'sheet' and status = 'active'")).scalar_one() == 15
+    active = text("select count(*) from memories where category <> 'sheet' and status = 'active'")
+    assert s.execute(active).scalar_one() == 15
     assert run_sheets("again", database=database)["unchanged"] == 1
 
 
-def test_a_sheet_is_rebuilt_when_one_of_its_facts_changes_and_removed_below_the_threshold(factory, system_session, database):
+def test_a_sheet_is_rebuilt_when_one_of_its_facts_changes_and_removed_below_the_threshold(factory, system_session,
+                                                                                          database):
     s = system_session
     org = factory.org()
     facts = _facts(factory, org, "contact:x", 8)

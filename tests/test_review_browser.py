@@ -17,7 +17,7 @@ def live(live_server, system_session):
     return live_server
 
 
-def test_select_all_ticks_every_row_of_the_page(live, tab):
+def test_select_all_ticks_every_row_of_the_page(live, tab):  # noqa: F811
     _sign_in(tab, live, ADMIN)
     tab.goto(f"{live}/review/")
     boxes = tab.locator('input[name="ids"]')
@@ -28,7 +28,7 @@ def test_select_all_ticks_every_row_of_the_page(live, tab):
     assert not any(boxes.nth(i).is_checked() for i in range(boxes.count()))
 
 
-def test_counters_follow_an_approval_made_in_the_row(live, tab):
+def test_counters_follow_an_approval_made_in_the_row(live, tab):  # noqa: F811
     _sign_in(tab, live, ADMIN)
     tab.goto(f"{live}/review/")
     row = tab.locator("tr.proposal-row", has=tab.locator("button.approve")).first

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pytest
 
@@ -50,7 +50,7 @@ OWN_MEMORY = rule(admin=DENY, owner=DENY, outsider=DENY)  # the member's own mem
 class Route:
     method: str
     rule: dict[str, str]
-    args: Callable[["World"], dict] = field(default=lambda w: {})
+    args: Callable[[World], dict] = field(default=lambda w: {})
     last: bool = False  # ends the session (sign out): walked after everything else
 
 

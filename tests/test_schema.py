@@ -57,7 +57,8 @@ def test_full_text_uses_spanish_stemming_without_accents(factory, system_session
     org = factory.org()
     factory.memory(org, attribute="plazo_pago", value="60 días", sentence="Talleres García paga a 60 días")
     hit = system_session.execute(text(
-        "select count(*) from memories where search_tsv @@ plainto_tsquery('public.spanish_unaccent', 'garcia pagaba dias')"
+        "select count(*) from memories "
+        "where search_tsv @@ plainto_tsquery('public.spanish_unaccent', 'garcia pagaba dias')"
     )).scalar_one()
     assert hit == 1
 

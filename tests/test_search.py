@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.domain.access import load_access
 from memory_core.backends.local_embedder import LocalEmbedder
+from memory_core.domain.access import load_access
 from memory_core.domain.models import Document, Memory
 from memory_core.reading.search import index_document, remove_document, retrieve, search
 
@@ -109,7 +109,8 @@ def test_one_shared_common_word_weighs_less_than_the_rare_ones(database, system_
     org = factory.org()
     owner = factory.member(org, role="owner")
     for i in range(8):
-        factory.memory(org, attribute=f"f{i}", value=f"{30 + i} días", sentence=f"El proveedor {i} cobra a {30 + i} días")
+        factory.memory(org, attribute=f"f{i}", value=f"{30 + i} días",
+                       sentence=f"El proveedor {i} cobra a {30 + i} días")
     target = factory.memory(org, attribute="vacaciones", value="agosto", sentence="Cerramos por vacaciones en agosto")
     access = load_access(system_session, org.id, user_id=owner.id)
     with database.unit_of_work(access.scope()) as uow:
@@ -128,7 +129,8 @@ def test_removed_document_is_no_longer_found(database, system_session, garcia_or
 
 def test_reindexing_a_document_updates_it_instead_of_duplicating(system_session, garcia_org):
     org, *_ = garcia_org
-    index_document(system_session, org_id=org.id, kind="invoice", external_ref="F-2024-0012", title="Factura rectificada")
+    index_document(system_session, org_id=org.id, kind="invoice", external_ref="F-2024-0012",
+                   title="Factura rectificada")
     system_session.commit()
     docs = system_session.scalars(select(Document).where(Document.org_id == org.id)).all()
     assert [d.title for d in docs] == ["Factura rectificada"]

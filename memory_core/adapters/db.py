@@ -81,7 +81,8 @@ def resolve_urls(settings: Settings | None = None, *, start_embedded: bool = Tru
             raise RuntimeError("DATABASE_URL is not set and the embedded server may not be started here")
         from memory_core.adapters.runtime import start_postgres
 
-        owner = make_url(start_postgres(settings.data_dir).uri).set(database=DB_NAME).render_as_string(hide_password=False)
+        url = make_url(start_postgres(settings.data_dir).uri).set(database=DB_NAME)
+        owner = url.render_as_string(hide_password=False)
     if settings.app_database_url:
         app = _psycopg(settings.app_database_url)
     else:
@@ -108,7 +109,7 @@ class Database:
         return s
 
     @contextmanager
-    def unit_of_work(self, scope: Scope) -> Iterator["UnitOfWork"]:
+    def unit_of_work(self, scope: Scope) -> Iterator[UnitOfWork]:
         uow = UnitOfWork(self.session(scope))
         try:
             yield uow

@@ -32,7 +32,7 @@ PG_IMMEDIATE_WAIT = 60  # an immediate stop skips the checkpoint (the next start
 REDIS_STOP_WAIT = 60  # seconds for redis-server to exit after SHUTDOWN before it is killed
 
 # Servers this process started and has not stopped yet, oldest first.
-_started: list["EmbeddedPostgres | EmbeddedRedis"] = []
+_started: list[EmbeddedPostgres | EmbeddedRedis] = []
 
 
 @contextmanager

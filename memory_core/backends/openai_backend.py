@@ -1,5 +1,8 @@
 """The model port over any OpenAI-compatible endpoint (the `openai` client, chat.completions + embeddings).
 
+One module on purpose (~600 lines): a third of it is the two prompts and their response schema,
+which must be read beside the parsing they constrain.
+
 The gate: one call, seven probabilities
 ---------------------------------------
 ``decide`` asks the seven gate questions in **one** chat completion. The model must answer with seven
@@ -19,8 +22,8 @@ position       codes
 
 The request sets ``logprobs=True, top_logprobs=10, temperature=0`` and a budget of 20 output tokens. A
 digit is a token of its own in the BPE tokenizers of OpenAI and of the common open models (digits
-never merge with a comma), so the answer is seven answer tokens with comma tokens between them (tokens without a digit are
-skipped as separators; a token with anything but one valid digit is malformed). For
+never merge with a comma), so the answer is seven answer tokens with comma tokens between them (tokens
+without a digit are skipped as separators; a token with anything but one valid digit is malformed). For
 the answer token of each position we read its ``top_logprobs``, keep the candidates that are a valid
 code for that question (after stripping spaces and stray commas; variants of the same digit are
 summed), exponentiate and normalise over the valid codes. That distribution is the probability of
@@ -55,10 +58,11 @@ Embeddings
 
 Retries and usage
 -----------------
-The client's own retries are off; this module retries timeouts, connection errors, 408/409/429/5xx
-and malformed output with exponential backoff and jitter (honouring ``Retry-After`` and
-``retry-after-ms``, capped at ``backoff_max``), ``max_retries`` times after the first attempt. Other
-4xx answers are not retried. When the attempts run out it raises ``BackendError``: the caller keeps the
+The openai client does the transport retries itself (``max_retries`` times after the first attempt):
+timeouts, connection errors, 408/409/429/5xx, with its exponential backoff and jitter, honouring
+``Retry-After`` and ``retry-after-ms``. This module only retries malformed output (a body that is not
+JSON, fails the client's validation, or fails our parsing), up to ``max_retries`` times too. Other 4xx
+answers are not retried. When the attempts run out it raises ``BackendError``: the caller keeps the
 message and tries again later. Usage sums the tokens of every attempt that got an answer (a malformed
 answer is billed too); on failure the exception carries that partial usage as ``error.usage``.
 Cost comes from ``PRICES`` (USD per million tokens; cached input tokens at their own price).
@@ -66,29 +70,19 @@ Cost comes from ``PRICES`` (USD per million tokens; cached input tokens at their
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import json
 import logging
 import math
-import random
 import re
-import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory_core.domain import clock
-from memory_core.backends.base import (
-    BackendError,
-    ExtractionContext,
-    Fact,
-    GateDecision,
-    KnownContact,
-    Usage,
-)
+from memory_core.backends.base import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 
 log = logging.getLogger(__name__)
@@ -225,15 +219,8 @@ class MalformedOutput(ValueError):
     """The model answered, but not in the shape asked for."""
 
 
-class _Retryable(Exception):
-    def __init__(self, cause: BaseException, retry_after: float | None = None):
-        super().__init__(str(cause))
-        self.cause = cause
-        self.retry_after = retry_after
-
-
-# -- small helpers ------------------------------------------------------------------------------------
-def price_for(model: str, prices: dict[str, tuple[float, float, float]] | None = None) -> tuple[float, float, float] | None:
+def price_for(model: str,
+              prices: dict[str, tuple[float, float, float]] | None = None) -> tuple[float, float, float] | None:
     table = PRICES if prices is None else prices
     if model in table:
         return table[model]
@@ -254,32 +241,6 @@ def normalise_attribute(attribute: str) -> str:
     text = _strip_accents(attribute).lower()
     text = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
     return text
-
-
-def _retry_after_seconds(response: Any) -> float | None:
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return max(0.0, (when - clock.now()).total_seconds())
 
 
 def _clean_token(token: str) -> str:
@@ -343,12 +304,9 @@ class OpenAIBackend:
         timeout: float = 30.0,
         max_retries: int = 3,
         *,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
         prices: dict[str, tuple[float, float, float]] | None = None,
         extract_temperature: float | None = 0.0,
         token_limit_param: str = "max_completion_tokens",
-        sleep: Callable[[float], None] = time.sleep,
         client: openai.OpenAI | None = None,
     ):
         if max_retries < 0:
@@ -360,18 +318,16 @@ class OpenAIBackend:
         self.embed_model = embed_model
         self.timeout = timeout
         self.max_retries = max_retries
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
         self.prices = dict(PRICES if prices is None else prices)
         self.extract_temperature = extract_temperature
         self.token_limit_param = token_limit_param
-        self._sleep = sleep
         self._unpriced_warned: set[str] = set()
-        # The client's own retries are off: one policy (below) covers transport errors and bad output.
-        self.client = client or openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        # The client retries transport failures itself (backoff, Retry-After); _run retries bad output.
+        self.client = client or openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout,
+                                              max_retries=max_retries)
 
     @classmethod
-    def from_settings(cls, settings: Any, **kwargs: Any) -> "OpenAIBackend":
+    def from_settings(cls, settings: Any, **kwargs: Any) -> OpenAIBackend:
         return cls(api_key=settings.openai_api_key, base_url=settings.openai_base_url, **kwargs)
 
     def close(self) -> None:
@@ -389,46 +345,36 @@ class OpenAIBackend:
         cached = min(max(cached_tokens, 0), input_tokens)
         return ((input_tokens - cached) * per_input + cached * per_cached + output_tokens * per_output) / 1_000_000
 
-    # -- retry loop -------------------------------------------------------------------------------
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        delay = self.backoff_base * (2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return min(delay, self.backoff_max)
-
+    # -- calls and the malformed-output retry ----------------------------------------------------
     def _send(self, request: Callable[[], Any]) -> Any:
+        """One call, after the client's own transport retries; bad output comes back as MalformedOutput."""
         try:
             return request()
         except openai.APITimeoutError as e:  # subclass of APIConnectionError: keep first
-            raise _Retryable(e) from e
+            raise BackendError(f"model endpoint timed out: {e}") from e
         except openai.APIConnectionError as e:
-            raise _Retryable(e) from e
+            raise BackendError(f"model endpoint unreachable: {e}") from e
         except openai.APIStatusError as e:
-            status = e.status_code
-            if status in (408, 409, 429) or status >= 500:
-                raise _Retryable(e, _retry_after_seconds(e.response)) from e
-            raise BackendError(f"model endpoint refused the request: HTTP {status}: {e.message}") from e
+            raise BackendError(f"model endpoint refused the request: HTTP {e.status_code}: {e.message}") from e
         except openai.APIResponseValidationError as e:
-            raise _Retryable(MalformedOutput(f"response failed validation: {e}")) from e
+            raise MalformedOutput(f"response failed validation: {e}") from e
         except ValueError as e:  # a 200 whose body is not JSON
-            raise _Retryable(MalformedOutput(f"response body is not JSON: {e}")) from e
+            raise MalformedOutput(f"response body is not JSON: {e}") from e
 
-    def _run(self, purpose: str, model: str, request: Callable[[], Any], parse: Callable[[Any], Any]) -> tuple[Any, Usage]:
+    def _run(self, purpose: str, model: str, request: Callable[[], Any],
+             parse: Callable[[Any], Any]) -> tuple[Any, Usage]:
         tokens_in = tokens_out = tokens_cached = 0
         last: BaseException | None = None
-        retry_after: float | None = None
         for attempt in range(self.max_retries + 1):
-            if attempt:
-                self._sleep(self._delay(attempt, retry_after))
-            retry_after = None
             try:
                 response = self._send(request)
-            except BackendError as e:  # not worth retrying (a 4xx other than 408/409/429)
+            except BackendError as e:  # the client already retried what is worth retrying
                 e.usage = self._usage(purpose, model, tokens_in, tokens_out, tokens_cached)  # type: ignore[attr-defined]
                 raise
-            except _Retryable as e:
-                last, retry_after = e.cause, e.retry_after
-                log.info("%s call to %s failed (attempt %d/%d): %s", purpose, model, attempt + 1, self.max_retries + 1, e.cause)
+            except MalformedOutput as e:
+                last = e
+                log.info("%s call to %s gave malformed output (attempt %d/%d): %s", purpose, model, attempt + 1,
+                         self.max_retries + 1, e)
                 continue
             usage = getattr(response, "usage", None)
             if usage is not None:
@@ -440,10 +386,12 @@ class OpenAIBackend:
                 result = parse(response)
             except (MalformedOutput, ValidationError, ValueError, TypeError, AttributeError, IndexError, KeyError) as e:
                 last = e
-                log.info("%s call to %s gave malformed output (attempt %d/%d): %s", purpose, model, attempt + 1, self.max_retries + 1, e)
+                log.info("%s call to %s gave malformed output (attempt %d/%d): %s", purpose, model, attempt + 1,
+                         self.max_retries + 1, e)
                 continue
             return result, self._usage(purpose, model, tokens_in, tokens_out, tokens_cached)
-        error = BackendError(f"{purpose} call to {model} failed after {self.max_retries + 1} attempts: {type(last).__name__}: {last}")
+        error = BackendError(f"{purpose} call to {model} gave malformed output {self.max_retries + 1} times: "
+                             f"{type(last).__name__}: {last}")
         error.usage = self._usage(purpose, model, tokens_in, tokens_out, tokens_cached)  # type: ignore[attr-defined]
         raise error from last
 
@@ -506,7 +454,9 @@ class OpenAIBackend:
                                                     encoding_format="float")
 
             try:
-                part, usage = self._run("embed", self.embed_model, request, lambda r, n=len(chunk): parse_embedding_response(r, n))
+                expected = len(chunk)
+                part, usage = self._run("embed", self.embed_model, request,
+                                        lambda r, n=expected: parse_embedding_response(r, n))
             except BackendError as e:
                 partial: Usage = e.usage  # type: ignore[attr-defined]
                 e.usage = Usage("embed", self.embed_model, tokens_in + partial.input_tokens, 0, cost + partial.cost_usd)  # type: ignore[attr-defined]
@@ -514,7 +464,8 @@ class OpenAIBackend:
             vectors.extend(part)
             tokens_in += usage.input_tokens
             cost += usage.cost_usd
-        return vectors, Usage(purpose="embed", model=self.embed_model, input_tokens=tokens_in, output_tokens=0, cost_usd=cost)
+        return vectors, Usage(purpose="embed", model=self.embed_model, input_tokens=tokens_in, output_tokens=0,
+                              cost_usd=cost)
 
 
 # -- parsing (module level: pure functions of a response) --------------------------------------------
@@ -540,7 +491,8 @@ def parse_gate_response(response: Any) -> GateDecision:
                 continue  # a separator (or a stray word): only digits answer
             question = GATE_QUESTIONS[len(answers)]
             if cleaned not in question.codes:
-                raise MalformedOutput(f"gate answer {len(answers) + 1} ({question.key}) is {token.token!r}, expected one of {question.codes}; answer was {content!r}")
+                raise MalformedOutput(f"gate answer {len(answers) + 1} ({question.key}) is {token.token!r}, "
+                                      f"expected one of {question.codes}; answer was {content!r}")
             answers.append(_distribution(cleaned, token.top_logprobs, question.codes))
     else:
         digits = re.findall(r"\d+", content)

@@ -17,7 +17,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from memory_core.adapters.db import Scope
 from memory_core.domain.models import Contact, Document, Membership, Memory, Message, PhoneAuthorization, User
-from memory_core.domain.vocabulary import AREAS, DEFAULT_READ_AREAS
+from memory_core.domain.vocabulary import AREAS, DEFAULT_READ_AREAS, Level
 
 RANK = {"read": 1, "edit": 2}
 
@@ -59,7 +59,8 @@ class Access:
                      phone=self.principal.phone, read_areas=self.read_areas)
 
 
-def _member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
+def member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
+    """A membership's permission per area: owners and admins edit everything; "general" is always readable."""
     if role in ("owner", "admin"):
         return {a: "edit" for a in AREAS}
     perms = {a: p for a, p in (permissions or {}).items() if a in AREAS and p in RANK}
@@ -68,7 +69,7 @@ def _member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str
     return perms
 
 
-def _weaker(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
+def weaker_permissions(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
     """Per area, the lesser of two permission sets: a number never gets more than its person."""
     return {area: min(a[area], b[area], key=RANK.get) for area in a.keys() & b.keys()}
 
@@ -92,18 +93,18 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
         m = session.scalar(select(Membership).where(
             Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None)))
         if m is not None:
-            role, member_perms = m.role, _member_permissions(m.role, m.permissions)
+            role, member_perms = m.role, member_permissions(m.role, m.permissions)
     if phone:
         auth = session.scalar(select(PhoneAuthorization).where(
             PhoneAuthorization.org_id == org_id, PhoneAuthorization.phone == phone,
             PhoneAuthorization.revoked_at.is_(None)))
         if auth is None:
             return None
-        phone_perms = _member_permissions("member", auth.permissions)
+        phone_perms = member_permissions("member", auth.permissions)
         if auth.user_id is not None or user_id is not None:
             if member_perms is None:
                 return None  # the person behind the number is no longer a member
-            return Access(principal, org_id, role, _weaker(phone_perms, member_perms))
+            return Access(principal, org_id, role, weaker_permissions(phone_perms, member_perms))
         return Access(principal, org_id, None, phone_perms)
     if member_perms is None:
         return None
@@ -169,11 +170,11 @@ def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     if who is None:
         return false()
     own = _owned_by(who, Memory.owner_user_id, Memory.owner_phone)
-    clauses = [and_(Memory.level == "personal", own)]
+    clauses = [and_(Memory.level == Level.PERSONAL, own)]
     if who.has_org:
-        clauses.append(and_(Memory.level == "private", Memory.org_id == who.org_id, own))
+        clauses.append(and_(Memory.level == Level.PRIVATE, Memory.org_id == who.org_id, own))
         if who.has_areas:
-            clauses.append(and_(Memory.level == "shared", Memory.org_id == who.org_id,
+            clauses.append(and_(Memory.level == Level.SHARED, Memory.org_id == who.org_id,
                                 Memory.area.in_(who.read_areas)))
     return or_(*clauses)
 

@@ -18,17 +18,16 @@ from __future__ import annotations
 import dataclasses
 import unicodedata
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from memory_core.domain import clock
-from memory_core.domain import audit
-from memory_core.domain.access import Access
 from memory_core.backends.base import Fact
+from memory_core.domain import audit, clock
+from memory_core.domain.access import Access
 from memory_core.domain.models import Memory, MemorySource, Organization
 from memory_core.domain.vocabulary import CATEGORY_AREA
 

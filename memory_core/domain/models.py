@@ -1,5 +1,8 @@
 """The data model: SQLAlchemy 2.x typed ORM. Alembic migrations in migrations/ create it; nothing calls create_all.
 
+One module on purpose (~520 lines): the whole schema in one declarative metadata, read beside the
+migrations and the row-security policies; the check constraints come from vocabulary.py.
+
 Every row that holds what a person said or what was learnt carries who it belongs to: organization,
 owner user or owner phone, level or visibility, and area. The ownership filter in access.py and the
 row-level security policies in the migrations both read those columns.
@@ -13,15 +16,46 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    BigInteger, Boolean, CheckConstraint, Computed, Date, DateTime, Float, ForeignKey, Index, Integer,
-    Numeric, String, Text, UniqueConstraint, func,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Computed,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from memory_core.domain import clock
-from memory_core.domain.vocabulary import EMBED_DIM
+from memory_core.domain.vocabulary import (
+    EMBED_DIM,
+    Category,
+    ContactKind,
+    DocumentKind,
+    ExclusionKind,
+    Level,
+    MemoryMode,
+    MessageRole,
+    PlatformRole,
+    PrivacyKind,
+    PrivacyStatus,
+    PrivacySubjectType,
+    ProposalKind,
+    Role,
+    Status,
+    Visibility,
+    one_of,
+)
 
 
 class Base(DeclarativeBase):
@@ -54,7 +88,7 @@ class Organization(Base):
     # Retention knobs an owner/admin may tighten; None means the platform default in defaults.py.
     settings: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     created_at: Mapped[dt.datetime] = _timestamp()
-    __table_args__ = (CheckConstraint("memory_mode in ('automatic','confirmation')", name="memory_mode_valid"),)
+    __table_args__ = (CheckConstraint(one_of("memory_mode", MemoryMode), name="memory_mode_valid"),)
 
 
 class User(Base):
@@ -72,7 +106,7 @@ class User(Base):
     learning_paused_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
-        CheckConstraint("platform_role is null or platform_role in ('staff','privacy_officer')", name="platform_role_valid"),
+        CheckConstraint(one_of("platform_role", PlatformRole, nullable=True), name="platform_role_valid"),
     )
 
 
@@ -88,7 +122,7 @@ class Membership(Base):
     left_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (
         UniqueConstraint("org_id", "user_id"),
-        CheckConstraint("role in ('owner','admin','member')", name="role_valid"),
+        CheckConstraint(one_of("role", Role), name="role_valid"),
     )
 
 
@@ -117,7 +151,7 @@ class Contact(Base):
     created_at: Mapped[dt.datetime] = _timestamp()
     search_tsv: Mapped[Any] = _tsv("name || ' ' || coalesce(tax_id, '') || ' ' || public.memoria_words(aliases)")
     __table_args__ = (
-        CheckConstraint("kind in ('customer','supplier')", name="contact_kind_valid"),
+        CheckConstraint(one_of("kind", ContactKind), name="contact_kind_valid"),
         Index("ix_contacts_org_tax", "org_id", "tax_id"),
         Index("ix_contacts_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
         Index("ix_contacts_tsv", "search_tsv", postgresql_using="gin"),
@@ -161,8 +195,8 @@ class Message(Base):
     search_tsv: Mapped[Any] = _tsv("text")
     __table_args__ = (
         UniqueConstraint("channel", "external_id"),
-        CheckConstraint("role in ('user','assistant','system','tool')", name="message_role_valid"),
-        CheckConstraint("visibility in ('private_in_org','shared_in_org')", name="message_visibility_valid"),
+        CheckConstraint(one_of("role", MessageRole), name="message_role_valid"),
+        CheckConstraint(one_of("visibility", Visibility), name="message_visibility_valid"),
         Index("ix_messages_conversation", "conversation_id", "created_at"),
         Index("ix_messages_owner", "org_id", "user_id"),
         Index("ix_messages_phone", "phone"),
@@ -236,11 +270,11 @@ class Memory(Base):
     updated_at: Mapped[dt.datetime] = _timestamp()
     search_tsv: Mapped[Any] = _tsv("sentence || ' ' || value || ' ' || attribute")
     __table_args__ = (
-        CheckConstraint("level in ('personal','private','shared')", name="memory_level_valid"),
-        CheckConstraint("status in ('active','superseded','proposed','rejected')", name="memory_status_valid"),
-        CheckConstraint("proposal_kind is null or proposal_kind in ('bank_account','confirmation','low_permission')",
+        CheckConstraint(one_of("level", Level), name="memory_level_valid"),
+        CheckConstraint(one_of("status", Status), name="memory_status_valid"),
+        CheckConstraint(one_of("proposal_kind", ProposalKind, nullable=True),
                         name="memory_proposal_kind_valid"),
-        CheckConstraint("category in ('person','company','customer','supplier','preference','event','sheet')",
+        CheckConstraint(one_of("category", Category),
                         name="memory_category_valid"),
         CheckConstraint("level = 'shared' or owner_user_id is not null or owner_phone is not null",
                         name="memory_owned"),
@@ -315,8 +349,8 @@ class Document(Base):
     search_tsv: Mapped[Any] = _tsv("title || ' ' || text || ' ' || external_ref || ' ' || coalesce(tax_id, '')")
     __table_args__ = (
         UniqueConstraint("org_id", "kind", "external_ref"),
-        CheckConstraint("kind in ('invoice','quote','expense','document')", name="document_kind_valid"),
-        CheckConstraint("visibility in ('private_in_org','shared_in_org')", name="document_visibility_valid"),
+        CheckConstraint(one_of("kind", DocumentKind), name="document_kind_valid"),
+        CheckConstraint(one_of("visibility", Visibility), name="document_visibility_valid"),
         Index("ix_documents_tsv", "search_tsv", postgresql_using="gin"),
         Index("ix_documents_title_trgm", "title", postgresql_using="gin", postgresql_ops={"title": "gin_trgm_ops"}),
         Index("ix_documents_embedding", "embedding", postgresql_using="hnsw",
@@ -426,9 +460,9 @@ class PrivacyRequest(Base):
     created_at: Mapped[dt.datetime] = _timestamp()
     updated_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
-        CheckConstraint("kind in ('erasure','access','portability')", name="privacy_kind_valid"),
-        CheckConstraint("subject_type in ('user','phone','contact','conversation')", name="privacy_subject_valid"),
-        CheckConstraint("status in ('received','verified','previewed','executed','delivered','rejected')",
+        CheckConstraint(one_of("kind", PrivacyKind), name="privacy_kind_valid"),
+        CheckConstraint(one_of("subject_type", PrivacySubjectType), name="privacy_subject_valid"),
+        CheckConstraint(one_of("status", PrivacyStatus),
                         name="privacy_status_valid"),
     )
 
@@ -481,7 +515,7 @@ class PolicyExclusion(Base):
     created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
         UniqueConstraint("org_id", "name"),
-        CheckConstraint("kind in ('secret','special')", name="policy_kind_valid"),
+        CheckConstraint(one_of("kind", ExclusionKind), name="policy_kind_valid"),
     )
 
 

@@ -3,9 +3,15 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable
+
+from stdnum import luhn as stdnum_luhn
+from stdnum.es import ccc as es_ccc
+from stdnum.es import dni as es_dni
+from stdnum.es import nie as es_nie
+from stdnum.iso7064 import mod_97_10
 
 log = logging.getLogger(__name__)
 
@@ -45,34 +51,13 @@ def luhn(text: str) -> bool:
     digits = re.sub(r"\D", "", text)
     # Card numbers never start with 0 (that prefix is not issued to cards); zero-padded document
     # numbers do, and "0000..." passes Luhn trivially.
-    if not 13 <= len(digits) <= 19 or digits[0] == "0":
-        return False
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+    return 13 <= len(digits) <= 19 and digits[0] != "0" and stdnum_luhn.is_valid(digits)
 
 
 def dni(text: str) -> bool:
     """A Spanish DNI (8 digits + letter) or NIE (X/Y/Z + 7 digits + letter) with its mod-23 letter."""
     value = re.sub(r"[\s-]", "", text).upper()
-    match = re.fullmatch(r"([XYZ]?)(\d{7,8})([A-Z])", value)
-    if not match:
-        return False
-    prefix, number, letter = match.groups()
-    if prefix:
-        if len(number) != 7:
-            return False
-        number = str("XYZ".index(prefix)) + number
-    elif len(number) != 8:
-        return False
-    return _DNI_LETTERS[int(number) % 23] == letter
+    return es_dni.is_valid(value) or es_nie.is_valid(value)
 
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {"luhn": luhn, "dni": dni}
@@ -92,28 +77,19 @@ _CCC = re.compile(r"(?<![A-Za-z0-9])(?<!\d[ -])\d(?:[ -]?\d){19}(?![ -]?\d)")
 
 
 def iban_valid(iban: str) -> bool:
-    """The ISO 13616 mod-97 check on a compact IBAN."""
+    """The ISO 13616 mod-97 check on a compact IBAN of a plausible shape and length."""
     iban = iban.upper()
     if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}", iban):
         return False
     if iban[:2] in IBAN_LENGTHS and len(iban) != IBAN_LENGTHS[iban[:2]]:
         return False
-    rearranged = iban[4:] + iban[:4]
-    return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+    return mod_97_10.is_valid(iban[4:] + iban[:4])
 
 
 def ccc_valid(digits: str) -> bool:
     """The two control digits of a 20-digit Spanish CCC (entidad, oficina, DC, cuenta)."""
-    if not re.fullmatch(r"\d{20}", digits):
-        return False
-    weights = (1, 2, 4, 8, 5, 10, 9, 7, 3, 6)
-
-    def dc(ten: str) -> str:
-        rest = 11 - sum(int(d) * w for d, w in zip(ten, weights)) % 11
-        return str({10: 1, 11: 0}.get(rest, rest))
-
     # An all-zero account "passes" the check, but it is no account.
-    return int(digits) != 0 and dc("00" + digits[:8]) + dc(digits[10:]) == digits[8:10]
+    return bool(re.fullmatch(r"\d{20}", digits)) and int(digits) != 0 and es_ccc.is_valid(digits)
 
 
 def _iban_candidates(text: str, start: int) -> Iterable[str]:

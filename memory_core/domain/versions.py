@@ -23,7 +23,8 @@ MAX_SENTENCE_CHARS = 4000
 def chain(s: Session, access: Access, m: Memory) -> list[Memory]:
     """Every version of the same fact the access may see: same org, level, owner, subject and
     attribute, newest first."""
-    same_owner = (Memory.owner_user_id.is_(None) if m.owner_user_id is None else Memory.owner_user_id == m.owner_user_id)
+    same_owner = (Memory.owner_user_id.is_(None) if m.owner_user_id is None
+                  else Memory.owner_user_id == m.owner_user_id)
     stmt = select(Memory).where(
         memory_visible(access), Memory.level == m.level, Memory.subject == m.subject,
         Memory.attribute == m.attribute, same_owner, Memory.status.in_(("active", "superseded")),

@@ -164,7 +164,8 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
 
 def _check_same_writer(existing: Message, org_id, user_id, phone) -> None:
     # An external id reused by someone else is a client bug or an attack, never a retry.
-    if (existing.org_id != org_id or (existing.user_id is not None and user_id is not None and existing.user_id != user_id)
+    if (existing.org_id != org_id
+            or (existing.user_id is not None and user_id is not None and existing.user_id != user_id)
             or (existing.phone is not None and phone is not None and existing.phone != phone)):
         raise Conflict("this external_id already belongs to another writer's message")
 

@@ -21,15 +21,20 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
-from memory_core.domain import clock
-from memory_core.domain import audit
-from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
+from memory_core.domain import audit, clock
+from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.models import (
-    Contact, Memory, MemorySource, Message, Notification, Organization, PolicyExclusion,
+    Contact,
+    Memory,
+    MemorySource,
+    Message,
+    Notification,
+    Organization,
+    PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 from memory_core.privacy.my_memory import learning_paused
@@ -247,7 +252,8 @@ _NOT_NAMES = {"a", "el", "la", "los", "las", "esto", "este", "esta", "ese", "esa
               "mr", "mrs", "ms", "sr", "sra", "ai", "ia", "iban", "la caixa", "caixabank", "bbva", "santander",
               "sabadell", "bankinter", "cajamar", "hsbc", "barclays", "ing", "unicaja", "abanca", "kutxabank",
               "ibercaja", "openbank", "revolut", "n26", "wise", "paypal", "urgente", "ojo", "oye", "hola"}
-_CAPITALISED = re.compile(r"[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*(?:\s+(?:de|del|y|e|&)?\s*[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*)*")
+_CAPITALISED = re.compile(r"[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*"
+                          r"(?:\s+(?:de|del|y|e|&)?\s*[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*)*")
 
 
 def mentioned_name(text: str) -> str | None:
@@ -574,7 +580,8 @@ def _notify(session: Session, access: Access, msg: Message, w: WriteResult, chan
     sentence = fact.sentence.strip().rstrip(".")
     if w.outcome == "proposed":
         card = f"Pendiente de confirmar: {sentence}."
-        said = f"He tomado nota de que {sentence[:1].lower()}{sentence[1:]}; queda pendiente de que alguien con permiso lo confirme."
+        said = (f"He tomado nota de que {sentence[:1].lower()}{sentence[1:]}; "
+                "queda pendiente de que alguien con permiso lo confirme.")
     else:
         card = f"Lo he aprendido: {sentence}."
         said = f"Por cierto, he apuntado que {sentence[:1].lower()}{sentence[1:]}. Si no es así, dímelo y lo deshago."

@@ -9,12 +9,21 @@ import uuid
 from sqlalchemy import and_, delete, exists, func, not_, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
-from memory_core.domain import clock
-from memory_core.domain import audit
+from memory_core.domain import audit, clock
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import (
-    Contact, Conversation, Membership, Memory, MemorySource, Message, MemoryTrace, Notification, PhoneAuthorization, User,
+    Contact,
+    Conversation,
+    Membership,
+    Memory,
+    MemorySource,
+    MemoryTrace,
+    Message,
+    Notification,
+    PhoneAuthorization,
+    User,
 )
+from memory_core.domain.vocabulary import Level
 
 
 def memories_only_from(conversation_id: uuid.UUID):
@@ -24,7 +33,7 @@ def memories_only_from(conversation_id: uuid.UUID):
     other = aliased(MemorySource)
     elsewhere = exists().where(other.memory_id == Memory.id, or_(
         other.conversation_id.is_(None), other.conversation_id != conversation_id))
-    return and_(Memory.id.in_(here), Memory.level.in_(("personal", "private")),
+    return and_(Memory.id.in_(here), Memory.level.in_((Level.PERSONAL, Level.PRIVATE)),
                 Memory.hand_edited.is_(False), not_(elsewhere))
 
 
@@ -38,7 +47,8 @@ def delete_conversation(session: Session, conversation_id: uuid.UUID, *, actor_l
         raise NotFound("No such conversation.")
     removed = session.execute(delete(Memory).where(memories_only_from(conversation_id))).rowcount
     unsourced = session.execute(delete(MemorySource).where(MemorySource.conversation_id == conversation_id)).rowcount
-    messages = session.scalar(select(func.count()).select_from(Message).where(Message.conversation_id == conversation_id))
+    messages = session.scalar(select(func.count()).select_from(Message)
+                              .where(Message.conversation_id == conversation_id))
     # Messages, outbox, traces, notifications and the summary go with the conversation (ON DELETE CASCADE).
     session.execute(delete(Conversation).where(Conversation.id == conversation_id))
     counts = {"memories_removed": removed, "sources_removed": unsourced, "messages_removed": messages}
@@ -67,9 +77,9 @@ def member_leaves(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, ac
     m.left_at = now
     phone = session.scalar(select(User.phone).where(User.id == user_id))
     private = session.execute(delete(Memory).where(
-        Memory.org_id == org_id, Memory.level == "private", Memory.owner_user_id == user_id)).rowcount
+        Memory.org_id == org_id, Memory.level == Level.PRIVATE, Memory.owner_user_id == user_id)).rowcount
     shared = session.execute(update(Memory).where(
-        Memory.org_id == org_id, Memory.level == "shared", Memory.author_user_id == user_id,
+        Memory.org_id == org_id, Memory.level == Level.SHARED, Memory.author_user_id == user_id,
         Memory.author_former_member.is_(False)).values(author_former_member=True)).rowcount
     numbers = session.execute(update(PhoneAuthorization).where(
         PhoneAuthorization.org_id == org_id, PhoneAuthorization.revoked_at.is_(None),

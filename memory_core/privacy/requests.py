@@ -1,4 +1,8 @@
 """Erasure (GDPR art. 17) and access (art. 15) requests: intake, verification, preview, execution in
+
+One module on purpose (~690 lines): the plan, its execution, the verification scan and the export
+must agree table by table; in one file a change to one is seen beside the others.
+
 resumable batches, a verification scan over every table, a receipt that names no erased data, and
 the export of everything stored about a subject.
 
@@ -27,21 +31,21 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from memory_core.domain import clock
-from memory_core.domain import audit
+from memory_core.adapters.security import keyed_digest, secret
+from memory_core.domain import audit, clock
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
-from memory_core.adapters.security import keyed_digest, secret
+from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus, PrivacySubjectType
 from memory_core.privacy import readable_export
 
-KINDS = ("erasure", "access", "portability")
+KINDS = tuple(PrivacyKind)
 # Access (art. 15) and portability (art. 20) end with an export delivered to the person; erasure (art. 17) with a
 # hard delete. Each kind has its own legal basis, used when the officer writes none.
-EXPORT_KINDS = ("access", "portability")
+EXPORT_KINDS = (PrivacyKind.ACCESS, PrivacyKind.PORTABILITY)
 BASIS = {"erasure": "GDPR art. 17 (right to erasure)", "access": "GDPR art. 15 (right of access)",
          "portability": "GDPR art. 20 (right to data portability)"}
-CLOSED = ("executed", "delivered", "rejected")
-SUBJECT_TYPES = ("user", "phone", "contact", "conversation")
+CLOSED = (PrivacyStatus.EXECUTED, PrivacyStatus.DELIVERED, PrivacyStatus.REJECTED)
+SUBJECT_TYPES = tuple(PrivacySubjectType)
 ERASED = "[erased]"
 BATCH = 2000
 # Columns never exported: derived vectors and indexes, and secrets stored as digests.
@@ -72,7 +76,7 @@ class Subject:
                 "ids": [str(i) for i in self.ids], "strings": self.strings, "names": self.names}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Subject":
+    def from_json(cls, data: dict[str, Any]) -> Subject:
         return cls(type=data["type"], params=data["params"], ids=[uuid.UUID(i) for i in data["ids"]],
                    strings=data["strings"], names=data["names"])
 
@@ -211,7 +215,8 @@ def plan(subject: Subject) -> list[Step]:
                  "author_phone = case when author_phone = :phone then null else author_phone end, "
                  "decided_by = case when decided_by = :uid then null else decided_by end",
                  "shared knowledge of the org: kept without its author"),
-            Step("api_keys", "anonymise", "created_by = :uid", "created_by = null", "org key: kept without its creator"),
+            Step("api_keys", "anonymise", "created_by = :uid", "created_by = null",
+                 "org key: kept without its creator"),
             Step("privacy_requests", "anonymise", "handled_by = :uid", "handled_by = null",
                  "another request: kept without its handler"),
             Step("users", "anonymise", "phone = :phone and id is distinct from :uid", "phone = null",
@@ -279,6 +284,8 @@ def plan(subject: Subject) -> list[Step]:
 
 
 def _params(subject: Subject) -> dict[str, Any]:
+    """Every named parameter the plan's statements may use, each with a value (None when the subject
+    has none). A statement binds the ones it names; SQLAlchemy leaves the others out."""
     p = dict(subject.params)
     for k in ("uid", "cid", "org", "conv"):
         if isinstance(p.get(k), str):
@@ -294,13 +301,8 @@ def _params(subject: Subject) -> dict[str, Any]:
     return p
 
 
-def _bind(sql: str, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    used = {k: v for k, v in params.items() if re.search(rf":{k}\b", sql)}
-    return text(sql), used
-
-
 def _count(session: Session, step: Step, params: dict[str, Any]) -> int:
-    return session.execute(*_bind(f"select count(*) from {step.table} where {step.where}", params)).scalar_one()
+    return session.execute(text(f"select count(*) from {step.table} where {step.where}"), params).scalar_one()
 
 
 @dataclass(frozen=True)
@@ -333,7 +335,7 @@ def compute_preview(session: Session, subject: Subject) -> dict[str, Any]:
     params = _params(subject)
     out: dict[str, Any] = {"delete": {}, "anonymise": {}, "keep": {}}
     for rs in row_sets(plan(subject)):
-        n = session.execute(*_bind(f"select count(*) from {rs.table} where {rs.where}", params)).scalar_one()
+        n = session.execute(text(f"select count(*) from {rs.table} where {rs.where}"), params).scalar_one()
         if not n:
             continue
         if rs.category == "keep":
@@ -372,7 +374,7 @@ def intake(session: Session, *, kind: str, subject_type: str, subject_ref: str, 
     ref = normalise_ref(session, subject_type, subject_ref)
     now = clock.now()
     req = PrivacyRequest(kind=kind, subject_type=subject_type, subject_ref=ref, requested_by=requested_by[:300],
-                         basis=basis, verification=(verification or "").strip(), status="received",
+                         basis=basis, verification=(verification or "").strip(), status=PrivacyStatus.RECEIVED,
                          created_at=now, due_at=add_month(now), handled_by=actor, progress={})
     session.add(req)
     session.flush()
@@ -388,13 +390,13 @@ def _require(req: PrivacyRequest, *statuses: str) -> None:
 def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID | None) -> PrivacyRequest:
     """Note how the requester's identity was verified. Does not commit."""
     req = _get(session, request_id, lock=True)
-    _require(req, "received")
+    _require(req, PrivacyStatus.RECEIVED)
     note = (note or "").strip()
     if not note and not req.verification:
         raise InvalidInput("Note how the identity was verified.", field="verification")
     if note:  # what was typed at intake is not asked again
         req.verification = (req.verification + "\n" if req.verification else "") + note
-    req.status, req.updated_at = "verified", clock.now()
+    req.status, req.updated_at = PrivacyStatus.VERIFIED, clock.now()
     req.progress = {**req.progress, "verified_at": clock.now().isoformat()}
     _audit(session, req, "privacy.verified", actor)
     return req
@@ -403,10 +405,10 @@ def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID 
 def reject(session: Session, request_id: uuid.UUID, reason: str, actor: uuid.UUID | None) -> PrivacyRequest:
     """Refuse a request (identity not verified, manifestly unfounded...). Does not commit."""
     req = _get(session, request_id, lock=True)
-    _require(req, "received", "verified", "previewed")
+    _require(req, PrivacyStatus.RECEIVED, PrivacyStatus.VERIFIED, PrivacyStatus.PREVIEWED)
     if not (reason or "").strip():
         raise InvalidInput("Say why the request is rejected.", field="reason")
-    req.status, req.updated_at = "rejected", clock.now()
+    req.status, req.updated_at = PrivacyStatus.REJECTED, clock.now()
     req.subject_ref = _digest(req.subject_ref)
     req.progress = {**req.progress, "rejected_at": clock.now().isoformat(), "rejection": reason.strip()[:500]}
     _audit(session, req, "privacy.rejected", actor)
@@ -416,10 +418,10 @@ def reject(session: Session, request_id: uuid.UUID, reason: str, actor: uuid.UUI
 def preview(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> PrivacyRequest:
     """Count, before anything happens, what the request touches. Does not commit."""
     req = _get(session, request_id, lock=True)
-    _require(req, "verified", "previewed")
+    _require(req, PrivacyStatus.VERIFIED, PrivacyStatus.PREVIEWED)
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     req.preview = compute_preview(session, subject)
-    req.status, req.updated_at = "previewed", clock.now()
+    req.status, req.updated_at = PrivacyStatus.PREVIEWED, clock.now()
     req.progress = {**req.progress, "previewed_at": clock.now().isoformat()}
     _audit(session, req, "privacy.previewed", actor, counts=preview_totals(req.preview))
     return req
@@ -443,9 +445,9 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
     batch scrubs the request itself, scans every table and writes the receipt. An access request is
     executed once its export was delivered. Commits (per batch)."""
     req = _get(session, request_id, lock=True)
-    if req.status in ("executed", "delivered"):
+    if req.status in (PrivacyStatus.EXECUTED, PrivacyStatus.DELIVERED):
         return req
-    _require(req, "previewed")
+    _require(req, PrivacyStatus.PREVIEWED)
     if req.kind in EXPORT_KINDS:
         return _finish_access(session, req, actor)
     progress = dict(req.progress or {})
@@ -464,7 +466,7 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
     while True:
         req = _get(session, request_id, lock=True)  # one executor at a time, batch by batch
         progress = dict(req.progress)
-        if req.status == "executed":
+        if req.status == PrivacyStatus.EXECUTED:
             session.commit()
             return req
         i = progress["step"]
@@ -497,8 +499,7 @@ def _run_batch(session: Session, step: Step, params: dict[str, Any], batch_size:
         sql = f"delete from {step.table} where {step.pk} in ({pick})"
     else:
         sql = f"update {step.table} set {step.set} where {step.pk} in ({pick})"
-    stmt, used = _bind(sql, params)
-    return session.execute(stmt, {**used, "batch": batch_size}).rowcount
+    return session.execute(text(sql), {**params, "batch": batch_size}).rowcount
 
 
 def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
@@ -540,7 +541,7 @@ def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, act
         "note": "Rows were hard-deleted, not flagged. Counts only: this receipt names no erased data.",
     }
     req.progress = {**progress, "state": "done", "finished_at": now.isoformat()}
-    req.status, req.updated_at = "executed", now
+    req.status, req.updated_at = PrivacyStatus.EXECUTED, now
     _audit(session, req, "privacy.executed", actor, counts={k: sum(v.values()) if k != "keep" else
                                                            sum(e["rows"] for e in v.values())
                                                            for k, v in done.items()},
@@ -559,7 +560,7 @@ def _finish_access(session: Session, req: PrivacyRequest, actor: uuid.UUID | Non
                    "received_at": req.created_at.isoformat(), "due_at": req.due_at.isoformat(),
                    "delivered_at": now.isoformat(), "exported": counts, "on_time": now <= req.due_at,
                    "note": "Counts only: this receipt names no exported data."}
-    req.status, req.updated_at = "delivered", now
+    req.status, req.updated_at = PrivacyStatus.DELIVERED, now
     req.progress = {**req.progress, "state": "done", "finished_at": now.isoformat()}
     _audit(session, req, "privacy.delivered", actor, counts={"exported": sum(counts.values())})
     session.commit()
@@ -625,7 +626,8 @@ def verification_scan(session: Session, subject: Subject) -> dict[str, Any]:
             hits.append({"table": table, "column": column, "rows": n - held, "kind": "found"})
     return {"at": clock.now().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
             "identifiers_checked": len(subject.ids) + len(subject.strings) + len(subject.names),
-            "seconds": round(time.perf_counter() - started, 3), "hits": hits, "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
+            "seconds": round(time.perf_counter() - started, 3), "hits": hits,
+            "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
 
 
 def _only_ids(session: Session, column: str, cond: str, params: dict[str, Any], subject: Subject) -> bool:
@@ -658,9 +660,8 @@ def export_rows(session: Session, subject: Subject) -> dict[str, list[dict[str, 
     params = _params(subject)
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for rs in row_sets(plan(subject)):
-        stmt, used = _bind(f"select * from {rs.table} where {rs.where}", params)
         rows = out.setdefault(rs.table, {})
-        for row in session.execute(stmt, used).mappings():
+        for row in session.execute(text(f"select * from {rs.table} where {rs.where}"), params).mappings():
             rows[str(row[rs.pk])] = {k: _jsonable(v) for k, v in row.items() if k not in NOT_EXPORTED}
     return {t: list(rows.values()) for t, rows in out.items() if rows}
 
@@ -678,7 +679,7 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None)
     req = _get(session, request_id)
     if req.status in CLOSED:
         raise Conflict("This request is closed; its subject is no longer recorded. File a new access request.")
-    _require(req, "verified", "previewed")
+    _require(req, PrivacyStatus.VERIFIED, PrivacyStatus.PREVIEWED)
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     rows = export_rows(session, subject)
     generated = clock.now()

@@ -26,11 +26,11 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from memory_core.domain import clock
 from memory_core.backends.base import Usage
-from memory_core.reading.fence import fenced
+from memory_core.domain import clock
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.models import Conversation, ConversationSummary, Message, Organization
+from memory_core.reading.fence import fenced
 
 SECTIONS = ("facts", "decisions", "open_tasks", "preferences", "unresolved_questions")
 SECTION_TITLES = {

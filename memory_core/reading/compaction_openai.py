@@ -61,7 +61,7 @@ class OpenAICompactor:
         self.client, self.model = client, model
 
     @classmethod
-    def from_settings(cls, settings: Any = None, model: str = DEFAULT_MODEL) -> "OpenAICompactor":
+    def from_settings(cls, settings: Any = None, model: str = DEFAULT_MODEL) -> OpenAICompactor:
         from memory_core.adapters.config import get_settings
 
         settings = settings or get_settings()

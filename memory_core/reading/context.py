@@ -1,5 +1,8 @@
 """The memory block of one turn: core, profile and related memories, fenced, with its trace.
 
+One module on purpose (~460 lines): the three blocks share one candidate query, one ranking and one
+character budget; split apart, each would re-read what the others decided.
+
 - core: the person's stable facts (who they are, tone, family, key preferences), at most 15 lines in
   a fixed order with no dates or ids, so it is byte-identical from turn to turn while the facts do
   not change (a provider's prompt cache hits);
@@ -28,7 +31,20 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from sqlalchemy import (
-    ARRAY, Date, Float, Integer, Row, String, and_, bindparam, case, func, insert, or_, select, update,
+    ARRAY,
+    Date,
+    Float,
+    Integer,
+    Row,
+    String,
+    and_,
+    bindparam,
+    case,
+    func,
+    insert,
+    or_,
+    select,
+    update,
 )
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
@@ -36,8 +52,9 @@ from sqlalchemy.orm import Session
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
-from memory_core.reading.fence import MEMORY_HEADER, RELATED_HEADER, fenced
 from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, TraceItem
+from memory_core.domain.vocabulary import Level, Status
+from memory_core.reading.fence import MEMORY_HEADER, RELATED_HEADER, fenced
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
@@ -220,7 +237,7 @@ def _section(title: str, lines: list[str]) -> str:
 # ------------------------------------------------------------------------------------ the blocks
 
 def _is_core(m: Memory) -> bool:
-    return m.level == "personal" and m.subject == "self" and m.category in ("person", "preference")
+    return m.level == Level.PERSONAL and m.subject == "self" and m.category in ("person", "preference")
 
 
 def _core_order(rows: Iterable[Memory]) -> list[Memory]:
@@ -239,11 +256,11 @@ _LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attrib
 @lru_cache(maxsize=64)
 def _visible_statement(form: tuple):
     """Core and profile candidates for principals of one access form (see access.template)."""
-    core_rank = case((and_(Memory.level == "personal", Memory.subject == "self",
+    core_rank = case((and_(Memory.level == Level.PERSONAL, Memory.subject == "self",
                            Memory.category.in_(("person", "preference"))), 0), else_=1)
     group = case(*[(Memory.category == c, g) for c, g in GROUP_OF.items()], else_=5)
     return (select(*_LINE)
-            .where(memory_visible(template(form)), Memory.status == "active",
+            .where(memory_visible(template(form)), Memory.status == Status.ACTIVE,
                    _not_past_event(bindparam("today", type_=Date)))
             .order_by(core_rank, Memory.pinned.desc(), group, Memory.confidence.desc(), Memory.valid_from.desc())
             .limit(CANDIDATES))
@@ -310,7 +327,8 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     rows = dict(known)
     if missing:
         rows |= {m.id: m for m in session.execute(select(*_LINE).where(
-            Memory.id.in_(missing), memory_visible(access), Memory.status == "active", _not_past_event(now.date())))}
+            Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE,
+            _not_past_event(now.date())))}
     return [(rows[i], score) for i, score in hits if i in rows]
 
 
@@ -444,7 +462,7 @@ def memories_for_subjects(session: Session, access: Access | None, subject_ids: 
     if not subjects:
         return {}
     rows = session.scalars(select(Memory).where(
-        memory_visible(access), Memory.status == "active", Memory.subject.in_(subjects),
+        memory_visible(access), Memory.status == Status.ACTIVE, Memory.subject.in_(subjects),
         _not_past_event(now.date()))).all()
     out: dict[str, list[Memory]] = {s: [] for s in subjects}
     for m, _ in rank_profile(rows, now):

@@ -11,9 +11,9 @@ from sqlalchemy import func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
 from memory_core.domain.access import Access, message_visible
-from memory_core.reading.compaction import active_points, estimate_tokens, message_tokens, render_summary
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import Conversation, ConversationSummary, Message
+from memory_core.reading.compaction import active_points, estimate_tokens, message_tokens, render_summary
 
 CONFIG = literal_column("'public.spanish_unaccent'::regconfig")
 

@@ -1,5 +1,8 @@
 """Hybrid search over messages, memories, contacts and host records, fused by reciprocal rank.
 
+One module on purpose (~690 lines): six retrievers built once per access form and fused by one rank;
+their SQL shares the ownership filter and the candidate counts that choose exact or HNSW scans.
+
 Six retrievers, each filtering on ownership INSIDE its own query (the filter from access.py is part
 of the WHERE that the index scan serves; RLS repeats it from the session's scope). Each is one SQL
 statement, a UNION ALL over the tables asked for:
@@ -34,7 +37,19 @@ from functools import lru_cache
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    Float, String, Text, bindparam, case, cast, delete, func, literal, literal_column, or_, select, union_all,
+    Float,
+    String,
+    Text,
+    bindparam,
+    case,
+    cast,
+    delete,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    union_all,
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
@@ -42,11 +57,18 @@ from sqlalchemy.orm import Session
 
 from memory_core.domain import clock
 from memory_core.domain.access import (
-    Access, contact_visible, document_visible, memory_visible, message_visible, shape, template, template_params,
+    Access,
+    contact_visible,
+    document_visible,
+    memory_visible,
+    message_visible,
+    shape,
+    template,
+    template_params,
 )
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
-from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS
+from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -250,7 +272,7 @@ class _Source:
 
 
 def _memory_where(who, kinds: Sequence[str]) -> list:
-    return [memory_visible(who), Memory.status == "active"]
+    return [memory_visible(who), Memory.status == Status.ACTIVE]
 
 
 def _message_where(who, kinds: Sequence[str]) -> list:
@@ -410,7 +432,8 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
     if mode == "exact":
         # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
         d = dist + 0.0
-        return select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x")).where(*where).order_by(d).limit(k)
+        return select(*_ident(src), (1.0 - d).label("s"),
+                      literal(0.0, Float).label("x")).where(*where).order_by(d).limit(k)
     # relaxed_order hands rows back roughly in order and a walk that stops at k may miss a closer row
     # found later: take more, and the union above re-sorts them exactly and keeps k.
     return (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x")).where(*where)
@@ -554,7 +577,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     return out
 
 
-def fuse(lists: dict[str, list[_Found]], weights: dict[str, float] | None = None) -> list[tuple[tuple[str, uuid.UUID], float, dict, dict]]:
+def fuse(lists: dict[str, list[_Found]],
+         weights: dict[str, float] | None = None) -> list[tuple[tuple[str, uuid.UUID], float, dict, dict]]:
     """Reciprocal rank fusion: (key, score, ranks, signals), best first."""
     weights = weights or WEIGHTS
     scores: dict[tuple[str, uuid.UUID], float] = {}
@@ -599,7 +623,8 @@ def _describe(session: Session, fused) -> list[Hit]:
                             Memory.sentence.label("snippet"), Memory.subject.label("subject"))
                      .where(Memory.id.in_(by_kind["memory"])))
     if by_kind.get("message"):
-        parts.append(select(Message.id, (Message.role + " " + func.to_char(Message.created_at, "YYYY-MM-DD")).label("title"),
+        parts.append(select(Message.id,
+                            (Message.role + " " + func.to_char(Message.created_at, "YYYY-MM-DD")).label("title"),
                             func.left(Message.text, 300).label("snippet"), cast(None, String).label("subject"))
                      .where(Message.id.in_(by_kind["message"])))
     if by_kind.get("contact"):
@@ -608,7 +633,8 @@ def _describe(session: Session, fused) -> list[Hit]:
                             ("contact:" + cast(Contact.id, String)).label("subject"))
                      .where(Contact.id.in_(by_kind["contact"])))
     if by_kind.get("document"):
-        parts.append(select(Document.id, func.coalesce(func.nullif(Document.title, ""), Document.external_ref).label("title"),
+        parts.append(select(Document.id,
+                            func.coalesce(func.nullif(Document.title, ""), Document.external_ref).label("title"),
                             func.left(Document.text, 300).label("snippet"),
                             ("contact:" + cast(Document.contact_id, String)).label("subject"))
                      .where(Document.id.in_(by_kind["document"])))

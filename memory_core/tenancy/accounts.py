@@ -6,10 +6,10 @@ import datetime as dt
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.security import verify_password
 from memory_core.domain import clock
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.domain.models import LoginAttempt, User
-from memory_core.adapters.security import verify_password
 
 MAX_FAILURES = 5  # per email and per address ...
 WINDOW = dt.timedelta(minutes=15)  # ... within this window

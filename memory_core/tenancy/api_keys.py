@@ -8,11 +8,10 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.domain import clock
-from memory_core.domain import audit
+from memory_core.adapters.security import sha256
+from memory_core.domain import audit, clock
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import ApiKey
-from memory_core.adapters.security import sha256
 
 KEY_PREFIX = "mem_"
 # last_used_at is written at most this often per key, so every request does not update a row.

@@ -17,15 +17,23 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from memory_core.domain import clock
-from memory_core.domain import audit
-from memory_core.domain.access import _member_permissions, _weaker
+from memory_core.adapters.security import keyed_digest, secret
+from memory_core.domain import audit, clock
+from memory_core.domain.access import member_permissions, weaker_permissions
 from memory_core.domain.errors import Conflict, Forbidden, NotFound, TooManyAttempts
 from memory_core.domain.models import (
-    Conversation, LinkCode, LoginAttempt, Membership, Memory, MemoryTrace, Message, Notification,
-    PhoneAuthorization, User,
+    Conversation,
+    LinkCode,
+    LoginAttempt,
+    Membership,
+    Memory,
+    MemoryTrace,
+    Message,
+    Notification,
+    PhoneAuthorization,
+    User,
 )
-from memory_core.adapters.security import keyed_digest, secret
+from memory_core.domain.vocabulary import Level, Status
 
 # No 0/O, 1/I/L, 5/S or 2/Z: a code read aloud or typed on a phone keyboard cannot be misread.
 ALPHABET = "ABCDEFGHJKMNPQRTUVWXY346789"
@@ -177,14 +185,14 @@ def confirm_link(session: Session, phone: str, code: str, org_id: uuid.UUID | No
         session.execute(update(PhoneAuthorization).where(
             PhoneAuthorization.user_id == user.id, PhoneAuthorization.phone == user.phone,
             PhoneAuthorization.revoked_at.is_(None)).values(revoked_at=now))
-    own = _member_permissions(member.role, member.permissions)
+    own = member_permissions(member.role, member.permissions)
     if auth is None:
         auth = PhoneAuthorization(org_id=row.org_id, phone=phone, user_id=user.id, permissions=own)
         session.add(auth)
     else:
         # A number an admin had authorized keeps the lesser of its grant and the person's own.
-        granted = _member_permissions("member", auth.permissions) if auth.revoked_at is None else own
-        auth.user_id, auth.revoked_at, auth.permissions = user.id, None, _weaker(granted, own)
+        granted = member_permissions("member", auth.permissions) if auth.revoked_at is None else own
+        auth.user_id, auth.revoked_at, auth.permissions = user.id, None, weaker_permissions(granted, own)
     user.phone = phone
     session.flush()
     _audit_link(session, user, row.org_id, "identity.linked")
@@ -211,7 +219,8 @@ def pre_link_history(session: Session, user_id: uuid.UUID) -> PreLinkHistory:
         return PreLinkHistory(0, 0, 0)
     return PreLinkHistory(
         memories=session.scalar(select(func.count()).select_from(Memory).where(
-            Memory.owner_phone == phone, Memory.owner_user_id.is_(None), Memory.level.in_(("personal", "private")))),
+            Memory.owner_phone == phone, Memory.owner_user_id.is_(None),
+            Memory.level.in_((Level.PERSONAL, Level.PRIVATE)))),
         messages=session.scalar(select(func.count()).select_from(Message).where(
             Message.phone == phone, Message.user_id.is_(None))),
         conversations=session.scalar(select(func.count()).select_from(Conversation).where(
@@ -238,16 +247,16 @@ def adopt_pre_link_history(session: Session, user_id: uuid.UUID, phone: str, act
     adopted = superseded = 0
     rows = session.scalars(select(Memory).where(
         Memory.owner_phone == phone, Memory.owner_user_id.is_(None),
-        Memory.level.in_(("personal", "private"))).order_by(Memory.created_at).with_for_update()).all()
+        Memory.level.in_((Level.PERSONAL, Level.PRIVATE))).order_by(Memory.created_at).with_for_update()).all()
     for m in rows:
-        if m.status == "active":
+        if m.status == Status.ACTIVE:
             mine = session.scalar(select(Memory).where(
-                Memory.status == "active", Memory.level == m.level, Memory.owner_user_id == user_id,
+                Memory.status == Status.ACTIVE, Memory.level == m.level, Memory.owner_user_id == user_id,
                 Memory.owner_phone.is_(None), Memory.subject == m.subject, Memory.attribute == m.attribute,
                 Memory.org_id.is_(None) if m.org_id is None else Memory.org_id == m.org_id).with_for_update())
             if mine is not None:
                 older, newer = (m, mine) if m.valid_from <= mine.valid_from else (mine, m)
-                older.status, older.valid_to = "superseded", now
+                older.status, older.valid_to = Status.SUPERSEDED, now
                 session.flush()  # one active row per fact: close the older first
                 older.superseded_by = newer.id
                 superseded += 1

@@ -74,6 +74,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     answered: str = ""  # "ok" or the failure kind
+    at: float = field(default_factory=time.monotonic)  # when it arrived (monotonic seconds)
 
 
 @dataclass
@@ -174,7 +175,7 @@ class FakeOpenAI:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         fake = self
 
         class Handler(_Handler):
@@ -195,7 +196,7 @@ class FakeOpenAI:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

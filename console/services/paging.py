@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sqlalchemy import Select, func, select, tuple_
 from sqlalchemy.orm import Session

@@ -1,12 +1,11 @@
-"""Read models for the console's other pages: traces, usage, audit log, job runs, dashboard, and the
-org settings an owner or admin may change. No Flask here; nothing commits.
+"""Read models for the console's other pages: traces, usage, audit log, job runs, dashboard (the org
+settings an owner or admin may change are in `org_settings`). No Flask here; nothing commits.
 
 `org_id=None` means "every org", which only staff get (the views decide, and audit each staff view).
 """
 from __future__ import annotations
 
 import datetime as dt
-import re
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -14,26 +13,26 @@ from decimal import Decimal
 from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
+from console.services import paging
 from memory_core.domain import clock
-from memory_core.domain import audit
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog, JobRun, Memory, MemoryTrace, Message, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
+    AuditLog,
+    JobRun,
+    Memory,
+    MemoryTrace,
+    Message,
+    Organization,
+    PrivacyRequest,
+    TraceItem,
+    UsageLedger,
     User,
 )
-from memory_core.domain.vocabulary import MEMORY_MODES
-from review import paging
+from memory_core.domain.vocabulary import PrivacyStatus, Status
 
 PAGE_SIZE = 50
 
-# Retention an owner or admin may tighten, in organizations.settings["retention"]; the platform
-# defaults are the design's: superseded versions kept a year, undecided proposals 60 days.
-RETENTION_DEFAULTS = {"superseded_days": 365, "proposal_days": 60}
-RETENTION_LABELS = {
-    "superseded_days": "Keep superseded versions for (days)",
-    "proposal_days": "Remove proposals nobody decided after (days)",
-}
 
 
 def parse_date(raw: str | None, name: str) -> dt.date | None:
@@ -42,7 +41,7 @@ def parse_date(raw: str | None, name: str) -> dt.date | None:
     try:
         return dt.date.fromisoformat(raw)
     except ValueError:
-        raise InvalidInput(f"{name.capitalize()} must be a date like 2026-11-29.", name)
+        raise InvalidInput(f"{name.capitalize()} must be a date like 2026-11-29.", name) from None
 
 
 def _day_start(d: dt.date) -> dt.datetime:
@@ -177,11 +176,14 @@ def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None,
     day = cast(func.date_trunc("day", UsageLedger.created_at), Date)
     stmt = (select(day, UsageLedger.purpose, UsageLedger.model, func.count(), func.sum(UsageLedger.input_tokens),
                    func.sum(UsageLedger.output_tokens), func.sum(UsageLedger.cost_usd))
-            .where(UsageLedger.created_at >= _day_start(since), UsageLedger.created_at < _day_start(until + dt.timedelta(days=1)))
-            .group_by(day, UsageLedger.purpose, UsageLedger.model).order_by(day.desc(), UsageLedger.purpose, UsageLedger.model))
+            .where(UsageLedger.created_at >= _day_start(since),
+                   UsageLedger.created_at < _day_start(until + dt.timedelta(days=1)))
+            .group_by(day, UsageLedger.purpose, UsageLedger.model)
+            .order_by(day.desc(), UsageLedger.purpose, UsageLedger.model))
     if org_id is not None:
         stmt = stmt.where(UsageLedger.org_id == org_id)
-    lines = [UsageLine(d, p, m, n, int(i or 0), int(o or 0), Decimal(c or 0)) for d, p, m, n, i, o, c in s.execute(stmt)]
+    lines = [UsageLine(d, p, m, n, int(i or 0), int(o or 0), Decimal(c or 0))
+             for d, p, m, n, i, o, c in s.execute(stmt)]
     per_day: dict[dt.date, Decimal] = {}
     for line in lines:
         per_day[line.day] = per_day.get(line.day, Decimal(0)) + line.cost
@@ -281,110 +283,12 @@ def month_cost(s: Session, org_id: uuid.UUID | None) -> tuple[Decimal, int]:
     return Decimal(cost), int(calls)
 
 
-def pending_counts(s: Session, op) -> dict[str, int]:
-    """Pending proposals per kind that this operator may see (review.service.Operator)."""
-    from review.service import capped_counts, visible_kinds, visible_proposals
-
-    return capped_counts(s, visible_proposals(op), visible_kinds(op))
-
-
 def learnt_since(s: Session, org_id: uuid.UUID, visible, hours: int = 24) -> int:
     """Facts of the org that became active in the last `hours` and that the viewer may see."""
-    return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == "active",
+    return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == Status.ACTIVE,
                                                    Memory.created_at >= clock.now() - dt.timedelta(hours=hours))) or 0)
 
 
 def open_privacy_requests(s: Session) -> int:
-    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_(("executed", "rejected")))) or 0)
-
-
-# ------------------------------------------------------------------------------------ settings
-
-@dataclass
-class OrgSettings:
-    org: Organization
-    retention: dict[str, int]
-    platform_exclusions: list[PolicyExclusion]
-    org_exclusions: list[PolicyExclusion]
-
-
-def org_settings(s: Session, org_id: uuid.UUID) -> OrgSettings:
-    org = s.get(Organization, org_id)
-    if org is None:
-        raise NotFound("No such organization.")
-    stored = (org.settings or {}).get("retention") or {}
-    retention = {k: int(stored.get(k, d)) for k, d in RETENTION_DEFAULTS.items()}
-    rows = list(s.scalars(select(PolicyExclusion).where(
-        or_(PolicyExclusion.org_id.is_(None), PolicyExclusion.org_id == org_id))
-        .order_by(PolicyExclusion.kind, PolicyExclusion.name)))
-    return OrgSettings(org, retention, [r for r in rows if r.org_id is None], [r for r in rows if r.org_id == org_id])
-
-
-def _audit(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, action: str, **details) -> None:
-    audit.record(s, actor_user_id=actor[0], actor_label=actor[1], action=action, org_id=org_id,
-                 target_type="organization", target_id=org_id, details=details)
-
-
-def set_memory_mode(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, mode: str) -> None:
-    if mode not in MEMORY_MODES:
-        raise InvalidInput("Pick automatic or confirmation.", "memory_mode")
-    org = s.get(Organization, org_id, with_for_update=True)
-    if org.memory_mode != mode:
-        _audit(s, actor, org_id, "settings.memory_mode", old=org.memory_mode, new=mode)
-        org.memory_mode = mode
-
-
-def set_retention(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, values: dict[str, str]) -> dict[str, int]:
-    """Retention may only be tightened: between 1 day and the platform default."""
-    parsed: dict[str, int] = {}
-    for key, default in RETENTION_DEFAULTS.items():
-        raw = (values.get(key) or "").strip()
-        if not raw.isdigit() or not 1 <= int(raw) <= default:
-            raise InvalidInput(f"{RETENTION_LABELS[key]}: a whole number from 1 to {default}.", key)
-        parsed[key] = int(raw)
-    org = s.get(Organization, org_id, with_for_update=True)
-    org.settings = {**(org.settings or {}), "retention": parsed}
-    _audit(s, actor, org_id, "settings.retention", **parsed)
-    return parsed
-
-
-_NAME = re.compile(r"^[a-z0-9_]{2,80}$")
-
-
-def add_exclusion(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, *, kind: str, name: str,
-                  pattern: str, description: str) -> PolicyExclusion:
-    """An org's own addition to the exclusion list: a regular expression never learnt from."""
-    name, pattern, description = name.strip().lower(), pattern.strip(), description.strip()
-    if kind not in ("secret", "special"):
-        raise InvalidInput("Pick secret (refused outright) or special (never learnt in the background).", "kind")
-    if not _NAME.match(name):
-        raise InvalidInput("Name: 2-80 lowercase letters, digits or underscores.", "name")
-    if not pattern or len(pattern) > 500:
-        raise InvalidInput("Give a pattern of at most 500 characters.", "pattern")
-    try:
-        re.compile(pattern, re.IGNORECASE)
-    except re.error as exc:
-        raise InvalidInput(f"The pattern is not a valid regular expression: {exc}.", "pattern")
-    if len(description) > 300:
-        raise InvalidInput("Keep the description under 300 characters.", "description")
-    if s.scalar(select(PolicyExclusion.id).where(PolicyExclusion.org_id == org_id, PolicyExclusion.name == name)):
-        raise InvalidInput("Your list already has a rule with that name.", "name")
-    row = PolicyExclusion(org_id=org_id, kind=kind, name=name, pattern=pattern, description=description)
-    s.add(row)
-    s.flush()
-    _audit(s, actor, org_id, "settings.exclusion_added", exclusion=str(row.id), kind=kind, name=name)
-    return row
-
-
-def toggle_exclusion(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, exclusion_id: uuid.UUID,
-                     *, remove: bool = False) -> None:
-    """Turn one of the org's own rules on or off, or remove it; platform rules cannot be changed here."""
-    row = s.scalar(select(PolicyExclusion).where(PolicyExclusion.id == exclusion_id, PolicyExclusion.org_id == org_id))
-    if row is None:
-        raise NotFound("No such rule in your organization's list.")
-    if remove:
-        s.delete(row)
-        _audit(s, actor, org_id, "settings.exclusion_removed", exclusion=str(exclusion_id), name=row.name)
-    else:
-        row.enabled = not row.enabled
-        _audit(s, actor, org_id, "settings.exclusion_toggled", exclusion=str(exclusion_id), enabled=row.enabled)
+    closed = (PrivacyStatus.EXECUTED, PrivacyStatus.REJECTED)
+    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_(closed))) or 0)

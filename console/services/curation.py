@@ -7,22 +7,21 @@ supersedes the current one, which is kept.
 """
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
+from console.services import paging
+from console.services.proposals import Labels, Operator, normalise_account, verified_account_sentence, visible_proposals
 from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
-from memory_core.domain.models import Contact, Memory, MemorySource, Message
-from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES
 from memory_core.domain.ladder import BANK_ATTRIBUTES
+from memory_core.domain.models import Contact, Memory, MemorySource, Message
 from memory_core.domain.policy import iban_valid
-from review import paging
-from review.service import Labels, Operator, normalise_account, verified_account_sentence, visible_proposals
+from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, Level, Status
 
 PAGE_SIZE = 50
 
@@ -32,7 +31,7 @@ PAGE_SIZE = 50
 def may_change(op: Operator, m: Memory) -> bool:
     """Edit, pin, delete: owners and admins on shared facts; anyone on their own private or personal
     memory; a member on shared facts of areas they may edit."""
-    if m.level in ("private", "personal"):
+    if m.level in (Level.PRIVATE, Level.PERSONAL):
         return m.owner_user_id == op.user_id
     if m.org_id != op.org_id:
         return False
@@ -48,7 +47,7 @@ def may_restore(op: Operator, m: Memory) -> bool:
 def _readable(op: Operator):
     """memory_visible, less the proposals the review rules keep from this operator: a member never
     reads an unverified bank account, nor someone else's pending or rejected proposal."""
-    undecided = Memory.status.in_(("proposed", "rejected"))
+    undecided = Memory.status.in_((Status.PROPOSED, Status.REJECTED))
     if op.access.is_admin:
         return memory_visible(op.access)
     return and_(memory_visible(op.access), or_(~undecided, visible_proposals(op)))
@@ -109,7 +108,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     if f.owner == "mine":
         stmt = stmt.where(Memory.owner_user_id == op.user_id)
     elif f.owner == "shared":
-        stmt = stmt.where(Memory.level == "shared")
+        stmt = stmt.where(Memory.level == Level.SHARED)
     for col, value in ((Memory.level, f.level), (Memory.area, f.area), (Memory.category, f.category)):
         if value:
             stmt = stmt.where(col == value)
@@ -180,12 +179,12 @@ def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
     old = get_memory(s, op, version_id, for_update=True)
     if not may_restore(op, old):
         raise Forbidden("Only an owner or admin can restore a version.")
-    if old.status != "superseded":
+    if old.status != Status.SUPERSEDED:
         raise InvalidInput("Only an older version can be restored.", "version")
     current = next((v for v in versions.chain(s, op.access, old) if v.status == "active"), None)
     if current is not None:
         s.refresh(current, with_for_update=True)
-        if current.status != "active":
+        if current.status != Status.ACTIVE:
             current = None
     row = versions.new_version(s, old, value=old.value, sentence=old.sentence, origin="restore",
                                hand_edited=old.hand_edited, by=op.user_id)
@@ -227,10 +226,11 @@ def set_pinned(s: Session, op: Operator, memory_id: uuid.UUID, pinned: bool) -> 
     m = get_memory(s, op, memory_id, for_update=True)
     if not may_change(op, m):
         raise Forbidden("You may not pin this memory.")
-    if m.status != "active":
+    if m.status != Status.ACTIVE:
         raise InvalidInput("Only the current version can be pinned.", "pinned")
     m.pinned, m.updated_at = pinned, clock.now()
-    audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.pinned" if pinned else "memory.unpinned",
+    audit.record(s, actor_label=op.label, actor_user_id=op.user_id,
+                 action="memory.pinned" if pinned else "memory.unpinned",
                  org_id=m.org_id, target_type="memory", target_id=m.id)
     return m
 
@@ -262,7 +262,7 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, limit: int = 2
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     facts = (select(func.count()).where(Memory.subject == func.concat("contact:", Contact.id),
-                                        Memory.status == "active", memory_visible(op.access))
+                                        Memory.status == Status.ACTIVE, memory_visible(op.access))
              .correlate(Contact).scalar_subquery())
     stmt = select(Contact, facts).where(contact_visible(op.access))
     if q:
@@ -277,7 +277,7 @@ def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage
     if c is None:
         raise NotFound("No such contact, or you may not see it.")
     subject = f"contact:{c.id}"
-    memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == "active",
+    memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == Status.ACTIVE,
                                                    memory_visible(op.access))
                               .order_by(Memory.pinned.desc(), Memory.attribute)))
     proposals = list(s.scalars(select(Memory).where(visible_proposals(op), Memory.subject == subject)

@@ -1,0 +1,1 @@
+"""The console's read models and operator services: plain functions on a session, no Flask, nothing commits."""

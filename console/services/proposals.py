@@ -1,0 +1,186 @@
+"""Who an operator is and which proposals they may see and decide, in one place (`can_view`,
+`can_decide`), with the readable labels every console page shows. Shared by the console's pages and
+the review queue; no Flask here.
+
+- an owner or admin: every proposal of their org, bank accounts included;
+- a member: their own confirmation proposals, and low-permission proposals in areas they may edit
+  (their own low-permission proposals too, to look at, not to approve); never a bank account.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import and_, false, func, or_, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from memory_core.domain.access import Access
+from memory_core.domain.models import Contact, Memory, Organization, User
+from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, ProposalKind, Status
+
+COUNT_CAP = 1000
+KIND_LABELS = {
+    "bank_account": "Unverified bank account",
+    "confirmation": "Confirmation",
+    "low_permission": "Low permission",
+}
+
+
+@dataclass(frozen=True)
+class Operator:
+    """The signed-in person deciding, with their access in the org rebuilt from the database."""
+    access: Access
+    label: str  # for the audit log (email)
+    name: str = ""  # for the author's notification
+
+    @property
+    def user_id(self) -> uuid.UUID:
+        return self.access.principal.user_id
+
+    @property
+    def org_id(self) -> uuid.UUID:
+        return self.access.org_id
+
+
+# ------------------------------------------------------------------------------------ permissions
+
+def visible_proposals(op: Operator, *, decided: bool = False) -> ColumnElement[bool]:
+    """The pending proposals this operator may see (the queue's filter); with `decided`, the ones already
+    approved or rejected (the queue's history), under the same rule."""
+    state = (and_(Memory.proposal_kind.is_not(None), Memory.decided_at.is_not(None)) if decided
+             else Memory.status == Status.PROPOSED)
+    base = and_(Memory.org_id == op.org_id, state)
+    if op.access.is_admin:
+        return base
+    editable = [a for a in AREAS if op.access.can_edit(a)]
+    mine = Memory.author_user_id == op.user_id
+    clauses = [and_(Memory.proposal_kind == ProposalKind.CONFIRMATION, mine),
+               and_(Memory.proposal_kind == ProposalKind.LOW_PERMISSION, mine)]
+    if editable:
+        clauses.append(and_(Memory.proposal_kind == ProposalKind.LOW_PERMISSION, Memory.area.in_(editable)))
+    return and_(base, or_(*clauses) if clauses else false())
+
+
+def can_view(op: Operator, p: Memory) -> bool:
+    if p.org_id != op.org_id or p.proposal_kind is None:
+        return False
+    if op.access.is_admin:
+        return True
+    if p.proposal_kind == ProposalKind.BANK_ACCOUNT:
+        return False
+    mine = p.author_user_id == op.user_id
+    if p.proposal_kind == ProposalKind.CONFIRMATION:
+        return mine
+    return mine or op.access.can_edit(p.area)
+
+
+def can_decide(op: Operator, p: Memory) -> bool:
+    """Approve, reject or edit: admins always; a member their own confirmations or where they may edit."""
+    if not can_view(op, p):
+        return False
+    if op.access.is_admin:
+        return True
+    if p.proposal_kind == ProposalKind.CONFIRMATION:
+        return p.author_user_id == op.user_id
+    return op.access.can_edit(p.area)
+
+def visible_kinds(op: Operator) -> tuple[str, ...]:
+    """The kinds this operator may ever see: a member never sees a bank account."""
+    return PROPOSAL_KINDS if op.access.is_admin else tuple(k for k in PROPOSAL_KINDS if k != ProposalKind.BANK_ACCOUNT)
+
+
+def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, cap: int = COUNT_CAP) -> dict[str, int]:
+    """Pending proposals per kind, counted up to `cap` (shown as "1000+"): counting 100,000 rows
+    under row-level security on every page view would cost more than the page itself."""
+    counts = {k: 0 for k in PROPOSAL_KINDS}
+    for kind in kinds:
+        sub = select(Memory.id).where(where, Memory.proposal_kind == kind).limit(cap + 1).subquery()
+        counts[kind] = int(s.scalar(select(func.count()).select_from(sub)) or 0)
+    return counts
+
+
+def age(delta: dt.timedelta) -> str:
+    secs = max(0, int(delta.total_seconds()))
+    if secs < 3600:
+        return f"{secs // 60} min"
+    if secs < 86400:
+        return f"{secs // 3600} h"
+    return f"{secs // 86400} d"
+
+
+class Labels:
+    """Readable names for subjects and authors, looked up once per request."""
+
+    def __init__(self, s: Session, org_id: uuid.UUID):
+        self.s, self.org_id = s, org_id
+        self._contacts: dict[str, str] = {}
+        self._users: dict[uuid.UUID, str] = {}
+        self._org: str | None = None
+
+    def prefetch(self, rows: list[Memory]) -> Labels:
+        """Look up every contact and author of a page in two queries instead of one per row."""
+        ids = {}
+        for m in rows:
+            if m.subject.startswith("contact:") and m.subject not in self._contacts:
+                try:
+                    ids[uuid.UUID(m.subject.split(":", 1)[1])] = m.subject
+                except ValueError:
+                    pass
+        if ids:
+            found = dict(self.s.execute(select(Contact.id, Contact.name).where(Contact.id.in_(list(ids)))).all())
+            for cid, subject in ids.items():
+                self._contacts[subject] = found.get(cid) or "a contact you may not see"
+        users = {m.author_user_id for m in rows if m.author_user_id} - set(self._users)
+        if users:
+            found = dict(self.s.execute(select(User.id, User.name).where(User.id.in_(list(users)))).all())
+            for uid in users:
+                self._users[uid] = found.get(uid) or "a former user"
+        return self
+
+    def subject(self, subject: str) -> str:
+        if subject == "self":
+            return "the author (about themselves)"
+        if subject == "org":
+            if self._org is None:
+                name = self.s.scalar(select(Organization.name).where(Organization.id == self.org_id))
+                self._org = name or "the company"
+            return self._org
+        if subject.startswith("contact:"):
+            if subject not in self._contacts:
+                try:
+                    cid = uuid.UUID(subject.split(":", 1)[1])
+                except ValueError:
+                    return subject
+                name = self.s.scalar(select(Contact.name).where(Contact.id == cid))
+                self._contacts[subject] = name or "a contact you may not see"
+            return self._contacts[subject]
+        return subject.split(":", 1)[-1]
+
+    def user(self, user_id: uuid.UUID | None) -> str:
+        if user_id is None:
+            return "—"
+        if user_id not in self._users:
+            self._users[user_id] = self.s.scalar(select(User.name).where(User.id == user_id)) or "a former user"
+        return self._users[user_id]
+
+    def author(self, m: Memory) -> str:
+        if m.author_user_id is not None:
+            name = self.user(m.author_user_id)
+            return f"{name} (former member)" if m.author_former_member else name
+        return f"WhatsApp {m.author_phone}" if m.author_phone else "—"
+
+
+def pending_counts(s: Session, op: Operator) -> dict[str, int]:
+    """Pending proposals per kind that this operator may see (the queue's and the dashboard's counters)."""
+    return capped_counts(s, visible_proposals(op), visible_kinds(op))
+
+
+def verified_account_sentence(subject_label: str) -> str:
+    return f"{subject_label}: cuenta bancaria verificada con el contacto."
+
+
+def normalise_account(value: str) -> str:
+    """Bank accounts compare without spaces, dashes or case: how people type an IBAN back."""
+    return "".join(ch for ch in value.casefold() if ch.isalnum())
