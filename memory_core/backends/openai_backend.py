@@ -73,7 +73,6 @@ import math
 import random
 import re
 import time
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -89,6 +88,7 @@ from memory_core.backends.base import (
     Usage,
 )
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
+from memory_core.backends.local_extractor.text import fold, normalise_name
 
 log = logging.getLogger(__name__)
 
@@ -240,17 +240,8 @@ def price_for(model: str, prices: dict[str, tuple[float, float, float]] | None =
     return table[best] if best else None
 
 
-def _strip_accents(text: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
-
-
-def normalise_name(name: str) -> str:
-    """Lowercase, no accents, single spaces: how a name:<...> subject and contact names are compared."""
-    return " ".join(_strip_accents(name).lower().split())
-
-
 def normalise_attribute(attribute: str) -> str:
-    text = _strip_accents(attribute).lower()
+    text = fold(attribute)
     text = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
     return text
 

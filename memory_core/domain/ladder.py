@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import unicodedata
 import uuid
 from dataclasses import dataclass
 from typing import Callable
@@ -29,6 +28,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import audit
 from memory_core.domain.access import Access
 from memory_core.backends.base import Fact
+from memory_core.backends.local_extractor.text import squash
 from memory_core.domain.models import Memory, MemorySource, Organization
 from memory_core.domain.vocabulary import CATEGORY_AREA
 
@@ -61,8 +61,7 @@ class WriteResult:
 
 def normalise(value: str) -> str:
     """Compare values the way a person would: case, accents and spacing do not matter."""
-    folded = unicodedata.normalize("NFKD", value.casefold())
-    return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split()).strip(" .")
+    return squash(value)
 
 
 def stored_attribute(fact: Fact) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import unicodedata
 import uuid
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -23,6 +22,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core.domain import audit
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
+from memory_core.backends.local_extractor.text import fold, normalise_name
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
@@ -52,12 +52,6 @@ INSULT_WORDS = (
     "liar", "useless", "clueless", "hasn't got a clue",
 )
 _INSULT_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in INSULT_WORDS) + r")\b")
-
-
-def fold(text: str) -> str:
-    """Lower case without accents."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def insult_words(text: str) -> str | None:
@@ -230,7 +224,7 @@ def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionCon
             category = named[0].kind if named[0].kind in ("customer", "supplier") else "supplier"
         elif category in ("customer", "supplier"):
             label = mentioned_name(context.message) or "sin identificar"
-            subject = f"name:{fold(label)}"
+            subject = f"name:{normalise_name(label)}"
         else:
             return out  # the org's own account, say: not a customer's or supplier's change
         out.append(Fact(subject=subject, attribute=BANK_ATTRIBUTES[0],

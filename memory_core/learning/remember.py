@@ -16,12 +16,13 @@ from sqlalchemy.orm import Session
 
 from memory_core.domain.access import Access, contact_visible
 from memory_core.backends.base import Fact, ModelBackend
+from memory_core.backends.local_extractor.text import fold
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.learning.ingest import MAX_TEXT_CHARS
 from memory_core.domain.ladder import Source, requested_level
 from memory_core.domain.models import Contact, Organization
 from memory_core.learning.pipeline import (
-    POLICY_THRESHOLD, Outcome, _Ledger, _write_all, bank_facts, check_text, extraction_context, fold, insult_words,
+    POLICY_THRESHOLD, Outcome, _Ledger, _write_all, bank_facts, check_text, extraction_context, insult_words,
     load_exclusions,
 )
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES

@@ -1,10 +1,9 @@
 """The local extractor's generic fact: what a message the gate passed says, when no rule read its shape.
 
-Package-private helper of local_extractor. The gate already judged the message durable; this keeps its
-first stated clause as one atomic fact: the subject resolved as the rules do, the gate's category, an
-attribute named after the clause's topic (stable for the same topic, reusing a stored name), the clause
-as the value (fenced-safe and capped) and a plain third-person sentence. Questions, hypotheticals, orders
-and injections still yield nothing.
+The gate already judged the message durable; this keeps its first stated clause as one atomic fact: the
+subject resolved as the rules do, the gate's category, an attribute named after the clause's topic
+(stable for the same topic, reusing a stored name), the clause as the value (fenced-safe and capped) and
+a plain third-person sentence. Questions, hypotheticals, orders and injections still yield nothing.
 """
 from __future__ import annotations
 
@@ -12,14 +11,15 @@ import re
 import unicodedata
 
 from memory_core.backends.base import ExtractionContext, Fact
-from memory_core.backends.local_extractor import (
-    _MEMBER_OF, _REMEMBER_PREFIX, _Mention, _Sentence, _clean_value, _contact_subject, _name_runs,
-    find_date, fold, is_order, normalise_name, reuse_attribute, statement,
-)
+from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
+from memory_core.backends.local_extractor.dates import find_date
+from memory_core.backends.local_extractor.families import MEMBER_OF, reuse_attribute
+from memory_core.backends.local_extractor.names import Mention, name_runs
+from memory_core.backends.local_extractor.subjects import contact_subject
+from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, normalise_name
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.vocabulary import GATE_CATEGORIES
-
 VALUE_MAX_CHARS = 200
 SHORT_ANSWER_WORDS = 6
 CONFIDENCE = 0.6
@@ -171,12 +171,12 @@ def _safe(text: str) -> str:
     return clean
 
 
-def _strip_lead(s: _Sentence) -> _Sentence:
+def _strip_lead(s: Sentence) -> Sentence:
     """The sentence without "recuerda que", "corrección:" and the like in front."""
-    for regex in (_REMEMBER_PREFIX, _LEAD_IN):
+    for regex in (REMEMBER_PREFIX, _LEAD_IN):
         m = regex.match(s.low)
         if m and m.end() and m.end() < len(s.low):
-            s = _Sentence.of(s.text[m.end():])
+            s = Sentence.of(s.text[m.end():])
     return s
 
 
@@ -184,7 +184,7 @@ def _content_words(low: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z']+", low) if len(w) >= 3 and w not in _STOP]
 
 
-def _says_something(s: _Sentence) -> bool:
+def _says_something(s: Sentence) -> bool:
     """A statement with content (a word or a number), or a standing rule ("cuando me escribas, sé breve")."""
     if not (_content_words(s.low) or re.search(r"\d", s.low)):
         return False
@@ -195,7 +195,7 @@ def _says_something(s: _Sentence) -> bool:
     lead = _STANDING.match(s.low)
     if not lead or "?" in s.text or "¿" in s.text:
         return False
-    main = _Sentence.of(s.text[lead.end():])
+    main = Sentence.of(s.text[lead.end():])
     # "cuando llegue el pedido, mándame la factura" is an order for later, not a standing rule.
     return statement(main) and not is_order(main)
 
@@ -203,10 +203,10 @@ def _says_something(s: _Sentence) -> bool:
 _STANDING = re.compile(r"^(?:cuando|siempre que|when|whenever)\b[^,]{3,80},\s*")
 
 
-def _names(s: _Sentence) -> list[str]:
+def _names(s: Sentence) -> list[str]:
     """Capitalised runs that look like a name: a lone capitalised first word must not be a common starter."""
     out = []
-    for text, start, _end in _name_runs(s, 0, len(s.text)):
+    for text, start, _end in name_runs(s, 0, len(s.text)):
         text = re.sub(r"'s$", "", text)
         if start == 0 and " " not in text and _COMMON_START.match(fold(text)):
             continue
@@ -216,12 +216,12 @@ def _names(s: _Sentence) -> list[str]:
     return out
 
 
-def _subject(s: _Sentence, mentions: list[_Mention], recent: list[_Mention], category: str,
-             scope: str | None, previous: _Sentence | None = None) -> tuple[str, str, str] | None:
+def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], category: str,
+             scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category) as the rules resolve them, or None."""
     if mentions and category not in ("person", "event"):
         best = min(mentions, key=lambda m: m.start)
-        subject = _contact_subject(best.contact, best.confidence)
+        subject = contact_subject(best.contact, best.confidence)
         return subject.key, subject.label, subject.category
     if category in ("customer", "supplier"):
         names = _names(s)
@@ -232,7 +232,7 @@ def _subject(s: _Sentence, mentions: list[_Mention], recent: list[_Mention], cat
             return f"name:{normalise_name(name)}", name, category
         distinct = {m.contact.id: m.contact for m in recent}
         if len(distinct) == 1:
-            subject = _contact_subject(next(iter(distinct.values())), 0.7)
+            subject = contact_subject(next(iter(distinct.values())), 0.7)
             return subject.key, subject.label, subject.category
         return "org", "", category
     if category == "company":
@@ -267,21 +267,21 @@ def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint
     for name in stored:
         # Only another note may be superseded by a note: a rule's fact (cuenta_bancaria, plazo_pago...) sharing
         # a word with the clause is a different fact.
-        if _generic_name(name) and any(w in name.split("_") for w in words):
+        if generic_name(name) and any(w in name.split("_") for w in words):
             return name
     return "nota_" + re.sub(r"[^a-z0-9]+", "_", words[0]).strip("_")
 
 
-def _generic_name(name: str) -> bool:
+def generic_name(name: str) -> bool:
     """A stored name no rule family owns (a note or a topic name), so a generic fact may take it."""
     key = re.sub(r"[^a-z0-9]+", "_", fold(name)).strip("_")
-    return key not in _MEMBER_OF and key not in BANK_ATTRIBUTES
+    return key not in MEMBER_OF and key not in BANK_ATTRIBUTES
 
 
-def _topic_text(s: _Sentence) -> str:
+def _topic_text(s: Sentence) -> str:
     """The folded sentence without its multi-word names ("Helen Price" is not about prices)."""
     low = s.low
-    for text, start, end in _name_runs(s, 0, len(s.text)):
+    for text, start, end in name_runs(s, 0, len(s.text)):
         if " " in text:
             low = low[:start] + " " * (end - start) + low[end:]
     return low
@@ -295,7 +295,7 @@ def _reuse(topic: re.Pattern, canonical: str, stored: tuple[str, ...]) -> str:
     for name in stored:
         key = re.sub(r"[^a-z0-9]+", "_", fold(name)).strip("_")
         # A name the rules file under a family is that family's, even if it shares a word with this topic.
-        if _generic_name(name) and topic.search(key.replace("_", " ")):
+        if generic_name(name) and topic.search(key.replace("_", " ")):
             return name
     return canonical
 
@@ -344,7 +344,7 @@ def _swap(text: str, table: dict[str, str]) -> str:
     return re.sub(r"\s+", " ", out).strip()
 
 
-def generic_fact(read: list[tuple[_Sentence, list[_Mention], list[_Mention]]],
+def generic_fact(read: list[tuple[Sentence, list[Mention], list[Mention]]],
                  context: ExtractionContext) -> Fact | None:
     """One generic fact from the first sentence that states something, or None."""
     if find_bank_account(context.message or ""):
@@ -360,11 +360,11 @@ def generic_fact(read: list[tuple[_Sentence, list[_Mention], list[_Mention]]],
             continue
         if _SENSITIVE.search(s.low):
             return None
-        value = _safe(_clean_value(s.text))
+        value = _safe(clean_value(s.text))
         if len(value) < 2:
             continue
         # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
-        previous = _Sentence.of(context.previous_assistant) if context.previous_assistant and \
+        previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
             len(s.low.split()) <= SHORT_ANSWER_WORDS else None
         resolved = _subject(s, mentions, recent, category, context.gate_scope, previous)
         if resolved is None:
