@@ -29,7 +29,9 @@ class LocalBackend:
         from memory_core.backends.local_gate import LocalGate
 
         self.gate = gate or LocalGate()
-        self.extractor = extractor or LocalExtractor()
+        # The extractor judges each sentence with the gate: several facts from one message, none from
+        # its pleasantries, and a special category refused sentence by sentence.
+        self.extractor = extractor or LocalExtractor(judge=self.gate.judge)
         self.embedder = embedder or LocalEmbedder()
         self.embed_model = self.embedder.model_name
 

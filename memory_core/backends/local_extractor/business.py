@@ -7,7 +7,7 @@ from typing import Iterator
 
 from memory_core.backends.local_extractor.clauses import DURABLE
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import NAME_STOP, name_at
+from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
 from memory_core.domain.policy import find_bank_account
 
@@ -331,12 +331,53 @@ _DISCOUNT = [re.compile(p) for p in (
 )]
 
 
+# "5% de rebaja si paga al contado", "10% off if they pay upfront": a discount and its condition.
+_DISCOUNT_ANY = re.compile(r"\b(?P<n>\d{1,2}(?:[.,]\d)?)\s*(?:%|por ciento|percent)\s+(?:de\s+)?(?:descuento|rebaja|dto|"
+                           r"discount|off)\b")
+_CONDITION = re.compile(r"\s*,?\s*(?P<c>(?:si|por|cuando|en|if|for|when|on)\s+[^,.;!?]{3,50})")
+
+
 def _rule_discount(s: Sentence) -> Iterator[Found]:
     for regex in _DISCOUNT:
         m = regex.search(s.low)
         if m and not s.negated(m.start()):
-            yield Found("descuento", f"{int(m.group('n'))}%", "contact", m.start())
+            yield Found("descuento", f"{int(m.group('n'))}%" + _condition(s, m.end()), "contact_or_org", m.start())
             return
+    m = _DISCOUNT_ANY.search(s.low)
+    if m and not s.negated(m.start()):
+        n = m.group("n").replace(",", ".")
+        yield Found("descuento", f"{n}%" + _condition(s, m.end()), "contact_or_org", m.start())
+
+
+def _condition(s: Sentence, at: int) -> str:
+    m = _CONDITION.match(s.text, at)
+    return f" {clean_value(m.group('c'))}" if m else ""
+
+
+# "Ramón lleva las cuentas", "ahora las lleva Lucía Sanchis", "Tom handles our books": who keeps the
+# accounts is the contact person.
+_ACCOUNTS = r"(?:las cuentas|la contabilidad|las facturas|la facturacion|los pagos|los cobros|los numeros|"
+_ACCOUNTS += r"the books|the accounts|our books|our accounts|the accounting|our accounting|the invoices|the billing)"
+_KEEPER_BEFORE = re.compile(rf"\s+(?:ahora\s+|now\s+|ya\s+)?(?:lleva|llevara|gestiona|se encarga de|se ocupa de|"
+                            rf"handles|keeps|does|manages|runs|looks after|takes care of)\s+{_ACCOUNTS}")
+_KEEPER_AFTER = re.compile(r"\b(?:las|la|los|lo)\s+(?:lleva|gestiona|llevara)\s+(?:ahora\s+|ya\s+)?(?P<val>)|"
+                           rf"\b{_ACCOUNTS}\s+(?:las|la|los|lo)?\s*(?:lleva|gestiona|llevara)\s+(?:ahora\s+)?(?P<val2>)|"
+                           rf"\b{_ACCOUNTS}\s+(?:are|is)\s+(?:now\s+)?(?:handled|kept|done|managed)\s+by\s+(?P<val3>)")
+
+
+def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
+    m = _KEEPER_AFTER.search(s.low)
+    if m and not s.negated(m.start()):
+        at = next(m.start(g) for g in ("val", "val2", "val3") if m.group(g) is not None)
+        name = name_at(s, at, strong=False)
+        if name:
+            yield Found("persona_contacto", name, "contact_or_org", m.start())
+            return
+    m = _KEEPER_BEFORE.search(s.low)
+    if m and not s.negated(m.start()):
+        run = re.search(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+[A-ZÁÉÍÓÚÑ][\w'\-]*){0,2})$", s.text[: m.start()])
+        if run and fold(run.group(1)) not in NAME_STOP and fold(run.group(1).split()[0]) not in NOT_NAMES:
+            yield Found("persona_contacto", run.group(1), "contact_or_org", m.start())
 
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -379,4 +420,4 @@ def _rule_bank_account(s: Sentence) -> Iterator[Found]:
 
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
-                  _rule_retention, _rule_discount, _rule_email_phone)
+                  _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper)

@@ -5,18 +5,20 @@ extractor does, and values must look like what they claim to be (a name, a numbe
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
-from memory_core.backends.base import ExtractionContext, Fact, Usage
+from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
-from memory_core.backends.local_extractor.fallback import generic_fact
+from memory_core.backends.local_extractor.fallback import generic_fact, note
 from memory_core.backends.local_extractor.families import reuse_attribute
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import Mention, find_mentions
+from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
 from memory_core.backends.local_extractor.subjects import Subject, resolve_contact, sentence_for
-from memory_core.backends.local_extractor.text import Sentence, split_sentences
+from memory_core.backends.local_extractor.text import Sentence, is_english, name_tokens, normalise_name
+from memory_core.backends.local_extractor.units import units
+from memory_core.domain.policy import find_bank_account
 
 MODEL = "local-extractor-v1"
 
@@ -24,31 +26,84 @@ MODEL = "local-extractor-v1"
 RULES = BUSINESS_RULES + PERSONAL_RULES
 
 
+# A message teaches at most this many generic notes (the units the gate scored highest).
+MAX_NOTES = 3
+# A unit the gate flags as a special category (GDPR art. 9) at this probability is refused alone.
+SPECIAL_THRESHOLD = 0.5
+
+# Judges units of text: the gate's decision for each, in order (the local backend gives its gate's).
+Judge = Callable[[list[str]], list[GateDecision]]
+
+
 class LocalExtractor:
-    """Rule-based extraction of atomic facts from one message."""
+    """Rule-based extraction of atomic facts from one message, sentence by sentence.
+
+    With a `judge` (the local backend passes its gate), every unit the gate passes and no rule reads
+    becomes a generic note of its own; without one, the message's first stating unit does, when the
+    context carries the gate's category."""
 
     model = MODEL
 
+    def __init__(self, judge: Judge | None = None):
+        self.judge = judge
+
     def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]:
         facts: dict[tuple[str, str], Fact] = {}
-        # "Le pagamos a 10 días", "el contacto allí es Marisa": the contact named just before, in this
-        # message or else in the assistant's previous turn.
-        recent = find_mentions(Sentence.of(context.previous_assistant or ""), context.contacts)
+        pool = known_subjects(context)
+        keep = frozenset(w for c in pool for n in (c.name, *c.aliases) for w in name_tokens(n))
+        # "Le pagamos a 10 días", "el contacto allí es Marisa", "and they pay at 45 days": the subject named
+        # just before, in this message, else in the assistant's previous turn, else the conversation's.
+        recent = find_mentions(Sentence.of(context.previous_assistant or ""), pool) or \
+            carried_over(context.recent_subjects, pool)
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
-        for raw in split_sentences(context.message or ""):
-            s = Sentence.of(raw)
-            mentions = find_mentions(s, context.contacts)
+        bare: list[int] = []  # indexes in `read` of units no rule read
+        for unit in units(context.message or "", keep):
+            if unit.phatic:
+                continue
+            s = unit.sentence
+            mentions = find_mentions(s, pool)
+            if not mentions:
+                introduced = introduced_subjects(s, pool)
+                if introduced:
+                    pool = pool + introduced
+                    mentions = find_mentions(s, pool)
             read.append((s, mentions, recent))
-            for fact in self._sentence_facts(s, context, mentions, recent):
+            found = list(self._sentence_facts(s, context, mentions, recent))
+            for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
+            if not found:
+                bare.append(len(read) - 1)
             recent = mentions or recent
-        if not facts and context.gate_category is not None:
-            # The gate judged the message worth remembering and no shape matched: keep it as one generic fact.
-            fact = generic_fact(read, context)
-            if fact is not None:
-                facts[(fact.subject, fact.attribute)] = fact
+        for fact in self._notes(read, bare, context, bool(facts)):
+            facts.setdefault((fact.subject, fact.attribute), fact)
         return list(facts.values()), Usage(purpose="extract", model=MODEL)
+
+    def _notes(self, read, bare: list[int], context: ExtractionContext, any_rule_fact: bool) -> list[Fact]:
+        """Generic notes: one per unit the judge passes (best first), or the old single note without one."""
+        if self.judge is None:
+            if any_rule_fact or context.gate_category is None:
+                return []
+            fact = generic_fact(read, context)
+            return [fact] if fact is not None else []
+        if context.gate_category is None or find_bank_account(context.message or ""):
+            return []  # no gate passed the message, or a bank account: the rules and the policy decide
+        candidates = [i for i in bare if statement(read[i][0])]
+        if not candidates:
+            return []
+        decisions = self.judge([read[i][0].text for i in candidates])
+        ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
+        out: list[Fact] = []
+        for i, decision in ranked:
+            if not decision.passes or decision.special >= SPECIAL_THRESHOLD or decision.insult >= SPECIAL_THRESHOLD:
+                continue
+            s, mentions, recent = read[i]
+            fact = note(s, mentions, recent, context, decision.top_category, decision.top_scope)
+            if fact is not None:
+                out.append(fact)
+            if len(out) >= MAX_NOTES:
+                break
+        return out
 
     def _sentence_facts(self, s: Sentence, context: ExtractionContext, mentions: list[Mention],
                         recent: list[Mention]) -> Iterator[Fact]:
@@ -74,7 +129,7 @@ class LocalExtractor:
             if f.target == "event":
                 sentence = f"El {f.event_date:%d/%m/%Y}: {f.value}."
             else:
-                sentence = sentence_for(f.attribute, subject, f.value)
+                sentence = sentence_for(f.attribute, subject, f.value, is_english(s.text))
             yield Fact(subject=subject.key, attribute=attribute, value=f.value, sentence=sentence,
                        category=self._category(f, subject), event_date=f.event_date,
                        confidence=round(min(f.confidence, subject.confidence), 2))
@@ -88,7 +143,11 @@ class LocalExtractor:
             return Subject("org", "", "company")
         if f.target == "self_or_contact" and not mentions:
             return Subject("self", "", "person")
-        return resolve_contact(s, f, mentions, recent if f.target == "contact" else [], values)
+        subject = resolve_contact(s, f, mentions, recent if f.target in ("contact", "contact_or_org") else [],
+                                  values)
+        if subject is None and f.target == "contact_or_org":
+            return Subject("org", "", "company")  # no customer or supplier in sight: the business's own
+        return subject
 
     @staticmethod
     def _category(f: Found, subject: Subject) -> str:
@@ -103,3 +162,32 @@ class LocalExtractor:
 def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:
     """Module-level shortcut for LocalExtractor().extract."""
     return LocalExtractor().extract(context)
+
+
+def known_subjects(context: ExtractionContext) -> tuple[KnownContact, ...]:
+    """The contacts, then the named subjects that are no contact (as kind "named"), for name lookups."""
+    contact_keys = {normalise_name(n) for c in context.contacts for n in (c.name, *c.aliases)}
+    named, seen = [], set()
+    for label in context.known_names:
+        key = normalise_name(label)
+        if key and key not in contact_keys and key not in seen:
+            seen.add(key)
+            named.append(KnownContact(id=key, name=label, kind="named"))
+    for subject in context.recent_subjects:
+        if subject.startswith("name:"):
+            key = normalise_name(subject[len("name:"):])
+            if key and key not in contact_keys and key not in seen:
+                seen.add(key)
+                named.append(KnownContact(id=key, name=subject[len("name:"):], kind="named"))
+    return (*context.contacts, *named)
+
+
+def carried_over(recent_subjects: tuple[str, ...], pool: tuple[KnownContact, ...]) -> list[Mention]:
+    """The subject the conversation was last about, as a mention at no place in the sentence."""
+    for subject in recent_subjects[:1]:
+        kind, _, ident = subject.partition(":")
+        for c in pool:
+            if (kind == "contact" and c.kind != "named" and c.id == ident) or \
+                    (kind == "name" and c.kind == "named" and c.id == normalise_name(ident)):
+                return [Mention(c, 0, 0, 0.7)]
+    return []

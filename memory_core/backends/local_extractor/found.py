@@ -9,7 +9,7 @@ class Found:
     """What a rule read, before its subject is resolved."""
     attribute: str
     value: str
-    target: str  # contact | self | org | self_or_contact | event
+    target: str  # contact | self | org | self_or_contact | contact_or_org | event
     at: int  # where the cue starts: the contact nearest to it is the subject
     who: tuple[int, int] | None = None  # where the rule expects the contact's name
     confidence: float = 0.9

@@ -59,8 +59,29 @@ def find_mentions(s: Sentence, contacts: tuple[KnownContact, ...]) -> list[Menti
     for word, start, end in tokens:
         ids = owners.get(word, set())
         if len(ids) == 1 and s.text[start].isupper():
-            found.append(Mention(by_id[next(iter(ids))], start, end, 0.75))
+            contact = by_id[next(iter(ids))]
+            if not _other_name_around(s, start, end, contact):
+                found.append(Mention(contact, start, end, 0.75))
     return found
+
+
+def _other_name_around(s: Sentence, start: int, end: int, contact: KnownContact) -> bool:
+    """The word is part of another name: "Farmacia Levante" is not "Construcciones Levante"."""
+    own = {w for name in (contact.name, *contact.aliases) for w in name_tokens(name)}
+    for run, run_start, run_end in name_runs(s, 0, len(s.text)):
+        if run_start <= start and end <= run_end:
+            others = [w for w in re.findall(r"[a-z0-9]+", fold(run)) if w not in own and w not in _CONNECTORS]
+            # A sentence's capitalised first word ("Ayer Levante...") is no part of a name.
+            if run_start == 0 and others and fold(run.split()[0]) == others[0] and len(others) == 1 \
+                    and run.split()[0].lower() in _SENTENCE_OPENERS:
+                return False
+            return bool(others)
+    return False
+
+
+_CONNECTORS = {"de", "del", "la", "y", "e"}
+# A subject's name never starts with these; a capitalised one opens a sentence or says something else.
+_SENTENCE_OPENERS = {"ayer", "hoy", "manana", "ahora", "luego", "today", "yesterday", "tomorrow", "now", "then"}
 
 
 _CAP_RUN = re.compile(r"[A-ZÁÉÍÓÚÑÜ][\w&'.\-]*(?:\s+(?:(?:de|del|de la|y|e|&)\s+)?[A-ZÁÉÍÓÚÑÜ][\w&'.\-]*)*")
@@ -69,6 +90,52 @@ _RUN_STOP = {"ahora", "el", "la", "los", "las", "nuestro", "nuestra", "mi", "our
              "cliente", "proveedor", "i", "we", "my", "now", "also", "and", "but", "recuerda", "remember", "que",
              "para", "de", "del", "un", "una", "al", "ok", "vale", "hola", "ojo", "nota", "iban", "nif", "cif",
              "note", "fyi", "desde", "since", "from", "today", "hoy", "at", "in", "on", "for"}
+# Capitalised words that are never a subject's name: greetings, thanks, reactions, discourse markers.
+NOT_NAMES = frozenset("""
+thanks thank gracias wow woah hey hi hello hola yep yes yeah yup nope lol lmao omg ok okay vale bueno buena
+anyway anyways pues mira oye total claro sure haha jaja genial great cool nice awesome amazing congrats
+congratulations enhorabuena felicidades oh ah aw aww so well btw also and but or the this that these those it
+its i i'm im we we're you your he she they my our his her their me us sorry perdona perdon good morning
+night buenos buenas dear querido querida sounds looks that's thats it's what how why when where who which
+perfecto perfect exacto exactly totally definitely absolutely honestly actually basically anyway
+por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um
+lunes martes miercoles jueves viernes sabado domingo monday tuesday wednesday thursday friday saturday sunday
+enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
+march april may june july august september october november december christmas navidad easter
+""".split())
+_RUN_STOP |= NOT_NAMES
+# Words that make a capitalised run a business's name ("Hierros Olano", "Farmacia Levante").
+COMPANY_WORDS = frozenset("""
+talleres taller hierros construcciones transportes farmacia restaurante bar cafeteria clinica academia
+ferreteria distribuciones servicios grupo industrias comercial asesoria gestoria consultores consulting
+reformas instalaciones panaderia pasteleria carpinteria ceramicas viveros frutas muebles electricidad
+fontaneria hermanos supermercado almacenes bodegas hotel inmobiliaria logistica tecnologia soluciones
+studio estudio agencia seguros autos motor motors garage garaje imprenta papeleria libreria peluqueria
+""".split())
+_BUSINESS_CUE = re.compile(r"\b(?:cliente|clientes|proveedor|proveedora|proveedores|customer|customers|client|clients|"
+                           r"supplier|suppliers|vendor|empresa|company|firm|negocio)\b")
+
+
+def looks_like_company(name: str) -> bool:
+    """A business's name: a company word or a legal suffix in it."""
+    words = re.findall(r"[a-z0-9]+", fold(name))
+    return any(w in COMPANY_WORDS for w in words) or tuple(words[-2:]) in LEGAL_SUFFIXES or \
+        tuple(words[-1:]) in LEGAL_SUFFIXES
+
+
+def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...]) -> tuple[KnownContact, ...]:
+    """Businesses a sentence brings in by name ("tenemos un cliente nuevo, Hierros Olano"), as named
+    subjects the next sentences may go on about; never a greeting, a weekday or a lone opening word."""
+    business = bool(_BUSINESS_CUE.search(s.low))
+    out = []
+    for text, start, _end in name_runs(s, 0, len(s.text)):
+        key = " ".join(name_tokens(text))
+        if not key or any(c.kind == "named" and c.id == key for c in known):
+            continue
+        company = looks_like_company(text)
+        if company or (business and (start > 0 or " " in text)):
+            out.append(KnownContact(id=key, name=text, kind="named"))
+    return tuple(out)
 
 
 def name_runs(s: Sentence, start: int, end: int) -> list[tuple[str, int, int]]:

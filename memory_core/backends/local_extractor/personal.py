@@ -1,4 +1,5 @@
-"""Rules for facts about the person: name, tone, language, family, amounts shown, dated events."""
+"""Rules for facts about the person, in Spanish and English: name, tone, language, family, pets, job and
+employer, home and moves, hobbies and instruments, diet and food, plans and dated events."""
 from __future__ import annotations
 
 import datetime as dt
@@ -76,13 +77,19 @@ _RELATIVES = {"hijo": "hijo", "hija": "hija", "hijos": "hijos", "hijas": "hijos"
               "kids": "hijos", "wife": "pareja", "husband": "pareja", "partner": "pareja", "girlfriend": "pareja",
               "boyfriend": "pareja", "mother": "madre", "mum": "madre", "mom": "madre", "father": "padre",
               "dad": "padre", "brother": "hermano", "sister": "hermana", "socio": "socio", "socia": "socio",
-              "business partner": "socio"}
+              "business partner": "socio", "crios": "hijos", "crias": "hijos", "ninos": "hijos",
+              "ninas": "hijos", "peques": "hijos", "nenes": "hijos", "chavales": "hijos"}
 _REL = "(?P<rel>" + "|".join(sorted(_RELATIVES, key=len, reverse=True)) + ")"
 _FAMILY = [
     (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|pequenos|little|older|younger|eldest|youngest))?(?:'s names? (?:is|are)|\s+se llaman?|\s+is called|\s+is named|\s+are called)\s+"), True),
     (re.compile(rf"\btengo\s+(?:un|una|dos|tres)\s+{_REL}\s*(?:que se llaman?|llamad[oa]s?|,)\s*"), True),
     (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|little|older|younger))?(?:\s+(?:es|son|is|are)\s+|\s*,\s*|\s+)"), False),
 ]
+
+
+_COUNTS = {"un": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "two": 2, "three": 3, "four": 4,
+           "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
+_COUNT = re.compile(r"\b(?:tengo|tenemos|i have|we have|i've got|we've got)\s+(" + "|".join(_COUNTS) + r")\b")
 
 
 def _rule_family(s: Sentence) -> Iterator[Found]:
@@ -95,6 +102,9 @@ def _rule_family(s: Sentence) -> Iterator[Found]:
             names = re.match(r"\s*([A-ZÁÉÍÓÚÑ]\w+(?:\s*,\s*[A-ZÁÉÍÓÚÑ]\w+)*\s+(?:y|and|e)\s+[A-ZÁÉÍÓÚÑ]\w+)", s.text[m.end():])
             if names:
                 yield Found(attribute, names.group(1), "self", m.start())
+                count = _COUNT.search(s.low[:m.end()])
+                if count:  # "tengo dos críos, Pau y Marina": how many, and who
+                    yield Found("numero_hijos", str(_COUNTS[count.group(1)]), "self", m.start())
                 return
             continue
         name = name_at(s, m.end(), strong)
@@ -103,6 +113,161 @@ def _rule_family(s: Sentence) -> Iterator[Found]:
             yield Found(attribute, name, "org" if attribute == "socio" else "self", m.start())
             return
 
+
+
+_PETS = {"perro": "perro", "perra": "perro", "perrito": "perro", "perrita": "perro", "cachorro": "perro",
+         "gato": "gato", "gata": "gato", "gatito": "gato", "gatita": "gato", "conejo": "conejo", "loro": "loro",
+         "tortuga": "tortuga", "caballo": "caballo", "hamster": "hámster", "pez": "pez", "peces": "pez",
+         "dog": "dog", "puppy": "dog", "pup": "dog", "doggo": "dog", "cat": "cat", "kitty": "cat", "kitten": "cat",
+         "rabbit": "rabbit", "bunny": "rabbit", "parrot": "parrot", "turtle": "turtle", "horse": "horse",
+         "fish": "fish", "guinea pig": "guinea pig", "snake": "snake", "bird": "bird"}
+_PET = "(?P<pet>" + "|".join(sorted(_PETS, key=len, reverse=True)) + ")"
+_PET_OWN = re.compile(
+    rf"\b(?:(?:tengo|tenemos|he adoptado|hemos adoptado|adopte|adoptamos|nos hemos traido|me he comprado)\s+"
+    rf"(?:un|una|dos|tres)?\s*|(?:mi|mis|nuestro|nuestra|nuestros|my|our)\s+(?:new\s+|nuevo\s+|nueva\s+)?|"
+    rf"(?:i|we)\s+(?:just\s+|finally\s+)?(?:have|got|adopted|rescued|bought|have got|'ve got)\s+(?:a\s+|an\s+|two\s+|"
+    rf"a new\s+|another\s+)?(?:little\s+|new\s+)?|(?:i'?ve|we'?ve)\s+(?:got|adopted)\s+(?:a\s+|an\s+)?)"
+    rf"{_PET}s?\b")
+_PET_NAME = re.compile(r"\s*(?:'s name is|se llama|que se llama|llamad[oa]|called|named|,)?\s*")
+
+
+def _rule_pets(s: Sentence) -> Iterator[Found]:
+    """Pets, with their names when said: "tengo un perro que se llama Max", "I have a pup and a kitty"."""
+    for m in _PET_OWN.finditer(s.low):
+        if s.negated(m.start()):
+            continue
+        kind = _PETS[m.group("pet")]
+        cue = _PET_NAME.match(s.text, m.end())
+        name = name_at(s, cue.end(), strong=False) if cue and cue.group().strip() else None
+        value = f"{kind} {name}" if name else kind
+        yield Found(f"mascota_{fold(name or kind).replace(' ', '_')}", value, "self", m.start())
+    for m in re.finditer(rf"\band (?:a|an)\s+(?:little\s+)?{_PET}\b", s.low):
+        if _PET_OWN.search(s.low[: m.start()]):  # "a pup and a kitty"
+            kind = _PETS[m.group("pet")]
+            yield Found(f"mascota_{kind.replace(' ', '_')}", kind, "self", m.start())
+
+
+_ROLE = r"(?P<role>[a-z][a-z -]{2,40}?)"
+_JOB = [
+    (re.compile(rf"\b(?:trabajo|curro|estoy trabajando)\s+(?:de|como)\s+{_ROLE}(?=\s+(?:en|para|desde)\b|[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\bi(?:'m| am)?\s+(?:now\s+)?(?:work|working)\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in|since)\b|[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\b(?:i got|i've got|i have|i landed|i started)\s+(?:a\s+)?(?:new\s+)?job\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in)\b|[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\bmy job is\s+(?:a|an)?\s*{_ROLE}(?=[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\b(?:lost|quit|left)\s+my\s+job\s+as\s+(?:a|an)\s+{_ROLE}(?=[,.;!]|\.\.\.|\s+(?:at|in|and|but)\b|$)"), "trabajo_anterior"),
+    (re.compile(rf"\b(?:he perdido|perdi|deje|he dejado)\s+(?:mi\s+)?(?:trabajo|empleo|curro)\s+(?:de|como)\s+{_ROLE}(?=[,.;!]|\s+(?:en|y|pero)\b|$)"), "trabajo_anterior"),
+]
+_EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm working|i am working|got a job|"
+                       r"got a new job|started working|empece a trabajar|me han contratado|i got hired)\s+"
+                       r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+(?=[A-ZÁÉÍÓÚÑ])")
+_OWN_BUSINESS = re.compile(r"\b(?:starting|started|start|opening|opened|launching|launched|run|running)\s+"
+                           r"(?:my|our)\s+own\s+(?:business|company|shop|store|bakery|restaurant|studio)|"
+                           r"\b(?:montando|monte|he montado|abriendo|abri|he abierto)\s+(?:mi|nuestro|nuestra)\s+"
+                           r"(?:propi[oa]\s+)?(?:negocio|empresa|tienda)(?:\s+propi[oa])?")
+
+
+def _rule_job(s: Sentence) -> Iterator[Found]:
+    """Job and employer: "trabajo de enfermera en el Clínico", "lost my job as a banker"."""
+    for regex, attribute in _JOB:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            role = clean_value(s.text[m.start("role"): m.end("role")])
+            if role and role.split()[0].lower() not in ("un", "una", "the"):
+                yield Found(attribute, role, "self", m.start())
+                break
+    m = _EMPLOYER.search(s.low)
+    if m and not s.negated(m.start()):
+        name = name_at(s, m.end(), strong=False)
+        if name:
+            yield Found("empleador", name, "self", m.start())
+    m = _OWN_BUSINESS.search(s.low)
+    if m and not s.negated(m.start()):
+        english = re.match(r"[a-z]+ (?:my|our) own", m.group())
+        yield Found("trabajo", "own business" if english else "negocio propio", "self", m.start())
+
+
+_HOME = [
+    re.compile(r"\b(?:vivo|vivimos|i live|we live|i'm living|we're living|i am living|we are living)\s+(?:now\s+|ahora\s+)?"
+               r"(?:en|in)\s+(?=[A-ZÁÉÍÓÚÑ])"),
+    re.compile(r"\b(?:me he mudado|nos hemos mudado|me mude|nos mudamos|me mudo|nos mudamos|i moved|we moved|"
+               r"i've moved|we've moved|i'm moving|we're moving|just moved|moving)\s+(?:\w+\s+){0,2}?(?:a|to)\s+"
+               r"(?=[A-ZÁÉÍÓÚÑ])"),
+]
+_MOVE_DONE = re.compile(r"\b(?:finished|finally finished|done|completed)\s+(?:moving|the move)|\b(?:hemos|he)\s+"
+                        r"(?:terminado|acabado)\s+(?:la|con la)\s+mudanza|\bmoved (?:house|in)\b|\bnos hemos mudado\b$")
+
+
+def _rule_home(s: Sentence) -> Iterator[Found]:
+    """Where the person lives and their moves: "vivo en Logroño", "we finally finished moving"."""
+    for regex in _HOME:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            place = re.match(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+(?:de\s+|del\s+)?[A-ZÁÉÍÓÚÑ][\w'\-]*){0,3})", s.text[m.end():])
+            if place:
+                yield Found("residencia", place.group(1), "self", m.start())
+                return
+    m = _MOVE_DONE.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("mudanza", clean_value(s.text), "self", m.start())
+
+
+_INSTRUMENTS = {"guitarra": "guitarra", "piano": "piano", "violin": "violín", "bateria": "batería", "bajo": "bajo",
+                "saxofon": "saxofón", "saxo": "saxofón", "flauta": "flauta", "trompeta": "trompeta", "ukelele": "ukelele",
+                "violonchelo": "violonchelo", "guitar": "guitar", "drums": "drums", "bass": "bass",
+                "saxophone": "saxophone", "sax": "saxophone", "flute": "flute", "trumpet": "trumpet",
+                "ukulele": "ukulele", "cello": "cello", "clarinet": "clarinet", "clarinete": "clarinete",
+                "keyboard": "keyboard", "teclado": "teclado", "harp": "harp", "arpa": "arpa"}
+_INSTRUMENT = re.compile(r"\b(?:toco|tocamos|estoy aprendiendo a tocar|aprendo a tocar|i play|i'm learning|i am learning|"
+                         r"i've been playing|i started playing|i'm playing|learning to play)\s+(?:el\s+|la\s+|the\s+)?"
+                         r"(?P<x>" + "|".join(sorted(_INSTRUMENTS, key=len, reverse=True)) + r")\b")
+_HOBBY = [
+    re.compile(r"\b(?:mi (?:hobby|aficion|pasion) (?:es|son)|my (?:hobby|hobbies|passion) (?:is|are)|"
+               r"i'm (?:really )?into|i am (?:really )?into|i've been (?:really )?into|i got into|"
+               r"i (?:really )?(?:love|enjoy|like) to|me encanta|me gusta mucho|me flipa|i (?:really )?(?:love|enjoy))\s+"
+               r"(?P<v>[a-z][a-z ]{2,30}?(?:ing|ar|er|ir))(?=\s+(?:and|y|with|con|in|en|on|at|every|los|the|a|my|mi)\b|[,.;!]|$)"),
+]
+
+
+def _rule_hobbies(s: Sentence) -> Iterator[Found]:
+    """Instruments and hobbies: "toco la guitarra", "I'm into pottery", "I love painting"."""
+    m = _INSTRUMENT.search(s.low)
+    if m and not s.negated(m.start()):
+        value = _INSTRUMENTS[m.group("x")]
+        yield Found(f"instrumento_{fold(value)}", value, "self", m.start())
+        return
+    for regex in _HOBBY:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            value = clean_value(s.text[m.start("v"): m.end("v")])
+            key = re.sub(r"[^a-z0-9]+", "_", fold(value)).strip("_")
+            if value and key not in ("being", "having", "doing", "getting", "seeing", "hear", "hearing"):
+                yield Found(f"aficion_{key}", value, "self", m.start())
+                return
+
+
+_DIETS = {"vegetariano": "vegetariana", "vegetariana": "vegetariana", "vegano": "vegana", "vegana": "vegana",
+          "vegetarian": "vegetarian", "vegan": "vegan", "pescetarian": "pescatarian", "pescatarian": "pescatarian",
+          "pescetariano": "pescetariana", "pescetariana": "pescetariana", "flexitariano": "flexitariana",
+          "flexitariana": "flexitariana", "flexitarian": "flexitarian"}
+_DIET = re.compile(r"\b(?:soy|somos|i'm|i am|we're|we are|i've been|i went|i'm going|i've gone)\s+(?:\w+\s+){0,2}?"
+                   r"(?P<d>" + "|".join(_DIETS) + r")\b")
+_NO_EAT = re.compile(r"\b(?:no como|no comemos|i don'?t eat|i do not eat|we don'?t eat|i never eat|nunca como)\s+"
+                     r"(?P<v>carne|pescado|cerdo|gluten|lacteos|marisco|meat|fish|pork|dairy|seafood|red meat|carne roja)\b")
+_FAVOURITE_FOOD = re.compile(r"\b(?:mi comida favorita (?:es|son)|mi plato favorito es|my favou?rite (?:food|dish|meal) is|"
+                             r"my favou?rite foods are)\s+(?P<v>[^,.;!?]{2,40})")
+
+
+def _rule_diet(s: Sentence) -> Iterator[Found]:
+    """Diet and food: "soy vegetariana", "I don't eat pork", "my favourite food is sushi"."""
+    m = _DIET.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("dieta", _DIETS[m.group("d")], "self", m.start())
+    m = _NO_EAT.search(s.low)
+    if m:
+        yield Found(f"no_come_{fold(m.group('v')).replace(' ', '_')}", f"no come {m.group('v')}"
+                    if s.low.startswith(("no", "nunca")) else f"doesn't eat {m.group('v')}", "self", m.start())
+    m = _FAVOURITE_FOOD.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("comida_favorita", clean_value(s.text[m.start("v"): m.end("v")]), "self", m.start())
 
 
 _EVENT_NOUNS = (r"reunion|reuniones|cita|viaje|vacaciones|feria|congreso|evento|comida|cena|visita|llamada|"
@@ -123,6 +288,9 @@ _EVENT_SHAPES = [
     (re.compile(r"^(?:me voy|nos vamos|voy|vamos|viajo|viajamos|i'm going|we're going|i'm flying|i fly|i travel|"
                 r"we travel)\s+(?:a|de|to|on)\s+(?=[A-Za-zÁÉÍÓÚÑáéíóúñ])"), "whole"),
     (re.compile(r"^(?:cerramos|cierro|cerrado|cerrados|estamos cerrados|we're closed|we are closed|closed)\b"), "whole"),
+    # "I'm planning to go camping next month", "vamos a hacer el Camino en junio": a plan, the whole sentence
+    (re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:planning|going|hoping|about)\s+to\s+|^(?:i|we)\s+(?:plan|want|hope)\s+"
+                r"to\s+|^(?:voy|vamos|pienso|pensamos|queremos|quiero)\s+a\s+\w+|^(?:tengo|tenemos) pensado\s+"), "whole"),
 ]
 _PAST = re.compile(r"\b(?:ayer|anoche|estuve|estuvimos|tuve|tuvimos|fui|fuimos|fue|was|were|had|went|yesterday|"
                    r"last week|la semana pasada|el mes pasado|last month)\b")
@@ -156,4 +324,4 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
         return
 
 
-PERSONAL_RULES = (_rule_name, _rule_tone, _rule_language, _rule_family)
+PERSONAL_RULES = (_rule_pets, _rule_job, _rule_home, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)

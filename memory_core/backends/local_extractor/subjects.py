@@ -41,6 +41,39 @@ SENTENCE_TEMPLATES = {
     "email": "El email {of} es {value}.",
     "telefono": "El teléfono {of} es {value}.",
     "descuento": "{who} tiene un descuento del {value}.",
+    "numero_hijos": "{who} tiene {value} hijos.",
+    "trabajo": "{who} trabaja como {value}.",
+    "trabajo_anterior": "{who} trabajaba como {value}.",
+    "empleador": "{who} trabaja en {value}.",
+    "residencia": "{who} vive en {value}.",
+    "mudanza": "{who} se ha mudado: {value}.",
+    "dieta": "{who} sigue una dieta {value}.",
+    "comida_favorita": "La comida favorita {of} es {value}.",
+}
+# The same sentences in English, for facts read from English text.
+SENTENCE_TEMPLATES_EN = {
+    "plazo_pago": "{who} pays at {value}.", "forma_pago": "{who} pays by {value}.",
+    "persona_contacto": "The contact person {of} is {value}.", "canal_preferido": "{who} prefers {value}.",
+    "formato_factura": "{who} wants invoices as {value}.", "formato_importes": "Wants totals shown {value}.",
+    "nombre": "Their name is {value}.", "tono": "Prefers to be addressed as {value}.",
+    "idioma": "Prefers to be spoken to in {value}.", "hijo": "Has a son called {value}.",
+    "hija": "Has a daughter called {value}.", "hijos": "Their children are called {value}.",
+    "numero_hijos": "{who} has {value} children.", "pareja": "Their partner is called {value}.",
+    "madre": "Their mother is called {value}.", "padre": "Their father is called {value}.",
+    "hermano": "Their brother is called {value}.", "hermana": "Their sister is called {value}.",
+    "direccion": "The address {of} is {value}.", "email": "The email {of} is {value}.",
+    "telefono": "The phone number {of} is {value}.", "descuento": "{who} gets a discount of {value}.",
+    "trabajo": "{who} works as {value}.", "trabajo_anterior": "{who} used to work as {value}.",
+    "empleador": "{who} works at {value}.", "residencia": "{who} lives in {value}.",
+    "mudanza": "{who} moved house: {value}.", "dieta": "{who} is {value}.",
+    "comida_favorita": "The favourite food {of} is {value}.",
+}
+# Many-valued attributes named after their value ("mascota_max"): the sentence by prefix.
+PREFIX_TEMPLATES = {
+    "mascota_": ("{who} tiene una mascota: {value}.", "{who} has a pet: {value}."),
+    "aficion_": ("A {whom} le gusta {value}.", "{who} enjoys {value}."),
+    "instrumento_": ("{who} toca {value}.", "{who} plays the {value}."),
+    "no_come_": ("{who} {value}.", "{who} {value}."),
 }
 
 
@@ -53,7 +86,11 @@ class Subject:
 
 
 def contact_subject(c: KnownContact, confidence: float) -> Subject:
-    return Subject(f"contact:{c.id}", c.name, "supplier" if c.kind == "supplier" else "customer", confidence)
+    """The subject of a registered contact, or of a named one (kind "named", id its normalised name)."""
+    kind = "supplier" if c.kind == "supplier" else "customer"
+    if c.kind == "named":
+        return Subject(f"name:{c.id}", c.name, kind, min(confidence, 0.8))
+    return Subject(f"contact:{c.id}", c.name, kind, confidence)
 
 
 def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback: list[Mention],
@@ -81,10 +118,22 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
     return None
 
 
-def sentence_for(attribute: str, subject: Subject, value: str) -> str:
-    who = {"self": "La persona", "org": "La empresa"}.get(subject.key, subject.label)
-    of = {"self": "de la persona", "org": "de la empresa"}.get(subject.key, f"de {subject.label}")
-    template = SENTENCE_TEMPLATES.get(attribute, "{who}: {attribute} {value}.")
+def sentence_for(attribute: str, subject: Subject, value: str, english: bool = False) -> str:
+    """The fact as a plain third-person sentence, in the language it was said in."""
+    if english:
+        who = {"self": "The person", "org": "The business"}.get(subject.key, subject.label)
+        of = {"self": "of the person", "org": "of the business"}.get(subject.key, f"of {subject.label}")
+        whom = who
+        table = SENTENCE_TEMPLATES_EN
+    else:
+        who = {"self": "La persona", "org": "La empresa"}.get(subject.key, subject.label)
+        of = {"self": "de la persona", "org": "de la empresa"}.get(subject.key, f"de {subject.label}")
+        whom = {"self": "la persona", "org": "la empresa"}.get(subject.key, subject.label)
+        table = SENTENCE_TEMPLATES
+    template = table.get(attribute) or SENTENCE_TEMPLATES.get(attribute)
+    if template is None:
+        prefix = next((p for p in PREFIX_TEMPLATES if attribute.startswith(p)), None)
+        template = PREFIX_TEMPLATES[prefix][english] if prefix else "{who}: {attribute} {value}."
     if attribute == "plazo_pago" and not value[0].isdigit():
-        template = "{who} paga {value}."
-    return template.format(who=who, of=of, value=value, attribute=attribute.replace("_", " "))
+        template = "{who} pays {value}." if english else "{who} paga {value}."
+    return template.format(who=who, of=of, whom=whom, value=value, attribute=attribute.replace("_", " "))

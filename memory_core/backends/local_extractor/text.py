@@ -94,3 +94,16 @@ class Sentence:
 
     def negated(self, at: int) -> bool:
         return bool(NEGATED_BEFORE.search(self.low[:at]))
+
+
+_ENGLISH = re.compile(r"\b(?:the|is|are|i|i'm|we|we're|my|our|and|with|to|of|always|never|don't|please|on|in|from|"
+                      r"give|for|an|it|be|not|let|know|whenever|at|by|only|than|rather|just|they|their|pays?|"
+                      r"has|have|lost|job|got|love|play)\b")
+_SPANISH = re.compile(r"\b(?:el|la|los|las|que|de|del|y|en|es|un|una|por|para|con|mi|me|no|se|lo|al|mas|pero|"
+                      r"paga|pagan|tengo|tiene|nos|le|les)\b")
+
+
+def is_english(text: str) -> bool:
+    """More English function words than Spanish ones (ties are Spanish, the project's first language)."""
+    low = fold(text)
+    return len(_ENGLISH.findall(low)) > len(_SPANISH.findall(low))
