@@ -365,6 +365,9 @@ _KEEPER_AFTER = re.compile(r"\b(?:las|la|los|lo)\s+(?:lleva|gestiona|llevara)\s+
                            rf"\b{_ACCOUNTS}\s+(?:are|is)\s+(?:now\s+)?(?:handled|kept|done|managed)\s+by\s+(?P<val3>)")
 
 
+_ASKING = {"quien", "who", "que", "what", "el", "la"}
+
+
 def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
     m = _KEEPER_AFTER.search(s.low)
     if m and not s.negated(m.start()):
@@ -376,7 +379,7 @@ def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
     m = _KEEPER_BEFORE.search(s.low)
     if m and not s.negated(m.start()):
         run = re.search(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+[A-ZÁÉÍÓÚÑ][\w'\-]*){0,2})$", s.text[: m.start()])
-        if run and fold(run.group(1)) not in NAME_STOP and fold(run.group(1).split()[0]) not in NOT_NAMES:
+        if run and fold(run.group(1)) not in NAME_STOP and fold(run.group(1).split()[0]) not in NOT_NAMES | _ASKING:
             yield Found("persona_contacto", run.group(1), "contact_or_org", m.start())
 
 

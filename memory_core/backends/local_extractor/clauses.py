@@ -37,8 +37,13 @@ def statement(s: "Sentence") -> bool:
     """A sentence that may state a fact: not empty, not a question, not a hypothetical, not an injection."""
     if not s.low or is_question(s):
         return False
-    # "sí" (yes) folds to "si" (if): hide it before looking for hypotheticals.
-    return not (_HYPOTHETICAL.search(fold(re.sub(r"\b[sS][íÍ]\b", "~", s.text))) or _INJECTION.search(s.low))
+    # "sí" (yes) folds to "si" (if): hide it before looking for hypotheticals; so is a standing term's
+    # condition ("5% de rebaja si paga al contado"): a rule, not a hypothesis.
+    text = _STANDING_CONDITION.sub(r"\1 ~", re.sub(r"\b[sS][íÍ]\b", "~", s.text))
+    return not (_HYPOTHETICAL.search(fold(text)) or _INJECTION.search(s.low))
+
+
+_STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\s+(?:si|if)\b")
 
 
 def is_order(s: "Sentence") -> bool:

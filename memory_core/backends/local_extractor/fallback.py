@@ -225,6 +225,8 @@ PERSONAL_TOPIC = re.compile(
     r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
     r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
     r"movie|movies|pelicula\w*|game|games|juego\w*|sport\w*|deporte\w*|gym|gimnasio|yoga)\b")
+_NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+)?(?:[a-z]{3,}ing|[a-z]{3,}ed|got|went|made|took|had|"
+                        r"started|lost|bought|found|saw|met)\b")
 # A message that corrects what was said before: only then may a note take a stored name and replace it.
 CORRECTION = re.compile(
     r"\b(?:ahora|ya no|now|no longer|anymore|any more|actually|en realidad|me equivoque|me he equivocado|"
@@ -262,8 +264,9 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         return "org", "", "company"
     if category in ("person", "preference", "event"):
         return "self", "", category
-    # The gate passed it with no category: who the sentence speaks for decides.
-    if singular:
+    # The gate passed it with no category: who the sentence speaks for decides ("Wrapping up the
+    # business plan": a sentence with no subject of its own is the writer's).
+    if singular or _NO_SUBJECT.match(s.low):
         return "self", "", "preference"
     if plural:
         return ("self", "", "person") if personal else ("org", "", "company")

@@ -87,11 +87,6 @@ _FAMILY = [
 ]
 
 
-_COUNTS = {"un": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "two": 2, "three": 3, "four": 4,
-           "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
-_COUNT = re.compile(r"\b(?:tengo|tenemos|i have|we have|i've got|we've got)\s+(" + "|".join(_COUNTS) + r")\b")
-
-
 def _rule_family(s: Sentence) -> Iterator[Found]:
     for regex, strong in _FAMILY:
         m = regex.search(s.low)
@@ -102,9 +97,6 @@ def _rule_family(s: Sentence) -> Iterator[Found]:
             names = re.match(r"\s*([A-ZÁÉÍÓÚÑ]\w+(?:\s*,\s*[A-ZÁÉÍÓÚÑ]\w+)*\s+(?:y|and|e)\s+[A-ZÁÉÍÓÚÑ]\w+)", s.text[m.end():])
             if names:
                 yield Found(attribute, names.group(1), "self", m.start())
-                count = _COUNT.search(s.low[:m.end()])
-                if count:  # "tengo dos críos, Pau y Marina": how many, and who
-                    yield Found("numero_hijos", str(_COUNTS[count.group(1)]), "self", m.start())
                 return
             continue
         name = name_at(s, m.end(), strong)
@@ -158,7 +150,7 @@ _JOB = [
 ]
 _EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm working|i am working|got a job|"
                        r"got a new job|started working|empece a trabajar|me han contratado|i got hired)\s+"
-                       r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+(?=[A-ZÁÉÍÓÚÑ])")
+                       r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+")
 _OWN_BUSINESS = re.compile(r"\b(?:starting|started|start|opening|opened|launching|launched|run|running)\s+"
                            r"(?:my|our)\s+own\s+(?:business|company|shop|store|bakery|restaurant|studio)|"
                            r"\b(?:montando|monte|he montado|abriendo|abri|he abierto)\s+(?:mi|nuestro|nuestra)\s+"
@@ -187,10 +179,10 @@ def _rule_job(s: Sentence) -> Iterator[Found]:
 
 _HOME = [
     re.compile(r"\b(?:vivo|vivimos|i live|we live|i'm living|we're living|i am living|we are living)\s+(?:now\s+|ahora\s+)?"
-               r"(?:en|in)\s+(?=[A-ZÁÉÍÓÚÑ])"),
+               r"(?:en|in)\s+"),
     re.compile(r"\b(?:me he mudado|nos hemos mudado|me mude|nos mudamos|me mudo|nos mudamos|i moved|we moved|"
                r"i've moved|we've moved|i'm moving|we're moving|just moved|moving)\s+(?:\w+\s+){0,2}?(?:a|to)\s+"
-               r"(?=[A-ZÁÉÍÓÚÑ])"),
+               r""),
 ]
 _MOVE_DONE = re.compile(r"\b(?:finished|finally finished|done|completed)\s+(?:moving|the move)|\b(?:hemos|he)\s+"
                         r"(?:terminado|acabado)\s+(?:la|con la)\s+mudanza|\bmoved (?:house|in)\b|\bnos hemos mudado\b$")
@@ -202,7 +194,9 @@ def _rule_home(s: Sentence) -> Iterator[Found]:
         m = regex.search(s.low)
         if m and not s.negated(m.start()):
             place = re.match(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+(?:de\s+|del\s+)?[A-ZÁÉÍÓÚÑ][\w'\-]*){0,3})", s.text[m.end():])
-            if place:
+            # A street and number is an address (the address rule's): a place is a town or a region.
+            if place and not re.search(r"\d|\b(?:calle|c/|avda|avenida|plaza|paseo|street|road|avenue)\b",
+                                       fold(s.text[m.end():])):
                 yield Found("residencia", place.group(1), "self", m.start())
                 return
     m = _MOVE_DONE.search(s.low)

@@ -102,7 +102,10 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
             return contact_subject(inside[0].contact, inside[0].confidence)
     if mentions:
         best = min(mentions, key=lambda m: (m.start > found.at, abs(m.start - found.at)))
-        return contact_subject(best.contact, best.confidence)
+        subject = contact_subject(best.contact, best.confidence)
+        if best.contact.kind == "named" and SUPPLIER_WORDS.search(s.low):
+            subject = Subject(subject.key, subject.label, "supplier", subject.confidence)
+        return subject
     start, end = found.who if found.who else (0, found.at)
     # A capitalised name that is another fact's value ("el contacto es Marisa") is not the subject.
     runs = [r for r in name_runs(s, start, end) if r[0] not in values]

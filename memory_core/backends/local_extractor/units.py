@@ -44,7 +44,7 @@ _PHATIC_START = re.compile(
 # Discourse markers and requests to remember in front of a statement.
 _LEAD = re.compile(
     r"^(?:(?:bueno|pues|vale|ok|okay|oye|mira|anyway|anyways|so|well|oh|ah|wow|hey|hi|hello|hola|yeah|yep|yes|"
-    r"si|no|lol|haha|jaja|btw|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
+    r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
     r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
     r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg)\b[\s,!.:;-]*)+")
 _REMEMBER = re.compile(
@@ -56,7 +56,8 @@ _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+|[:;]-?[()
 # A capitalised word alone, as a vocative at the start ("Jon, ...") or the end ("..., Mel!").
 _VOCATIVE_START = re.compile(r"^(?:(?:hey|hi|hello|hola|oye|thanks|thank you|gracias|wow|oh|yo)\s+)?"
                              r"[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*[,!:]+\s+")
-_VOCATIVE_END = re.compile(r",\s*[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*[!.?]*\s*$")
+# At the end only before "!" or "?", or "." in a unit with no number (", London." ends an address).
+_VOCATIVE_END = re.compile(r",\s*[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*(?:[!?]+|\.+)\s*$")
 # Second person without the first: about the listener ("you're so talented"), not a fact of the writer.
 _SECOND = re.compile(r"\b(?:you|your|you're|youre|yours|tu|tus|usted|te|ti|contigo|vosotros|os)\b")
 _FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us|yo|mi|mis|me|"
@@ -99,7 +100,7 @@ def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
         if m and len(text) > m.end() and not _kept(m.group(), keep):
             text = text[m.end():]
         m = _VOCATIVE_END.search(text)
-        if m and not _kept(m.group(), keep):
+        if m and not _kept(m.group(), keep) and ("." not in m.group() or not re.search(r"\d", text)):
             text = text[: m.start()].strip()
         if text == before:
             break
@@ -122,7 +123,9 @@ def is_phatic(text: str) -> bool:
     words = re.findall(r"[a-z']+", low)
     if not words:
         return not re.search(r"\d", low)
-    capitalised = {fold(w) for w in re.findall(r"\b[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\b", text)}
+    # Names (a vocative: "Thanks, Mel") count as talk; a sentence's capitalised first word does not.
+    capitalised = {fold(m.group()) for m in re.finditer(r"\b[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\b", text)
+                   if text[: m.start()].strip(" ¡¿\"'(")}
     return all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8
 
 
