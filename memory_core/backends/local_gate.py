@@ -24,8 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from memory_core.backends.base import GateDecision, Usage
-from memory_core.backends.local_extractor.clauses import is_question
-from memory_core.backends.local_extractor.units import units
+from memory_core.backends.local_extractor.units import asks, units
 from memory_core.adapters.config import get_settings
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
@@ -64,7 +63,7 @@ FLAG_THRESHOLD = 0.5
 
 def _content_units(message: str) -> list[str]:
     """The units worth judging: not phatic, not a question; none when the message is one unit as written."""
-    parts = [u.text for u in units(message) if not u.phatic and not is_question(u.sentence)]
+    parts = [u.text for u in units(message) if not u.phatic and not asks(u.text)]
     if len(parts) == 1 and parts[0].strip() == message.strip():
         return []  # the message itself, already scored whole
     return parts
@@ -90,7 +89,7 @@ def combine(whole: GateDecision, judged: list[GateDecision], message: str) -> Ga
 
 
 def _content_units_empty(message: str) -> bool:
-    return not any(not u.phatic and not is_question(u.sentence) for u in units(message))
+    return not any(not u.phatic and not asks(u.text) for u in units(message))
 
 
 # A capitalised word inside a sentence is mostly a name (Acme, Marta). Names say nothing about whether a

@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
-from memory_core.backends.local_extractor.fallback import generic_fact, note
+from memory_core.backends.local_extractor.fallback import generic_fact, note, sensitive
 from memory_core.backends.local_extractor.families import reuse_attribute
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects
@@ -78,6 +78,18 @@ class LocalExtractor:
         for fact in self._notes(read, bare, context, bool(facts)):
             facts.setdefault((fact.subject, fact.attribute), fact)
         return list(facts.values()), Usage(purpose="extract", model=MODEL)
+
+    def rule_reads(self, message: str) -> tuple[bool, bool]:
+        """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):
+        the local backend's gate takes a fact a rule can read as worth remembering."""
+        context = ExtractionContext(message=message)
+        for unit in units(message):
+            if unit.phatic:
+                continue
+            s = unit.sentence
+            if any(True for _ in self._sentence_facts(s, context, [], [])):
+                return True, bool(sensitive(s))
+        return False, False
 
     def _notes(self, read, bare: list[int], context: ExtractionContext, any_rule_fact: bool) -> list[Fact]:
         """Generic notes: one per unit the judge passes (best first), or the old single note without one."""

@@ -159,6 +159,11 @@ _SENSITIVE = re.compile(
     r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*)\b")
 
 
+def sensitive(s: Sentence) -> bool:
+    """The unit is on a special category (GDPR art. 9): never learnt in the background."""
+    return bool(_SENSITIVE.search(s.low))
+
+
 def _safe(text: str) -> str:
     """Fence-safe and capped: no control, format or separator characters, no angle-bracket runs."""
     clean = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") else ch for ch in text)

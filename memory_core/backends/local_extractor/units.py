@@ -15,7 +15,8 @@ from memory_core.backends.local_extractor.text import Sentence, fold, split_sent
 # Words that carry no fact on their own, folded. A unit made only of these (and names, emoji and
 # punctuation) is phatic.
 PHATIC_WORDS = frozenset("""
-hola hey hi hello hiya yo buenas buenos buenas dias tardes noches morning afternoon evening good night
+hola hey hi hello hiya buenas buenos morning afternoon evening good night
+majo maja guapo guapa tio tia crack bro dude mate buddy man girl chica chico hun dear
 gracias muchas mil thanks thank thx ty cheers merci
 ok okay okey vale venga val genial perfecto perfect great awesome amazing cool nice lovely wonderful fantastic
 fantastico fantastica estupendo estupenda brutal guay chulo chula super superb incredible increible
@@ -58,6 +59,8 @@ _VOCATIVE_START = re.compile(r"^(?:(?:hey|hi|hello|hola|oye|thanks|thank you|gra
                              r"[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*[,!:]+\s+")
 # At the end only before "!" or "?", or "." in a unit with no number (", London." ends an address).
 _VOCATIVE_END = re.compile(r",\s*[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*(?:[!?]+|\.+)\s*$")
+# "Tutéame, ...", "Llámame, ...": a verb with its pronoun, not someone's name.
+_CLITIC = re.compile(r"[a-z]{3,}(?:me|nos|te|lo|la|le|les|selo|sela)\b")
 # Second person without the first: about the listener ("you're so talented"), not a fact of the writer.
 _SECOND = re.compile(r"\b(?:you|your|you're|youre|yours|tu|tus|usted|te|ti|contigo|vosotros|os)\b")
 _FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us|yo|mi|mis|me|"
@@ -97,7 +100,7 @@ def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
         if m and m.end() and m.end() < len(text):
             text = text[m.end():]
         m = _VOCATIVE_START.match(text)
-        if m and len(text) > m.end() and not _kept(m.group(), keep):
+        if m and len(text) > m.end() and not _kept(m.group(), keep) and not _CLITIC.search(fold(m.group())):
             text = text[m.end():]
         m = _VOCATIVE_END.search(text)
         if m and not _kept(m.group(), keep) and ("." not in m.group() or not re.search(r"\d", text)):
@@ -148,3 +151,8 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> list[Unit]:
                 text = ""
             out.append(Unit(raw=clause, text=text, index=len(out)))
     return out
+
+
+def asks(text: str) -> bool:
+    """A unit written as a question (with its question mark): never a fact."""
+    return "?" in text or "¿" in text
