@@ -31,6 +31,7 @@ from memory_core.domain.models import (
     Contact, Memory, MemorySource, Message, Notification, Organization, PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.learning.subjects import known_names, recent_subjects
 
 log = logging.getLogger(__name__)
 
@@ -179,10 +180,14 @@ def known_attributes(session: Session, access: Access, subjects: list[str]) -> d
 
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
                        today: dt.date | None = None, decision: GateDecision | None = None,
-                       all_contacts: list[Contact] | None = None) -> ExtractionContext:
+                       all_contacts: list[Contact] | None = None,
+                       conversation_id: uuid.UUID | None = None) -> ExtractionContext:
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
-    known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)])
+    names = known_names(session, access)
+    known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts),
+                                               *(f"name:{n}" for n in names)])
     return ExtractionContext(
+        known_names=names, recent_subjects=recent_subjects(session, access, conversation_id),
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=tuple(c.aliases or ())) for c in contacts),
@@ -498,7 +503,8 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     # Only a message the gate passed carries the gate's decision: a bank-account line it did not pass
     # gets no generic fact.
     context = extraction_context(session, access, text, previous, today,
-                                 decision if decision.passes else None, all_contacts=all_contacts)
+                                 decision if decision.passes else None, all_contacts=all_contacts,
+                                 conversation_id=source.conversation_id if source is not None else None)
     facts, usage = backend.extract(context)
     ledger(usage)
     if bank:

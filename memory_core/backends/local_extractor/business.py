@@ -379,8 +379,11 @@ def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
     m = _KEEPER_BEFORE.search(s.low)
     if m and not s.negated(m.start()):
         run = re.search(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+[A-ZÁÉÍÓÚÑ][\w'\-]*){0,2})$", s.text[: m.start()])
-        if run and fold(run.group(1)) not in NAME_STOP and fold(run.group(1).split()[0]) not in NOT_NAMES | _ASKING:
-            yield Found("persona_contacto", run.group(1), "contact_or_org", m.start())
+        words = run.group(1).split() if run else []
+        while words and fold(words[0]) in NOT_NAMES | NAME_STOP:  # "Now Lucy Sanchis handles..."
+            words = words[1:]
+        if words and fold(words[0]) not in _ASKING:
+            yield Found("persona_contacto", " ".join(words), "contact_or_org", m.start())
 
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

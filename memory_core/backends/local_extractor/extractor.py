@@ -27,7 +27,7 @@ RULES = BUSINESS_RULES + PERSONAL_RULES
 
 
 # A message teaches at most this many generic notes (the units the gate scored highest).
-MAX_NOTES = 3
+MAX_NOTES = 2
 # A unit the gate flags as a special category (GDPR art. 9) at this probability is refused alone.
 SPECIAL_THRESHOLD = 0.5
 

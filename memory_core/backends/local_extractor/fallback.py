@@ -281,6 +281,27 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     return ("org", "", "company") if scope == "shared" and not personal else ("self", "", "preference")
 
 
+# Reactions and opinions that hold no fact: about "it/that/this", or what the writer feels about it.
+_REACTION = re.compile(
+    r"^(?:it|it's|its|that|that's|thats|this|this's|those|these|there|such|so|what a|how|all (?:those|these|the)|"
+    r"eso|esto|es|era|fue|que|lo)\b|^(?:i|we)\s+(?:really\s+|just\s+|totally\s+|absolutely\s+)?(?:love|loved|like|liked|"
+    r"enjoy|enjoyed|adore|appreciate|agree|know|think|feel|felt|hope|wish|bet|guess|understand|get)\s+"
+    r"(?:it|that|this|them|those|these|how|what|when|the way|you|your|seeing|hearing|to hear)\b|"
+    r"\b(?:you|your|you're|yours)\b")
+# Who a note is about: the writer ("I", "my", "we", "tengo"...) or someone named.
+_SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|nosotros|nuestr[oa]s?|me|nos|tengo|"
+                      r"tenemos|soy|somos|estoy|estamos|vivo|vivimos|trabajo|trabajamos|he|hemos|llevo|llevamos)\b|"
+                      r"^(?:[a-z]+\s+){0,3}(?:i|i'm|i've|my|we|we're|our|mi|mis|nuestr[oa]s?)\b")
+
+
+def _about_someone(s: Sentence) -> bool:
+    """A note states something about the writer or a named subject, not a reaction to the talk."""
+    if _REACTION.search(s.low):
+        return False
+    return bool(_SOMEONE.search(s.low) or _names(s) or _NO_SUBJECT.match(s.low) or _FIRST_PLURAL.search(s.low)
+                or re.search(r"\d", s.low))
+
+
 def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "",
                correction: bool = False) -> str:
     """The attribute of a note. Notes are many-valued: `nota_<topic>_<two content words>`, so an unrelated
@@ -394,6 +415,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     s = _strip_lead(s)
     if not _says_something(s) or is_order(s) or _SENSITIVE.search(s.low):
         return None  # a clause on a special category is refused; the message's other sentences are not
+    if not mentions and not recent and not _about_someone(s):
+        return None  # "It's peaceful and special", "I love it": a reaction, not a fact about anyone
     value = _safe(clean_value(s.text))
     if len(value) < 2:
         return None

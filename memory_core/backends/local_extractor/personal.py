@@ -82,7 +82,8 @@ _RELATIVES = {"hijo": "hijo", "hija": "hija", "hijos": "hijos", "hijas": "hijos"
 _REL = "(?P<rel>" + "|".join(sorted(_RELATIVES, key=len, reverse=True)) + ")"
 _FAMILY = [
     (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|pequenos|little|older|younger|eldest|youngest))?(?:'s names? (?:is|are)|\s+se llaman?|\s+is called|\s+is named|\s+are called)\s+"), True),
-    (re.compile(rf"\btengo\s+(?:un|una|dos|tres)\s+{_REL}\s*(?:que se llaman?|llamad[oa]s?|,)\s*"), True),
+    (re.compile(rf"\b(?:tengo|tenemos|i have|we have|i've got|we've got)\s+(?:un|una|dos|tres|cuatro|a|an|two|three|four)\s+"
+                rf"{_REL}\s*(?:que se llaman?|llamad[oa]s?|called|named|,)\s*"), True),
     (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|little|older|younger))?(?:\s+(?:es|son|is|are)\s+|\s*,\s*|\s+)"), False),
 ]
 
