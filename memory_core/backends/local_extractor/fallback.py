@@ -230,7 +230,7 @@ PERSONAL_TOPIC = re.compile(
     r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
     r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
     r"movie|movies|pelicula\w*|game|games|juego\w*|sport\w*|deporte\w*|gym|gimnasio|yoga)\b")
-_NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+)?(?:[a-z]{3,}ing|[a-z]{3,}ed|got|went|made|took|had|"
+_NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+)?(?:[a-z]{2,}ing|[a-z]{3,}ed|got|went|made|took|had|"
                         r"started|lost|bought|found|saw|met)\b")
 # A message that corrects what was said before: only then may a note take a stored name and replace it.
 CORRECTION = re.compile(
@@ -298,8 +298,8 @@ def _about_someone(s: Sentence) -> bool:
     """A note states something about the writer or a named subject, not a reaction to the talk."""
     if _REACTION.search(s.low):
         return False
-    return bool(_SOMEONE.search(s.low) or _names(s) or _NO_SUBJECT.match(s.low) or _FIRST_PLURAL.search(s.low)
-                or re.search(r"\d", s.low))
+    return bool(_SOMEONE.search(s.low) or _FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _names(s)
+                or _NO_SUBJECT.match(s.low) or re.search(r"\d", s.low))
 
 
 def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "",
@@ -415,14 +415,14 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     s = _strip_lead(s)
     if not _says_something(s) or is_order(s) or _SENSITIVE.search(s.low):
         return None  # a clause on a special category is refused; the message's other sentences are not
-    if not mentions and not recent and not _about_someone(s):
+    # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
+    previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
+        len(s.low.split()) <= SHORT_ANSWER_WORDS else None
+    if not mentions and not recent and previous is None and not _about_someone(s):
         return None  # "It's peaceful and special", "I love it": a reaction, not a fact about anyone
     value = _safe(clean_value(s.text))
     if len(value) < 2:
         return None
-    # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
-    previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
-        len(s.low.split()) <= SHORT_ANSWER_WORDS else None
     resolved = _subject(s, mentions, recent, category, scope, previous)
     if resolved is None:
         return None

@@ -196,8 +196,9 @@ def _rule_home(s: Sentence) -> Iterator[Found]:
         if m and not s.negated(m.start()):
             place = re.match(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+(?:de\s+|del\s+)?[A-ZÁÉÍÓÚÑ][\w'\-]*){0,3})", s.text[m.end():])
             # A street and number is an address (the address rule's): a place is a town or a region.
-            if place and not re.search(r"\d|\b(?:calle|c/|avda|avenida|plaza|paseo|street|road|avenue)\b",
-                                       fold(s.text[m.end():])):
+            after = fold(s.text[m.end():])
+            if place and not re.match(r"[^,;.]{0,25}?\b(?:calle|c/|avda|avenida|plaza|paseo|street|road|avenue)\b|"
+                                      r"[^\s,]+\s*,?\s*\d", after):
                 yield Found("residencia", place.group(1), "self", m.start())
                 return
     m = _MOVE_DONE.search(s.low)
