@@ -222,3 +222,10 @@ def test_one_fold_and_one_name_normaliser_serve_the_project():
 def test_units_drop_pleasantries_and_keep_the_statements():
     texts = [u.text for u in units("Hey Jon! Good to see you! Lost my job as a banker, but I'm starting my own business.")]
     assert texts == ["", "", "Lost my job as a banker", "I'm starting my own business."]
+
+
+def test_a_pet_named_in_the_next_sentence_gets_its_name(backend):
+    facts = triples(learn(backend, "Guess what - I got a puppy two weeks ago! Her name's Coco and she's adorable."))
+    assert ("self", "mascota_coco", "dog Coco") in facts
+    facts = triples(learn(backend, "Tengo una perrita nueva. Se llama Luna."))
+    assert ("self", "mascota_luna", "perro Luna") in facts

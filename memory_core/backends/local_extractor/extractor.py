@@ -5,6 +5,8 @@ extractor does, and values must look like what they claim to be (a name, a numbe
 """
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, Usage
@@ -13,10 +15,10 @@ from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_ord
 from memory_core.backends.local_extractor.fallback import generic_fact, note, sensitive
 from memory_core.backends.local_extractor.families import reuse_attribute
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects
+from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
 from memory_core.backends.local_extractor.subjects import Subject, resolve_contact, sentence_for
-from memory_core.backends.local_extractor.text import Sentence, is_english, name_tokens, normalise_name
+from memory_core.backends.local_extractor.text import Sentence, fold, is_english, name_tokens, normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain.policy import find_bank_account
 
@@ -69,6 +71,9 @@ class LocalExtractor:
                     mentions = find_mentions(s, pool)
             read.append((s, mentions, recent))
             found = list(self._sentence_facts(s, context, mentions, recent))
+            named = _name_the_pet(s, facts)
+            if named is not None:
+                found = [named]
             for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
@@ -203,3 +208,24 @@ def carried_over(recent_subjects: tuple[str, ...], pool: tuple[KnownContact, ...
                     (kind == "name" and c.kind == "named" and c.id == normalise_name(ident)):
                 return [Mention(c, 0, 0, 0.7)]
     return []
+
+
+_PET_NAMED = re.compile(r"^(?:and\s+|y\s+)?(?:her|his|its|their|su)\s+(?:name(?:'s|\s+is)|nombre es)\s+|^(?:y\s+)?se llama\s+|"
+                        r"^(?:she|he|it)(?:'s|\s+is)\s+called\s+")
+
+
+def _name_the_pet(s: Sentence, facts: dict[tuple[str, str], Fact]) -> Fact | None:
+    """"I got a puppy! Her name's Coco": the sentence names the pet the previous one brought in."""
+    m = _PET_NAMED.match(s.low)
+    unnamed = [f for (subject, attribute), f in facts.items() if subject == "self" and
+               attribute.startswith("mascota_") and " " not in f.value]
+    if not m or not unnamed:
+        return None
+    name = name_at(s, m.end(), strong=False)
+    if not name:
+        return None
+    pet = unnamed[-1]
+    del facts[(pet.subject, pet.attribute)]
+    value = f"{pet.value} {name}"
+    return replace(pet, attribute=f"mascota_{fold(name).replace(' ', '_')}", value=value,
+                   sentence=pet.sentence.replace(pet.value, value))

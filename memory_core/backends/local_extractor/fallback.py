@@ -287,7 +287,7 @@ _REACTION = re.compile(
     r"eso|esto|es|era|fue|que|lo)\b|^(?:i|we)\s+(?:really\s+|just\s+|totally\s+|absolutely\s+)?(?:love|loved|like|liked|"
     r"enjoy|enjoyed|adore|appreciate|agree|know|think|feel|felt|hope|wish|bet|guess|understand|get)\s+"
     r"(?:it|that|this|them|those|these|how|what|when|the way|you|your|seeing|hearing|to hear)\b|"
-    r"\b(?:you|your|you're|yours)\b")
+    r"^(?:you|your|you're|yours|tu|tus|usted)\b")
 # Who a note is about: the writer ("I", "my", "we", "tengo"...) or someone named.
 _SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|nosotros|nuestr[oa]s?|me|nos|tengo|"
                       r"tenemos|soy|somos|estoy|estamos|vivo|vivimos|trabajo|trabajamos|he|hemos|llevo|llevamos)\b|"

@@ -141,6 +141,8 @@ def _rule_pets(s: Sentence) -> Iterator[Found]:
 
 
 _ROLE = r"(?P<role>[a-z][a-z -]{2,40}?)"
+# When a job changed is not part of the job ("lost my job as a banker yesterday").
+_WHEN = re.compile(r"\s+(?:yesterday|today|last|this|recently|ayer|hoy|el mes|la semana|hace|recientemente)\b.*$")
 _JOB = [
     (re.compile(rf"\b(?:trabajo|curro|estoy trabajando)\s+(?:de|como)\s+{_ROLE}(?=\s+(?:en|para|desde)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\bi(?:'m| am)?\s+(?:now\s+)?(?:work|working)\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in|since)\b|[,.;!]|$)"), "trabajo"),
@@ -163,7 +165,7 @@ def _rule_job(s: Sentence) -> Iterator[Found]:
     for regex, attribute in _JOB:
         m = regex.search(s.low)
         if m and not s.negated(m.start()):
-            role = clean_value(s.text[m.start("role"): m.end("role")])
+            role = clean_value(_WHEN.sub("", s.text[m.start("role"): m.end("role")]))
             if role and role.split()[0].lower() not in ("un", "una", "the"):
                 yield Found(attribute, role, "self", m.start())
                 break
