@@ -32,6 +32,7 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 from memory_core.learning.subjects import known_names, recent_subjects
+from memory_core.backends.local_extractor.units import units
 
 log = logging.getLogger(__name__)
 
@@ -494,9 +495,15 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     if decision.insult >= POLICY_THRESHOLD or insult_words(text):
         return Outcome("refused", "Insults and judgements about a person are never remembered.",
                        policy="insult", decision=decision)
-    if decision.special >= POLICY_THRESHOLD or (verdict.special and decision.passes):
+    if decision.special >= POLICY_THRESHOLD:
         return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
                        policy="special", decision=decision)
+    if verdict.special and decision.passes:
+        # Only the sentences on a protected topic are refused: the rest of the message may still teach.
+        text = without_special_sentences(text, load_exclusions(session, org.id if org else None))
+        if not text:
+            return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
+                           policy="special", decision=decision)
     bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
     if not decision.passes and verdict.bank_account is None:
         return Outcome("ignored", "Nothing durable to remember.", decision=decision)
@@ -518,6 +525,13 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     out = Outcome("ignored", decision=decision, facts=facts, policy="bank_account" if bank else None)
     _write_all(session, access, org, facts, backend, ledger, source, out, explicit=False)
     return out
+
+
+def without_special_sentences(text: str, exclusions: list[Exclusion]) -> str:
+    """The message without its sentences on a special category ("" when all of them are), so the rest
+    of it ("We have two kids, Leo and Alba") is still learnt and the protected sentence never is."""
+    kept = [u.raw for u in units(text) if not u.phatic and not check_text(u.raw, exclusions).special]
+    return " ".join(k if k.rstrip()[-1:] in ".!?;" else f"{k}." for k in kept)
 
 
 def _embedder(backend: ModelBackend, ledger):
