@@ -60,8 +60,8 @@ class LocalExtractor:
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
         bare: list[int] = []  # indexes in `read` of units no rule read
         for unit in units(context.message or "", keep):
-            if unit.phatic or sensitive(unit.sentence):
-                continue  # a sentence on a special category teaches nothing; the others still do
+            if unit.phatic:
+                continue
             s = unit.sentence
             mentions = find_mentions(s, pool)
             if not mentions:

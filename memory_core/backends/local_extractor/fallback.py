@@ -284,14 +284,16 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
 # Reactions and opinions that hold no fact: about "it/that/this", or what the writer feels about it.
 _REACTION = re.compile(
     r"^(?:it|it's|its|that|that's|thats|this|this's|those|these|there|such|so|what a|how|all (?:those|these|the)|"
-    r"eso|esto|es|era|fue|que|lo)\b|^(?:i|we)\s+(?:really\s+|just\s+|totally\s+|absolutely\s+)?(?:love|loved|like|liked|"
+    r"eso|esto|era|fue)\b|^(?:i|we)\s+(?:really\s+|just\s+|totally\s+|absolutely\s+)?(?:love|loved|like|liked|"
     r"enjoy|enjoyed|adore|appreciate|agree|know|think|feel|felt|hope|wish|bet|guess|understand|get)\s+"
     r"(?:it|that|this|them|those|these|how|what|when|the way|you|your|seeing|hearing|to hear)\b|"
     r"^(?:you|your|you're|yours|tu|tus|usted)\b")
 # Who a note is about: the writer ("I", "my", "we", "tengo"...) or someone named.
-_SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|nosotros|nuestr[oa]s?|me|nos|tengo|"
-                      r"tenemos|soy|somos|estoy|estamos|vivo|vivimos|trabajo|trabajamos|he|hemos|llevo|llevamos)\b|"
-                      r"^(?:[a-z]+\s+){0,3}(?:i|i'm|i've|my|we|we're|our|mi|mis|nuestr[oa]s?)\b")
+_SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|nosotros|nuestr[oa]s?|me|nos|he|hemos)\b|"
+                      r"\b(?:tengo|tenemos|soy|somos|estoy|estamos|vivo|vivimos|trabajo|trabajamos|llevo|llevamos|"
+                      r"prefiero|preferimos|quiero|queremos|necesito|necesitamos|uso|usamos|hago|hacemos|voy|vamos|"
+                      r"recojo|salgo|salimos|cierro|cerramos|abro|abrimos|cobro|cobramos|pago|pagamos|facturo|"
+                      r"facturamos|odio|suelo|solemos)\b")
 
 
 def _about_someone(s: Sentence) -> bool:

@@ -62,7 +62,8 @@ _VOCATIVE_END = re.compile(r",\s*[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*(?:[!?]
 # "Tutéame, ...", "Llámame, ...": a verb with its pronoun, not someone's name.
 _CLITIC = re.compile(r"[a-z]{3,}(?:me|nos|te|lo|la|le|les|selo|sela)\b")
 # Second person without the first: about the listener ("you're so talented"), not a fact of the writer.
-_SECOND = re.compile(r"\b(?:you|your|you're|youre|yours|tu|tus|usted|te|ti|contigo|vosotros|os)\b")
+# ("usted" is left out: "mejor de usted" is how the writer wants to be addressed.)
+_SECOND = re.compile(r"\b(?:you|your|you're|youre|yours|tu|tus|te|ti|contigo|vosotros|os)\b")
 _FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us|yo|mi|mis|me|"
                     r"conmigo|nosotros|nosotras|nos|nuestr[oa]s?)\b|\b\w{2,}(?:amos|emos|imos)\b|^(?:tengo|soy|estoy|"
                     r"vivo|trabajo|hago|voy|quiero|prefiero|llevo)\b|\b(?:habla|hable|llama|llame|trata|trate|escribe|"
