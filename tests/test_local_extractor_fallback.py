@@ -30,7 +30,7 @@ def test_a_passed_message_no_rule_reads_becomes_one_fact_about_the_named_contact
 
 def test_an_unknown_company_name_becomes_a_name_subject():
     [fact] = facts("Viveros Lozano quiere siempre el albarán grapado a la factura")
-    assert fact.subject == "name:viveros lozano" and fact.attribute == "facturacion"
+    assert fact.subject == "name:viveros lozano" and fact.attribute.startswith("nota_facturacion_")
 
 
 def test_without_the_gate_no_generic_fact_is_made():
@@ -54,11 +54,12 @@ def test_a_rule_match_wins_over_the_generic_fact():
 
 
 def test_what_the_person_says_about_themselves_is_kept_in_the_third_person():
-    [fact] = facts("Vivo en Logroño desde 2015", category="person", scope="personal")
-    assert (fact.subject, fact.category, fact.attribute) == ("self", "person", "ubicacion")
-    assert fact.sentence == "La persona vive en Logroño desde 2015."
-    [fact] = facts("I live in Bristol with two cats", category="person", scope="personal")
-    assert fact.sentence == "The person lives in Bristol with two cats."
+    [fact] = facts("Estoy en Logroño desde 2015", category="person", scope="personal")
+    assert (fact.subject, fact.category) == ("self", "person")
+    assert fact.attribute.startswith("nota_ubicacion_") or fact.attribute.startswith("nota_")
+    assert fact.sentence == "La persona está en Logroño desde 2015."
+    [fact] = facts("I keep two hives of bees in the garden", category="person", scope="personal")
+    assert fact.sentence == "The person keeps two hives of bees in the garden."
 
 
 def test_what_the_business_says_about_itself_is_an_org_fact():
@@ -67,17 +68,20 @@ def test_what_the_business_says_about_itself_is_an_org_fact():
     assert fact.sentence == "La empresa tiene dos furgonetas de reparto propias."
 
 
-def test_the_same_topic_phrased_two_ways_gets_the_same_attribute():
+def test_two_notes_on_one_topic_get_different_attributes_so_neither_replaces_the_other():
     a = facts("Cerámicas Duero cierra la última semana de julio", category="supplier")[0]
     b = facts("Duero no abre los sábados", category="supplier")[0]
-    assert a.attribute == b.attribute == "horario"
+    assert a.attribute.startswith("nota_horario_") and b.attribute.startswith("nota_horario_")
+    assert a.attribute != b.attribute
 
 
-def test_a_stored_attribute_of_the_same_topic_is_reused():
+def test_only_a_correction_takes_the_stored_attribute_of_its_topic():
     known = {"contact:c8": ("horario_reparto",)}
-    [fact] = facts("Cerámicas Duero hace el reparto por la tarde", category="supplier", known=known)
+    [fact] = facts("Cerámicas Duero ahora hace el reparto por la tarde", category="supplier", known=known)
     assert fact.attribute == "horario_reparto"
-    [fact] = facts("Cerámicas Duero lleva los palés con grúa propia", category="supplier",
+    [fact] = facts("Cerámicas Duero hace el reparto por la tarde", category="supplier", known=known)
+    assert fact.attribute != "horario_reparto"
+    [fact] = facts("Cerámicas Duero ya no lleva los palés con grúa propia", category="supplier",
                    known={"contact:c8": ("grua",)})
     assert fact.attribute == "grua"
 
@@ -104,7 +108,7 @@ def test_the_value_is_fence_safe_and_capped():
 def test_a_short_answer_reads_its_subject_and_topic_from_the_question():
     [fact] = facts("cada dos semanas", category="supplier", contacts=(),
                    previous="¿Cada cuánto os hace el reparto Hermanos Peña?")
-    assert (fact.subject, fact.attribute) == ("name:hermanos pena", "entregas")
+    assert fact.subject == "name:hermanos pena" and fact.attribute.startswith("nota_entregas")
 
 
 def test_a_remember_lead_in_is_not_part_of_the_value():

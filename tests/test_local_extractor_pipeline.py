@@ -15,9 +15,9 @@ def backend(servers):
     return get_backend(servers)
 
 
-def run(session, backend, org, user, text):
+def run(session, backend, org, user, text, external_id="m-1", conversation="chat-1"):
     """Ingest one message from user and run the worker's unit on it; committed."""
-    r = ingest_message(session, channel="web", conversation="chat-1", external_id="m-1", org_id=org.id,
+    r = ingest_message(session, channel="web", conversation=conversation, external_id=external_id, org_id=org.id,
                        user_id=user.id, phone=None, role="user", text=text)
     session.commit()
     out = process_message(session, r.message_id, backend)
@@ -53,4 +53,88 @@ def test_what_the_person_says_about_themselves_stays_personal(factory, system_se
     assert out.outcome == "learnt"
     [m] = system_session.scalars(select(Memory).where(Memory.status == "active")).all()
     assert (m.subject, m.level, m.owner_user_id) == ("self", "personal", ana.id)
-    assert m.sentence == "La persona vive en Logroño desde 2015."
+    assert (m.attribute, m.value) == ("residencia", "Logroño")
+    assert m.sentence == "La persona vive en Logroño."
+
+
+def active(session, org):
+    return session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.status == "active")).all() + \
+        session.scalars(select(Memory).where(Memory.org_id.is_(None), Memory.status == "active")).all()
+
+
+@pytest.mark.parametrize("text", ["We finally finished moving!", "Por fin hemos terminado la mudanza"])
+def test_a_members_house_move_is_never_a_shared_fact_of_the_business(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, backend, org, ana, text)
+    assert out.outcome == "learnt"
+    assert {(m.subject, m.level) for m in active(system_session, org)} == {("self", "personal")}
+
+
+@pytest.mark.parametrize("fact, thanks", [("Being a mom is awesome, honestly the best thing in my life", "Thanks so much, Melanie!"),
+                                          ("Ser madre es lo mejor que me ha pasado en la vida", "¡Muchas gracias, Marta!")])
+def test_thanks_never_replace_what_was_learnt(factory, system_session, backend, fact, thanks):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, fact, "m-1").outcome == "learnt"
+    assert run(system_session, backend, org, ana, thanks, "m-2").outcome == "ignored"
+    [m] = active(system_session, org)
+    assert m.value.startswith(fact.split(",")[0])
+
+
+@pytest.mark.parametrize("new, olano, later", [
+    ("Tenemos un cliente nuevo, Hierros Olano", "hierros olano", "Nos pagan a treinta días"),
+    ("We've got a new customer, Baxter Logistics", "baxter logistics", "And they pay at 30 days")])
+def test_a_later_message_about_the_customer_just_introduced_is_about_it(factory, system_session, backend,
+                                                                         new, olano, later):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    run(system_session, backend, org, ana, new, "m-1")
+    run(system_session, backend, org, ana, later, "m-2")
+    assert (f"name:{olano}", "plazo_pago", "30 días") in {(m.subject, m.attribute, m.value)
+                                                          for m in active(system_session, org)}
+
+
+@pytest.mark.parametrize("first, correction, subject", [
+    ("Hierros Olano paga a 30 días", "Olano ahora nos paga a 60 días", "name:hierros olano"),
+    ("Baxter Logistics pays at 30 days", "Baxter now pays at 60 days", "name:baxter logistics")])
+def test_a_correction_naming_a_business_by_part_of_its_name_replaces_its_term(factory, system_session, backend,
+                                                                               first, correction, subject):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    run(system_session, backend, org, ana, first, "m-1")
+    run(system_session, backend, org, ana, correction, "m-2", conversation="chat-2")
+    terms = [(m.subject, m.value) for m in active(system_session, org) if m.attribute == "plazo_pago"]
+    assert terms == [(subject, "60 días")]
+
+
+@pytest.mark.parametrize("text", ["Farmacia Levante nos paga a 45 días", "Levante Pharmacy pays at 45 days"])
+def test_a_business_sharing_a_word_with_a_contact_is_not_that_contact(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    levante = factory.contact(org, "Construcciones Levante S.L.", tax_id="B46999999")
+    run(system_session, backend, org, ana, text)
+    subjects = {m.subject for m in active(system_session, org)}
+    assert subjects and f"contact:{levante.id}" not in subjects
+
+
+@pytest.mark.parametrize("text, kids", [
+    ("My wife was diagnosed with diabetes last year. We have two kids, Leo and Alba.", "Leo and Alba"),
+    ("A mi mujer le diagnosticaron diabetes el año pasado. Tenemos dos hijos, Leo y Alba.", "Leo y Alba")])
+def test_only_the_sentence_on_a_special_category_is_refused(factory, system_session, backend, text, kids):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, backend, org, ana, text)
+    assert out.outcome == "learnt"
+    memories = active(system_session, org)
+    assert ("self", "hijos", kids) in {(m.subject, m.attribute, m.value) for m in memories}
+    assert not any("diabet" in (m.value + m.sentence).lower() for m in memories)
+
+
+@pytest.mark.parametrize("text", ["I'm lucky to have my husband and kids", "Tengo la suerte de tener a mi marido y a mis hijos"])
+def test_a_family_sentence_is_no_special_category(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, backend, org, ana, text)
+    assert out.outcome == "learnt" and out.policy is None
+    assert {(m.subject, m.level) for m in active(system_session, org)} == {("self", "personal")}

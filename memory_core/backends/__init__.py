@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from dataclasses import replace
 
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
@@ -16,6 +17,13 @@ BACKENDS = ("local", "openai")
 
 _CACHE: dict[tuple, ModelBackend] = {}
 _LOCK = threading.Lock()
+
+
+# A message a rule reads a typed fact from passes the gate at least this sure (above both thresholds)...
+RULE_READ_REMEMBER = 0.75
+# ...and is no special category for the gate unless the sentence names one (the rule's value is a name,
+# a number of days, a weekday: never the protected detail).
+RULE_READ_SPECIAL = 0.45
 
 
 class LocalBackend:
@@ -29,15 +37,27 @@ class LocalBackend:
         from memory_core.backends.local_gate import LocalGate
 
         self.gate = gate or LocalGate()
-        self.extractor = extractor or LocalExtractor()
+        # The extractor judges each sentence with the gate: several facts from one message, none from
+        # its pleasantries, and a special category refused sentence by sentence.
+        self.extractor = extractor or LocalExtractor(judge=self.gate.judge)
         self.embedder = embedder or LocalEmbedder()
         self.embed_model = self.embedder.model_name
 
     def decide(self, message: str, previous_assistant: str | None) -> tuple[GateDecision, Usage]:
-        return self.gate.decide(message, previous_assistant)
+        return self.decide_many([(message, previous_assistant)])[0]
 
     def decide_many(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]:
-        return self.gate.decide_many(messages)
+        """The gate's answers, sentence by sentence; a sentence a rule reads a typed fact from ("háblame de
+        tú", "tengo dos críos, Pau y Marina") is worth remembering, and not a special category unless it
+        names one."""
+        out = []
+        for (message, _), (decision, usage) in zip(messages, self.gate.decide_many(messages)):
+            read, protected = self.extractor.rule_reads(message)
+            if read:
+                decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER),
+                                   special=decision.special if protected else min(decision.special, RULE_READ_SPECIAL))
+            out.append((decision, usage))
+        return out
 
     def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]:
         return self.extractor.extract(context)

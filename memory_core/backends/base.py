@@ -71,6 +71,13 @@ class ExtractionContext:
     # an extractor may then keep one generic fact when no specific shape matched.
     gate_category: str | None = None
     gate_scope: str | None = None
+    # Names of subjects the org already has facts about without a contact ("name:<...>" subjects, as
+    # written), so "Olano" resolves to "Hierros Olano" instead of starting a second subject.
+    known_names: tuple[str, ...] = ()
+    # What the conversation was about in its last few messages, newest first ("contact:<id>" or
+    # "name:<name>"): a sentence that names no subject but goes on about it ("and they pay at 45 days")
+    # takes the first one.
+    recent_subjects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,13 @@ retired when a later assistant message answers it with its words.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from memory_core.backends.base import Usage
+from memory_core.backends.local_extractor.text import squash
 from memory_core.reading.compaction import CompactMessage, critical_tokens
+
+_PUNCT = " .!?¡¿"  # trimmed when two texts are compared
 
 NAME = "local-compactor-1"
 TRIVIAL = {"ok", "vale", "si", "sí", "no", "gracias", "muchas gracias", "perfecto", "genial", "hola", "buenas",
@@ -29,13 +31,8 @@ _DONE = re.compile(r"\b(hecho|hecha|ya est[aá]|listo|lista|enviad[oa]|terminad[
 _WORD = re.compile(r"[^\W\d_]{4,}", re.UNICODE)
 
 
-def _fold(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split()).strip(" .!?¡¿")
-
-
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(_fold(text))}
+    return {w for w in _WORD.findall(squash(text, _PUNCT))}
 
 
 def _is_question(text: str) -> bool:
@@ -61,7 +58,7 @@ def _section(msg: CompactMessage) -> str | None:
 
 
 def _substantive(text: str) -> bool:
-    folded = _fold(text)
+    folded = squash(text, _PUNCT)
     if not folded or folded in TRIVIAL:
         return False
     return bool(critical_tokens(text)) or len(_words(text)) >= 2
@@ -83,7 +80,8 @@ class LocalCompactor:
                 continue
             if section == "unresolved_questions" and any(m.role == "assistant" for m in messages[i + 1:i + 2]):
                 continue  # answered in the next turn: the answer is what is worth keeping
-            same = next((p for p in live if p["section"] == section and _fold(p["text"]) == _fold(msg.text)), None)
+            same = next((p for p in live if p["section"] == section
+                         and squash(p["text"], _PUNCT) == squash(msg.text, _PUNCT)), None)
             if same is not None:
                 if same["id"] in pending:
                     pending[same["id"]]["message_ids"].append(msg.id)

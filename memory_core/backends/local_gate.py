@@ -11,7 +11,8 @@ import re
 import tempfile
 import threading
 import unicodedata
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import joblib
@@ -24,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from memory_core.adapters.config import get_settings
 from memory_core.backends.base import GateDecision, Usage
+from memory_core.backends.local_extractor.units import asks, units
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,43 @@ FLAG_QUESTIONS = {
     "special": lambda row: row["policy"] == "special",
     "bank_account": lambda row: row["policy"] == "bank_account",
 }
+
+
+# Units of recent messages whose decisions the extractor reads back (a few batches' worth).
+UNIT_CACHE = 4096
+# A special-category or insult flag at this probability, as the pipeline reads it.
+FLAG_THRESHOLD = 0.5
+
+
+def _content_units(message: str) -> list[str]:
+    """The units worth judging: not phatic, not a question; none when the message is one unit as written."""
+    parts = [u.text for u in units(message) if not u.phatic and not asks(u.text)]
+    if len(parts) == 1 and parts[0].strip() == message.strip():
+        return []  # the message itself, already scored whole
+    return parts
+
+
+def combine(whole: GateDecision, judged: list[GateDecision], message: str) -> GateDecision:
+    """The message's decision from its own and its units': the best unit's, unless the whole scored
+    higher; flags from the whole and every unit, but a special category only when no unit without one
+    passes (that unit is then learnt alone, the special one refused by the extractor)."""
+    if not judged:
+        if _content_units_empty(message):
+            return replace(whole, remember=min(whole.remember, 0.05))  # only pleasantries or questions
+        return whole
+    best = max(judged, key=lambda d: d.remember)
+    lead = best if best.remember >= whole.remember else whole
+    special = max([whole.special, *(d.special for d in judged)])
+    if any(d.passes and d.special < FLAG_THRESHOLD for d in judged):
+        special = min(special, min(d.special for d in judged if d.passes and d.special < FLAG_THRESHOLD))
+    return replace(lead, remember=max(best.remember, whole.remember), special=special,
+                   corrects=max([whole.corrects, *(d.corrects for d in judged)]),
+                   insult=max([whole.insult, *(d.insult for d in judged)]),
+                   bank_account=max([whole.bank_account, *(d.bank_account for d in judged)]))
+
+
+def _content_units_empty(message: str) -> bool:
+    return not any(not u.phatic and not asks(u.text) for u in units(message))
 
 
 # A capitalised word inside a sentence is mostly a name (Acme, Marta). Names say nothing about whether a
@@ -194,6 +233,7 @@ class LocalGate:
         self.train_path = Path(train_path)
         self._models: GateModels | None = None
         self._lock = threading.Lock()
+        self._units: OrderedDict[str, GateDecision] = OrderedDict()
 
     @property
     def cache_path(self) -> Path:
@@ -240,8 +280,42 @@ class LocalGate:
         return self.decide_many([(message, previous_assistant)])[0]
 
     def decide_many(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]:
-        """`decide` for (message, previous assistant turn) pairs, in order: one feature and one predict
-        pass for the whole batch (the sentence encoder and the classifiers cost far less per row)."""
+        """`decide` for (message, previous assistant turn) pairs, in order, sentence by sentence: each
+        message and each of its units (sentences and clauses without greetings, thanks, vocatives or
+        questions) is scored in one batch, and the message takes its best unit's answer. So "Thanks,
+        Mel! I lost my job" passes on its second sentence, a message of pleasantries passes on none, and
+        a special category in one sentence refuses the message only when no other sentence passes."""
+        if not messages:
+            return []
+        split = [_content_units(m[:MAX_MESSAGE_CHARS]) for m, _ in messages]
+        rows: list[tuple[str, str | None]] = list(messages)
+        for (_, prev), parts in zip(messages, split):
+            rows.extend((u, prev) for u in parts)
+        scored = self.decide_texts(rows)
+        out, at = [], len(messages)
+        for i, parts in enumerate(split):
+            whole, usage = scored[i]
+            judged = [d for d, _ in scored[at: at + len(parts)]]
+            at += len(parts)
+            with self._lock:
+                for text, d in zip(parts, judged):
+                    self._units[text] = d
+                while len(self._units) > UNIT_CACHE:
+                    self._units.popitem(last=False)
+            out.append((combine(whole, judged, messages[i][0]), usage))
+        return out
+
+    def judge(self, texts: list[str]) -> list[GateDecision]:
+        """The gate's decision for each unit of text (as the extractor sees them), cached from `decide_many`."""
+        with self._lock:
+            known = {t: self._units[t] for t in texts if t in self._units}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            known.update(zip(missing, (d for d, _ in self.decide_texts([(t, None) for t in missing]))))
+        return [known[t] for t in texts]
+
+    def decide_texts(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]:
+        """The classifiers' answers for each (text, previous turn) pair as a whole, in one pass."""
         if not messages:
             return []
         texts = [m[:MAX_MESSAGE_CHARS] for m, _ in messages]

@@ -74,7 +74,6 @@ import json
 import logging
 import math
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -83,6 +82,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory_core.backends.base import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
+from memory_core.backends.local_extractor.text import fold, normalise_name
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 
 log = logging.getLogger(__name__)
@@ -228,17 +228,8 @@ def price_for(model: str,
     return table[best] if best else None
 
 
-def _strip_accents(text: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
-
-
-def normalise_name(name: str) -> str:
-    """Lowercase, no accents, single spaces: how a name:<...> subject and contact names are compared."""
-    return " ".join(_strip_accents(name).lower().split())
-
-
 def normalise_attribute(attribute: str) -> str:
-    text = _strip_accents(attribute).lower()
+    text = fold(attribute)
     text = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
     return text
 

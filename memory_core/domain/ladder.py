@@ -16,7 +16,6 @@ commit together or not at all.
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from memory_core.backends.base import Fact
+from memory_core.backends.local_extractor.text import squash
 from memory_core.domain import audit, clock
 from memory_core.domain.access import Access
 from memory_core.domain.models import Memory, MemorySource, Organization
@@ -60,8 +60,7 @@ class WriteResult:
 
 def normalise(value: str) -> str:
     """Compare values the way a person would: case, accents and spacing do not matter."""
-    folded = unicodedata.normalize("NFKD", value.casefold())
-    return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split()).strip(" .")
+    return squash(value)
 
 
 def stored_attribute(fact: Fact) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import unicodedata
 import uuid
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -22,6 +21,8 @@ from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
+from memory_core.backends.local_extractor.text import fold, normalise_name
+from memory_core.backends.local_extractor.units import units
 from memory_core.domain import audit, clock
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.errors import Conflict, NotFound
@@ -37,6 +38,7 @@ from memory_core.domain.models import (
     PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.learning.subjects import known_names, recent_subjects
 from memory_core.privacy.my_memory import learning_paused
 
 log = logging.getLogger(__name__)
@@ -59,12 +61,6 @@ INSULT_WORDS = (
     "liar", "useless", "clueless", "hasn't got a clue",
 )
 _INSULT_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in INSULT_WORDS) + r")\b")
-
-
-def fold(text: str) -> str:
-    """Lower case without accents."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def insult_words(text: str) -> str | None:
@@ -192,10 +188,14 @@ def known_attributes(session: Session, access: Access, subjects: list[str]) -> d
 
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
                        today: dt.date | None = None, decision: GateDecision | None = None,
-                       all_contacts: list[Contact] | None = None) -> ExtractionContext:
+                       all_contacts: list[Contact] | None = None,
+                       conversation_id: uuid.UUID | None = None) -> ExtractionContext:
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
-    known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)])
+    names = known_names(session, access)
+    known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts),
+                                               *(f"name:{n}" for n in names)])
     return ExtractionContext(
+        known_names=names, recent_subjects=recent_subjects(session, access, conversation_id),
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=tuple(c.aliases or ())) for c in contacts),
@@ -237,7 +237,7 @@ def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionCon
             category = named[0].kind if named[0].kind in ("customer", "supplier") else "supplier"
         elif category in ("customer", "supplier"):
             label = mentioned_name(context.message) or "sin identificar"
-            subject = f"name:{fold(label)}"
+            subject = f"name:{normalise_name(label)}"
         else:
             return out  # the org's own account, say: not a customer's or supplier's change
         out.append(Fact(subject=subject, attribute=BANK_ATTRIBUTES[0],
@@ -519,16 +519,23 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     if decision.insult >= POLICY_THRESHOLD or insult_words(text):
         return Outcome("refused", "Insults and judgements about a person are never remembered.",
                        policy="insult", decision=decision)
-    if decision.special >= POLICY_THRESHOLD or (verdict.special and decision.passes):
+    if decision.special >= POLICY_THRESHOLD:
         return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
                        policy="special", decision=decision)
+    if verdict.special and decision.passes:
+        # Only the sentences on a protected topic are refused: the rest of the message may still teach.
+        text = without_special_sentences(text, load_exclusions(session, org.id if org else None))
+        if not text:
+            return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
+                           policy="special", decision=decision)
     bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
     if not decision.passes and verdict.bank_account is None:
         return Outcome("ignored", "Nothing durable to remember.", decision=decision)
     # Only a message the gate passed carries the gate's decision: a bank-account line it did not pass
     # gets no generic fact.
     context = extraction_context(session, access, text, previous, today,
-                                 decision if decision.passes else None, all_contacts=all_contacts)
+                                 decision if decision.passes else None, all_contacts=all_contacts,
+                                 conversation_id=source.conversation_id if source is not None else None)
     facts, usage = backend.extract(context)
     ledger(usage)
     if bank:
@@ -542,6 +549,13 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     out = Outcome("ignored", decision=decision, facts=facts, policy="bank_account" if bank else None)
     _write_all(session, access, org, facts, backend, ledger, source, out, explicit=False)
     return out
+
+
+def without_special_sentences(text: str, exclusions: list[Exclusion]) -> str:
+    """The message without its sentences on a special category ("" when all of them are), so the rest
+    of it ("We have two kids, Leo and Alba") is still learnt and the protected sentence never is."""
+    kept = [u.raw for u in units(text) if not u.phatic and not check_text(u.raw, exclusions).special]
+    return " ".join(k if k.rstrip()[-1:] in ".!?;" else f"{k}." for k in kept)
 
 
 def _embedder(backend: ModelBackend, ledger):

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from memory_core.backends.base import Fact, ModelBackend
+from memory_core.backends.local_extractor.text import fold
 from memory_core.domain.access import Access, contact_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.ladder import Source, requested_level
@@ -29,7 +30,6 @@ from memory_core.learning.pipeline import (
     bank_facts,
     check_text,
     extraction_context,
-    fold,
     insult_words,
     load_exclusions,
 )

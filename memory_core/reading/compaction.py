@@ -27,6 +27,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from memory_core.backends.base import Usage
+from memory_core.backends.local_extractor.dates import MONTHS
 from memory_core.domain import clock
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.models import Conversation, ConversationSummary, Message, Organization
@@ -78,8 +79,7 @@ def message_tokens(text: str) -> int:
 
 # ---------------------------------------------------------------------------- what must never be lost
 
-_MONTHS = ("enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|"
-           "january|february|march|april|may|june|july|august|september|october|november|december")
+_MONTHS = "|".join(MONTHS)  # the one month table (local_extractor.dates)
 _CRITICAL = re.compile(
     r"\b(?:ES)?[A-HJ-NP-SUVW]-?\d{7}[0-9A-J]\b"  # CIF (company tax ID), with or without the ES VAT prefix
     r"|\b\d{8}-?[A-Z]\b|\b[XYZ]-?\d{7}-?[A-Z]\b"  # DNI / NIE

@@ -23,7 +23,6 @@ import math
 import os
 import re
 import threading
-import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,6 +48,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.backends.local_extractor.text import fold
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
@@ -129,17 +129,12 @@ class MemoryBlock:
 
 # ------------------------------------------------------------------------------------ helpers
 
-def _fold(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in folded if not unicodedata.combining(c))
-
-
-_TRIVIAL_FOLDED = frozenset(_fold(w) for w in _TRIVIAL_WORDS)
+_TRIVIAL_FOLDED = frozenset(fold(w) for w in _TRIVIAL_WORDS)
 
 
 def is_trivial(message: str) -> bool:
     """A turn that carries nothing to search for: thanks, acknowledgements, a bare yes or no."""
-    words = re.findall(r"\w+", _fold(message))
+    words = re.findall(r"\w+", fold(message))
     return not words or (len(words) <= 4 and all(w in _TRIVIAL_FOLDED for w in words))
 
 
@@ -243,7 +238,7 @@ def _is_core(m: Memory) -> bool:
 def _core_order(rows: Iterable[Memory]) -> list[Memory]:
     """The fixed core order (no ageing, so it never drifts): known attributes first, then by age."""
     order = {a: i for i, a in enumerate(CORE_ORDER)}
-    rows = sorted(rows, key=lambda m: (order.get(_fold(m.attribute), len(order)), m.category != "person",
+    rows = sorted(rows, key=lambda m: (order.get(fold(m.attribute), len(order)), m.category != "person",
                                        m.created_at, str(m.id)))
     return rows[:CORE_MAX_LINES]
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
-import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +54,8 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
+from memory_core.backends.local_extractor.dates import past_range
+from memory_core.backends.local_extractor.text import fold
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -173,69 +174,10 @@ def fts_text(query: str) -> str:
     return " ".join(kept)
 
 
-_MONTHS = {m: i for i, names in enumerate([
-    ("enero", "january"), ("febrero", "february"), ("marzo", "march"), ("abril", "april"), ("mayo", "may"),
-    ("junio", "june"), ("julio", "july"), ("agosto", "august"), ("septiembre", "setiembre", "september"),
-    ("octubre", "october"), ("noviembre", "november"), ("diciembre", "december")], start=1) for m in names}
-_NUMBERS = {"un": 1, "una": 1, "uno": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,
-            "cuatro": 4, "four": 4, "cinco": 5, "five": 5}
-_AGO = re.compile(r"\bhace (\d+|un|una|dos|tres|cuatro|cinco) (dia|dias|semana|semanas|mes|meses)\b"
-                  r"|\b(\d+|a|one|two|three|four|five) (day|days|week|weeks|month|months) ago\b")
-_MONTH = re.compile(r"\b(?:en|de|in|of|durante) (" + "|".join(_MONTHS) + r")\b(?: (?:de |del )?(\d{4}))?")
-
-
-def _fold(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in folded if not unicodedata.combining(c))
-
-
-def _month_start(day: dt.date, back: int = 0) -> dt.date:
-    """The first day of the month `back` months before day's (negative: after)."""
-    y, m = divmod(day.year * 12 + day.month - 1 - back, 12)
-    return dt.date(y, m + 1, 1)
-
-
 def date_range(query: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
-    """The days a relative date in the query points at, [start, end); None when it names none.
-
-    Spanish and English: hoy/today, ayer/yesterday, anteayer, esta semana/this week, la semana pasada/
-    last week, este mes/this month, el mes pasado/last month, hace N días|semanas|meses / N days ago,
-    "en septiembre" / "in September" (its latest occurrence up to now, or the year given)."""
-    q = _fold(query)
-    today = now.date()
-    monday = today - dt.timedelta(days=today.weekday())
-    day = dt.timedelta(days=1)
-    fixed = [
-        (r"\banteayer\b", (today - 2 * day, today - day)),
-        (r"\b(ayer|yesterday)\b", (today - day, today)),
-        (r"\b(hoy|today)\b", (today, today + day)),
-        (r"\b(la semana pasada|semana pasada|last week)\b", (monday - 7 * day, monday)),
-        (r"\b(esta semana|this week)\b", (monday, monday + 7 * day)),
-        (r"\b(el mes pasado|mes pasado|last month)\b", (_month_start(today, 1), _month_start(today))),
-        (r"\b(este mes|this month)\b", (_month_start(today), _month_start(today, -1))),
-        (r"\b(el ano pasado|last year)\b", (dt.date(today.year - 1, 1, 1), dt.date(today.year, 1, 1))),
-        (r"\b(este ano|this year)\b", (dt.date(today.year, 1, 1), dt.date(today.year + 1, 1, 1))),
-    ]
-    for pattern, span in fixed:
-        if re.search(pattern, q):
-            return span
-    if m := _AGO.search(q):
-        n_text, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        n = int(n_text) if n_text.isdigit() else _NUMBERS.get(n_text, 1)
-        if unit.startswith(("dia", "day")):
-            point, half = today - n * day, 0
-            return point, point + day
-        if unit.startswith(("semana", "week")):
-            point, half = today - 7 * n * day, 3
-        else:
-            point, half = today - 30 * n * day, 15
-        return point - half * day, point + (half + 1) * day
-    if m := _MONTH.search(q):
-        month = _MONTHS[m.group(1)]
-        year = int(m.group(2)) if m.group(2) else (today.year if month <= today.month else today.year - 1)
-        start = dt.date(year, month, 1)
-        return start, _month_start(start, -1)
-    return None
+    """The days a relative date in the query points at, [start, end); None when it names none (see
+    `local_extractor.dates.past_range`, the one date parser)."""
+    return past_range(fold(query), now.date())
 
 
 # Query values travel as bind parameters, so each retriever's statement is built once per form (which

@@ -1,10 +1,9 @@
 """The local extractor's generic fact: what a message the gate passed says, when no rule read its shape.
 
-Package-private helper of local_extractor. The gate already judged the message durable; this keeps its
-first stated clause as one atomic fact: the subject resolved as the rules do, the gate's category, an
-attribute named after the clause's topic (stable for the same topic, reusing a stored name), the clause
-as the value (fenced-safe and capped) and a plain third-person sentence. Questions, hypotheticals, orders
-and injections still yield nothing.
+The gate already judged the message durable; this keeps its first stated clause as one atomic fact: the
+subject resolved as the rules do, the gate's category, an attribute named after the clause's topic
+(stable for the same topic, reusing a stored name), the clause as the value (fenced-safe and capped) and
+a plain third-person sentence. Questions, hypotheticals, orders and injections still yield nothing.
 """
 from __future__ import annotations
 
@@ -12,10 +11,12 @@ import re
 import unicodedata
 
 from memory_core.backends.base import ExtractionContext, Fact
-from memory_core.backends.local_extractor import (
-    _MEMBER_OF, _REMEMBER_PREFIX, _Mention, _Sentence, _clean_value, _contact_subject, _name_runs,
-    find_date, fold, is_order, normalise_name, reuse_attribute, statement,
-)
+from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
+from memory_core.backends.local_extractor.dates import find_date
+from memory_core.backends.local_extractor.families import MEMBER_OF, reuse_attribute
+from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, looks_like_company, name_runs
+from memory_core.backends.local_extractor.subjects import contact_subject
+from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.vocabulary import GATE_CATEGORIES
@@ -144,9 +145,6 @@ _EN_START = {"i'm": "is", "i am": "is", "i've": "has", "i have": "has", "we're":
              "we've": "has", "we have": "has", "i'd rather": "would rather", "we'd rather": "would rather"}
 _EN_PRONOUNS = {"my": "their", "me": "them", "myself": "themselves", "our": "its", "us": "it", "i": "they",
                 "we": "they"}
-_ENGLISH = re.compile(r"\b(?:the|is|are|i|i'm|we|we're|my|our|and|with|to|of|always|never|don't|please|on|in|from|"
-                      r"give|for|an|it|be|not|let|know|whenever|at|by|only|than|rather|just|they|their)\b")
-_SPANISH = re.compile(r"\b(?:el|la|los|las|que|de|del|y|en|es|un|una|por|para|con|mi|me|no|se|lo|al|mas|pero)\b")
 
 
 # GDPR art. 9 categories (origin, religion, beliefs, politics, unions, health, sex life, genetics, biometrics):
@@ -162,6 +160,11 @@ _SENSITIVE = re.compile(
     r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*)\b")
 
 
+def sensitive(s: Sentence) -> bool:
+    """The unit is on a special category (GDPR art. 9): never learnt in the background."""
+    return bool(_SENSITIVE.search(s.low))
+
+
 def _safe(text: str) -> str:
     """Fence-safe and capped: no control, format or separator characters, no angle-bracket runs."""
     clean = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") else ch for ch in text)
@@ -171,12 +174,12 @@ def _safe(text: str) -> str:
     return clean
 
 
-def _strip_lead(s: _Sentence) -> _Sentence:
+def _strip_lead(s: Sentence) -> Sentence:
     """The sentence without "recuerda que", "corrección:" and the like in front."""
-    for regex in (_REMEMBER_PREFIX, _LEAD_IN):
+    for regex in (REMEMBER_PREFIX, _LEAD_IN):
         m = regex.match(s.low)
         if m and m.end() and m.end() < len(s.low):
-            s = _Sentence.of(s.text[m.end():])
+            s = Sentence.of(s.text[m.end():])
     return s
 
 
@@ -184,7 +187,7 @@ def _content_words(low: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z']+", low) if len(w) >= 3 and w not in _STOP]
 
 
-def _says_something(s: _Sentence) -> bool:
+def _says_something(s: Sentence) -> bool:
     """A statement with content (a word or a number), or a standing rule ("cuando me escribas, sé breve")."""
     if not (_content_words(s.low) or re.search(r"\d", s.low)):
         return False
@@ -195,7 +198,7 @@ def _says_something(s: _Sentence) -> bool:
     lead = _STANDING.match(s.low)
     if not lead or "?" in s.text or "¿" in s.text:
         return False
-    main = _Sentence.of(s.text[lead.end():])
+    main = Sentence.of(s.text[lead.end():])
     # "cuando llegue el pedido, mándame la factura" is an order for later, not a standing rule.
     return statement(main) and not is_order(main)
 
@@ -203,26 +206,50 @@ def _says_something(s: _Sentence) -> bool:
 _STANDING = re.compile(r"^(?:cuando|siempre que|when|whenever)\b[^,]{3,80},\s*")
 
 
-def _names(s: _Sentence) -> list[str]:
+def _names(s: Sentence) -> list[str]:
     """Capitalised runs that look like a name: a lone capitalised first word must not be a common starter."""
     out = []
-    for text, start, _end in _name_runs(s, 0, len(s.text)):
+    for text, start, _end in name_runs(s, 0, len(s.text)):
         text = re.sub(r"'s$", "", text)
-        if start == 0 and " " not in text and _COMMON_START.match(fold(text)):
+        # A lone capitalised word opening the sentence is its first word, unless it names a business.
+        if start == 0 and " " not in text and (_COMMON_START.match(fold(text)) or not looks_like_company(text)):
             continue
-        if fold(text) in _STOP:
+        if fold(text) in _STOP or fold(text.split()[0]) in NOT_NAMES:
             continue
         out.append(text)
     return out
 
 
-def _subject(s: _Sentence, mentions: list[_Mention], recent: list[_Mention], category: str,
-             scope: str | None, previous: _Sentence | None = None) -> tuple[str, str, str] | None:
-    """(subject key, label, memory category) as the rules resolve them, or None."""
+# Topics of a person's own life: "we" there is the writer's household, never the business.
+PERSONAL_TOPIC = re.compile(
+    r"\b(?:mov(?:e|ed|ing)|mudanza|mudad[oa]s?|mudamos|mudarnos|house|home|casa|piso|apartment|flat|kids?|children|"
+    r"hij[oa]s?|crios|familia|family|wife|husband|marido|mujer|pareja|partner|boyfriend|girlfriend|novi[oa]|"
+    r"mom|mum|dad|mother|father|madre|padre|brother|sister|herman[oa]s?|baby|bebe|wedding|boda|married|casad[oa]s?|"
+    r"dogs?|cats?|pup(?:py)?|kitty|kitten|perr[oa]s?|gat[oa]s?|mascotas?|pets?|hobby|hobbies|aficion\w*|"
+    r"paint\w*|pint\w*|guitar\w*|piano|violin|music|musica|sing\w*|dance|danc\w*|bail\w*|running|run|hike|"
+    r"hiking|camping|beach|playa|vacation|holiday|trip|viaje|vacaciones|garden\w*|jardin\w*|cook\w*|cocin\w*|"
+    r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
+    r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
+    r"movie|movies|pelicula\w*|game|games|juego\w*|sport\w*|deporte\w*|gym|gimnasio|yoga)\b")
+_NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+)?(?:[a-z]{2,}ing|[a-z]{3,}ed|got|went|made|took|had|"
+                        r"started|lost|bought|found|saw|met)\b")
+# A message that corrects what was said before: only then may a note take a stored name and replace it.
+CORRECTION = re.compile(
+    r"\b(?:ahora|ya no|now|no longer|anymore|any more|actually|en realidad|me equivoque|me he equivocado|"
+    r"rectifico|corrijo|correction|instead|en vez de|en lugar de|a partir de ahora|from now on|ha cambiado|"
+    r"han cambiado|has changed|have changed|changed|cambiado|cambio|not anymore)\b")
+
+
+def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], category: str,
+             scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
+    """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
+    on a personal topic and the business on a business one; a contact or a name only when named."""
     if mentions and category not in ("person", "event"):
         best = min(mentions, key=lambda m: m.start)
-        subject = _contact_subject(best.contact, best.confidence)
+        subject = contact_subject(best.contact, best.confidence)
         return subject.key, subject.label, subject.category
+    personal = bool(PERSONAL_TOPIC.search(s.low))
+    singular, plural = bool(_FIRST_SINGULAR.search(s.low)), bool(_FIRST_PLURAL.search(s.low))
     if category in ("customer", "supplier"):
         names = _names(s)
         if names and normalise_name(names[0]):
@@ -232,56 +259,95 @@ def _subject(s: _Sentence, mentions: list[_Mention], recent: list[_Mention], cat
             return f"name:{normalise_name(name)}", name, category
         distinct = {m.contact.id: m.contact for m in recent}
         if len(distinct) == 1:
-            subject = _contact_subject(next(iter(distinct.values())), 0.7)
+            subject = contact_subject(next(iter(distinct.values())), 0.7)
             return subject.key, subject.label, subject.category
+        if personal or (singular and not plural):
+            return "self", "", "person" if personal else "preference"
         return "org", "", category
     if category == "company":
+        if personal or (singular and not plural):
+            return "self", "", "person"
         return "org", "", "company"
     if category in ("person", "preference", "event"):
         return "self", "", category
-    # The gate passed it with no category: who the sentence speaks for decides.
-    if _FIRST_SINGULAR.search(s.low):
+    # The gate passed it with no category: who the sentence speaks for decides ("Wrapping up the
+    # business plan": a sentence with no subject of its own is the writer's).
+    if singular or _NO_SUBJECT.match(s.low):
         return "self", "", "preference"
-    if _FIRST_PLURAL.search(s.low):
-        return "org", "", "company"
+    if plural:
+        return ("self", "", "person") if personal else ("org", "", "company")
     names = _names(s)
-    if names and normalise_name(names[0]):
+    if names and normalise_name(names[0]) and not personal:
         return f"name:{normalise_name(names[0])}", names[0], "customer"
-    return ("org", "", "company") if scope == "shared" else ("self", "", "preference")
+    return ("org", "", "company") if scope == "shared" and not personal else ("self", "", "preference")
 
 
-def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "") -> str:
-    """A name stable for the topic: a topic family, else nota_<first content word>; a stored name wins."""
+# Reactions and opinions that hold no fact: about "it/that/this", or what the writer feels about it.
+_REACTION = re.compile(
+    r"^(?:it|it's|its|that|that's|thats|this|this's|those|these|there|such|so|what a|how|all (?:those|these|the)|"
+    r"eso|esto|era|fue)\b|^(?:i|we)\s+(?:really\s+|just\s+|totally\s+|absolutely\s+)?(?:love|loved|like|liked|"
+    r"enjoy|enjoyed|adore|appreciate|agree|know|think|feel|felt|hope|wish|bet|guess|understand|get)\s+"
+    r"(?:it|that|this|them|those|these|how|what|when|the way|you|your|seeing|hearing|to hear)\b|"
+    r"^(?:you|your|you're|yours|tu|tus|usted)\b")
+# Who a note is about: the writer ("I", "my", "we", "tengo"...) or someone named.
+_SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|nosotros|nuestr[oa]s?|me|nos|he|hemos)\b|"
+                      r"\b(?:tengo|tenemos|soy|somos|estoy|estamos|vivo|vivimos|trabajo|trabajamos|llevo|llevamos|"
+                      r"prefiero|preferimos|quiero|queremos|necesito|necesitamos|uso|usamos|hago|hacemos|voy|vamos|"
+                      r"recojo|salgo|salimos|cierro|cerramos|abro|abrimos|cobro|cobramos|pago|pagamos|facturo|"
+                      r"facturamos|odio|suelo|solemos)\b")
+
+
+def _about_someone(s: Sentence) -> bool:
+    """A note states something about the writer or a named subject, not a reaction to the talk."""
+    if _REACTION.search(s.low):
+        return False
+    return bool(_SOMEONE.search(s.low) or _FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _names(s)
+                or _NO_SUBJECT.match(s.low) or re.search(r"\d", s.low))
+
+
+def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "",
+               correction: bool = False) -> str:
+    """The attribute of a note. Notes are many-valued: `nota_<topic>_<two content words>`, so an unrelated
+    note never shares a name with it; only a correction takes the stored name of its topic, to replace it."""
     # hint is the question a short answer replies to: its topic counts when the answer has none.
     body = low.replace(fold(label), " ") if label else low
     contact = subject.startswith(("contact:", "name:"))
     if contact and _BANK_TOPIC.search(body):
         return "cuenta_bancaria"
+    topic, regex = "", None
     for text in (body, hint.replace(fold(label), " ") if label else hint):
-        for regex, own, other in _TOPICS:
-            if text and regex.search(text):
-                return _reuse(regex, other if contact else own, stored)
+        for pattern, own, other in _TOPICS:
+            if text and pattern.search(text):
+                topic, regex = (other if contact else own), pattern
+                break
+        if topic:
+            break
     words = _content_words(body)
-    if not words:
-        return "nota"
-    for name in stored:
-        # Only another note may be superseded by a note: a rule's fact (cuenta_bancaria, plazo_pago...) sharing
-        # a word with the clause is a different fact.
-        if _generic_name(name) and any(w in name.split("_") for w in words):
-            return name
-    return "nota_" + re.sub(r"[^a-z0-9]+", "_", words[0]).strip("_")
+    if correction:
+        if regex is not None:
+            name = _reuse(regex, topic, stored)
+            if name in stored:
+                return name
+        for name in stored:
+            # Only another note may be superseded by a note: a rule's fact (cuenta_bancaria, plazo_pago...)
+            # sharing a word with the clause is a different fact.
+            if generic_name(name) and any(w in name.split("_") for w in words):
+                return name
+    key = "_".join(dict.fromkeys(re.sub(r"[^a-z0-9]+", "", w)[:8] for w in words if w[:1].isalpha()))
+    key = "_".join(key.split("_")[:2]).strip("_")
+    return "_".join(p for p in ("nota", topic, key) if p) if (topic or key) else "nota"
 
 
-def _generic_name(name: str) -> bool:
+def generic_name(name: str) -> bool:
     """A stored name no rule family owns (a note or a topic name), so a generic fact may take it."""
     key = re.sub(r"[^a-z0-9]+", "_", fold(name)).strip("_")
-    return key not in _MEMBER_OF and key not in BANK_ATTRIBUTES
+    return key not in MEMBER_OF and key not in BANK_ATTRIBUTES
 
 
-def _topic_text(s: _Sentence) -> str:
+def _topic_text(s: Sentence) -> str:
     """The folded sentence without its multi-word names ("Helen Price" is not about prices)."""
     low = s.low
-    for text, start, end in _name_runs(s, 0, len(s.text)):
+    for text, start, end in name_runs(s, 0, len(s.text)):
         if " " in text:
             low = low[:start] + " " * (end - start) + low[end:]
     return low
@@ -295,7 +361,7 @@ def _reuse(topic: re.Pattern, canonical: str, stored: tuple[str, ...]) -> str:
     for name in stored:
         key = re.sub(r"[^a-z0-9]+", "_", fold(name)).strip("_")
         # A name the rules file under a family is that family's, even if it shares a word with this topic.
-        if _generic_name(name) and topic.search(key.replace("_", " ")):
+        if generic_name(name) and topic.search(key.replace("_", " ")):
             return name
     return canonical
 
@@ -303,7 +369,7 @@ def _reuse(topic: re.Pattern, canonical: str, stored: tuple[str, ...]) -> str:
 def _third_person(clause: str, subject: str) -> str:
     """A plain third-person sentence from a first-person clause (best effort, word for word)."""
     low = fold(clause)
-    english = len(_ENGLISH.findall(low)) > len(_SPANISH.findall(low))
+    english = is_english(clause)
     if subject not in ("self", "org"):
         return clause
     who = ("The person" if subject == "self" else "The business") if english else \
@@ -344,48 +410,54 @@ def _swap(text: str, table: dict[str, str]) -> str:
     return re.sub(r"\s+", " ", out).strip()
 
 
-def generic_fact(read: list[tuple[_Sentence, list[_Mention], list[_Mention]]],
-                 context: ExtractionContext) -> Fact | None:
-    """One generic fact from the first sentence that states something, or None."""
-    if find_bank_account(context.message or ""):
-        return None  # a bank account is the bank rule's and the policy's business, never a generic note
-    category = context.gate_category or "nothing"
+def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: ExtractionContext,
+         category: str, scope: str | None) -> Fact | None:
+    """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
     whole = context.message or ""
     bank = bool(_BANK_TOPIC.search(fold(whole)))
-    if category not in GATE_CATEGORIES:
+    s = _strip_lead(s)
+    if not _says_something(s) or is_order(s) or _SENSITIVE.search(s.low):
+        return None  # a clause on a special category is refused; the message's other sentences are not
+    # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
+    previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
+        len(s.low.split()) <= SHORT_ANSWER_WORDS else None
+    if not mentions and not recent and previous is None and not _about_someone(s):
+        return None  # "It's peaceful and special", "I love it": a reaction, not a fact about anyone
+    value = _safe(clean_value(s.text))
+    if len(value) < 2:
         return None
+    resolved = _subject(s, mentions, recent, category, scope, previous)
+    if resolved is None:
+        return None
+    key, label, memory_category = resolved
+    stored = tuple(context.known_attributes.get(key, ()))
+    event_date = None
+    if memory_category == "event":
+        found = find_date(s.low, context.today)
+        event_date = found[0] if found and found[0] >= context.today else None
+    if key in ("self", "org") and bank and memory_category != "event":
+        return None  # the business's own account is only ever read by the bank-account rule
+    attribute = "evento" if memory_category == "event" else \
+        _attribute(fold(whole) if bank else _topic_text(s), key, stored, label, previous.low if previous else "",
+                   correction=bool(CORRECTION.search(s.low)))
+    if memory_category == "event":
+        body = f"El {event_date:%d/%m/%Y}: {value}" if event_date else f"Evento: {value}"
+    else:
+        body = _third_person(value, key)
+    if label and fold(label) not in fold(body):
+        body = f"{label}: {body}"
+    sentence = _safe(body[:1].upper() + body[1:]).rstrip(".") + "."
+    return Fact(subject=key, attribute=attribute, value=value, sentence=sentence, category=memory_category,
+                event_date=event_date, confidence=CONFIDENCE)
+
+
+def generic_fact(read: list[tuple[Sentence, list[Mention], list[Mention]]],
+                 context: ExtractionContext) -> Fact | None:
+    """One generic fact from the first unit that states something, under the message's gate category."""
+    if find_bank_account(context.message or "") or (context.gate_category or "nothing") not in GATE_CATEGORIES:
+        return None  # a bank account is the bank rule's and the policy's business, never a generic note
     for s, mentions, recent in read:
-        s = _strip_lead(s)
-        if not _says_something(s) or is_order(s):
-            continue
-        if _SENSITIVE.search(s.low):
-            return None
-        value = _safe(_clean_value(s.text))
-        if len(value) < 2:
-            continue
-        # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
-        previous = _Sentence.of(context.previous_assistant) if context.previous_assistant and \
-            len(s.low.split()) <= SHORT_ANSWER_WORDS else None
-        resolved = _subject(s, mentions, recent, category, context.gate_scope, previous)
-        if resolved is None:
-            continue
-        key, label, memory_category = resolved
-        stored = tuple(context.known_attributes.get(key, ()))
-        event_date = None
-        if memory_category == "event":
-            found = find_date(s.low, context.today)
-            event_date = found[0] if found and found[0] >= context.today else None
-        if key in ("self", "org") and bank and memory_category != "event":
-            return None  # the business's own account is only ever read by the bank-account rule
-        attribute = "evento" if memory_category == "event" else \
-            _attribute(fold(whole) if bank else _topic_text(s), key, stored, label, previous.low if previous else "")
-        if memory_category == "event":
-            body = f"El {event_date:%d/%m/%Y}: {value}" if event_date else f"Evento: {value}"
-        else:
-            body = _third_person(value, key)
-        if label and fold(label) not in fold(body):
-            body = f"{label}: {body}"
-        sentence = _safe(body[:1].upper() + body[1:]).rstrip(".") + "."
-        return Fact(subject=key, attribute=attribute, value=value, sentence=sentence, category=memory_category,
-                    event_date=event_date, confidence=CONFIDENCE)
+        fact = note(s, mentions, recent, context, context.gate_category or "nothing", context.gate_scope)
+        if fact is not None:
+            return fact
     return None

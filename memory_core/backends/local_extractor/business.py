@@ -1,0 +1,429 @@
+"""Rules for business facts: payment terms and methods, contact people, channels, formats, tax data,
+addresses, discounts, email and phone, bank accounts."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memory_core.backends.local_extractor.clauses import DURABLE
+from memory_core.backends.local_extractor.found import Found
+from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
+from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
+from memory_core.domain.policy import find_bank_account
+
+_NUM_WORDS = {"quince": 15, "veinte": 20, "treinta": 30, "cuarenta y cinco": 45, "sesenta": 60, "noventa": 90,
+              "ciento veinte": 120, "fifteen": 15, "twenty": 20, "thirty": 30, "forty five": 45, "forty-five": 45,
+              "sixty": 60, "ninety": 90}
+_NUM = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUM_WORDS, key=len, reverse=True)) + ")"
+
+
+def _days(n: str) -> str | None:
+    value = _NUM_WORDS.get(n) or int(n)
+    return f"{value} días" if 1 <= value <= 365 else None
+
+
+_PAY_METHODS = {"transferencia bancaria": "transferencia", "transferencia": "transferencia",
+                "recibo domiciliado": "domiciliación", "domiciliacion": "domiciliación", "recibo": "domiciliación",
+                "tarjeta": "tarjeta", "bizum": "Bizum", "cheque": "cheque", "pagare": "pagaré",
+                "efectivo": "efectivo", "paypal": "PayPal", "bank transfer": "transferencia",
+                "transfer": "transferencia", "direct debit": "domiciliación", "card": "tarjeta", "cash": "efectivo",
+                "check": "cheque"}
+_PAY_METHOD = re.compile(r"\b(?:paga|pagan|nos paga|pays?(?: us)?)\b.{0,40}?\b(?:por|con|mediante|en|by|with|in)\s+"
+                         r"(?:un\s+|una\s+)?(?P<v>" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + r")\b")
+_PAY_BY = r"(?:por|con|mediante|en)\s+(?:un\s+|una\s+)?(?:" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + ")"
+_PAYMENT_TERMS = [re.compile(p) for p in (
+    rf"\b(?:nos\s+|me\s+)?(?:paga|pagan|pagara|abona|abonan)\s+(?:(?:siempre|ahora|ya|normalmente|las facturas|sus facturas|todo|{_PAY_BY})\s+)*(?:a|en|con)\s+(?:un plazo de\s+)?{_NUM}\s*(?:dias|d)\b",
+    rf"\bplazo de (?:pago|cobro)\b.{{0,40}}?\b(?:es|son|sera|pasa a ser|de)\s+(?:de\s+)?{_NUM}\s*dias",
+    rf"\bplazo\s+(?:es|son|sera|pasa a ser|esta en)\s+(?:de\s+|a\s+)?{_NUM}\s*dias",
+    rf"\b(?:le|les)\s+(?:damos|dejamos|doy|dejo|cobramos|cobro|facturamos|facturo|pagamos|pago)\s+(?:siempre\s+|ahora\s+)?(?:a\s+)?{_NUM}\s*dias",
+    rf"\b(?:nos|me)\s+(?:cobra|cobran|factura|facturan)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
+    rf"\b(?:nos|me)\s+(?:da|dan|deja|dejan)\s+{_NUM}\s*dias\s+(?:para pagar|de plazo)",
+    rf"\b(?:quedamos|quedado|acordamos|acordado|pactamos|pactado)\s+(?:en\s+)?(?:que\s+)?(?:nos\s+|les?\s+)?(?:pagar\w*|cobrar\w*|pague\w*)\s+a\s+{_NUM}\s*dias",
+    rf"\b(?:cobramos|pagamos)\s+a\s+.{{1,40}}?\s+a\s+{_NUM}\s*dias",
+    rf"\bpays?\s+(?:us\s+|its invoices\s+|their invoices\s+)?(?:now\s+)?(?:at|in|within|on|after)\s+{_NUM}\s*days",
+    rf"\bpayment terms?\b.{{0,30}}?\b(?:are|is|of)\s+(?:now\s+)?(?:net\s+)?{_NUM}(?:\s*days)?",
+    rf"\b(?:we\s+)?give\s+(?:them|him|her)\s+{_NUM}\s*days",
+    rf"\b(?:cobra|cobran)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
+    rf"\b(?:pays?|terms?(?:\s+are|\s+is)?)\s+net\s*{_NUM}\b",
+)]
+# "paga a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a floor, not a
+# negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
+_BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?a\s+(?:los\s+)?"
+                         r"(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
+_FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
+                          rf"(?:\w+\s+){{0,3}}?(?:hasta|antes de|before|until)\s+(?:los\s+|the\s+)?"
+                          rf"{_NUM}\s*(?:dias|days)")
+_UNITS = {"dias": 1, "days": 1, "semana": 7, "semanas": 7, "week": 7, "weeks": 7, "mes": 30, "meses": 30,
+          "month": 30, "months": 30}
+_COUNT_WORDS = {"un": 1, "una": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3, "cuatro": 4,
+                "four": 4, "seis": 6, "six": 6}
+_DELAY_TERMS = re.compile(r"\b(?:tarda|tardan|suele tardar|suelen tardar|takes?)\s+(?:como\s+|unos\s+|unas\s+|about\s+|"
+                          r"around\s+)?(?P<n>\d{1,3}|un|una|dos|tres|cuatro|seis|one|two|three|four|six|a)\s+"
+                          r"(?P<u>dias|semanas|semana|meses|mes|days|weeks|week|months|month)\s+"
+                          r"(?:en pagar|(?:to|in) pay)")
+_MONTH_END = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?:a|al|at the|at)\s+"
+                        r"(?:fin de mes|final de mes|end of (?:the )?month)\b")
+_CASH = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?P<v>al contado|por adelantado|por anticipado|a la entrega|upfront|in advance|cash on delivery|on delivery)")
+_CASH_VALUES = {"upfront": "por adelantado", "in advance": "por adelantado", "por anticipado": "por adelantado",
+                "cash on delivery": "a la entrega", "on delivery": "a la entrega"}
+
+
+def _rule_payment_terms(s: Sentence) -> Iterator[Found]:
+    for regex in _PAYMENT_TERMS:
+        for m in regex.finditer(s.low):
+            value = _days(m.group("n"))
+            if value and not s.negated(m.start()):
+                yield Found("plazo_pago", value, "contact", m.start())
+                return
+    m = _BARE_TERMS.search(s.low)
+    if m and not s.negated(m.start()) and 7 <= int(m.group("n")) <= 180:
+        yield Found("plazo_pago", f"{int(m.group('n'))} días", "contact", m.start())
+        return
+    m = _FLOOR_TERMS.search(s.low)
+    if m and _days(m.group("n")):
+        yield Found("plazo_pago", _days(m.group("n")), "contact", m.start())
+        return
+    m = _DELAY_TERMS.search(s.low)
+    if m and not s.negated(m.start()):
+        n = _COUNT_WORDS.get(m.group("n")) or int(m.group("n"))
+        if 1 <= n * _UNITS[m.group("u")] <= 365:
+            yield Found("plazo_pago", f"{n * _UNITS[m.group('u')]} días", "contact", m.start())
+            return
+    m = _MONTH_END.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("plazo_pago", "fin de mes", "contact", m.start())
+        return
+    m = _CASH.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("plazo_pago", _CASH_VALUES.get(m.group("v"), m.group("v")), "contact", m.start())
+
+
+def _rule_payment_method(s: Sentence) -> Iterator[Found]:
+    m = _PAY_METHOD.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("forma_pago", _PAY_METHODS[m.group("v")], "contact", m.start())
+
+
+_ROLES = (r"comercial|gerente|administrador|administradora|encargado|encargada|jefe|jefa|director|directora|"
+          r"responsable|rep|sales rep|manager|account manager|contable|accountant")
+_CONTACT_PERSON = [re.compile(p) for p in (
+    r"\b(?:persona de\s+)?contacto\s+(?:principal\s+)?(?:en|de|con|para)\s+(?P<who>.+?)\s+(?:es|sera|ahora es|pasa a ser|es ahora)\s+(?P<val>)",
+    r"\b(?:persona de\s+)?contacto(?:\s+principal)?(?:\s+(?:alli|ahi|there))?\s+(?:es|sera|ahora es|pasa a ser|is)\s+(?P<val>)",
+    r"\bcontacto\s*:?\s+(?P<val>)",  # "Acme: contacto Laura"
+    r"\b(?:persona|el|la)\s+con\s+(?:la que|el que|quien)\s+(?:hablo|hablamos|trato|tratamos)\s+(?:en|de)\s+(?P<who>.+?)\s+es\s+(?P<val>)",
+    r"\ben\s+(?P<who>.+?)\s+(?:hay que hablar con|tenemos que hablar con|hablamos con|hablo con|nos atiende|me atiende|preguntar por|pregunta por|lo lleva|la que manda es|el que manda es)\s+(?P<val>)",
+    r"\b(?:quien|la que|el que)\s+(?:lleva|gestiona|se encarga de)\s+(?:las facturas|la facturacion|la contabilidad|los pagos|los cobros|las compras|pagar|cobrar|facturar)(?:\s+(?:en|de)\s+(?P<who>.+?))?\s+es\s+(?P<val>)",
+    r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
+    r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+contact(?: person)?\s+is\s+(?:now\s+)?(?P<val>)",
+    r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:we|i)\s+(?:deal|talk|speak)\s+(?:with|to)\s+(?P<val>)",
+    # "nuestro comercial en Acme es Javi", "the account manager at Acme is Tom"
+    rf"\b(?:el|la|nuestro|nuestra|our|the)\s+(?:nuevo\s+|nueva\s+|new\s+)?(?:{_ROLES})\s+(?:de|del|en|at|of|from)\s+"
+    r"(?P<who>.+?)\s+(?:es|is)\s+(?:ahora\s+|now\s+)?(?P<val>)",
+    # "Acme tiene nueva gerente, Pilar Ruiz"
+    rf"^(?P<who>.+?)\s+(?:tiene|has)\s+(?:un\s+|una\s+|a\s+)?(?:nuevo|nueva|new)\s+"
+    rf"(?:{_ROLES}|contacto|contact)\s*,?\s*"
+    r"(?:que se llama\s+|llamad[oa]\s+|called\s+|named\s+)?(?P<val>)",
+)]
+_CONTACT_PERSON_BEFORE = [re.compile(p) for p in (
+    r"\s+es\s+(?:el|la|nuestro|nuestra|mi)\s+(?:persona de\s+)?contacto\s+(?:en|de|con)\s+(?P<who>.+)$",
+    r"\s+is\s+(?:our|my|the)\s+contact(?: person)?\s+(?:at|in|for)\s+(?P<who>.+)$",
+)]
+
+
+def _rule_contact_person(s: Sentence) -> Iterator[Found]:
+    for regex in _CONTACT_PERSON:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            name = name_at(s, m.start("val"), strong=False)
+            if name:
+                who = (m.start("who"), m.end("who")) if m.groupdict().get("who") else None
+                yield Found("persona_contacto", name, "contact", m.start(), who)
+                return
+    for regex in _CONTACT_PERSON_BEFORE:
+        m = regex.search(s.low)
+        if m:
+            run = re.search(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+[A-ZÁÉÍÓÚÑ][\w'\-]*){0,2})$", s.text[: m.start()])
+            if run and fold(run.group(1)) not in NAME_STOP:
+                yield Found("persona_contacto", run.group(1), "contact", m.start(), (m.start("who"), m.end("who")))
+                return
+
+
+_CHANNELS = [(r"correo postal|correo ordinario|carta certificada|burofax|post(?!-)", "correo postal"),
+             (r"correo electronico|e-?mail|correo|mail", "email"),
+             (r"whats ?app|wasap|wasa|wsp", "WhatsApp"),
+             (r"telefono|llamada|phone|telephone", "teléfono"),
+             (r"sms|text message", "SMS"),
+             (r"portal(?: de proveedores)?|supplier portal", "portal")]
+_FORMATS = [(r"pdf", "PDF"), (r"factura electronica|facturae|e-?factura|electronic invoices?|e-?invoices?",
+                              "factura electrónica"),
+            (r"papel|paper", "papel"), (r"excel|xlsx", "Excel"), (r"xml", "XML")]
+_MEDIUM = re.compile(r"\b(?:por|en|via|mediante|a traves de|by|through|as|in|on|over)\s+"
+                     r"(?:el\s+|la\s+|su\s+|sus\s+|formato\s+|the\s+|a\s+|an\s+|their\s+|its\s+)?(?P<x>"
+                     + "|".join(p for table in (_CHANNELS, _FORMATS) for p, _ in table) + r")\b")
+_PREFER_THIRD = re.compile(
+    r"\b(?:prefiere|prefieren|quiere|quieren|pide|piden|exige|exigen|necesita|necesitan|solo acepta|solo aceptan|"
+    r"acepta|aceptan|le gusta|les gusta|recibe|reciben|van siempre|van|se (?:le |les )?(?:mandan|envian)|"
+    r"hay que (?:mandar|enviar)(?:le|les|selas|selo)?|(?:mandale|enviale|mandales|enviales|manda|envia)\s+siempre|"
+    r"(?<!i )(?<!we )(?:prefers?|wants?|likes?|needs?|requires?|only accepts?|accepts?|asks? for|goes|go)|"
+    r"always (?:send|email))\b")
+_PREFER_FIRST = re.compile(r"\b(?:prefiero|preferimos|quiero|queremos|me gusta|nos gusta|me va mejor|"
+                           r"i prefer|we prefer|i want|we want|i like|i'd rather|i would rather)\b")
+
+
+def _medium(word: str) -> tuple[str, str]:
+    for table, attribute in ((_CHANNELS, "canal_preferido"), (_FORMATS, "formato_factura")):
+        for pattern, value in table:
+            if re.fullmatch(pattern, word):
+                return attribute, value
+    raise ValueError(word)
+
+
+_DURABLE_SEND = re.compile(r"\b(?:mandale|enviale|mandales|enviales|manda|envia|send|email|facturas|invoices)\b")
+_DIRECT_MEDIUM = re.compile(r"\s+(?:el\s+|la\s+|the\s+)?(?P<x>"
+                            + "|".join(p for table in (_CHANNELS, _FORMATS) for p, _ in table) + r")\b")
+# "quiero la factura en PDF" asks for one document; "quiero las facturas en PDF" is a preference.
+_ONE_DOCUMENT = re.compile(r"\s+(?:la|esta|esa|el|este|ese|the|this|that)\s+(?:factura|presupuesto|resumen|informe|"
+                           r"invoice|quote|summary|report)\b(?!\s+electronica)")
+_FORMAT_ADJECTIVE = re.compile(r"\b(?P<x>paper|pdf|xml|excel|electronic)\s+(?:invoices?|bills?|copies|copy)\b")
+
+
+def _rule_channel_format(s: Sentence) -> Iterator[Found]:
+    durable = bool(DURABLE.search(s.low))
+    cues = [(_PREFER_THIRD, "contact"), (_PREFER_FIRST, "self_or_contact")]
+    if durable:  # "a Acme mándale las facturas en PDF siempre"
+        cues.append((_DURABLE_SEND, "contact"))
+    for regex, target in cues:
+        for cue in regex.finditer(s.low):
+            if s.negated(cue.start()) or (not durable and _ONE_DOCUMENT.match(s.low, cue.end())):
+                continue
+            seen = set()
+            window = (cue.end(), min(len(s.low), cue.end() + 90))
+            direct = _DIRECT_MEDIUM.match(s.low, cue.end())  # "I prefer WhatsApp", "prefiere papel"
+            for m in [*([direct] if direct else []), *_FORMAT_ADJECTIVE.finditer(s.low, *window),
+                      *_MEDIUM.finditer(s.low, *window)]:
+                word = m.group("x")
+                attribute, value = _medium("factura electronica" if word == "electronic" else word)
+                if attribute not in seen:
+                    seen.add(attribute)
+                    yield Found(attribute, value, target, cue.start())
+            if seen:
+                return
+
+
+_AMOUNTS = re.compile(
+    r"\b(?:quiero|prefiero|dame|muestrame|ensename|pon|ponme|pasame|mandame|enviame|dime|send me|give me|show me|"
+    r"tell me|i want|i prefer|i'd like)?\s*(?:siempre\s+|always\s+)?(?:los\s+|las\s+|the\s+)?(?:totales|importes|"
+    r"precios|cantidades|cifras|totals|amounts|prices|figures)\s+(?:siempre\s+|always\s+)?(?P<v>con|sin|with|without|"
+    r"including|excluding|incl|excl)\.?\s+(?:el\s+)?(?:iva|vat|tax|impuestos)\b")
+
+
+def _rule_amounts(s: Sentence) -> Iterator[Found]:
+    m = _AMOUNTS.search(s.low)
+    if m and not s.negated(m.start()):
+        value = "con IVA" if m.group("v") in ("con", "with", "including", "incl") else "sin IVA"
+        yield Found("formato_importes", value, "self", m.start(), imperative=True)
+
+
+_OPT_REGIME = r"(?:regimen\s+(?:especial\s+)?(?:de(?:l)?\s+)?)?"
+_VAT_REGIMES = [(_OPT_REGIME + r"(?:recargo de equivalencia|equivalence surcharge)", "recargo de equivalencia"),
+                (_OPT_REGIME + r"(?:criterio de caja|cash accounting)", "criterio de caja"),
+                (r"regimen general|general (?:vat )?(?:regime|scheme)", "general"),
+                (r"regimen simplificado|simplified (?:vat )?(?:regime|scheme)", "simplificado"),
+                (_OPT_REGIME + r"(?:rebu|bienes usados)", "REBU"),
+                (_OPT_REGIME + r"(?:agricultura(?:, ganaderia y pesca)?|reagyp)", "agricultura, ganadería y pesca")]
+_IRPF_REGIMES = [(_OPT_REGIME + r"(?:modulos|estimacion objetiva)", "estimación objetiva"),
+                 (_OPT_REGIME + r"estimacion directa simplificada", "estimación directa simplificada"),
+                 (_OPT_REGIME + r"estimacion directa normal", "estimación directa normal")]
+_REGIME_CUE = re.compile(r"\b(?:estamos|estoy|tributamos|tributo|vamos|voy|trabajamos|trabajo|facturamos|"
+                         r"facturo|nuestro regimen(?: de iva)? es|mi regimen(?: de iva)? es|we are|we're|i am|"
+                         r"i'm|our (?:vat )?(?:scheme|regime) is|(?:tenemos|tengo|llevamos|llevo) el iva)\s+"
+                         r"(?:acogid[oa]s?\s+(?:al|a)|en|por|in|under|on)?\s*(?:el\s+|the\s+)?")
+
+
+def _rule_regime(s: Sentence) -> Iterator[Found]:
+    for cue in _REGIME_CUE.finditer(s.low):
+        rest = s.low[cue.end(): cue.end() + 60]
+        for table, attribute in ((_VAT_REGIMES, "regimen_iva"), (_IRPF_REGIMES, "regimen_irpf")):
+            for pattern, value in table:
+                if re.match(pattern, rest) and not s.negated(cue.start()):
+                    yield Found(attribute, value, "org", cue.start())
+                    return
+
+
+_ADDRESS = [re.compile(p) for p in (
+    r"\b(?P<who>nuestra|mi|la|our|my|the)\s+(?:nueva\s+|new\s+)?(?:direccion|domicilio|sede|oficina|address|office address)(?:\s+fiscal|\s+social)?(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es|esta en|sera|ahora es|es ahora|is|is now)\s*:?\s+(?P<val>)",
+    r"\b(?P<who>nos hemos mudado|nos mudamos|nos trasladamos|we(?:'ve| have)? moved)\s+(?:a|to)\s+(?P<val>)",
+    r"(?P<of>\S+(?:\s+\S+){0,3}?)'s\s+(?:new\s+)?address\s+is\s+(?P<val>)",
+)]
+_OWN_COMPANY = re.compile(r"(?:la|mi|nuestra|the|my|our)\s+(?:empresa|sociedad|negocio|company|business)")
+
+
+def _rule_address(s: Sentence) -> Iterator[Found]:
+    for regex in _ADDRESS:
+        m = regex.search(s.low)
+        if not m or s.negated(m.start()):
+            continue
+        value = clean_value(s.text[m.start("val"):])
+        # An address has a number or a street word; "nuestra oficina es pequeña" is not one.
+        if not (5 <= len(value) <= 160 and re.search(r"\d|\b(?:calle|c/|avda|avenida|plaza|paseo|camino|"
+                                                     r"carretera|street|road|avenue)\b", fold(value))):
+            continue
+        of = m.groupdict().get("of")
+        # "nuestra dirección", "nos hemos mudado", "la dirección de la empresa": ours; "la dirección de Acme": theirs.
+        own = bool(_OWN_COMPANY.fullmatch(of)) if of else m.groupdict().get("who") not in ("la", "the")
+        who = (m.start("of"), m.end("of")) if of else None
+        yield Found("direccion", value, "org" if own else "contact", m.start(), None if own else who)
+        return
+
+
+_NIF = re.compile(r"\b(?P<who>nuestro|mi|el|our|my|the)\s+(?:nuevo\s+)?(?:nif|cif|nif-iva|numero de iva|vat(?: number)?|"
+                  r"vat id|tax id|tax number)(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es|is)\s*:?\s+")
+
+
+def _rule_tax_id(s: Sentence) -> Iterator[Found]:
+    m = _NIF.search(s.low)
+    if not m:
+        return
+    val = re.match(r"[A-Z0-9][A-Z0-9.\-]{6,14}[A-Z0-9]\b", s.text[m.end():].upper())
+    if not val:
+        return
+    value = re.sub(r"[^A-Z0-9]", "", val.group())
+    if not (8 <= len(value) <= 12 and sum(ch.isdigit() for ch in value) >= 7):
+        return
+    own = m.group("who") in ("nuestro", "mi", "our", "my") or bool(m.group("of") and _OWN_COMPANY.fullmatch(m.group("of")))
+    who = (m.start("of"), m.end("of")) if m.group("of") else None
+    yield Found("nif", value, "org" if own else "contact", m.start(), None if own else who)
+
+
+_COMPANY_NAME = re.compile(r"\b(?:nuestra empresa|mi empresa|la empresa|our company|my company)\s+(?:se llama|is called|is named)\s+")
+_ACTIVITY = re.compile(r"\b(?:nos dedicamos a|me dedico a|we specialise in|we specialize in)\s+(?P<val>)")
+
+
+def _rule_company(s: Sentence) -> Iterator[Found]:
+    m = _COMPANY_NAME.search(s.low)
+    if m and not s.negated(m.start()):
+        run = re.match(r"([A-ZÁÉÍÓÚÑ0-9][\w&'.\-]*(?:\s+(?:de\s+|del\s+|y\s+|&\s+)?[A-ZÁÉÍÓÚÑ0-9][\w&'.\-]*)*(?:,?\s+S\.?\s?[LA]\.?(?:U\.?)?)?)", s.text[m.end():])
+        if run:
+            yield Found("razon_social", run.group(1).strip(" ,"), "org", m.start())
+    m = _ACTIVITY.search(s.low)
+    if m and not s.negated(m.start()):
+        value = clean_value(s.text[m.start("val"):])
+        if 3 <= len(value) <= 120:
+            yield Found("actividad", value, "org", m.start())
+
+
+_RETENTION = re.compile(r"\b(?:aplico|aplicamos|facturo con|facturamos con|llevo|llevamos|tengo|tenemos|"
+                        r"mi|nuestra|i apply|we apply|my|our)\s+(?:una\s+|un\s+|la\s+|the\s+|a\s+)?(?:retencion|irpf|"
+                        r"withholding)(?:\s+(?:de\s+)?irpf)?\s+(?:es\s+|is\s+)?(?:de(?:l)?\s+|of\s+)?(?P<n>\d{1,2})\s*(?:%|por ciento|percent)")
+
+
+def _rule_retention(s: Sentence) -> Iterator[Found]:
+    m = _RETENTION.search(s.low)
+    if m and not s.negated(m.start()) and 1 <= int(m.group("n")) <= 35:
+        yield Found("retencion_irpf", f"{int(m.group('n'))}%", "org", m.start())
+
+
+_DISCOUNT = [re.compile(p) for p in (
+    r"\b(?:le|les)\s+(?:hacemos|aplicamos|damos)\s+(?:siempre\s+)?(?:un|el)\s+(?P<n>\d{1,2})\s*(?:%|por ciento)\s+de\s+descuento",
+    r"\btiene(?:n)?\s+(?:siempre\s+)?(?:un|el)\s+(?P<n>\d{1,2})\s*(?:%|por ciento)\s+de\s+descuento",
+    r"\b(?:gets?|has)\s+(?:a\s+)?(?P<n>\d{1,2})\s*(?:%|percent)\s+discount",
+    r"\bdescuento\s+(?:de|para|a)\s+.{1,40}?\s+es\s+(?:de\s+|del\s+)?(?:un\s+)?(?P<n>\d{1,2})\s*(?:%|por ciento)",
+)]
+
+
+# "5% de rebaja si paga al contado", "10% off if they pay upfront": a discount and its condition.
+_DISCOUNT_ANY = re.compile(r"\b(?P<n>\d{1,2}(?:[.,]\d)?)\s*(?:%|por ciento|percent)\s+(?:de\s+)?(?:descuento|rebaja|dto|"
+                           r"discount|off)\b")
+_CONDITION = re.compile(r"\s*,?\s*(?P<c>(?:si|por|cuando|en|if|for|when|on)\s+[^,.;!?]{3,50})")
+
+
+def _rule_discount(s: Sentence) -> Iterator[Found]:
+    for regex in _DISCOUNT:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            yield Found("descuento", f"{int(m.group('n'))}%" + _condition(s, m.end()), "contact_or_org", m.start())
+            return
+    m = _DISCOUNT_ANY.search(s.low)
+    if m and not s.negated(m.start()):
+        n = m.group("n").replace(",", ".")
+        yield Found("descuento", f"{n}%" + _condition(s, m.end()), "contact_or_org", m.start())
+
+
+def _condition(s: Sentence, at: int) -> str:
+    m = _CONDITION.match(s.text, at)
+    return f" {clean_value(m.group('c'))}" if m else ""
+
+
+# "Ramón lleva las cuentas", "ahora las lleva Lucía Sanchis", "Tom handles our books": who keeps the
+# accounts is the contact person.
+_ACCOUNTS = r"(?:las cuentas|la contabilidad|las facturas|la facturacion|los pagos|los cobros|los numeros|"
+_ACCOUNTS += r"the books|the accounts|our books|our accounts|the accounting|our accounting|the invoices|the billing)"
+_KEEPER_BEFORE = re.compile(rf"\s+(?:ahora\s+|now\s+|ya\s+)?(?:lleva|llevara|gestiona|se encarga de|se ocupa de|"
+                            rf"handles|keeps|does|manages|runs|looks after|takes care of)\s+{_ACCOUNTS}")
+_KEEPER_AFTER = re.compile(r"\b(?:las|la|los|lo)\s+(?:lleva|gestiona|llevara)\s+(?:ahora\s+|ya\s+)?(?P<val>)|"
+                           rf"\b{_ACCOUNTS}\s+(?:las|la|los|lo)?\s*(?:lleva|gestiona|llevara)\s+(?:ahora\s+)?(?P<val2>)|"
+                           rf"\b{_ACCOUNTS}\s+(?:are|is)\s+(?:now\s+)?(?:handled|kept|done|managed)\s+by\s+(?P<val3>)")
+
+
+_ASKING = {"quien", "who", "que", "what", "el", "la"}
+
+
+def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
+    m = _KEEPER_AFTER.search(s.low)
+    if m and not s.negated(m.start()):
+        at = next(m.start(g) for g in ("val", "val2", "val3") if m.group(g) is not None)
+        name = name_at(s, at, strong=False)
+        if name:
+            yield Found("persona_contacto", name, "contact_or_org", m.start())
+            return
+    m = _KEEPER_BEFORE.search(s.low)
+    if m and not s.negated(m.start()):
+        run = re.search(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+[A-ZÁÉÍÓÚÑ][\w'\-]*){0,2})$", s.text[: m.start()])
+        words = run.group(1).split() if run else []
+        while words and fold(words[0]) in NOT_NAMES | NAME_STOP:  # "Now Lucy Sanchis handles..."
+            words = words[1:]
+        if words and fold(words[0]) not in _ASKING:
+            yield Found("persona_contacto", " ".join(words), "contact_or_org", m.start())
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PHONE = re.compile(r"(?<![\w+])(?:\+|00)?\d[\d .-]{7,15}\d(?!\w)")
+_EMAIL_CUE = re.compile(r"\b(?:email|e-mail|correo|mail|direccion de correo|email address)\b")
+_PHONE_CUE = re.compile(r"\b(?:telefono|movil|tlf|tel|phone|mobile)\b")
+_OF_SLOT = re.compile(r"\s+(?:de facturacion\s+|de contacto\s+)?(?:de|del|of)\s+(?P<who>.+?)\s+(?:es|is)\b")
+_OWN_BEFORE = re.compile(r"\b(?:nuestro|mi|our|my)\s+$")
+
+
+def _rule_email_phone(s: Sentence) -> Iterator[Found]:
+    for cue_re, value_re, attribute in ((_EMAIL_CUE, _EMAIL, "email"), (_PHONE_CUE, _PHONE, "telefono")):
+        cue = cue_re.search(s.low)
+        found = value_re.search(s.text, cue.end()) if cue else None
+        if not found or (attribute == "telefono" and find_bank_account(s.text)):
+            continue
+        value = found.group().lower().rstrip(".") if attribute == "email" else re.sub(r"[^\d+]", "", found.group())
+        if attribute == "telefono" and not 9 <= len(value.lstrip("+")) <= 13:
+            continue
+        slot = _OF_SLOT.match(s.low, cue.end())
+        if _OWN_BEFORE.search(s.low[: cue.start()]):
+            yield Found(attribute, value, "org", cue.start())
+        else:
+            yield Found(attribute, value, "contact", cue.start(), (slot.start("who"), slot.end("who")) if slot else None)
+
+
+_ACCOUNT_CUE = re.compile(r"\b(?:iban|cuenta|numero de cuenta|account|bank details|datos bancarios|ccc)\b")
+_OWN = re.compile(r"\b(?:nuestro|nuestra|nuestros|mi|mis|our|my)\s+(?:nuevo\s+|nueva\s+|new\s+)?(?:iban|cuenta|numero de cuenta|"
+                  r"bank account|account|datos bancarios|bank details)\b")
+
+
+def _rule_bank_account(s: Sentence) -> Iterator[Found]:
+    account = find_bank_account(s.text)
+    if not account:
+        return
+    cue = _ACCOUNT_CUE.search(s.low)
+    at = cue.start() if cue else 0
+    yield Found("cuenta_bancaria", account, "org" if _OWN.search(s.low) else "contact", at)
+
+
+BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
+                  _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
+                  _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper)

@@ -1,0 +1,74 @@
+"""What kind of sentence this is: a question, an order, a hypothetical, an injection, a request to remember."""
+from __future__ import annotations
+
+import re
+
+from memory_core.backends.local_extractor.text import Sentence, fold
+
+REMEMBER_PREFIX = re.compile(
+    r"^(?:(?:oye|vale|ok|bueno|pues|por cierto|hola)\s*,?\s*)*(?:(?:por favor|porfa)\s*,?\s*)?"
+    r"(?:recuerda(?:lo)?|acuerdate(?: de)?|apunta(?:te)?|anota|guarda(?:te)?|ten en cuenta|toma nota(?: de)?|"
+    r"para que lo sepas|que sepas|(?:para )?que conste|quiero que recuerdes|no (?:te )?olvides(?: de)?|"
+    r"que no se (?:me|te) olvide|"
+    r"(?:please )?remember|note(?: down)?|make a note|keep in mind|bear in mind|fyi|for the record|just so you know)"
+    r"(?:\s+(?:que|that|esto|this))?\s*[:,]?\s*")
+_QUESTION_START = re.compile(
+    r"^(?:y\s+|and\s+)?(?:(?:a|de|con|en|para|por|desde|hasta)\s+)?(?:que|cual|cuales|cuanto|cuanta|cuantos|cuantas|"
+    r"cuando|donde|adonde|quien|quienes|por que|sabes|what|which|when|where|how|who|whom|why|do|does|did|is|"
+    r"are|was|were|can|could|should|would|will|have|has)\b")
+# "Quien lleva las facturas en Acme es Marisa" starts like a question but names its answer.
+_RELATIVE_START = re.compile(r"^(?:quien|la que|el que|who)\b")
+_NAMED_ANSWER = re.compile(r"\b(?:es|is)\s+[A-ZÁÉÍÓÚÑ]")
+
+
+# "Acme paga a 60 días, ¿vale?": a statement with a tag ("¿no?", "¿verdad?" ask for confirmation: still questions).
+_TAG_QUESTION = re.compile(r"[,\s]*¿?\s*(?:vale|ok|okay|de acuerdo|sabes)\s*\?+\s*$")
+
+
+def is_question(s: Sentence) -> bool:
+    if "?" in _TAG_QUESTION.sub("", s.low) or "¿" in _TAG_QUESTION.sub("", s.low):
+        return True
+    if _RELATIVE_START.match(s.low) and _NAMED_ANSWER.search(s.text):
+        return False
+    return bool(_QUESTION_START.match(s.low))
+
+
+def statement(s: Sentence) -> bool:
+    """A sentence that may state a fact: not empty, not a question, not a hypothetical, not an injection."""
+    if not s.low or is_question(s):
+        return False
+    # "sí" (yes) folds to "si" (if): hide it before looking for hypotheticals; so is a standing term's
+    # condition ("5% de rebaja si paga al contado"): a rule, not a hypothesis.
+    text = _STANDING_CONDITION.sub(r"\1 ~", re.sub(r"\b[sS][íÍ]\b", "~", s.text))
+    return not (_HYPOTHETICAL.search(fold(text)) or _INJECTION.search(s.low))
+
+
+_STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\s+(?:si|if)\b")
+
+
+def is_order(s: Sentence) -> bool:
+    """An order for now ("mándale la factura"), not a standing instruction ("mándale siempre...")."""
+    return bool(_ORDER_START.match(s.low)) and not DURABLE.search(s.low)
+
+
+_HYPOTHETICAL = re.compile(
+    r"\b(?:si(?!\s*[,.!])|if|supongamos|suponiendo|supon|imagina|imaginemos|imagine|suppose|supposing|hipoteticamente|"
+    r"hypothetically|en caso de que|en el caso de que|what if|ojala|a lo mejor|quizas?|tal vez|maybe|"
+    r"perhaps|puede que|seria|podria|deberia|pagaria|tendria|would(?! rather)|might|could|creo que|me parece que|"
+    r"supongo que|no estoy segur[oa]|no se si|i think|i guess|not sure)\b")
+_INJECTION = re.compile(
+    r"\b(?:ignor\w*|olvida\w*|forget|disregard|omite)\b.{0,40}\b(?:instruc\w*|indicaciones|reglas|rules|prompt|"
+    r"anterior\w*|previous|above|todo lo)|\b(?:system prompt|prompt del sistema|you are now|ahora eres|"
+    r"a partir de ahora eres|act as|actua como|jailbreak)\b")
+_ORDER_START = re.compile(
+    r"^(?:(?:oye|vale|ok|bueno|pues|porfa|por favor|please)\s*,?\s*)*(?:"
+    r"factura|facturale|facturales|emite|envia|enviale|enviales|enviame|manda|mandale|mandales|mandame|crea|creame|"
+    r"haz|hazme|prepara|preparame|genera|generame|borra|elimina|anade|busca|buscame|muestrame|ensename|"
+    r"recuerdame|calcula|calculame|cambia|cambiame|pon|ponme|pasame|dame|dime|revisa|comprueba|descarga|sube|"
+    r"abre|cancela|anula|llama|escribe|escribele|contesta|responde|reclama|reclamale|puedes|podrias|"
+    r"quiero que (?:me |le |les )?(?:envies|mandes|hagas|prepares|factures|crees|pases|busques|digas|llames)|"
+    r"invoice|send|create|make|prepare|generate|delete|remove|add|find|search|show|tell|remind|calculate|"
+    r"change|put|give|list|check|download|upload|open|cancel|call|write|reply|pay|charge|email|can you|"
+    r"could you)\b")
+DURABLE = re.compile(r"\b(?:siempre|a partir de ahora|de ahora en adelante|en adelante|de aqui en adelante|"
+                      r"always|from now on|in future|in the future|going forward)\b")

@@ -1,0 +1,134 @@
+"""The one date parser: Spanish and English date expressions, absolute or relative to a day."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+MONTHS = {"enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 6, "julio": 7, "agosto": 8,
+           "septiembre": 9, "setiembre": 9, "octubre": 10, "noviembre": 11, "diciembre": 12,
+           "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+           "september": 9, "october": 10, "november": 11, "december": 12}
+WEEKDAYS = {"lunes": 0, "martes": 1, "miercoles": 2, "jueves": 3, "viernes": 4, "sabado": 5, "domingo": 6,
+             "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
+_MONTH = "(?P<m>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+_WEEKDAY = "(?P<w>" + "|".join(WEEKDAYS) + ")"
+_DATE_PATTERNS: list[tuple[str, str]] = [
+    ("range", rf"\b(?:del?|from)\s+(?:el\s+|the\s+)?(?P<d>\d{{1,2}})\s+(?:al|a|to|until)\s+(?:el\s+)?\d{{1,2}}\s+(?:de\s+)?{_MONTH}\b"),
+    ("dm", rf"\b(?:el\s+|on\s+(?:the\s+)?|the\s+)?(?:dia\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}(?:,?\s+(?:de\s+|del\s+)?(?P<y>\d{{4}}))?\b"),
+    ("md", rf"\b(?:on\s+)?{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b"),
+    ("numeric", r"\b(?:el\s+|on\s+)?(?P<d>\d{1,2})/(?P<mn>\d{1,2})(?:/(?P<y>\d{2,4}))?\b"),
+    ("after_tomorrow", r"\b(?:pasado manana|the day after tomorrow)\b"),
+    ("tomorrow", r"(?<!la )(?<!esta )(?<!por )\b(?:manana|tomorrow)\b"),
+    ("today", r"\b(?:hoy|esta tarde|esta noche|today|tonight|this afternoon|this evening)\b"),
+    ("next_weekend", r"\b(?:el fin de semana que viene|el proximo fin de semana|next weekend)\b"),
+    ("weekend", r"\b(?:este fin de semana|el fin de semana|this weekend|at the weekend|on the weekend)\b"),
+    ("next_week", r"\b(?:la semana que viene|la proxima semana|la semana proxima|next week)\b"),
+    ("next_month", r"\b(?:el mes que viene|el proximo mes|el mes proximo|next month)\b"),
+    ("weekday", rf"\b(?:el\s+|este\s+|el proximo\s+|next\s+|this\s+|on\s+)?{_WEEKDAY}(?:\s+que viene|\s+proximo)?\b"),
+    ("in_days", r"\b(?:dentro de|en|in)\s+(?P<n>\d{1,2})\s+(?P<unit>dias|semanas|days|weeks)\b"),
+    ("month", rf"\b(?:en|in|durante|during)\s+{_MONTH}\b"),
+]
+_DATE_RES = [(kind, re.compile(p)) for kind, p in _DATE_PATTERNS]
+
+
+def _future(today: dt.date, month: int, day: int, year: int | None) -> dt.date | None:
+    try:
+        if year:
+            return dt.date(year if year > 100 else 2000 + year, month, day)
+        date = dt.date(today.year, month, day)
+        return date if date >= today else dt.date(today.year + 1, month, day)
+    except ValueError:
+        return None
+
+
+def find_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
+    """The first date expression in a folded sentence, resolved against today, with its span."""
+    for kind, regex in _DATE_RES:
+        m = regex.search(low)
+        if not m:
+            continue
+        g = m.groupdict()
+        date: dt.date | None
+        if kind in ("range", "dm", "md"):
+            date = _future(today, MONTHS[g["m"]], int(g["d"]), int(g["y"]) if g.get("y") else None)
+        elif kind == "numeric":
+            date = _future(today, int(g["mn"]), int(g["d"]), int(g["y"]) if g.get("y") else None)
+        elif kind == "after_tomorrow":
+            date = today + dt.timedelta(days=2)
+        elif kind == "tomorrow":
+            date = today + dt.timedelta(days=1)
+        elif kind == "today":
+            date = today
+        elif kind in ("weekend", "next_weekend"):
+            date = today + dt.timedelta(days=(5 - today.weekday()) % 7)
+            date += dt.timedelta(days=7 if kind == "next_weekend" and date - today < dt.timedelta(days=6) else 0)
+        elif kind == "next_week":
+            date = today + dt.timedelta(days=7 - today.weekday())
+        elif kind == "next_month":
+            date = dt.date(today.year + today.month // 12, today.month % 12 + 1, 1)
+        elif kind == "weekday":
+            date = today + dt.timedelta(days=(WEEKDAYS[g["w"]] - today.weekday()) % 7 or 7)
+        elif kind == "in_days":
+            date = today + dt.timedelta(days=int(g["n"]) * (7 if g["unit"] in ("semanas", "weeks") else 1))
+        else:  # month: its first day, or today when it is this month
+            month = MONTHS[g["m"]]
+            date = today if month == today.month else dt.date(today.year + (month < today.month), month, 1)
+        if date is not None:
+            return date, m.start(), m.end()
+    return None
+
+
+# --- dates looked back at (search: "what did I invoice last month?") ---
+
+_NUMBERS = {"un": 1, "una": 1, "uno": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,
+            "cuatro": 4, "four": 4, "cinco": 5, "five": 5}
+_AGO = re.compile(r"\bhace (\d+|un|una|dos|tres|cuatro|cinco) (dia|dias|semana|semanas|mes|meses)\b"
+                  r"|\b(\d+|a|one|two|three|four|five) (day|days|week|weeks|month|months) ago\b")
+_PAST_MONTH = re.compile(r"\b(?:en|de|in|of|durante) (" + "|".join(MONTHS) + r")\b(?: (?:de |del )?(\d{4}))?")
+
+
+def _month_start(day: dt.date, back: int = 0) -> dt.date:
+    """The first day of the month `back` months before day's (negative: after)."""
+    y, m = divmod(day.year * 12 + day.month - 1 - back, 12)
+    return dt.date(y, m + 1, 1)
+
+
+def past_range(q: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days a (folded) text's date points back at, [start, end); None when it names none.
+
+    Spanish and English: hoy/today, ayer/yesterday, anteayer, esta semana/this week, la semana pasada/
+    last week, este mes/this month, el mes pasado/last month, hace N días|semanas|meses / N days ago,
+    "en septiembre" / "in September" (its latest occurrence up to now, or the year given)."""
+    monday = today - dt.timedelta(days=today.weekday())
+    day = dt.timedelta(days=1)
+    fixed = [
+        (r"\banteayer\b", (today - 2 * day, today - day)),
+        (r"\b(ayer|yesterday)\b", (today - day, today)),
+        (r"\b(hoy|today)\b", (today, today + day)),
+        (r"\b(la semana pasada|semana pasada|last week)\b", (monday - 7 * day, monday)),
+        (r"\b(esta semana|this week)\b", (monday, monday + 7 * day)),
+        (r"\b(el mes pasado|mes pasado|last month)\b", (_month_start(today, 1), _month_start(today))),
+        (r"\b(este mes|this month)\b", (_month_start(today), _month_start(today, -1))),
+        (r"\b(el ano pasado|last year)\b", (dt.date(today.year - 1, 1, 1), dt.date(today.year, 1, 1))),
+        (r"\b(este ano|this year)\b", (dt.date(today.year, 1, 1), dt.date(today.year + 1, 1, 1))),
+    ]
+    for pattern, span in fixed:
+        if re.search(pattern, q):
+            return span
+    if m := _AGO.search(q):
+        n_text, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        n = int(n_text) if n_text.isdigit() else _NUMBERS.get(n_text, 1)
+        if unit.startswith(("dia", "day")):
+            point, half = today - n * day, 0
+            return point, point + day
+        if unit.startswith(("semana", "week")):
+            point, half = today - 7 * n * day, 3
+        else:
+            point, half = today - 30 * n * day, 15
+        return point - half * day, point + (half + 1) * day
+    if m := _PAST_MONTH.search(q):
+        month = MONTHS[m.group(1)]
+        year = int(m.group(2)) if m.group(2) else (today.year if month <= today.month else today.year - 1)
+        start = dt.date(year, month, 1)
+        return start, _month_start(start, -1)
+    return None

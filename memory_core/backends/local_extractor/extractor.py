@@ -1,0 +1,231 @@
+"""The local backend's extractor: deterministic rules over Spanish and English, no model, no network.
+
+The message is data. Rules read fixed shapes of sentences; nothing in the text can change what the
+extractor does, and values must look like what they claim to be (a name, a number of days, an IBAN).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, Usage
+from memory_core.backends.local_extractor.business import BUSINESS_RULES
+from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
+from memory_core.backends.local_extractor.fallback import generic_fact, note, sensitive
+from memory_core.backends.local_extractor.families import reuse_attribute
+from memory_core.backends.local_extractor.found import Found
+from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects, name_at
+from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
+from memory_core.backends.local_extractor.subjects import Subject, resolve_contact, sentence_for
+from memory_core.backends.local_extractor.text import Sentence, fold, is_english, name_tokens, normalise_name
+from memory_core.backends.local_extractor.units import units
+from memory_core.domain.policy import find_bank_account
+
+MODEL = "local-extractor-v1"
+
+# Every rule reads every sentence; the event rule only reads a sentence none of these found anything in.
+RULES = BUSINESS_RULES + PERSONAL_RULES
+
+
+# A message teaches at most this many generic notes (the units the gate scored highest).
+MAX_NOTES = 2
+# A unit the gate flags as a special category (GDPR art. 9) at this probability is refused alone.
+SPECIAL_THRESHOLD = 0.5
+
+# Judges units of text: the gate's decision for each, in order (the local backend gives its gate's).
+Judge = Callable[[list[str]], list[GateDecision]]
+
+
+class LocalExtractor:
+    """Rule-based extraction of atomic facts from one message, sentence by sentence.
+
+    With a `judge` (the local backend passes its gate), every unit the gate passes and no rule reads
+    becomes a generic note of its own; without one, the message's first stating unit does, when the
+    context carries the gate's category."""
+
+    model = MODEL
+
+    def __init__(self, judge: Judge | None = None):
+        self.judge = judge
+
+    def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]:
+        facts: dict[tuple[str, str], Fact] = {}
+        pool = known_subjects(context)
+        keep = frozenset(w for c in pool for n in (c.name, *c.aliases) for w in name_tokens(n))
+        # "Le pagamos a 10 días", "el contacto allí es Marisa", "and they pay at 45 days": the subject named
+        # just before, in this message, else in the assistant's previous turn, else the conversation's.
+        recent = find_mentions(Sentence.of(context.previous_assistant or ""), pool) or \
+            carried_over(context.recent_subjects, pool)
+        read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
+        bare: list[int] = []  # indexes in `read` of units no rule read
+        for unit in units(context.message or "", keep):
+            if unit.phatic:
+                continue
+            s = unit.sentence
+            mentions = find_mentions(s, pool)
+            if not mentions:
+                introduced = introduced_subjects(s, pool)
+                if introduced:
+                    pool = pool + introduced
+                    mentions = find_mentions(s, pool)
+            read.append((s, mentions, recent))
+            found = list(self._sentence_facts(s, context, mentions, recent))
+            named = _name_the_pet(s, facts)
+            if named is not None:
+                found = [named]
+            for fact in found:
+                facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
+                facts[(fact.subject, fact.attribute)] = fact
+            if not found:
+                bare.append(len(read) - 1)
+            recent = mentions or recent
+        for fact in self._notes(read, bare, context, bool(facts)):
+            facts.setdefault((fact.subject, fact.attribute), fact)
+        return list(facts.values()), Usage(purpose="extract", model=MODEL)
+
+    def rule_reads(self, message: str) -> tuple[bool, bool]:
+        """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):
+        the local backend's gate takes a fact a rule can read as worth remembering."""
+        context = ExtractionContext(message=message)
+        for unit in units(message):
+            if unit.phatic:
+                continue
+            s = unit.sentence
+            if any(True for _ in self._sentence_facts(s, context, [], [])):
+                return True, bool(sensitive(s))
+        return False, False
+
+    def _notes(self, read, bare: list[int], context: ExtractionContext, any_rule_fact: bool) -> list[Fact]:
+        """Generic notes: one per unit the judge passes (best first), or the old single note without one."""
+        if self.judge is None:
+            if any_rule_fact or context.gate_category is None:
+                return []
+            fact = generic_fact(read, context)
+            return [fact] if fact is not None else []
+        if context.gate_category is None or find_bank_account(context.message or ""):
+            return []  # no gate passed the message, or a bank account: the rules and the policy decide
+        candidates = [i for i in bare if statement(read[i][0])]
+        if not candidates:
+            return []
+        decisions = self.judge([read[i][0].text for i in candidates])
+        ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
+        out: list[Fact] = []
+        for i, decision in ranked:
+            if not decision.passes or decision.special >= SPECIAL_THRESHOLD or decision.insult >= SPECIAL_THRESHOLD:
+                continue
+            s, mentions, recent = read[i]
+            fact = note(s, mentions, recent, context, decision.top_category, decision.top_scope)
+            if fact is not None:
+                out.append(fact)
+            if len(out) >= MAX_NOTES:
+                break
+        return out
+
+    def _sentence_facts(self, s: Sentence, context: ExtractionContext, mentions: list[Mention],
+                        recent: list[Mention]) -> Iterator[Fact]:
+        prefix = REMEMBER_PREFIX.match(s.low)
+        if prefix and prefix.end():
+            s = Sentence.of(s.text[prefix.end():])
+            mentions = find_mentions(s, context.contacts)
+        if not statement(s):
+            return
+        order = is_order(s)
+        found: list[Found] = [f for rule in RULES for f in rule(s)]
+        if not found:
+            found = list(rule_event(s, context.today))
+        values = {f.value for f in found}
+        for f in found:
+            if order and not f.imperative:
+                continue
+            subject = self._subject(s, f, mentions, recent, values)
+            if subject is None:
+                continue
+            stored = tuple(context.known_attributes.get(subject.key, ()))
+            attribute = reuse_attribute(f.attribute, stored)
+            if f.target == "event":
+                sentence = f"El {f.event_date:%d/%m/%Y}: {f.value}."
+            else:
+                sentence = sentence_for(f.attribute, subject, f.value, is_english(s.text))
+            yield Fact(subject=subject.key, attribute=attribute, value=f.value, sentence=sentence,
+                       category=self._category(f, subject), event_date=f.event_date,
+                       confidence=round(min(f.confidence, subject.confidence), 2))
+
+    @staticmethod
+    def _subject(s: Sentence, f: Found, mentions: list[Mention], recent: list[Mention],
+                 values: set[str]) -> Subject | None:
+        if f.target in ("self", "event"):
+            return Subject("self", "", "person")
+        if f.target == "org":
+            return Subject("org", "", "company")
+        if f.target == "self_or_contact" and not mentions:
+            return Subject("self", "", "person")
+        subject = resolve_contact(s, f, mentions, recent if f.target in ("contact", "contact_or_org") else [],
+                                  values)
+        if subject is None and f.target == "contact_or_org":
+            return Subject("org", "", "company")  # no customer or supplier in sight: the business's own
+        return subject
+
+    @staticmethod
+    def _category(f: Found, subject: Subject) -> str:
+        if f.target == "event":
+            return "event"
+        if subject.key == "self":
+            family = {"nombre", "hijo", "hija", "hijos", "pareja", "madre", "padre", "hermano", "hermana"}
+            return "person" if f.attribute in family else "preference"
+        return subject.category
+
+
+def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:
+    """Module-level shortcut for LocalExtractor().extract."""
+    return LocalExtractor().extract(context)
+
+
+def known_subjects(context: ExtractionContext) -> tuple[KnownContact, ...]:
+    """The contacts, then the named subjects that are no contact (as kind "named"), for name lookups."""
+    contact_keys = {normalise_name(n) for c in context.contacts for n in (c.name, *c.aliases)}
+    named, seen = [], set()
+    for label in context.known_names:
+        key = normalise_name(label)
+        if key and key not in contact_keys and key not in seen:
+            seen.add(key)
+            named.append(KnownContact(id=key, name=label, kind="named"))
+    for subject in context.recent_subjects:
+        if subject.startswith("name:"):
+            key = normalise_name(subject[len("name:"):])
+            if key and key not in contact_keys and key not in seen:
+                seen.add(key)
+                named.append(KnownContact(id=key, name=subject[len("name:"):], kind="named"))
+    return (*context.contacts, *named)
+
+
+def carried_over(recent_subjects: tuple[str, ...], pool: tuple[KnownContact, ...]) -> list[Mention]:
+    """The subject the conversation was last about, as a mention at no place in the sentence."""
+    for subject in recent_subjects[:1]:
+        kind, _, ident = subject.partition(":")
+        for c in pool:
+            if (kind == "contact" and c.kind != "named" and c.id == ident) or \
+                    (kind == "name" and c.kind == "named" and c.id == normalise_name(ident)):
+                return [Mention(c, 0, 0, 0.7)]
+    return []
+
+
+_PET_NAMED = re.compile(r"^(?:and\s+|y\s+)?(?:her|his|its|their|su)\s+(?:name(?:'s|\s+is)|nombre es)\s+|^(?:y\s+)?se llama\s+|"
+                        r"^(?:she|he|it)(?:'s|\s+is)\s+called\s+")
+
+
+def _name_the_pet(s: Sentence, facts: dict[tuple[str, str], Fact]) -> Fact | None:
+    """"I got a puppy! Her name's Coco": the sentence names the pet the previous one brought in."""
+    m = _PET_NAMED.match(s.low)
+    unnamed = [f for (subject, attribute), f in facts.items() if subject == "self" and
+               attribute.startswith("mascota_") and " " not in f.value]
+    if not m or not unnamed:
+        return None
+    name = name_at(s, m.end(), strong=False)
+    if not name:
+        return None
+    pet = unnamed[-1]
+    del facts[(pet.subject, pet.attribute)]
+    value = f"{pet.value} {name}"
+    return replace(pet, attribute=f"mascota_{fold(name).replace(' ', '_')}", value=value,
+                   sentence=pet.sentence.replace(pet.value, value))

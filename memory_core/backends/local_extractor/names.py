@@ -1,0 +1,186 @@
+"""Contacts named in a sentence (by tax ID, name, alias or one distinctive word) and capitalised names."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_core.backends.base import KnownContact
+from memory_core.backends.local_extractor.text import LEGAL_SUFFIXES, Sentence, fold, name_tokens, normalise_tax_id
+
+GENERIC_NAME_WORDS = {"talleres", "taller", "construcciones", "transportes", "servicios", "hermanos", "grupo",
+                       "industrias", "comercial", "distribuciones", "hierros", "asesoria", "consultores",
+                       "consulting", "the", "de", "del", "la", "el", "los", "las", "y", "and", "company",
+                       "instalaciones", "reformas", "electricidad", "fontaneria", "academia", "clinica",
+                       "restaurante", "bar", "cafeteria", "ferreteria", "supermercado", "global", "iberica",
+                       "espana", "madrid", "barcelona", "sur", "norte", "centro", "tecnologia", "soluciones"}
+
+
+@dataclass(frozen=True)
+class Mention:
+    contact: KnownContact
+    start: int
+    end: int
+    confidence: float
+
+
+def token_spans(low: str) -> list[tuple[str, int, int]]:
+    return [(m.group(), m.start(), m.end()) for m in re.finditer(r"[a-z0-9]+", low)]
+
+
+def find_mentions(s: Sentence, contacts: tuple[KnownContact, ...]) -> list[Mention]:
+    """Every contact named in the sentence: by tax ID, full name or alias, or one distinctive word."""
+    found: list[Mention] = []
+    for m in re.finditer(r"\b[A-Z0-9][A-Z0-9.\-]{6,14}[A-Z0-9]\b", s.text.upper()):
+        tax = normalise_tax_id(m.group())
+        for c in contacts:
+            if c.tax_id and len(tax) >= 8 and normalise_tax_id(c.tax_id) == tax:
+                found.append(Mention(c, m.start(), m.end(), 0.95))
+    tokens = token_spans(s.low)
+    words = [t for t, _, _ in tokens]
+    for c in contacts:
+        for name in (c.name, *c.aliases):
+            wanted = list(name_tokens(name))
+            n = len(wanted)
+            for i in range(len(words) - n + 1) if n else ():
+                if words[i: i + n] == wanted:
+                    found.append(Mention(c, tokens[i][1], tokens[i + n - 1][2], 0.9))
+    if found:
+        return found
+    # "García" for "Talleres García": a capitalised, distinctive word that only one contact has.
+    owners: dict[str, set[str]] = {}
+    for c in contacts:
+        for name in (c.name, *c.aliases):
+            for w in name_tokens(name):
+                if len(w) >= 4 and w not in GENERIC_NAME_WORDS and not w.isdigit():
+                    owners.setdefault(w, set()).add(c.id)
+    by_id = {c.id: c for c in contacts}
+    for word, start, end in tokens:
+        ids = owners.get(word, set())
+        if len(ids) == 1 and s.text[start].isupper():
+            contact = by_id[next(iter(ids))]
+            if not _other_name_around(s, start, end, contact):
+                found.append(Mention(contact, start, end, 0.75))
+    return found
+
+
+def _other_name_around(s: Sentence, start: int, end: int, contact: KnownContact) -> bool:
+    """The word is part of another name: "Farmacia Levante" is not "Construcciones Levante"."""
+    own = {w for name in (contact.name, *contact.aliases) for w in name_tokens(name)}
+    for run, run_start, run_end in name_runs(s, 0, len(s.text)):
+        if run_start <= start and end <= run_end:
+            others = [w for w in re.findall(r"[a-z0-9]+", fold(run)) if w not in own and w not in _CONNECTORS]
+            # A sentence's capitalised first word ("Ayer Levante...") is no part of a name.
+            if run_start == 0 and others and fold(run.split()[0]) == others[0] and len(others) == 1 \
+                    and run.split()[0].lower() in _SENTENCE_OPENERS:
+                return False
+            return bool(others)
+    return False
+
+
+_CONNECTORS = {"de", "del", "la", "y", "e"}
+# A subject's name never starts with these; a capitalised one opens a sentence or says something else.
+_SENTENCE_OPENERS = {"ayer", "hoy", "manana", "ahora", "luego", "today", "yesterday", "tomorrow", "now", "then"}
+
+
+_CAP_RUN = re.compile(r"[A-ZÁÉÍÓÚÑÜ][\w&'.\-]*(?:\s+(?:(?:de|del|de la|y|e|&)\s+)?[A-ZÁÉÍÓÚÑÜ][\w&'.\-]*)*")
+_RUN_STOP = {"ahora", "el", "la", "los", "las", "nuestro", "nuestra", "mi", "our", "the", "no", "si", "y", "pero",
+             "oye", "vale", "por", "desde", "con", "a", "en", "hoy", "ya", "bueno", "pues", "tambien", "ademas",
+             "cliente", "proveedor", "i", "we", "my", "now", "also", "and", "but", "recuerda", "remember", "que",
+             "para", "de", "del", "un", "una", "al", "ok", "hola", "ojo", "nota", "iban", "nif", "cif",
+             "note", "fyi", "since", "from", "today", "at", "in", "on", "for"}
+# Capitalised words that are never a subject's name: greetings, thanks, reactions, discourse markers.
+NOT_NAMES = frozenset("""
+thanks thank gracias wow woah hey hi hello hola yep yes yeah yup nope lol lmao omg ok okay vale bueno buena
+anyway anyways pues mira oye total claro sure haha jaja genial great cool nice awesome amazing congrats
+congratulations enhorabuena felicidades oh ah aw aww so well btw also and but or the this that these those it
+its i i'm im we we're you your he she they my our his her their me us sorry perdona perdon good morning
+night buenos buenas dear querido querida sounds looks that's thats it's what how why when where who which
+perfecto perfect exacto exactly totally definitely absolutely honestly actually basically anyway
+por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um
+lunes martes miercoles jueves viernes sabado domingo monday tuesday wednesday thursday friday saturday sunday
+enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
+march april may june july august september october november december christmas navidad easter
+""".split())
+_RUN_STOP |= NOT_NAMES
+# Words that make a capitalised run a business's name ("Hierros Olano", "Farmacia Levante").
+COMPANY_WORDS = frozenset("""
+talleres taller hierros construcciones transportes farmacia restaurante bar cafeteria clinica academia
+ferreteria distribuciones servicios grupo industrias comercial asesoria gestoria consultores consulting
+reformas instalaciones panaderia pasteleria carpinteria ceramicas viveros frutas muebles electricidad
+fontaneria hermanos supermercado almacenes bodegas hotel inmobiliaria logistica tecnologia soluciones
+studio estudio agencia seguros autos motor motors garage garaje imprenta papeleria libreria peluqueria
+""".split())
+_BUSINESS_CUE = re.compile(r"\b(?:cliente|clientes|proveedor|proveedora|proveedores|customer|customers|client|clients|"
+                           r"supplier|suppliers|vendor|empresa|company|firm|negocio)\b")
+
+
+def looks_like_company(name: str) -> bool:
+    """A business's name: a company word or a legal suffix in it."""
+    words = re.findall(r"[a-z0-9]+", fold(name))
+    return any(w in COMPANY_WORDS for w in words) or tuple(words[-2:]) in LEGAL_SUFFIXES or \
+        tuple(words[-1:]) in LEGAL_SUFFIXES
+
+
+def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...]) -> tuple[KnownContact, ...]:
+    """Businesses a sentence brings in by name ("tenemos un cliente nuevo, Hierros Olano"), as named
+    subjects the next sentences may go on about; never a greeting, a weekday or a lone opening word."""
+    business = bool(_BUSINESS_CUE.search(s.low))
+    out = []
+    for text, start, _end in name_runs(s, 0, len(s.text)):
+        key = " ".join(name_tokens(text))
+        if not key or any(c.kind == "named" and c.id == key for c in known):
+            continue
+        company = looks_like_company(text)
+        if company or (business and (start > 0 or " " in text)):
+            out.append(KnownContact(id=key, name=text, kind="named"))
+    return tuple(out)
+
+
+def name_runs(s: Sentence, start: int, end: int) -> list[tuple[str, int, int]]:
+    """Capitalised word runs inside [start, end), leading filler words dropped."""
+    runs = []
+    for m in _CAP_RUN.finditer(s.text, start, end):
+        words = m.group().split()
+        offset = m.start()
+        while words and fold(words[0]).strip(".,") in _RUN_STOP:
+            offset = s.text.index(words[0], offset) + len(words[0])
+            words = words[1:]
+        # "S.L." after a comma is the previous name's suffix, not a name of its own.
+        if words and tuple(re.findall(r"[a-z0-9]+", fold(" ".join(words)))) not in LEGAL_SUFFIXES:
+            text = " ".join(words).rstrip(".,")
+            begin = s.text.index(words[0], offset)
+            runs.append((text, begin, begin + len(text)))
+    return runs
+
+
+NAME_STOP = {"al", "a", "manana", "luego", "despues", "mas", "tarde", "hoy", "cuando", "si", "por", "en", "de",
+              "para", "esta", "este", "ahora", "ya", "otra", "otro", "pronto", "back", "tomorrow", "later", "at",
+              "on", "when", "tonight", "now", "if", "asap", "soon", "the", "an", "please", "porfa", "y", "e",
+              "que", "and", "o", "or", "pero", "but", "tiene", "tengo", "es", "is", "has", "vive", "trabaja",
+              "lives", "works", "con", "with", "from", "del", "la", "el", "lo", "un", "una", "su", "mi", "tu",
+              "usted", "tú", "ella", "he", "she", "it", "to", "in", "of", "for", "ahi", "aqui", "eso",
+              "autonomo", "autonoma", "nuevo", "nueva", "cliente", "proveedor", "ignora", "ignore", "olvida",
+              "sistema", "system", "admin", "administrador"}
+
+
+def name_at(s: Sentence, start: int, strong: bool) -> str | None:
+    """A person's name starting at start: capitalised words, or lower case after a strong cue ("me llamo")."""
+    m = re.match(r"\s*([^\W\d_][\w'\-]*(?:[ ]+[^\W\d_][\w'\-]*){0,3})", s.text[start:])
+    if not m:
+        return None
+    words = []
+    for word in m.group(1).split():
+        if fold(word) in NAME_STOP:
+            break
+        capital = word[0].isupper()
+        if not words and not capital and not strong:
+            return None
+        if words and capital != words[0][0].isupper():
+            break
+        words.append(word)
+        if len(words) == (3 if capital else 2):
+            break
+    if not words:
+        return None
+    name = " ".join(words)
+    return name if name[0].isupper() else name.title()

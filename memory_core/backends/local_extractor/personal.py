@@ -1,0 +1,325 @@
+"""Rules for facts about the person, in Spanish and English: name, tone, language, family, pets, job and
+employer, home and moves, hobbies and instruments, diet and food, plans and dated events."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+
+from memory_core.backends.local_extractor.dates import find_date
+from memory_core.backends.local_extractor.found import Found
+from memory_core.backends.local_extractor.names import name_at
+from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
+
+_NAME_CUES = [
+    (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),
+    (re.compile(r"\b(?:llamame|llameme|puedes llamarme|me puedes llamar|prefiero que me llames|llamadme|"
+                r"call me|you can call me|please call me)\s+"), True),
+    (re.compile(r"(?:^|[,.]\s*)(?:hola,?\s+)?(?:soy)\s+"), False),
+]
+
+
+def _rule_name(s: Sentence) -> Iterator[Found]:
+    for regex, strong in _NAME_CUES:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            name = name_at(s, m.end(), strong)
+            if name:
+                yield Found("nombre", name, "self", m.start(), imperative=True)
+                return
+
+
+_TONE = re.compile(r"\b(?:tratame|trateme|tratadme|hablame|hableme|llamame|dirigete a mi|dirijase a mi|"
+                   r"puedes tratarme|prefiero que me trates|prefiero que me hables|me puedes tratar|trates|"
+                   r"hables)\s+(?:siempre\s+)?de\s+(?P<v>tu|usted)\b")
+_TUTEO = re.compile(r"\btute(?:ame|arme|arnos|a|es)\b")
+_TONE_EN = re.compile(r"\b(?:be|talk to me|speak to me|write to me|address me|talk|speak|write)\s+(?:more\s+)?"
+                      r"(?P<v>informal|informally|casual|casually|formal|formally)\b")
+
+
+def _rule_tone(s: Sentence) -> Iterator[Found]:
+    m = _TONE.search(s.low)
+    if m:
+        value = "tú" if m.group("v") == "tu" else "usted"
+        if s.negated(m.start()):  # "no me hables de usted" asks for the other one
+            value = "usted" if value == "tú" else "tú"
+        yield Found("tono", value, "self", m.start(), imperative=True)
+        return
+    m = _TUTEO.search(s.low)
+    if m:
+        yield Found("tono", "usted" if s.negated(m.start()) else "tú", "self", m.start(), imperative=True)
+        return
+    m = _TONE_EN.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("tono", "usted" if m.group("v").startswith("formal") else "tú", "self", m.start(), imperative=True)
+
+
+_LANGUAGES = {"ingles": "inglés", "espanol": "español", "castellano": "español", "catalan": "catalán",
+              "gallego": "gallego", "euskera": "euskera", "frances": "francés", "aleman": "alemán",
+              "portugues": "portugués", "italiano": "italiano", "english": "inglés", "spanish": "español",
+              "french": "francés", "german": "alemán", "portuguese": "portugués",
+              "italian": "italiano"}
+_LANGUAGE = re.compile(r"\b(?:hablame|escribeme|respondeme|contestame|habla|escribe|responde|prefiero hablar|"
+                       r"reply|answer|write|talk|speak|respond)(?: to me| me)?\s+(?:siempre\s+|always\s+)?"
+                       r"(?:en|in)\s+(?P<v>" + "|".join(_LANGUAGES) + r")\b")
+
+
+def _rule_language(s: Sentence) -> Iterator[Found]:
+    m = _LANGUAGE.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("idioma", _LANGUAGES[m.group("v")], "self", m.start(), imperative=True)
+
+
+_RELATIVES = {"hijo": "hijo", "hija": "hija", "hijos": "hijos", "hijas": "hijos", "mujer": "pareja",
+              "esposa": "pareja", "marido": "pareja", "esposo": "pareja", "pareja": "pareja", "novia": "pareja",
+              "novio": "pareja", "madre": "madre", "padre": "padre", "hermano": "hermano", "hermana": "hermana",
+              "son": "hijo", "daughter": "hija", "sons": "hijos", "daughters": "hijos", "children": "hijos",
+              "kids": "hijos", "wife": "pareja", "husband": "pareja", "partner": "pareja", "girlfriend": "pareja",
+              "boyfriend": "pareja", "mother": "madre", "mum": "madre", "mom": "madre", "father": "padre",
+              "dad": "padre", "brother": "hermano", "sister": "hermana", "socio": "socio", "socia": "socio",
+              "business partner": "socio", "crios": "hijos", "crias": "hijos", "ninos": "hijos",
+              "ninas": "hijos", "peques": "hijos", "nenes": "hijos", "chavales": "hijos"}
+_REL = "(?P<rel>" + "|".join(sorted(_RELATIVES, key=len, reverse=True)) + ")"
+_FAMILY = [
+    (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|pequenos|little|older|younger|eldest|youngest))?(?:'s names? (?:is|are)|\s+se llaman?|\s+is called|\s+is named|\s+are called)\s+"), True),
+    (re.compile(rf"\b(?:tengo|tenemos|i have|we have|i've got|we've got)\s+(?:un|una|dos|tres|cuatro|a|an|two|three|four)\s+"
+                rf"{_REL}\s*(?:que se llaman?|llamad[oa]s?|called|named|,)\s*"), True),
+    (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|little|older|younger))?(?:\s+(?:es|son|is|are)\s+|\s*,\s*|\s+)"), False),
+]
+
+
+def _rule_family(s: Sentence) -> Iterator[Found]:
+    for regex, strong in _FAMILY:
+        m = regex.search(s.low)
+        if not m or s.negated(m.start()):
+            continue
+        attribute = _RELATIVES[m.group("rel")]
+        if attribute == "hijos":
+            names = re.match(r"\s*([A-ZÁÉÍÓÚÑ]\w+(?:\s*,\s*[A-ZÁÉÍÓÚÑ]\w+)*\s+(?:y|and|e)\s+[A-ZÁÉÍÓÚÑ]\w+)", s.text[m.end():])
+            if names:
+                yield Found(attribute, names.group(1), "self", m.start())
+                return
+            continue
+        name = name_at(s, m.end(), strong)
+        if name:
+            # A business partner belongs to the company, not to the person's family.
+            yield Found(attribute, name, "org" if attribute == "socio" else "self", m.start())
+            return
+
+
+
+_PETS = {"perro": "perro", "perra": "perro", "perrito": "perro", "perrita": "perro", "cachorro": "perro",
+         "gato": "gato", "gata": "gato", "gatito": "gato", "gatita": "gato", "conejo": "conejo", "loro": "loro",
+         "tortuga": "tortuga", "caballo": "caballo", "hamster": "hámster", "pez": "pez", "peces": "pez",
+         "dog": "dog", "puppy": "dog", "pup": "dog", "doggo": "dog", "cat": "cat", "kitty": "cat", "kitten": "cat",
+         "rabbit": "rabbit", "bunny": "rabbit", "parrot": "parrot", "turtle": "turtle", "horse": "horse",
+         "fish": "fish", "guinea pig": "guinea pig", "snake": "snake", "bird": "bird"}
+_PET = "(?P<pet>" + "|".join(sorted(_PETS, key=len, reverse=True)) + ")"
+_PET_OWN = re.compile(
+    rf"\b(?:(?:tengo|tenemos|he adoptado|hemos adoptado|adopte|adoptamos|nos hemos traido|me he comprado)\s+"
+    rf"(?:un|una|dos|tres)?\s*|(?:mi|mis|nuestro|nuestra|nuestros|my|our)\s+(?:new\s+|nuevo\s+|nueva\s+)?|"
+    rf"(?:i|we)\s+(?:just\s+|finally\s+)?(?:have|got|adopted|rescued|bought|have got|'ve got)\s+(?:a\s+|an\s+|two\s+|"
+    rf"a new\s+|another\s+)?(?:little\s+|new\s+)?|(?:i'?ve|we'?ve)\s+(?:got|adopted)\s+(?:a\s+|an\s+)?)"
+    rf"{_PET}s?\b")
+_PET_NAME = re.compile(r"\s*(?:'s name is|se llama|que se llama|llamad[oa]|called|named|,)?\s*")
+
+
+def _rule_pets(s: Sentence) -> Iterator[Found]:
+    """Pets, with their names when said: "tengo un perro que se llama Max", "I have a pup and a kitty"."""
+    for m in _PET_OWN.finditer(s.low):
+        if s.negated(m.start()):
+            continue
+        kind = _PETS[m.group("pet")]
+        cue = _PET_NAME.match(s.text, m.end())
+        name = name_at(s, cue.end(), strong=False) if cue and cue.group().strip() else None
+        value = f"{kind} {name}" if name else kind
+        yield Found(f"mascota_{fold(name or kind).replace(' ', '_')}", value, "self", m.start())
+    for m in re.finditer(rf"\band (?:a|an)\s+(?:little\s+)?{_PET}\b", s.low):
+        if _PET_OWN.search(s.low[: m.start()]):  # "a pup and a kitty"
+            kind = _PETS[m.group("pet")]
+            yield Found(f"mascota_{kind.replace(' ', '_')}", kind, "self", m.start())
+
+
+_ROLE = r"(?P<role>[a-z][a-z -]{2,40}?)"
+# When a job changed is not part of the job ("lost my job as a banker yesterday").
+_WHEN = re.compile(r"\s+(?:yesterday|today|last|this|recently|ayer|hoy|el mes|la semana|hace|recientemente)\b.*$")
+_JOB = [
+    (re.compile(rf"\b(?:trabajo|curro|estoy trabajando)\s+(?:de|como)\s+{_ROLE}(?=\s+(?:en|para|desde)\b|[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\bi(?:'m| am)?\s+(?:now\s+)?(?:work|working)\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in|since)\b|[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\b(?:i got|i've got|i have|i landed|i started)\s+(?:a\s+)?(?:new\s+)?job\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in)\b|[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\bmy job is\s+(?:a|an)?\s*{_ROLE}(?=[,.;!]|$)"), "trabajo"),
+    (re.compile(rf"\b(?:lost|quit|left)\s+my\s+job\s+as\s+(?:a|an)\s+{_ROLE}(?=[,.;!]|\.\.\.|\s+(?:at|in|and|but)\b|$)"), "trabajo_anterior"),
+    (re.compile(rf"\b(?:he perdido|perdi|deje|he dejado)\s+(?:mi\s+)?(?:trabajo|empleo|curro)\s+(?:de|como)\s+{_ROLE}(?=[,.;!]|\s+(?:en|y|pero)\b|$)"), "trabajo_anterior"),
+]
+_EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm working|i am working|got a job|"
+                       r"got a new job|started working|empece a trabajar|me han contratado|i got hired)\s+"
+                       r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+")
+_OWN_BUSINESS = re.compile(r"\b(?:starting|started|start|opening|opened|launching|launched|run|running)\s+"
+                           r"(?:my|our)\s+own\s+(?:business|company|shop|store|bakery|restaurant|studio)|"
+                           r"\b(?:montando|monte|he montado|abriendo|abri|he abierto)\s+(?:mi|nuestro|nuestra)\s+"
+                           r"(?:propi[oa]\s+)?(?:negocio|empresa|tienda)(?:\s+propi[oa])?")
+
+
+def _rule_job(s: Sentence) -> Iterator[Found]:
+    """Job and employer: "trabajo de enfermera en el Clínico", "lost my job as a banker"."""
+    for regex, attribute in _JOB:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            role = clean_value(_WHEN.sub("", s.text[m.start("role"): m.end("role")]))
+            if role and role.split()[0].lower() not in ("un", "una", "the"):
+                yield Found(attribute, role, "self", m.start())
+                break
+    m = _EMPLOYER.search(s.low)
+    if m and not s.negated(m.start()):
+        name = name_at(s, m.end(), strong=False)
+        if name:
+            yield Found("empleador", name, "self", m.start())
+    m = _OWN_BUSINESS.search(s.low)
+    if m and not s.negated(m.start()):
+        english = re.match(r"[a-z]+ (?:my|our) own", m.group())
+        yield Found("trabajo", "own business" if english else "negocio propio", "self", m.start())
+
+
+_HOME = [
+    re.compile(r"\b(?:vivo|vivimos|i live|we live|i'm living|we're living|i am living|we are living)\s+(?:now\s+|ahora\s+)?"
+               r"(?:en|in)\s+"),
+    re.compile(r"\b(?:me he mudado|nos hemos mudado|me mude|nos mudamos|me mudo|nos mudamos|i moved|we moved|"
+               r"i've moved|we've moved|i'm moving|we're moving|just moved|moving)\s+(?:\w+\s+){0,2}?(?:a|to)\s+"
+               r""),
+]
+_MOVE_DONE = re.compile(r"\b(?:finished|finally finished|done|completed)\s+(?:moving|the move)|\b(?:hemos|he)\s+"
+                        r"(?:terminado|acabado)\s+(?:la|con la)\s+mudanza|\bmoved (?:house|in)\b|\bnos hemos mudado\b$")
+
+
+def _rule_home(s: Sentence) -> Iterator[Found]:
+    """Where the person lives and their moves: "vivo en Logroño", "we finally finished moving"."""
+    for regex in _HOME:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            place = re.match(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+(?:de\s+|del\s+)?[A-ZÁÉÍÓÚÑ][\w'\-]*){0,3})", s.text[m.end():])
+            # A street and number is an address (the address rule's): a place is a town or a region.
+            after = fold(s.text[m.end():])
+            if place and not re.match(r"[^,;.]{0,25}?\b(?:calle|c/|avda|avenida|plaza|paseo|street|road|avenue)\b|"
+                                      r"[^\s,]+\s*,?\s*\d", after):
+                yield Found("residencia", place.group(1), "self", m.start())
+                return
+    m = _MOVE_DONE.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("mudanza", clean_value(s.text), "self", m.start())
+
+
+_INSTRUMENTS = {"guitarra": "guitarra", "piano": "piano", "violin": "violín", "bateria": "batería", "bajo": "bajo",
+                "saxofon": "saxofón", "saxo": "saxofón", "flauta": "flauta", "trompeta": "trompeta", "ukelele": "ukelele",
+                "violonchelo": "violonchelo", "guitar": "guitar", "drums": "drums", "bass": "bass",
+                "saxophone": "saxophone", "sax": "saxophone", "flute": "flute", "trumpet": "trumpet",
+                "ukulele": "ukulele", "cello": "cello", "clarinet": "clarinet", "clarinete": "clarinete",
+                "keyboard": "keyboard", "teclado": "teclado", "harp": "harp", "arpa": "arpa"}
+_INSTRUMENT = re.compile(r"\b(?:toco|tocamos|estoy aprendiendo a tocar|aprendo a tocar|i play|i'm learning|i am learning|"
+                         r"i've been playing|i started playing|i'm playing|learning to play)\s+(?:el\s+|la\s+|the\s+)?"
+                         r"(?P<x>" + "|".join(sorted(_INSTRUMENTS, key=len, reverse=True)) + r")\b")
+_HOBBY = [
+    re.compile(r"\b(?:mi (?:hobby|aficion|pasion) (?:es|son)|my (?:hobby|hobbies|passion) (?:is|are)|"
+               r"i'm (?:really )?into|i am (?:really )?into|i've been (?:really )?into|i got into|"
+               r"i (?:really )?(?:love|enjoy|like) to|me encanta|me gusta mucho|me flipa|i (?:really )?(?:love|enjoy))\s+"
+               r"(?P<v>[a-z][a-z ]{2,30}?(?:ing|ar|er|ir))(?=\s+(?:and|y|with|con|in|en|on|at|every|los|the|a|my|mi)\b|[,.;!]|$)"),
+]
+
+
+def _rule_hobbies(s: Sentence) -> Iterator[Found]:
+    """Instruments and hobbies: "toco la guitarra", "I'm into pottery", "I love painting"."""
+    m = _INSTRUMENT.search(s.low)
+    if m and not s.negated(m.start()):
+        value = _INSTRUMENTS[m.group("x")]
+        yield Found(f"instrumento_{fold(value)}", value, "self", m.start())
+        return
+    for regex in _HOBBY:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            value = clean_value(s.text[m.start("v"): m.end("v")])
+            key = re.sub(r"[^a-z0-9]+", "_", fold(value)).strip("_")
+            if value and key not in ("being", "having", "doing", "getting", "seeing", "hear", "hearing"):
+                yield Found(f"aficion_{key}", value, "self", m.start())
+                return
+
+
+_DIETS = {"vegetariano": "vegetariana", "vegetariana": "vegetariana", "vegano": "vegana", "vegana": "vegana",
+          "vegetarian": "vegetarian", "vegan": "vegan", "pescetarian": "pescatarian", "pescatarian": "pescatarian",
+          "pescetariano": "pescetariana", "pescetariana": "pescetariana", "flexitariano": "flexitariana",
+          "flexitariana": "flexitariana", "flexitarian": "flexitarian"}
+_DIET = re.compile(r"\b(?:soy|somos|i'm|i am|we're|we are|i've been|i went|i'm going|i've gone)\s+(?:\w+\s+){0,2}?"
+                   r"(?P<d>" + "|".join(_DIETS) + r")\b")
+_NO_EAT = re.compile(r"\b(?:no como|no comemos|i don'?t eat|i do not eat|we don'?t eat|i never eat|nunca como)\s+"
+                     r"(?P<v>carne|pescado|cerdo|gluten|lacteos|marisco|meat|fish|pork|dairy|seafood|red meat|carne roja)\b")
+_FAVOURITE_FOOD = re.compile(r"\b(?:mi comida favorita (?:es|son)|mi plato favorito es|my favou?rite (?:food|dish|meal) is|"
+                             r"my favou?rite foods are)\s+(?P<v>[^,.;!?]{2,40})")
+
+
+def _rule_diet(s: Sentence) -> Iterator[Found]:
+    """Diet and food: "soy vegetariana", "I don't eat pork", "my favourite food is sushi"."""
+    m = _DIET.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("dieta", _DIETS[m.group("d")], "self", m.start())
+    m = _NO_EAT.search(s.low)
+    if m:
+        yield Found(f"no_come_{fold(m.group('v')).replace(' ', '_')}", f"no come {m.group('v')}"
+                    if s.low.startswith(("no", "nunca")) else f"doesn't eat {m.group('v')}", "self", m.start())
+    m = _FAVOURITE_FOOD.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("comida_favorita", clean_value(s.text[m.start("v"): m.end("v")]), "self", m.start())
+
+
+_EVENT_NOUNS = (r"reunion|reuniones|cita|viaje|vacaciones|feria|congreso|evento|comida|cena|visita|llamada|"
+                r"videollamada|formacion|curso|entrega|boda|cumpleanos|inspeccion|auditoria|juicio|"
+                r"meeting|appointment|trip|call|dinner|lunch|visit|conference|fair|holiday|holidays|vacation|"
+                r"training|course|delivery|wedding|birthday|audit|trade show")
+_EVENT_SHAPES = [
+    # "estoy en Madrid" -> "en Madrid"
+    (re.compile(r"^(?:yo\s+|nosotros\s+)?(?:estoy|estare|estaremos|estamos|voy a estar|vamos a estar|i'm|i am|"
+                r"i'll be|i will be|we're|we are|we'll be|we will be)\s+(?=(?:en|fuera|de viaje|de vacaciones|"
+                r"in|at|away|out|on holiday|on vacation|travelling|traveling)\b)"), "after"),
+    # "tengo reunión con Acme" -> "reunión con Acme"
+    (re.compile(rf"^(?:tengo|tenemos|hay|habra|i have|i've got|we have|we've got|i'm having|we're having)\s+"
+                rf"(?:una\s+|un\s+|la\s+|el\s+|a\s+|an\s+|the\s+)?(?=(?:{_EVENT_NOUNS})\b)"), "after"),
+    # "reunión con Acme"
+    (re.compile(rf"^(?:la\s+|el\s+|una\s+|un\s+|a\s+|an\s+|the\s+|my\s+|our\s+|mi\s+|nuestra\s+)?(?={_EVENT_NOUNS}\b)"), "after"),
+    # "me voy a Lisboa", "cerramos por vacaciones": the whole remainder
+    (re.compile(r"^(?:me voy|nos vamos|voy|vamos|viajo|viajamos|i'm going|we're going|i'm flying|i fly|i travel|"
+                r"we travel)\s+(?:a|de|to|on)\s+(?=[A-Za-zÁÉÍÓÚÑáéíóúñ])"), "whole"),
+    (re.compile(r"^(?:cerramos|cierro|cerrado|cerrados|estamos cerrados|we're closed|we are closed|closed)\b"), "whole"),
+    # "I'm planning to go camping next month", "vamos a hacer el Camino en junio": a plan, the whole sentence
+    (re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:planning|going|hoping|about)\s+to\s+|^(?:i|we)\s+(?:plan|want|hope)\s+"
+                r"to\s+|^(?:voy|vamos|pienso|pensamos|queremos|quiero)\s+a\s+\w+|^(?:tengo|tenemos) pensado\s+"), "whole"),
+]
+_PAST = re.compile(r"\b(?:ayer|anoche|estuve|estuvimos|tuve|tuvimos|fui|fuimos|fue|was|were|had|went|yesterday|"
+                   r"last week|la semana pasada|el mes pasado|last month)\b")
+_TIME = re.compile(r"\b(?:a las|sobre las|at|a eso de las)\s+\d{1,2}(?:[:.h]\d{2})?(?:\s*(?:h|am|pm|horas))?\b")
+
+
+def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
+    if _PAST.search(s.low):
+        return
+    found = find_date(s.low, today)
+    if not found:
+        return
+    date, start, end = found
+    if date < today:
+        return
+    rest = s.text[:start] + " " + s.text[end:]
+    for m in reversed(list(_TIME.finditer(fold(rest)))):
+        rest = rest[: m.start()] + " " + rest[m.end():]
+    rest = re.sub(r"\s+", " ", rest).strip(" ,.;:")
+    rest = re.sub(r"^(?:y|que|and|pues|also|también|tambien)\s+", "", rest, flags=re.IGNORECASE)
+    low = fold(rest)
+    for regex, mode in _EVENT_SHAPES:
+        m = regex.match(low)
+        if not m:
+            continue
+        value = clean_value(rest if mode == "whole" else rest[m.end():])
+        if mode == "whole" and re.match(r"^(?:me voy|nos vamos|voy|vamos|i'm going|we're going)\s+(?:a|to)\s+\w+(?:ar|er|ir)\b", low):
+            continue  # "voy a facturar": an intention, not a trip
+        if 3 <= len(value) <= 120:
+            yield Found("evento", value, "event", 0, event_date=date)
+        return
+
+
+PERSONAL_RULES = (_rule_pets, _rule_job, _rule_home, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)

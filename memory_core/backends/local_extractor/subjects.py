@@ -1,0 +1,142 @@
+"""Who a fact is about: the person, the business, a known contact or a named one; and its plain sentence."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_core.backends.base import KnownContact
+from memory_core.backends.local_extractor.found import Found
+from memory_core.backends.local_extractor.names import Mention, name_runs
+from memory_core.backends.local_extractor.text import Sentence, normalise_name
+
+SUPPLIER_WORDS = re.compile(r"\b(?:proveedor|proveedora|proveedores|supplier|vendor|nos vende|nos suministra|"
+                             r"le compramos|les compramos|le pagamos|les pagamos|pagamos a|we pay|we buy)\b")
+SENTENCE_TEMPLATES = {
+    "plazo_pago": "{who} paga a {value}.",
+    "forma_pago": "Forma de pago {of}: {value}.",
+    "persona_contacto": "La persona de contacto {of} es {value}.",
+    "canal_preferido": "{who} prefiere recibir las facturas por {value}.",
+    "formato_factura": "{who} quiere las facturas en formato {value}.",
+    "formato_importes": "Quiere ver los totales {value}.",
+    "nombre": "Se llama {value}.",
+    "tono": "Prefiere que le traten de {value}.",
+    "idioma": "Prefiere que le hablen en {value}.",
+    "hijo": "Tiene un hijo que se llama {value}.",
+    "hija": "Tiene una hija que se llama {value}.",
+    "hijos": "Sus hijos se llaman {value}.",
+    "pareja": "Su pareja se llama {value}.",
+    "madre": "Su madre se llama {value}.",
+    "padre": "Su padre se llama {value}.",
+    "hermano": "Su hermano se llama {value}.",
+    "hermana": "Su hermana se llama {value}.",
+    "socio": "El socio {of} es {value}.",
+    "direccion": "La dirección {of} es {value}.",
+    "regimen_iva": "{who} está en el régimen de IVA: {value}.",
+    "regimen_irpf": "{who} tributa en {value}.",
+    "retencion_irpf": "{who} aplica una retención de IRPF del {value}.",
+    "nif": "El NIF {of} es {value}.",
+    "razon_social": "La razón social {of} es {value}.",
+    "actividad": "{who} se dedica a {value}.",
+    "cuenta_bancaria": "La cuenta bancaria {of} es {value}.",
+    "email": "El email {of} es {value}.",
+    "telefono": "El teléfono {of} es {value}.",
+    "descuento": "{who} tiene un descuento del {value}.",
+    "numero_hijos": "{who} tiene {value} hijos.",
+    "trabajo": "{who} trabaja como {value}.",
+    "trabajo_anterior": "{who} trabajaba como {value}.",
+    "empleador": "{who} trabaja en {value}.",
+    "residencia": "{who} vive en {value}.",
+    "mudanza": "{who} se ha mudado: {value}.",
+    "dieta": "{who} sigue una dieta {value}.",
+    "comida_favorita": "La comida favorita {of} es {value}.",
+}
+# The same sentences in English, for facts read from English text.
+SENTENCE_TEMPLATES_EN = {
+    "plazo_pago": "{who} pays at {value}.", "forma_pago": "{who} pays by {value}.",
+    "persona_contacto": "The contact person {of} is {value}.", "canal_preferido": "{who} prefers {value}.",
+    "formato_factura": "{who} wants invoices as {value}.", "formato_importes": "Wants totals shown {value}.",
+    "nombre": "Their name is {value}.", "tono": "Prefers to be addressed as {value}.",
+    "idioma": "Prefers to be spoken to in {value}.", "hijo": "Has a son called {value}.",
+    "hija": "Has a daughter called {value}.", "hijos": "Their children are called {value}.",
+    "numero_hijos": "{who} has {value} children.", "pareja": "Their partner is called {value}.",
+    "madre": "Their mother is called {value}.", "padre": "Their father is called {value}.",
+    "hermano": "Their brother is called {value}.", "hermana": "Their sister is called {value}.",
+    "direccion": "The address {of} is {value}.", "email": "The email {of} is {value}.",
+    "telefono": "The phone number {of} is {value}.", "descuento": "{who} gets a discount of {value}.",
+    "trabajo": "{who} works as {value}.", "trabajo_anterior": "{who} used to work as {value}.",
+    "empleador": "{who} works at {value}.", "residencia": "{who} lives in {value}.",
+    "mudanza": "{who} moved house: {value}.", "dieta": "{who} is {value}.",
+    "comida_favorita": "The favourite food {of} is {value}.",
+}
+# Many-valued attributes named after their value ("mascota_max"): the sentence by prefix.
+PREFIX_TEMPLATES = {
+    "mascota_": ("{who} tiene una mascota: {value}.", "{who} has a pet: {value}."),
+    "aficion_": ("A {whom} le gusta {value}.", "{who} enjoys {value}."),
+    "instrumento_": ("{who} toca {value}.", "{who} plays the {value}."),
+    "no_come_": ("{who} {value}.", "{who} {value}."),
+}
+
+
+@dataclass(frozen=True)
+class Subject:
+    key: str  # self | org | contact:<id> | name:<normalised>
+    label: str
+    category: str
+    confidence: float = 0.9
+
+
+def contact_subject(c: KnownContact, confidence: float) -> Subject:
+    """The subject of a registered contact, or of a named one (kind "named", id its normalised name)."""
+    kind = "supplier" if c.kind == "supplier" else "customer"
+    if c.kind == "named":
+        return Subject(f"name:{c.id}", c.name, kind, min(confidence, 0.8))
+    return Subject(f"contact:{c.id}", c.name, kind, confidence)
+
+
+def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback: list[Mention],
+                     values: set[str]) -> Subject | None:
+    """The contact a contact-fact is about: named in its slot, nearest to its cue, or the one just talked about."""
+    if found.who:
+        inside = [m for m in mentions if m.start >= found.who[0] and m.end <= found.who[1]]
+        if inside:
+            return contact_subject(inside[0].contact, inside[0].confidence)
+    if mentions:
+        best = min(mentions, key=lambda m: (m.start > found.at, abs(m.start - found.at)))
+        subject = contact_subject(best.contact, best.confidence)
+        if best.contact.kind == "named" and SUPPLIER_WORDS.search(s.low):
+            subject = Subject(subject.key, subject.label, "supplier", subject.confidence)
+        return subject
+    start, end = found.who if found.who else (0, found.at)
+    # A capitalised name that is another fact's value ("el contacto es Marisa") is not the subject.
+    runs = [r for r in name_runs(s, start, end) if r[0] not in values]
+    if runs:
+        text = runs[-1][0]
+        key = normalise_name(text)
+        if key:
+            supplier = SUPPLIER_WORDS.search(s.low)
+            return Subject(f"name:{key}", text, "supplier" if supplier else "customer", 0.7)
+    distinct = {m.contact.id: m.contact for m in fallback}
+    if len(distinct) == 1:
+        return contact_subject(next(iter(distinct.values())), 0.7)
+    return None
+
+
+def sentence_for(attribute: str, subject: Subject, value: str, english: bool = False) -> str:
+    """The fact as a plain third-person sentence, in the language it was said in."""
+    if english:
+        who = {"self": "The person", "org": "The business"}.get(subject.key, subject.label)
+        of = {"self": "of the person", "org": "of the business"}.get(subject.key, f"of {subject.label}")
+        whom = who
+        table = SENTENCE_TEMPLATES_EN
+    else:
+        who = {"self": "La persona", "org": "La empresa"}.get(subject.key, subject.label)
+        of = {"self": "de la persona", "org": "de la empresa"}.get(subject.key, f"de {subject.label}")
+        whom = {"self": "la persona", "org": "la empresa"}.get(subject.key, subject.label)
+        table = SENTENCE_TEMPLATES
+    template = table.get(attribute) or SENTENCE_TEMPLATES.get(attribute)
+    if template is None:
+        prefix = next((p for p in PREFIX_TEMPLATES if attribute.startswith(p)), None)
+        template = PREFIX_TEMPLATES[prefix][english] if prefix else "{who}: {attribute} {value}."
+    if attribute == "plazo_pago" and not value[0].isdigit():
+        template = "{who} pays {value}." if english else "{who} paga {value}."
+    return template.format(who=who, of=of, whom=whom, value=value, attribute=attribute.replace("_", " "))

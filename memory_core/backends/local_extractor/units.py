@@ -1,0 +1,159 @@
+"""A message as units of meaning: sentences and clauses, without the talk around the facts.
+
+Phatic units (greetings, thanks, agreement, compliments, "lol", "wow", "yep") are dropped; discourse
+markers ("bueno", "anyway", "por cierto"), requests to remember ("apúntame que") and vocatives (the
+other person's name: "Thanks, Melanie!", "Hey Jon,") are cut from the units that remain. Each remaining
+unit is judged and read on its own, so one message may teach several facts.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences
+
+# Words that carry no fact on their own, folded. A unit made only of these (and names, emoji and
+# punctuation) is phatic.
+PHATIC_WORDS = frozenset("""
+hola hey hi hello hiya buenas buenos morning afternoon evening good night
+majo maja guapo guapa tio tia crack bro dude mate buddy man girl chica chico hun dear
+gracias muchas mil thanks thank thx ty cheers merci
+ok okay okey vale venga val genial perfecto perfect great awesome amazing cool nice lovely wonderful fantastic
+fantastico fantastica estupendo estupenda brutal guay chulo chula super superb incredible increible
+wow woah whoa omg lol lmao haha hahaha jaja jajaja jeje xd oh ah aw aww ay uy eh uh um hmm mmm oops
+yep yeah yes yup si no nope nah sure claro vale exacto exactly totally absolutely definitely indeed right
+true cierto verdad agreed agree de acuerdo bien fine well so very really muy tan mucho much too so
+congrats congratulations enhorabuena felicidades felicitaciones bravo
+bye adios chao ciao luego pronto later soon see you take care cuidate abrazo abrazos besos hugs xoxo
+glad happy me alegro alegra encanta love it that's thats that it's its sounds looks seems
+you your you're youre tu te ti usted and y also too tambien the a an of for to it this esto eso
+what how are is was were have has been doing going how's hows que tal como estas va todo
+""".split())
+# Phrases that are phatic whatever follows them in the unit ("thanks for the tips", "me alegro de que...").
+_PHATIC_START = re.compile(
+    r"^(?:(?:muchas\s+)?gracias(?:\s+por\b.*)?|(?:thanks|thank you|thank u)(?:\s+(?:so much|a lot|again))?"
+    r"(?:\s+for\b.*)?|me alegro\b.*|que bien\b.*|que guay\b.*|(?:i'?m|im|i am)\s+(?:so\s+|really\s+)?"
+    r"(?:glad|happy|excited|proud)\s+(?:for you|to hear|you|that you)\b.*|good to (?:hear|see|know)\b.*|"
+    r"nice to (?:hear|see|meet|know)\b.*|(?:that|it|this)(?:'s| is| was| sounds| looks| seems)\s+(?:so\s+|really\s+"
+    r"|super\s+|pretty\s+)?(?:great|awesome|amazing|cool|nice|lovely|wonderful|fantastic|fun|beautiful|"
+    r"incredible|impressive|exciting|inspiring|sweet|adorable|interesting|tough|hard|sad|awful|terrible|funny|"
+    r"hilarious|crazy|wild|cute|true|special|huge|brave|smart|rough)\b.*|"
+    r"(?:sounds|looks)\s+(?:so\s+|really\s+)?(?:great|good|fun|amazing|awesome|cool|lovely|like)\b.*|"
+    r"how (?:are|have) you\b.*|how'?s it going\b.*|what'?s up\b.*|que tal\b.*|como estas\b.*|"
+    r"(?:good luck|best of luck|suerte|mucha suerte)\b.*|(?:see you|hasta luego|hasta pronto|nos vemos)\b.*|"
+    r"(?:take care|cuidate)\b.*|(?:keep (?:it )?up|sigue asi)\b.*|(?:no problem|de nada|no hay de que)\b.*)$")
+# Discourse markers and requests to remember in front of a statement.
+_LEAD = re.compile(
+    r"^(?:(?:bueno|pues|vale|ok|okay|oye|mira|anyway|anyways|so|well|oh|ah|wow|hey|hi|hello|hola|yeah|yep|yes|"
+    r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
+    r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
+    r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg)\b[\s,!.:;-]*)+")
+_REMEMBER = re.compile(
+    r"^(?:(?:por favor|porfa|please)\s*,?\s*)?(?:apuntame|apunta(?:te)?|anota(?:me)?|recuerda(?:lo)?|acuerdate(?: de)?|"
+    r"ten en cuenta|toma nota(?: de)?|guarda(?:te)?|que conste|para que lo sepas|que sepas|remember|note(?: down)?|"
+    r"make a note|keep in mind|bear in mind|fyi|for the record|just so you know)(?:\s+(?:que|that|esto|this))?"
+    r"\s*[:,]?\s*")
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+|[:;]-?[()DPp]\\b|<3")
+# A capitalised word alone, as a vocative at the start ("Jon, ...") or the end ("..., Mel!").
+_VOCATIVE_START = re.compile(r"^(?:(?:hey|hi|hello|hola|oye|thanks|thank you|gracias|wow|oh|yo)\s+)?"
+                             r"[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*[,!:]+\s+")
+# At the end only before "!" or "?", or "." in a unit with no number (", London." ends an address).
+_VOCATIVE_END = re.compile(r",\s*[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*(?:[!?]+|\.+)\s*$")
+# "Tutéame, ...", "Llámame, ...": a verb with its pronoun, not someone's name.
+_CLITIC = re.compile(r"[a-z]{3,}(?:me|nos|te|lo|la|le|les|selo|sela)\b")
+# Second person without the first: about the listener ("you're so talented"), not a fact of the writer.
+# ("usted" is left out: "mejor de usted" is how the writer wants to be addressed.)
+_SECOND = re.compile(r"\b(?:you|your|you're|youre|yours|tu|tus|te|ti|contigo|vosotros|os)\b")
+_FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us|yo|mi|mis|me|"
+                    r"conmigo|nosotros|nosotras|nos|nuestr[oa]s?)\b|\b\w{2,}(?:amos|emos|imos)\b|^(?:tengo|soy|estoy|"
+                    r"vivo|trabajo|hago|voy|quiero|prefiero|llevo)\b|\b(?:habla|hable|llama|llame|trata|trate|escribe|"
+                    r"manda|envia|avisa|dime|dame|pasa|tutea|responde|contesta|recuerda|apunta|tutea)(?:me|nos)\b")
+# Where a sentence splits into clauses that may each state a fact.
+_CLAUSE_BREAK = re.compile(r"\s*;\s+|\s+[-–—]\s+|,?\s+(?:but|pero|aunque|although)\s+(?=\w)")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence or clause: as written, and cleaned of phatic lead-ins and vocatives."""
+    raw: str
+    text: str  # what remains to judge and read ("" when the unit was phatic)
+    index: int  # its order in the message
+
+    @property
+    def phatic(self) -> bool:
+        return not self.text
+
+    @property
+    def sentence(self) -> Sentence:
+        return Sentence.of(self.text)
+
+
+def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
+    """The unit without emoji, discourse markers, requests to remember and vocatives at either end; a
+    capitalised word in `keep` (a known subject's name word, folded) is never taken for a vocative."""
+    text = _EMOJI.sub(" ", text).strip()
+    for _ in range(3):
+        before = text
+        m = _LEAD.match(fold(text))
+        if m and m.end():
+            text = text[m.end():].lstrip(" ,!.:;-")
+        m = _REMEMBER.match(fold(text))
+        if m and m.end() and m.end() < len(text):
+            text = text[m.end():]
+        m = _VOCATIVE_START.match(text)
+        if m and len(text) > m.end() and not _kept(m.group(), keep) and not _CLITIC.search(fold(m.group())):
+            text = text[m.end():]
+        m = _VOCATIVE_END.search(text)
+        if m and not _kept(m.group(), keep) and ("." not in m.group() or not re.search(r"\d", text)):
+            text = text[: m.start()].strip()
+        if text == before:
+            break
+    if text[:1].islower() and len(text) > 1:
+        text = text[0].upper() + text[1:]
+    return text.strip()
+
+
+def _kept(span: str, keep: frozenset[str]) -> bool:
+    return any(w in keep for w in re.findall(r"[a-z]+", fold(span)))
+
+
+def is_phatic(text: str) -> bool:
+    """Nothing but greetings, thanks, agreement, compliments or reactions (in es and en)."""
+    low = fold(_EMOJI.sub(" ", text)).strip(" .!?¡¿,;:-")
+    if not low:
+        return True
+    if _PHATIC_START.match(low):
+        return True
+    words = re.findall(r"[a-z']+", low)
+    if not words:
+        return not re.search(r"\d", low)
+    # Names (a vocative: "Thanks, Mel") count as talk; a sentence's capitalised first word does not.
+    capitalised = {fold(m.group()) for m in re.finditer(r"\b[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\b", text)
+                   if text[: m.start()].strip(" ¡¿\"'(")}
+    return all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8
+
+
+def about_listener(text: str) -> bool:
+    """A unit about the person spoken to ("you're so talented", "tu perro es precioso"), not the writer."""
+    low = fold(text)
+    return bool(_SECOND.search(low)) and not _FIRST.search(low)
+
+
+def units(message: str, keep: frozenset[str] = frozenset()) -> list[Unit]:
+    """The message's sentences and clauses, each cleaned; phatic ones kept with an empty text."""
+    out: list[Unit] = []
+    for sentence in split_sentences(message or ""):
+        for clause in _CLAUSE_BREAK.split(sentence):
+            clause = clause.strip()
+            if not clause:
+                continue
+            text = "" if is_phatic(clause) else strip_talk(clause, keep)
+            if text and (is_phatic(text) or about_listener(text)):
+                text = ""
+            out.append(Unit(raw=clause, text=text, index=len(out)))
+    return out
+
+
+def asks(text: str) -> bool:
+    """A unit written as a question (with its question mark): never a fact."""
+    return "?" in text or "¿" in text

@@ -1,0 +1,231 @@
+"""Sentence-level learning with the local backend (gate and extractor), on the sentences of issue #13.
+
+Each test reads a user's message the way the worker does (the gate first, then the extractor when it
+passes) and checks what a person would: what was learnt, about whom, under which attribute and value.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from memory_core.backends import get_backend
+from memory_core.backends.base import ExtractionContext, KnownContact
+from memory_core.backends.local_extractor import fold, normalise_name
+from memory_core.backends.local_extractor.units import units
+
+MONDAY = dt.date(2026, 3, 2)
+LEVANTE = KnownContact("c9", "Construcciones Levante S.L.", "customer")
+GARCIA = KnownContact("c1", "Talleres García S.L.", "customer")
+
+
+@pytest.fixture(scope="module")
+def backend(servers):
+    return get_backend(servers)
+
+
+def learn(backend, text, contacts=(), known_names=(), recent=(), known=None):
+    """What the worker would learn from one message: [] when the gate does not pass it or policy refuses."""
+    decision, _ = backend.decide(text, None)
+    if not decision.passes or decision.special >= 0.5 or decision.insult >= 0.5:
+        return []
+    context = ExtractionContext(message=text, contacts=tuple(contacts), known_attributes=known or {},
+                                today=MONDAY, gate_category=decision.top_category, gate_scope=decision.top_scope,
+                                known_names=tuple(known_names), recent_subjects=tuple(recent))
+    return backend.extract(context)[0]
+
+
+def triples(facts):
+    return {(f.subject, f.attribute, f.value) for f in facts}
+
+
+# --- pleasantries ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["Thanks, Mel!", "Hey Jon!", "Yep!", "Thanks so much, Melanie!", "Wow", "lol",
+                                  "¡Gracias, Lucía!", "¡Hola Pedro!", "Vale, perfecto", "jajaja qué bueno"])
+def test_pleasantries_teach_nothing(backend, text):
+    assert learn(backend, text) == []
+
+
+def test_a_pleasantry_around_a_fact_is_cut_from_it(backend):
+    [fact] = [f for f in learn(backend, "Thanks, Melanie! I just adopted a puppy named Max.")
+              if f.attribute.startswith("mascota")]
+    assert (fact.subject, fact.value) == ("self", "dog Max")
+    [fact] = [f for f in learn(backend, "¡Gracias, Lucía! Tengo un perro que se llama Max.")
+              if f.attribute.startswith("mascota")]
+    assert (fact.subject, fact.value) == ("self", "perro Max")
+
+
+def test_greetings_thanks_and_discourse_markers_are_never_a_subject(backend):
+    for text in ("Thanks, Mel! We went camping with the kids last weekend", "Wow, I finally finished my first marathon",
+                 "Bueno, Talleres García paga a 60 días", "Anyway, Talleres García pays at 60 days",
+                 "Por cierto, nos hemos comprado una furgoneta nueva"):
+        subjects = {f.subject for f in learn(backend, text, contacts=(GARCIA,))}
+        assert not {s for s in subjects if s.startswith("name:")}, (text, subjects)
+
+
+def test_a_discourse_marker_is_not_a_new_customer(backend):
+    for text in ("Bueno, nos pagan a 30 días", "Anyway, they pay at 30 days"):
+        assert not any(f.subject.startswith("name:") for f in learn(backend, text)), text
+
+
+# --- subjects -------------------------------------------------------------------------------------
+
+def test_a_pup_and_a_kitty_are_the_writers_not_the_business(backend):
+    assert triples(learn(backend, "I have a pup and a kitty")) == {("self", "mascota_dog", "dog"),
+                                                                   ("self", "mascota_cat", "cat")}
+    assert {f.subject for f in learn(backend, "Tenemos un perro y un gato")} == {"self"}
+
+
+def test_finishing_a_move_is_the_writers_own_life_never_a_business_fact(backend):
+    for text in ("We finally finished moving!", "Por fin hemos terminado la mudanza"):
+        facts = learn(backend, text)
+        assert facts and {f.subject for f in facts} == {"self"}, text
+
+
+def test_a_pet_and_a_diet_teach_their_names(backend):
+    assert ("self", "mascota_max", "dog Max") in triples(learn(backend, "My dog's name is Max"))
+    assert ("self", "mascota_max", "perro Max") in triples(learn(backend, "Mi perro se llama Max"))
+    assert ("self", "dieta", "vegetarian") in triples(learn(backend, "I'm vegetarian, by the way"))
+    assert ("self", "dieta", "vegetariana") in triples(learn(backend, "Soy vegetariana desde hace años"))
+
+
+def test_a_new_customer_carries_over_to_the_next_sentence(backend):
+    facts = learn(backend, "Tenemos un cliente nuevo, Hierros Olano. Nos pagan a treinta días")
+    assert ("name:hierros olano", "plazo_pago", "30 días") in triples(facts)
+    facts = learn(backend, "We've got a new customer, Baxter Logistics. And they pay at 45 days")
+    assert ("name:baxter logistics", "plazo_pago", "45 días") in triples(facts)
+
+
+def test_the_conversations_subject_carries_over_to_a_later_message(backend):
+    facts = learn(backend, "Nos pagan a treinta días", recent=("name:hierros olano",))
+    assert triples(facts) == {("name:hierros olano", "plazo_pago", "30 días")}
+    facts = learn(backend, "and they pay at 45 days", contacts=(GARCIA,), recent=("contact:c1",))
+    assert triples(facts) == {("contact:c1", "plazo_pago", "45 días")}
+
+
+def test_a_partial_or_unaccented_name_resolves_to_the_known_subject(backend):
+    facts = learn(backend, "Olano ahora nos paga a 60 días", known_names=("hierros olano",))
+    assert triples(facts) == {("name:hierros olano", "plazo_pago", "60 días")}
+    facts = learn(backend, "Baxter now pays at 60 days", known_names=("baxter logistics",))
+    assert triples(facts) == {("name:baxter logistics", "plazo_pago", "60 días")}
+    facts = learn(backend, "Talleres Garcia paga ahora a 90 días", contacts=(GARCIA,))
+    assert triples(facts) == {("contact:c1", "plazo_pago", "90 días")}
+
+
+def test_two_businesses_that_share_a_word_stay_different(backend):
+    facts = learn(backend, "Farmacia Levante nos paga a 45 días", contacts=(LEVANTE,))
+    assert triples(facts) == {("name:farmacia levante", "plazo_pago", "45 días")}
+    facts = learn(backend, "Levante Pharmacy pays at 45 days", contacts=(LEVANTE,))
+    assert {f.subject for f in facts} == {"name:levante pharmacy"}
+
+
+def test_a_payment_term_of_one_customer_says_nothing_of_another_in_another_language(backend):
+    assert {f.subject for f in learn(backend, "Acme pays at 30 days", known_names=("acme",))} == {"name:acme"}
+    assert {f.subject for f in learn(backend, "Talleres García paga a 60 días", contacts=(GARCIA,),
+                                     known_names=("acme",))} == {"contact:c1"}
+
+
+# --- values and families --------------------------------------------------------------------------
+
+def test_losing_a_job_and_starting_a_business_are_learnt_as_job_facts(backend):
+    facts = triples(learn(backend, "Lost my job as a banker... starting my own business"))
+    assert {("self", "trabajo_anterior", "banker"), ("self", "trabajo", "own business")} <= facts
+    facts = triples(learn(backend, "He perdido mi trabajo de banquero y estoy montando mi propio negocio"))
+    assert {("self", "trabajo_anterior", "banquero"), ("self", "trabajo", "negocio propio")} <= facts
+
+
+def test_being_lucky_to_have_a_husband_and_kids_is_kept_as_a_family_fact(backend):
+    for text in ("I'm lucky to have my husband and kids", "Tengo la suerte de tener a mi marido y a mis hijos"):
+        decision, _ = backend.decide(text, None)
+        assert decision.passes and decision.special < 0.5, text
+        assert {f.subject for f in learn(backend, text)} == {"self"}, text
+
+
+def test_only_the_sentence_on_a_protected_topic_is_refused(backend):
+    for text, kids in (("My wife was diagnosed with diabetes last year. We have two kids, Leo and Alba.", "Leo and Alba"),
+                       ("A mi mujer le diagnosticaron diabetes el año pasado. Tenemos dos hijos, Leo y Alba.",
+                        "Leo y Alba")):
+        facts = learn(backend, text)
+        assert ("self", "hijos", kids) in triples(facts), text
+        assert not any("diabet" in fold(f.value) for f in facts), text
+
+
+def test_talk_to_me_informally_passes_the_gate_and_sets_the_tone(backend):
+    for text in ("háblame de tú", "Please be informal with me"):
+        decision, _ = backend.decide(text, None)
+        assert decision.passes, text
+        assert ("self", "tono", "tú") in triples(learn(backend, text)), text
+
+
+def test_a_discount_for_paying_cash_is_a_discount_fact(backend):
+    assert triples(learn(backend, "5% de rebaja si paga al contado")) == {("org", "descuento", "5% si paga al contado")}
+    facts = learn(backend, "Talleres García: 5% off if they pay cash", contacts=(GARCIA,))
+    assert triples(facts) == {("contact:c1", "descuento", "5% if they pay cash")}
+
+
+def test_who_keeps_the_accounts_is_the_contact_person_and_a_change_keeps_the_new_one(backend):
+    first = learn(backend, "Ramón lleva las cuentas")
+    second = learn(backend, "ahora las lleva Lucía Sanchis")
+    assert triples(first) == {("org", "persona_contacto", "Ramón")}
+    assert triples(second) == {("org", "persona_contacto", "Lucía Sanchis")}
+    assert triples(learn(backend, "Now Lucy Sanchis handles the books")) == {("org", "persona_contacto", "Lucy Sanchis")}
+
+
+def test_a_contact_person_change_keeps_the_new_person(backend):
+    facts = learn(backend, "El contacto en Talleres García ahora es Pilar Ruiz, ya no Marisa", contacts=(GARCIA,))
+    assert triples(facts) == {("contact:c1", "persona_contacto", "Pilar Ruiz")}
+    facts = learn(backend, "The contact at Talleres García is now Pilar Ruiz", contacts=(GARCIA,))
+    assert triples(facts) == {("contact:c1", "persona_contacto", "Pilar Ruiz")}
+
+
+def test_a_remember_request_and_a_vocative_are_not_part_of_the_value(backend):
+    [fact] = learn(backend, "Apúntame que Talleres García paga a 60 días", contacts=(GARCIA,))
+    assert fact.value == "60 días"
+    facts = learn(backend, "Thanks, Melanie! We've decided to homeschool the kids from September")
+    assert facts and all("Melanie" not in f.value and not fold(f.value).startswith("thanks") for f in facts)
+
+
+def test_questions_the_person_asks_are_never_facts(backend):
+    for text in ("Do you have a dog named Max?", "¿Tienes un perro que se llama Max?",
+                 "What did you paint last week?", "¿Cuántos días nos da Talleres García para pagar?"):
+        assert learn(backend, text, contacts=(GARCIA,)) == [], text
+
+
+def test_one_message_may_teach_several_facts(backend):
+    facts = triples(learn(backend, "Soy vegetariana. Mi perro se llama Max y toco la guitarra."))
+    assert {("self", "dieta", "vegetariana"), ("self", "mascota_max", "perro Max"),
+            ("self", "instrumento_guitarra", "guitarra")} <= facts
+    facts = triples(learn(backend, "I'm vegan. My dog's name is Max and I play the guitar."))
+    assert {("self", "dieta", "vegan"), ("self", "mascota_max", "dog Max"),
+            ("self", "instrumento_guitar", "guitar")} <= facts
+
+
+def test_unrelated_notes_never_share_an_attribute(backend):
+    a = learn(backend, "Wrapping up the business plan and looking for investors")
+    b = learn(backend, "I'm using it to stay organized")
+    c = learn(backend, "Being a mom is awesome")
+    names = [f.attribute for f in a + b + c]
+    assert len(names) == len(set(names))
+    assert all(n.startswith("nota") for n in names)
+
+
+# --- one fold, one name normaliser ----------------------------------------------------------------
+
+def test_one_fold_and_one_name_normaliser_serve_the_project():
+    assert fold("Ñandú ÁRBOL") == "nandu arbol" and len(fold("İstanbul")) == len("İstanbul")
+    assert normalise_name("Hierros Olano, S.L.") == "hierros olano" == normalise_name("HIERROS OLANO SL")
+    from memory_core.backends import openai_backend
+    assert openai_backend.normalise_name is normalise_name
+
+
+def test_units_drop_pleasantries_and_keep_the_statements():
+    texts = [u.text for u in units("Hey Jon! Good to see you! Lost my job as a banker, but I'm starting my own business.")]
+    assert texts == ["", "", "Lost my job as a banker", "I'm starting my own business."]
+
+
+def test_a_pet_named_in_the_next_sentence_gets_its_name(backend):
+    facts = triples(learn(backend, "Guess what - I got a puppy two weeks ago! Her name's Coco and she's adorable."))
+    assert ("self", "mascota_coco", "dog Coco") in facts
+    facts = triples(learn(backend, "Tengo una perrita nueva. Se llama Luna."))
+    assert ("self", "mascota_luna", "perro Luna") in facts
