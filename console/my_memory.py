@@ -12,11 +12,12 @@ from sqlalchemy.orm import Session
 
 from console import bp
 from console.confirm import ask, confirmed
-from console.operator import is_htmx, status_of
+from console.operator import is_htmx
 from console.web import actor_label, db
 from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Forbidden, MemoriaError, NotFound
 from memory_core.privacy import my_memory
+from web.errors import status_of
 
 
 def _views() -> list[tuple[Session, Access]]:
