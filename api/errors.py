@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from flask import jsonify
 
-from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, MemoriaError, NotFound, TooManyAttempts
+from memory_core.domain.errors import (
+    Conflict, Forbidden, InvalidInput, InvalidSentAt, MemoriaError, NotFound, TooManyAttempts,
+)
 
 
 class ApiError(Exception):
@@ -20,6 +22,7 @@ class ApiError(Exception):
 DOMAIN = [
     (NotFound, 404, "not_found"),
     (Forbidden, 403, "forbidden"),
+    (InvalidSentAt, 400, "invalid_sent_at"),
     (InvalidInput, 422, "invalid_input"),
     (Conflict, 409, "conflict"),
     (TooManyAttempts, 429, "rate_limited"),

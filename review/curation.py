@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from memory_core.domain import audit
+from memory_core.domain import audit, versions
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
@@ -206,16 +206,6 @@ def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: 
     return row
 
 
-def _supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
-    now = dt.datetime.now(dt.timezone.utc)
-    if current is not None:
-        current.status, current.valid_to = "superseded", now
-        s.flush()  # one active row per fact: close the current one before the new one exists
-    s.flush()
-    if current is not None:
-        current.superseded_by = new_row.id
-
-
 def _copy_sources(s: Session, from_id: uuid.UUID, to_id: uuid.UUID) -> None:
     for src in s.scalars(select(MemorySource).where(MemorySource.memory_id == from_id)):
         s.add(MemorySource(memory_id=to_id, message_id=src.message_id, conversation_id=src.conversation_id,
@@ -236,7 +226,7 @@ def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
             current = None
     row = _new_version(s, old, value=old.value, sentence=old.sentence, origin="restore",
                        hand_edited=old.hand_edited, by=op.user_id)
-    _supersede(s, current, row)
+    versions.supersede(s, current, row, at=row.valid_from)
     _copy_sources(s, old.id, row.id)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.restored", org_id=row.org_id,
                  target_type="memory", target_id=row.id,
@@ -262,7 +252,7 @@ def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: s
     if value == m.value and sentence == m.sentence:
         raise InvalidInput("Nothing changed.", "value")
     row = _new_version(s, m, value=value, sentence=sentence, origin="console", hand_edited=True, by=op.user_id)
-    _supersede(s, m, row)
+    versions.supersede(s, m, row, at=row.valid_from)
     _copy_sources(s, m.id, row.id)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.edited", org_id=row.org_id,
                  target_type="memory", target_id=row.id, details={"superseded": str(m.id), "level": row.level,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import unicodedata
 import uuid
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -30,40 +29,17 @@ from memory_core.domain.ledger import record_usage
 from memory_core.domain.models import (
     Contact, Memory, MemorySource, Message, Notification, Organization, PolicyExclusion,
 )
+from memory_core.domain import policy
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.domain.text import fold
 
 log = logging.getLogger(__name__)
 
-# A gate answer at or above this probability flags a policy question (insult, special, bank account).
-POLICY_THRESHOLD = 0.5
 # Orgs with at most this many contacts send them all to the extractor; bigger ones send only those
 # whose name, alias or tax ID shows up in the message, so a prompt never carries a whole address book.
 ALL_CONTACTS_UP_TO = 50
 MAX_CONTACTS = 40
 PREVIOUS_TURN_CHARS = 800
-
-# Judgements about a person that are never remembered, whatever the gate says. Whole words, folded.
-INSULT_WORDS = (
-    "idiota", "imbecil", "gilipollas", "subnormal", "estupido", "estupida", "cabron", "cabrona", "capullo",
-    "capulla", "inutil", "payaso", "payasa", "sinverguenza", "caradura", "mentiroso", "mentirosa", "estafador",
-    "estafadora", "ladron", "ladrona", "chorizo", "trepa", "vaga", "vago", "torpe", "imbeciles", "idiotas",
-    "hijo de puta", "tonto del culo", "no tiene dos dedos de frente", "no das ni una",
-    "idiot", "moron", "stupid", "asshole", "jerk", "crook", "scumbag", "bastard", "airhead", "pathetic",
-    "liar", "useless", "clueless", "hasn't got a clue",
-)
-_INSULT_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in INSULT_WORDS) + r")\b")
-
-
-def fold(text: str) -> str:
-    """Lower case without accents."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def insult_words(text: str) -> str | None:
-    match = _INSULT_RE.search(fold(text))
-    return match.group(1) if match else None
-
 
 @dataclass
 class Outcome:
@@ -88,7 +64,7 @@ class Outcome:
         return "ignore"
 
 
-class _Ledger:
+class Ledger:
     """Records every model call of one message in the ledger, in the caller's transaction; `spent` also
     keeps them in memory, so a caller whose transaction fails can still record what was paid for."""
 
@@ -185,14 +161,18 @@ def known_attributes(session: Session, access: Access, subjects: list[str]) -> d
 
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
                        today: dt.date | None = None, decision: GateDecision | None = None,
-                       all_contacts: list[Contact] | None = None) -> ExtractionContext:
+                       all_contacts: list[Contact] | None = None,
+                       sent_at: dt.datetime | None = None) -> ExtractionContext:
+    """What the extractor reads besides the message: contacts, known attributes, the gate's reading and
+    the message's send time (relative dates are resolved against it; `today` overrides its date)."""
+    sent_at = sent_at or dt.datetime.now(dt.timezone.utc)
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
     known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)])
     return ExtractionContext(
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=tuple(c.aliases or ())) for c in contacts),
-        known_attributes=known, today=today or dt.date.today(),
+        known_attributes=known, today=today or sent_at.date(), reference_time=sent_at,
         gate_category=decision.top_category if decision is not None else None,
         gate_scope=decision.top_scope if decision is not None else None)
 
@@ -434,7 +414,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
         forget_message(session, msg, keep_vector=True)
     if defer_usage and spent is None:
         raise ValueError("defer_usage needs a spent list")
-    ledger = _Ledger(session, msg.org_id, msg.id, run_tag, spent, record=not defer_usage)
+    ledger = Ledger(session, msg.org_id, msg.id, run_tag, spent, record=not defer_usage)
     if prepared is not None and prepared.text != msg.text:
         prepared = None  # edited since the batch was prepared
     exclusions = cache.exclusions(session, msg.org_id) if cache else load_exclusions(session, msg.org_id)
@@ -468,6 +448,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
             previous = None  # context is not worth sending a secret to a model
     out = learn(session, access, org, msg.text, backend, ledger=ledger, previous=previous,
                 source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,
+                sent_at=msg.sent_at,
                 verdict=verdict, decided=decided,
                 all_contacts=cache.contacts(session, msg.org_id) if cache else None)
     for w in out.writes:
@@ -480,31 +461,29 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
 def learn(session: Session, access: Access, org: Organization | None, text: str, backend: ModelBackend, *,
           ledger, previous: str | None = None, source: Source | None = None, today: dt.date | None = None,
           verdict: PolicyVerdict | None = None, decided: tuple[GateDecision, Usage] | None = None,
-          all_contacts: list | None = None) -> Outcome:
+          all_contacts: list | None = None, sent_at: dt.datetime | None = None) -> Outcome:
     """Gate, policy, extraction and ladder for one background message. Does not commit.
 
     `decided` is the gate's answer when the worker already computed it for its batch; `all_contacts`
     the org's contacts when it already read them."""
     if verdict is None:
         verdict = check_text(text, load_exclusions(session, org.id if org else None))
-    if verdict.secret:
+    ruling = policy.decide(verdict, text)
+    if ruling.refused:
         # Before the gate: a secret never reaches a model, not even the gate.
-        return Outcome("refused", f"Contains a secret ({verdict.secret}): never remembered.", policy="secret")
+        return Outcome("refused", ruling.reason, policy=ruling.refused)
     decision, usage = decided if decided is not None else backend.decide(text, previous)
     ledger(usage)
-    if decision.insult >= POLICY_THRESHOLD or insult_words(text):
-        return Outcome("refused", "Insults and judgements about a person are never remembered.",
-                       policy="insult", decision=decision)
-    if decision.special >= POLICY_THRESHOLD or (verdict.special and decision.passes):
-        return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
-                       policy="special", decision=decision)
-    bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
+    ruling = policy.decide(verdict, text, decision)
+    if ruling.refused:
+        return Outcome("refused", ruling.reason, policy=ruling.refused, decision=decision)
+    bank = ruling.bank
     if not decision.passes and verdict.bank_account is None:
         return Outcome("ignored", "Nothing durable to remember.", decision=decision)
     # Only a message the gate passed carries the gate's decision: a bank-account line it did not pass
     # gets no generic fact.
     context = extraction_context(session, access, text, previous, today,
-                                 decision if decision.passes else None, all_contacts=all_contacts)
+                                 decision if decision.passes else None, all_contacts=all_contacts, sent_at=sent_at)
     facts, usage = backend.extract(context)
     ledger(usage)
     if bank:
@@ -516,7 +495,8 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
         return Outcome("ignored", "No fact could be extracted.", decision=decision,
                        policy="bank_account" if bank else None)
     out = Outcome("ignored", decision=decision, facts=facts, policy="bank_account" if bank else None)
-    _write_all(session, access, org, facts, backend, ledger, source, out, explicit=False)
+    write_all(session, access, org, facts, backend, ledger, source, out, explicit=False,
+              corrects=is_correction(text, decision), at=sent_at)
     return out
 
 
@@ -528,12 +508,26 @@ def _embedder(backend: ModelBackend, ledger):
     return embed
 
 
-def _write_all(session, access, org, facts, backend, ledger, source, out: Outcome, *, explicit: bool,
-               level: str | None = None) -> None:
+# Words that make a message a correction of what was known: "ahora las lleva Lucía", "ya no trabajo allí".
+_CORRECTION = re.compile(r"\b(?:ahora|ya no|a partir de ahora|desde ahora|en realidad|me equivoque|rectifico|"
+                         r"correccion|corrijo|now|no longer|not anymore|any ?more|from now on)\b")
+CORRECTS_THRESHOLD = 0.5
+
+
+def is_correction(text: str, decision: GateDecision | None = None) -> bool:
+    """The message corrects something known: the gate says so, or it says "ahora", "ya no", "no longer"..."""
+    return bool((decision is not None and decision.corrects >= CORRECTS_THRESHOLD) or _CORRECTION.search(fold(text)))
+
+
+def write_all(session, access, org, facts, backend, ledger, source, out: Outcome, *, explicit: bool,
+              level: str | None = None, corrects: bool = False, at: dt.datetime | None = None) -> None:
+    """Write the facts of one message down the ladder and sum up what happened in `out`."""
     embed = _embedder(backend, ledger)
     for fact in facts:
+        if corrects and not fact.corrects:
+            fact = replace(fact, corrects=True)
         out.writes.append(write_memory(session, access, org, fact, source=source, explicit=explicit, level=level,
-                                       embed=embed, embed_model=backend.embed_model))
+                                       embed=embed, embed_model=backend.embed_model, at=at))
     outcomes = {w.outcome for w in out.writes}
     if "proposed" in outcomes:
         out.outcome = "proposed"
