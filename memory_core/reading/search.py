@@ -378,9 +378,9 @@ def _exact_stmt(who, src: _Source, kinds, n_tokens: int, k: int):
 
 
 def _date_stmt(who, src: _Source, kinds, k: int):
-    """Rows dated inside the span the query names, latest first: messages by when they were written,
+    """Rows dated inside the span the query names, latest first: messages by when they were sent,
     host records by their date, memories by their event date."""
-    col = {Message: Message.created_at, Document: Document.doc_date, Memory: Memory.event_date}.get(src.model)
+    col = {Message: Message.sent_at, Document: Document.doc_date, Memory: Memory.event_date}.get(src.model)
     if col is None:
         return None
     if src.model is Message:
@@ -598,7 +598,7 @@ def _describe(session: Session, fused) -> list[Hit]:
                             Memory.sentence.label("snippet"), Memory.subject.label("subject"))
                      .where(Memory.id.in_(by_kind["memory"])))
     if by_kind.get("message"):
-        parts.append(select(Message.id, (Message.role + " " + func.to_char(Message.created_at, "YYYY-MM-DD")).label("title"),
+        parts.append(select(Message.id, (Message.role + " " + func.to_char(Message.sent_at, "YYYY-MM-DD")).label("title"),
                             func.left(Message.text, 300).label("snippet"), cast(None, String).label("subject"))
                      .where(Message.id.in_(by_kind["message"])))
     if by_kind.get("contact"):
