@@ -38,7 +38,7 @@ from memory_core.domain.vocabulary import CATEGORY_AREA
 SAME_FACT_SIMILARITY = 0.92
 # A correction ("ahora...", "no longer...", the gate's corrects) replaces the fact of its subject it is
 # closest to in meaning, at least this close, whatever its attribute.
-CORRECTION_SIMILARITY = 0.75
+CORRECTION_SIMILARITY = 0.70
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
 PERSONAL_CATEGORIES = ("person", "preference")
 # Things a person has several of: each value is a fact of its own, not a correction of the last one.

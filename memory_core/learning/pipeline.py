@@ -32,6 +32,7 @@ from memory_core.domain.models import (
 from memory_core.domain import policy
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 from memory_core.domain.text import fold
+from memory_core.learning.subjects import NAME_NOISE, resolve_subjects
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +107,6 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", fold(text)))
 
 
-_NAME_NOISE = {"sl", "sa", "slu", "sll", "s", "l", "u", "de", "del", "la", "el", "los", "las", "y", "e",
-               "cb", "sc", "coop", "ltd", "inc", "llc", "the", "and", "hijos"}
-
 
 def load_contacts(session: Session, org_id: uuid.UUID | None) -> list[Contact]:
     """The org's contacts, by name."""
@@ -131,7 +129,7 @@ def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
     picked = []
     for c in rows:
         names = [c.name, *(c.aliases or [])]
-        significant = {w for n in names for w in _words(n) if w not in _NAME_NOISE and len(w) > 2}
+        significant = {w for n in names for w in _words(n) if w not in NAME_NOISE and len(w) > 2}
         if (c.tax_id and re.sub(r"[\s\-.]", "", c.tax_id.upper()) in compact) or significant & words:
             picked.append(c)
         if len(picked) >= MAX_CONTACTS:
@@ -486,6 +484,7 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
                                  decision if decision.passes else None, all_contacts=all_contacts, sent_at=sent_at)
     facts, usage = backend.extract(context)
     ledger(usage)
+    facts = resolve_subjects(session, access, facts, context.contacts)
     if bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
     if access.org_id is None:

@@ -22,6 +22,7 @@ from memory_core.domain.ladder import Source, requested_level
 from memory_core.domain.models import Contact, Organization
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES
 from memory_core.learning.ingest import MAX_TEXT_CHARS
+from memory_core.learning.subjects import resolve_subjects
 from memory_core.learning.pipeline import (
     Ledger, Outcome, bank_facts, check_text, extraction_context, is_correction, load_exclusions, write_all,
 )
@@ -68,6 +69,7 @@ def remember(session: Session, access: Access, org: Organization | None, text: s
     else:
         facts, usage = backend.extract(context)
         ledger(usage)
+        facts = resolve_subjects(session, access, facts, context.contacts)
     if ruling.bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
     if ruling.refused:
