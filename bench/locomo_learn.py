@@ -124,10 +124,12 @@ def content_words(text: str, names: frozenset[str] = frozenset()) -> list[str]:
 
 
 def phatic(sentence: str, names: frozenset[str]) -> bool:
-    """A sentence that states nothing: at most one word left once stop words, the speakers' names and
-    greeting, thanks, agreement and praise words are removed."""
+    """A sentence that states nothing: no word left once stop words, the speakers' names and greeting,
+    thanks, agreement and praise words are removed; or one word left in a sentence that opens with such
+    a word ("Thanks for the support!")."""
     left = [w for w in content_words(sentence, names) if w not in PHATIC]
-    return len(left) <= 1
+    first = words(sentence)[:1]
+    return not left or (len(left) == 1 and bool(first) and first[0] in PHATIC)
 
 
 def sentences(text: str) -> list[str]:

@@ -6,6 +6,8 @@ import unicodedata
 from collections.abc import Iterable
 
 LANGUAGES = ("es", "en")
+# The organization setting (organizations.settings) that fixes the language of the memory block.
+LANGUAGE_SETTING = "language"
 
 # Short function words that are frequent in one language and rare in the other (folded, whole words).
 _MARKERS = {

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
-from memory_core.domain.text import fold, language_of
+from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced
 from memory_core.domain.models import (
     Contact, Conversation, Memory, MemorySource, MemoryTrace, Message, Organization, TraceItem, User,
@@ -104,7 +104,6 @@ ENGLISH_LABELS = {
 }
 # A generic note's attribute names only its first word: the value says it all, so it goes without one.
 NOTE_PREFIXES = ("nota_", "note_")
-LANGUAGE_SETTING = "language"
 # Recent messages of the conversation read for its language and the subjects it is about.
 RECENT_MESSAGES = 6
 # Memories of each subject the conversation named, offered to the related section after its own hits.
