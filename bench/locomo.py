@@ -84,7 +84,7 @@ def load(db, name: str, turns, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid
         s.add(conv)
         s.flush()
         rows = [dict(id=uuid.uuid4(), conversation_id=conv.id, channel="bench", external_id=f"{tag}:{dia}",
-                     org_id=org.id, user_id=user.id, role="user", text=text, created_at=when,
+                     org_id=org.id, user_id=user.id, role="user", text=text, created_at=when, sent_at=when,
                      embedding=vec, embed_model=embedder.model_name)
                 for (dia, text, when), vec in zip(turns, vectors)]
         s.execute(insert(Message), rows)

@@ -38,12 +38,12 @@ REMEMBER = re.compile(r"^\s*(recuerda que|acuérdate de que|remember that)\b", r
 LINK_ME = re.compile(r"\b(vincula(r)? (mi )?whatsapp|link my whatsapp)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{4,}")
 
-
-@dataclass
 # memoria's reasons are for operators (in English); the agent tells the person why in its own language.
 REFUSALS = {"secret": "es un dato secreto.", "insult": "no guardo insultos ni juicios sobre personas.",
             "special": "es un dato sensible sobre otra persona."}
 
+
+@dataclass
 class Turn:
     """What one turn did, for printing and for tests."""
     channel: str
