@@ -125,3 +125,18 @@ def test_a_partial_name_in_the_conversation_finds_the_contact(world):
     crowd_the_profile(world)
     block = turn(world, "¿Y cuándo nos pagan?", history=["He hablado con los de García esta mañana"])
     assert "<<<60 días>>>" in block.related
+
+
+def test_yesterday_in_the_block_is_the_day_before_the_message_was_sent(world):
+    sent = dt.datetime(2025, 3, 3, 10, 0, tzinfo=dt.timezone.utc)
+    world.factory.memory(None, level="personal", owner=world.owner, subject="self", attribute="evento",
+                         value="Visita al taller de Talleres García", sentence="Visitó el taller de Talleres García",
+                         category="event", event_date=dt.date(2025, 3, 2))
+    conv = world.factory.conversation(world.org, world.owner)
+    msg = world.factory.message(conv, "¿Qué hice ayer?", sent_at=sent)
+    access = load_access(world.s, world.org.id, user_id=world.owner.id)
+    with world.db.unit_of_work(access.scope()) as uow:
+        block = assemble_context(uow.session, access, conv.id, "¿Qué hice ayer?", message_id=msg.id,
+                                 embed=world.e.embed, embed_model=world.e.model_name)
+        uow.commit()
+    assert "<<<Visita al taller de Talleres García>>> (2025-03-02)" in block.related

@@ -317,9 +317,11 @@ def rank_profile(memories: Iterable[Memory], now: dt.datetime) -> list[tuple[Mem
 
 
 def relevant(signals: dict[str, float]) -> bool:
-    """Above the minimum relevance: more than one shared common word."""
+    """Above the minimum relevance: more than one shared common word, an exact ID, a close meaning or name,
+    or a date the message names."""
     s = signals
-    return ("exact" in s or s.get("vector", 0.0) >= RELATED_MIN_COSINE or s.get("fts_words", 0) >= RELATED_MIN_WORDS
+    # "date": a memory dated on the day the message points at ("what did I do yesterday?").
+    return ("exact" in s or "date" in s or s.get("vector", 0.0) >= RELATED_MIN_COSINE or s.get("fts_words", 0) >= RELATED_MIN_WORDS
             or s.get("trigram", 0.0) >= RELATED_MIN_TRIGRAM)
 
 
