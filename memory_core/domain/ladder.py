@@ -102,10 +102,6 @@ def attribute_family(attribute: str) -> str:
     return name
 
 
-def single_valued(attribute: str) -> bool:
-    return attribute_family(attribute) in SINGLE_VALUED
-
-
 def stored_attribute(fact: Fact) -> str:
     """The attribute a fact is stored under: two children or two dated events must not supersede
     each other, so their attribute carries the name or the date (hijo_juan, evento_2026-03-15)."""
