@@ -6,13 +6,13 @@ time the person sent it (the client says so at ingest; now by default). Existing
 storage time, which is what they were dated by until now.
 
 Revision ID: s8_learn_flow_sent_at
-Revises: r7_policy_settings_once
+Revises: s8_console_privacy_kinds
 Create Date: 2026-12-01
 """
 from alembic import op
 
 revision = "s8_learn_flow_sent_at"
-down_revision = "r7_policy_settings_once"
+down_revision = "s8_console_privacy_kinds"
 branch_labels = None
 depends_on = None
 
