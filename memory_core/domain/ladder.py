@@ -16,7 +16,6 @@ commit together or not at all.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import unicodedata
 import uuid
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from memory_core.domain import audit, versions
+from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import Access
 from memory_core.backends.base import Fact
 from memory_core.domain.models import Memory, MemorySource, Organization
@@ -137,7 +136,7 @@ def write_memory(session: Session, access: Access, org: Organization | None, fac
     origin = origin or ("explicit" if explicit else "background")
     area = CATEGORY_AREA.get(fact.category, "general")
     writer = _Writer(session, access, org, fact, source, embed, embed_model, origin, actor_label,
-                     at or dt.datetime.now(dt.timezone.utc))
+                     at or clock.now())
 
     if wanted == "personal":
         return writer.put_active(level="personal", area="general")
@@ -285,7 +284,7 @@ class _Writer:
     def _merge(self, match: Memory) -> WriteResult:
         self._add_source(match)
         match.confidence = min(1.0, max(match.confidence, self.fact.confidence) + 0.05)
-        match.updated_at = dt.datetime.now(dt.timezone.utc)
+        match.updated_at = clock.now()
         self._audit("memory.merged", match)
         return WriteResult("merged", memory=match, reason="Already known: added this message as a source.")
 
@@ -326,7 +325,7 @@ def activate_proposal(session: Session, proposal: Memory, *, decided_by: uuid.UU
                       value: str | None = None, sentence: str | None = None) -> WriteResult:
     """Approve a proposal: it becomes the active shared fact, superseding (never overwriting) the
     memory it replaces, or merging into an identical one. Does not commit."""
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     if value is not None:
         proposal.value, proposal.hand_edited = value, True
     if sentence is not None:

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
 from memory_core.domain.models import Conversation, Message, Outbox
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
@@ -135,7 +136,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     if event not in EVENTS:
         raise InvalidInput(f"event must be one of {', '.join(EVENTS)}", field="event")
     text = _check_text(text if event != "deleted" else (text or ""))
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or clock.now()
     sent_at = check_sent_at(sent_at, now)
     phone = normalise_phone(phone)
     if user_id is None and phone is None:
@@ -193,7 +194,7 @@ def _edit(session: Session, message: Message, text: str) -> IngestResult:
         # A deleted message stays deleted; the same edit twice is one edit.
         return IngestResult(message_id=message.id, conversation_id=message.conversation_id, duplicate=True)
     message.text = text
-    message.edited_at = dt.datetime.now(dt.timezone.utc)
+    message.edited_at = clock.now()
     # The old vector describes the old text: the worker re-indexes.
     message.embedding, message.embed_model = None, None
     session.add(Outbox(message_id=message.id, event="edited"))
@@ -206,7 +207,7 @@ def _delete(session: Session, message: Message | None) -> IngestResult:
         return IngestResult()  # nothing was stored, so nothing to delete
     if message.deleted_at is not None:
         return IngestResult(message_id=message.id, conversation_id=message.conversation_id, duplicate=True)
-    message.deleted_at = dt.datetime.now(dt.timezone.utc)
+    message.deleted_at = clock.now()
     message.text = ""
     message.embedding, message.embed_model = None, None
     session.add(Outbox(message_id=message.id, event="deleted"))

@@ -20,6 +20,7 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
@@ -163,7 +164,7 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
                        sent_at: dt.datetime | None = None) -> ExtractionContext:
     """What the extractor reads besides the message: contacts, known attributes, the gate's reading and
     the message's send time (relative dates are resolved against it; `today` overrides its date)."""
-    sent_at = sent_at or dt.datetime.now(dt.timezone.utc)
+    sent_at = sent_at or clock.now()
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
     known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)])
     return ExtractionContext(
@@ -589,7 +590,7 @@ def undo_learnt(session: Session, notification_id: uuid.UUID, principal: Princip
     if data.get("superseded_id"):
         superseded = session.get(Memory, uuid.UUID(data["superseded_id"]), with_for_update=True)
     # The notification points at the memory with ON DELETE CASCADE: repoint it before deleting.
-    note.undone_at = dt.datetime.now(dt.timezone.utc)
+    note.undone_at = clock.now()
     note.memory_id = superseded.id if superseded is not None else None
     session.flush()
     for m in written:

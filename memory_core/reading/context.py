@@ -32,6 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
@@ -494,7 +495,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     vector = _embed_early(message_text or "", embed)
     conv, sent = _conversation(session, access, conversation_id, message_id)
     now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
-        or dt.datetime.now(dt.timezone.utc)
+        or clock.now()
     today = now.date()
     recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
     lang = block_language(session, access, [message_text or "", *recent], language)
@@ -564,7 +565,7 @@ def memories_for_subjects(session: Session, access: Access | None, subject_ids: 
     agent to attach to a tool result that returns that subject."""
     if access is None:
         return {}
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or clock.now()
     subjects = [s if isinstance(s, str) and ":" in s or s in ("self", "org") else f"contact:{s}" for s in subject_ids]
     if not subjects:
         return {}
