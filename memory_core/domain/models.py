@@ -68,6 +68,8 @@ class User(Base):
     # A verified WhatsApp number; set only by linking with a code sent from that number.
     phone: Mapped[str | None] = mapped_column(String(32), unique=True)
     locale: Mapped[str] = mapped_column(String(10), server_default="es")
+    # Set while the person has paused learning: the worker learns nothing from their messages.
+    learning_paused_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
         CheckConstraint("platform_role is null or platform_role in ('staff','privacy_officer')", name="platform_role_valid"),

@@ -26,6 +26,7 @@ from memory_core.learning.subjects import resolve_subjects
 from memory_core.learning.pipeline import (
     Ledger, Outcome, bank_facts, check_text, extraction_context, is_correction, load_exclusions, write_all,
 )
+from memory_core.privacy.my_memory import learning_paused
 
 RememberResult = Outcome
 NOTHING_FOUND = "No concrete fact to remember was found."
@@ -51,6 +52,9 @@ def remember(session: Session, access: Access, org: Organization | None, text: s
         if "\x00" in text or len(text) > MAX_TEXT_CHARS:
             raise InvalidInput(f"text must have no NUL bytes and at most {MAX_TEXT_CHARS} characters", field="text")
         probe = text
+    if learning_paused(session, access.principal.user_id):
+        return Outcome("refused", "Learning is paused by the person: nothing is saved until they resume it.",
+                       policy="paused")
     ledger = Ledger(session, access.org_id, source.message_id if source else None, run_tag)
     verdict = check_text(probe, load_exclusions(session, org.id if org else None))
     ruling = policy.decide(verdict, probe, explicit=True)
