@@ -58,6 +58,9 @@ class IngestIn(In):
     area: Area = "general"
     temporary: bool = False
     event: Literal["new", "edited", "deleted"] = "new"
+    sent_at: dt.datetime | None = Field(
+        default=None, description="When the person sent it, ISO 8601 with its zone (imported history keeps its "
+        "dates; relative dates in the text are resolved against it). At most 5 minutes ahead; default now")
 
     @model_validator(mode="after")
     def _writer(self):
@@ -172,6 +175,7 @@ class MessageOut(Out):
     role: str
     text: str
     created_at: dt.datetime
+    sent_at: dt.datetime
     edited_at: dt.datetime | None
 
 

@@ -104,7 +104,8 @@ def reader(access: Access):
 
 
 def _message(m) -> MessageOut:
-    return MessageOut(id=m.id, role=m.role, text=m.text, created_at=m.created_at, edited_at=m.edited_at)
+    return MessageOut(id=m.id, role=m.role, text=m.text, created_at=m.created_at, sent_at=m.sent_at,
+                      edited_at=m.edited_at)
 
 
 def _point(p) -> PointOut:

@@ -1,6 +1,8 @@
 """LoCoMo retrieval bench: full-text only, vector only and fused, side by side in one run.
 
     python bench/locomo.py [--conversations N] [--data ../shared/benchmarks/locomo10] [--json]
+    MEMORIA_DATA_DIR=.memoria-locomo python bench/locomo.py --learn [--conversations 44,47] [--tune]
+        [--backend local|openai] [--json]      # the learning bench: see bench/locomo_learn.py
 
 Each conversation's turns become messages of one principal (a scratch org and user per conversation,
 written directly as rows with batch-computed embeddings: it is a bench, not the pipeline). Every
@@ -32,7 +34,10 @@ from memory_core.domain.access import load_access  # noqa: E402
 from memory_core.domain.models import Conversation, Membership, Message, Organization, User  # noqa: E402
 from memory_core.reading.search import RETRIEVERS, search  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks" / "locomo10"
+# The shared data sits beside the checkout (/work/main -> /work/shared) or beside its worktrees' folder.
+DEFAULT_DATA = next((p / "shared" / "benchmarks" / "locomo10" for p in Path(__file__).resolve().parents[2:4]
+                     if (p / "shared" / "benchmarks" / "locomo10").is_dir()),
+                    Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "locomo10")
 VARIANTS = {"fts_only": ("fts",), "vector_only": ("vector",), "fused": RETRIEVERS}
 KS = (5, 10)
 
@@ -80,7 +85,7 @@ def load(db, name: str, turns, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid
         s.add(conv)
         s.flush()
         rows = [dict(id=uuid.uuid4(), conversation_id=conv.id, channel="bench", external_id=f"{tag}:{dia}",
-                     org_id=org.id, user_id=user.id, role="user", text=text, created_at=when,
+                     org_id=org.id, user_id=user.id, role="user", text=text, created_at=when, sent_at=when,
                      embedding=vec, embed_model=embedder.model_name)
                 for (dia, text, when), vec in zip(turns, vectors)]
         s.execute(insert(Message), rows)
@@ -152,12 +157,28 @@ def run(data_dir: Path, conversations: int | None) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--conversations", type=int, default=None, help="Only the first N conversations.")
+    parser.add_argument("--conversations", default=None,
+                        help="Retrieval: only the first N conversations. --learn: conversation ids, e.g. 44,47.")
+    parser.add_argument("--learn", action="store_true",
+                        help="Ingest conversations through the real pipeline and measure what it learnt.")
+    parser.add_argument("--tune", action="store_true",
+                        help="--learn on the tuning conversations (26, 30, 41, 42, 43) instead of the held-out ones.")
+    parser.add_argument("--backend", choices=("local", "openai"), default="local", help="--learn: the model backend.")
     parser.add_argument("--json", action="store_true", help="Print JSON only (the default prints JSON too).")
     args = parser.parse_args()
     if not args.data.is_dir():
         parser.error(f"no LoCoMo data at {args.data}")
-    print(json.dumps(run(args.data, args.conversations), indent=None if args.json else 2))
+    if args.learn:
+        import locomo_learn
+
+        picked = ([c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations
+                  else list(locomo_learn.TUNE if args.tune else locomo_learn.HELD_OUT))
+        report = locomo_learn.run(args.data, picked, args.backend)
+    else:
+        if args.conversations is not None and not args.conversations.isdigit():
+            parser.error("--conversations takes a number without --learn")
+        report = run(args.data, int(args.conversations) if args.conversations else None)
+    print(json.dumps(report, indent=None if args.json else 2))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ number of times. Other 4xx answers raise ApiError at once with the server's code
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 import time
@@ -274,12 +275,18 @@ class MemoriaClient:
 
     def ingest(self, *, channel: str, conversation: str, external_id: str, role: str, text: str = "",
                user_id: str | None = None, phone: str | None = None, visibility: str = "private_in_org",
-               area: str = "general", temporary: bool = False, event: str = "new") -> IngestResult:
-        """Write one message (new, edited or deleted); safe to retry: idempotent on channel + external_id."""
-        return self.request("POST", "/messages", {
+               area: str = "general", temporary: bool = False, event: str = "new",
+               sent_at: dt.datetime | str | None = None) -> IngestResult:
+        """Write one message (new, edited or deleted); safe to retry: idempotent on channel + external_id.
+
+        `sent_at`: when the person sent it (an aware datetime or ISO 8601 with its zone); default now."""
+        body: dict[str, Any] = {
             "channel": channel, "conversation": conversation, "external_id": external_id, "role": role,
             "text": text, "visibility": visibility, "area": area, "temporary": temporary, "event": event,
-            **_principal(user_id, phone)})
+            **_principal(user_id, phone)}
+        if sent_at is not None:
+            body["sent_at"] = sent_at.isoformat() if isinstance(sent_at, dt.datetime) else sent_at
+        return self.request("POST", "/messages", body)
 
     # ------------------------------------------------------------------ reading
 

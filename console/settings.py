@@ -1,4 +1,4 @@
-"""Settings (owner/admin): memory mode, the org's exclusion list, retention."""
+"""Settings (owner/admin): memory mode, the memory block's language, the org's exclusion list, retention."""
 from __future__ import annotations
 
 import uuid
@@ -28,6 +28,15 @@ def settings_mode():
     mode = request.form.get("memory_mode", "")
     return _change(lambda s, actor, org_id: org_settings.set_memory_mode(s, actor, org_id, mode),
                    "Memory mode saved.")
+
+
+@bp.route("/settings/language", methods=["POST"])
+@org_role_required("owner", "admin")
+def settings_language():
+    """Fix the language of the memory block, or leave it to each conversation."""
+    return _change(lambda s, actor, org_id: org_settings.set_block_language(s, actor, org_id,
+                                                                        request.form.get("language", "")),
+                   "Memory block language saved.")
 
 
 @bp.route("/settings/retention", methods=["POST"])

@@ -23,8 +23,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from memory_core.backends.local_extractor.clauses import is_question  # noqa: E402
-from memory_core.backends.local_extractor.text import fold  # noqa: E402
 from memory_core.backends.local_extractor.units import units  # noqa: E402
+from memory_core.domain.text import fold  # noqa: E402
 
 TRAINING_CONVERSATIONS = ("26", "30", "41", "42", "43")  # never 44, 47, 48, 49, 50: held out
 LOCOMO = Path("/work/shared/benchmarks/locomo10")

@@ -110,7 +110,8 @@ def load_scratch(db: Database, data: dict[str, Any], embed: Embed, embed_model: 
             elif kind == "message":
                 row = Message(conversation_id=conv.id, channel="eval", external_id=f"eval-{tag}-{item['id']}",
                               org_id=org.id, user_id=user.id, role=item.get("role", "user"), text=item["text"],
-                              created_at=_date(item.get("date")) or now, embedding=vector, embed_model=embed_model)
+                              created_at=_date(item.get("date")) or now,
+                              sent_at=_date(item.get("date")) or now, embedding=vector, embed_model=embed_model)
             elif kind in DOCUMENT_KINDS:
                 contact = ids.get(item.get("contact", ""), (None, None))[1]
                 doc_id = index_document(s, org_id=org.id, kind=kind, external_ref=item.get("ref") or item["id"],

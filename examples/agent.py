@@ -38,6 +38,10 @@ REMEMBER = re.compile(r"^\s*(recuerda que|acuérdate de que|remember that)\b", r
 LINK_ME = re.compile(r"\b(vincula(r)? (mi )?whatsapp|link my whatsapp)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{4,}")
 
+# memoria's reasons are for operators (in English); the agent tells the person why in its own language.
+REFUSALS = {"secret": "es un dato secreto.", "insult": "no guardo insultos ni juicios sobre personas.",
+            "special": "es un dato sensible sobre otra persona."}
+
 
 @dataclass
 class Turn:
@@ -88,7 +92,7 @@ class Agent:
                                          message_id=msg["message_id"], **who)
             reply = {"learnt": "Hecho, lo recordaré.", "merged": "Ya lo sabía.",
                      "proposed": "Tomo nota; queda pendiente de confirmar.",
-                     "refused": f"Eso no lo guardo: {saved['reason']}",
+                     "refused": "Eso no lo guardo: " + REFUSALS.get(saved.get("policy"), "no es algo que recuerde."),
                      "ignored": "No he encontrado nada concreto que recordar."}[saved["outcome"]]
             self._answer(channel, conversation, conv_id, reply, who)
             return Turn(channel, text, reply, conv_id, remembered=saved)

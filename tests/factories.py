@@ -62,6 +62,8 @@ class Factory:
                                        phone=phone, temporary=temporary))
 
     def message(self, conversation: Conversation, text: str, role: str = "user", **kw) -> Message:
+        if "created_at" in kw:
+            kw.setdefault("sent_at", kw["created_at"])  # a message dated in the past was sent then
         return self._save(Message(conversation_id=conversation.id, channel=conversation.channel,
                                   external_id=kw.pop("external_id", f"msg-{uuid.uuid4()}"),
                                   org_id=conversation.org_id, user_id=kw.pop("user_id", conversation.user_id),

@@ -506,6 +506,21 @@ def test_owner_switches_the_memory_mode_and_it_is_audited(client, w):
     assert resp.status_code == 422 and "Pick automatic or confirmation." in resp.get_data(as_text=True)
 
 
+def test_owner_fixes_the_memory_block_language_and_it_is_audited(client, w):
+    token = sign_in(client, w.owner)
+    resp = client.post("/settings/language", data={"csrf_token": token, "language": "en"}, follow_redirects=True)
+    assert "Memory block language saved." in resp.get_data(as_text=True)
+    w.s.expire_all()
+    assert w.s.get(Organization, w.org.id).settings["language"] == "en"
+    assert w.s.scalar(select(AuditLog.details).where(AuditLog.action == "settings.language")) == {
+        "old": "auto", "new": "en"}
+    resp = client.post("/settings/language", data={"csrf_token": token, "language": "klingon"})
+    assert resp.status_code == 422 and "Pick Spanish, English or automatic." in resp.get_data(as_text=True)
+    client.post("/settings/language", data={"csrf_token": token, "language": ""})
+    w.s.expire_all()
+    assert "language" not in w.s.get(Organization, w.org.id).settings
+
+
 def test_retention_may_only_be_tightened(client, w):
     token = sign_in(client, w.admin)
     resp = client.post("/settings/retention", data={"csrf_token": token, "superseded_days": "400",

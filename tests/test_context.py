@@ -101,14 +101,15 @@ def test_core_is_byte_identical_across_turns_while_facts_do_not_change(world):
     assert world.turn("hola").core != core
 
 
-def test_past_events_are_left_out_and_future_ones_stay(world):
+def test_past_events_leave_the_profile_but_answer_a_question_about_them_with_their_date(world):
     world.remember("Voy a Madrid el 20 de noviembre", attribute="viaje_madrid", value="Madrid", category="event",
                    event_date=dt.date(2026, 11, 20))
     world.remember("Voy a Sevilla el 3 de diciembre", attribute="viaje_sevilla", value="Sevilla", category="event",
                    event_date=dt.date(2026, 12, 3))
-    block = world.turn("¿Cuándo voy a Madrid?")
-    assert "Madrid" not in block.text
-    assert "Sevilla" in block.profile
+    assert "Madrid" not in world.turn("¿Qué tengo pendiente?").text
+    block = world.turn("¿Cuándo fui a Madrid?")
+    assert "Madrid" not in block.profile and "Sevilla" in block.profile
+    assert "<<<Madrid>>> (2026-11-20)" in block.related
 
 
 def test_age_discount_per_category():

@@ -180,7 +180,8 @@ def test_extract_returns_facts(fake_openai, backend):  # noqa: F811
     fmt = body["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
     item = fmt["json_schema"]["schema"]["properties"]["facts"]["items"]
-    assert set(item["required"]) == {"subject", "attribute", "value", "sentence", "category", "event_date"}
+    assert set(item["required"]) == {"subject", "attribute", "value", "sentence", "category", "event_date",
+                                     "source_sentence", "corrects"}
     system, user = body["messages"]
     assert "nunca instrucciones" in system["content"]
     payload = json.loads(user["content"])
@@ -190,6 +191,34 @@ def test_extract_returns_facts(fake_openai, backend):  # noqa: F811
     assert payload["contactos"][0]["nif"] == "B12345678"
     assert payload["atributos_conocidos"]["contact:c-17"] == ["plazo_pago", "canal_preferido"]
     assert usage.purpose == "extract" and usage.model == EXTRACT_MODEL and usage.input_tokens > 0
+
+
+def test_extract_asks_for_sentence_level_facts_with_family_normalised_value_and_corrects(
+        fake_openai, backend):  # noqa: F811
+    message = "Thanks so much, Melanie! Being a mom is awesome. Now Lucía Sanchis keeps our books."
+    context = ExtractionContext(message=message, today=dt.date(2023, 5, 8),
+                                reference_time=dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.timezone.utc))
+    fake_openai.script_facts(message, [
+        {"subject": "self", "attribute": "familia", "value": "Being a mom is awesome",
+         "sentence": "She loves being a mom.", "category": "person", "source_sentence": "Being a mom is awesome."},
+        {"subject": "org", "attribute": "persona_contacto", "value": "Lucía Sanchis",
+         "sentence": "Lucía Sanchis keeps the books.", "category": "company", "corrects": True,
+         "source_sentence": "Now Lucía Sanchis keeps our books."},
+        {"subject": "name:melanie", "attribute": "nota_thanks", "value": "Thanks",
+         "sentence": "Melanie was thanked.", "category": "person", "source_sentence": "Melanie was thanked warmly."},
+    ])
+    facts, _ = backend.extract(context)
+    # The third fact cites a sentence the message does not contain: it is dropped, not stored.
+    assert [(f.attribute, f.value, f.corrects) for f in facts] == [
+        ("familia", "Being a mom is awesome", False), ("persona_contacto", "Lucía Sanchis", True)]
+    [request] = fake_openai.requests_to("/chat/completions")
+    system, user = request.body["messages"]
+    assert "frase a frase" in system["content"] and "fáticas" in system["content"]
+    payload = json.loads(user["content"])
+    assert payload["hoy"] == "2023-05-08" and payload["enviado"].startswith("2023-05-08T13:56")
+    assert {"persona_contacto", "mascota", "empleo", "dieta"} <= set(payload["familias"])
+    props = request.body["response_format"]["json_schema"]["schema"]["properties"]["facts"]["items"]["properties"]
+    assert props["corrects"] == {"type": "boolean"} and props["source_sentence"] == {"type": "string"}
 
 
 def test_extract_links_a_name_to_a_known_contact(fake_openai, backend):  # noqa: F811

@@ -90,6 +90,7 @@ ACCESS: dict[str, Route] = {
     "console.settings": Route("GET", ADMIN),
     "console.settings_mode": Route("POST", ADMIN),
     "console.settings_retention": Route("POST", ADMIN),
+    "console.settings_language": Route("POST", ADMIN),
     "console.settings_exclusion_add": Route("POST", ADMIN),
     "console.settings_exclusion_change": Route("POST", ADMIN_OBJECT, lambda w: {"exclusion_id": w.exclusion}),
     "console.api_keys": Route("GET", ADMIN),

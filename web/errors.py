@@ -1,12 +1,13 @@
 """Domain exceptions to HTTP statuses, in one table, used by every edge (console, review, API)."""
 from __future__ import annotations
 
-from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound, TooManyAttempts
+from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, InvalidSentAt, NotFound, TooManyAttempts
 
 # (exception class, status, the API's error code); the first matching class wins.
 DOMAIN_STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
     (NotFound, 404, "not_found"),
     (Forbidden, 403, "forbidden"),
+    (InvalidSentAt, 400, "invalid_sent_at"),  # before InvalidInput, its parent
     (InvalidInput, 422, "invalid_input"),
     (Conflict, 409, "conflict"),
     (TooManyAttempts, 429, "rate_limited"),

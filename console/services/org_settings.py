@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import Organization, PolicyExclusion
+from memory_core.domain.text import LANGUAGE_SETTING as BLOCK_LANGUAGE
+from memory_core.domain.text import LANGUAGES
 from memory_core.domain.vocabulary import MEMORY_MODES, ExclusionKind
 from memory_core.privacy import retention
 
@@ -48,6 +50,17 @@ def set_memory_mode(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID,
     if org.memory_mode != mode:
         _audit(s, actor, org_id, "settings.memory_mode", old=org.memory_mode, new=mode)
         org.memory_mode = mode
+
+
+def set_block_language(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID, language: str) -> None:
+    """The language of the memory block for everyone in the org ("" leaves it to each conversation)."""
+    if language not in ("", *LANGUAGES):
+        raise InvalidInput("Pick Spanish, English or automatic.", "language")
+    org = s.get(Organization, org_id, with_for_update=True)
+    current = (org.settings or {}).get(BLOCK_LANGUAGE, "")
+    if current != language:
+        _audit(s, actor, org_id, "settings.language", old=current or "auto", new=language or "auto")
+        org.settings = {k: v for k, v in {**(org.settings or {}), BLOCK_LANGUAGE: language}.items() if v != ""}
 
 
 def set_retention(s: Session, actor: tuple[uuid.UUID, str], org_id: uuid.UUID,

@@ -67,6 +67,9 @@ class ExtractionContext:
     # reuses the name of the fact it corrects.
     known_attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     today: dt.date = field(default_factory=clock.today)
+    # When the message was sent (its `sent_at`): relative dates ("ayer", "next Friday") are resolved
+    # against it, not against when the worker reads it. `today` is its date.
+    reference_time: dt.datetime = field(default_factory=clock.now)
     # The gate's top category and scope when the gate passed the message (None when no gate ran):
     # an extractor may then keep one generic fact when no specific shape matched.
     gate_category: str | None = None
@@ -90,6 +93,9 @@ class Fact:
     category: str  # person | company | customer | supplier | preference | event
     event_date: dt.date | None = None
     confidence: float = 0.8
+    # The sentence corrects what was known about the subject ("ahora las lleva Lucía", "no longer"): it may
+    # replace a fact of another attribute that means the same. Without it only the same family replaces.
+    corrects: bool = False
 
 
 class ModelBackend(Protocol):

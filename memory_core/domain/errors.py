@@ -21,6 +21,13 @@ class InvalidInput(MemoriaError):
         self.field = field
 
 
+class InvalidSentAt(InvalidInput):
+    """A message's send time without a zone, or in the future."""
+
+    def __init__(self, message: str):
+        super().__init__(message, field="sent_at")
+
+
 class Conflict(MemoriaError):
     """The state changed under the caller (already decided, already linked...)."""
 

@@ -16,9 +16,11 @@ commit together or not at all.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from sqlalchemy import func, select
@@ -26,18 +28,34 @@ from sqlalchemy.orm import Session
 
 from memory_core.backends.base import Fact
 from memory_core.backends.local_extractor.text import squash
-from memory_core.domain import audit, clock
+from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import Access
 from memory_core.domain.models import Memory, MemorySource, Organization
 from memory_core.domain.vocabulary import CATEGORY_AREA
 
-# Two facts of one subject whose sentences are at least this similar are the same fact said with
-# another attribute name: a different value supersedes, the same value merges.
+# Two facts of one subject whose sentences are at least this similar are the same fact said again
+# (with another attribute name, or as another note): it merges, it never replaces.
 SAME_FACT_SIMILARITY = 0.92
+# A correction ("ahora...", "no longer...", the gate's corrects) replaces the fact of its subject it is
+# closest to in meaning, at least this close, whatever its attribute.
+CORRECTION_SIMILARITY = 0.70
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
 PERSONAL_CATEGORIES = ("person", "preference")
 # Things a person has several of: each value is a fact of its own, not a correction of the last one.
 MANY_VALUED = ("hijo", "hija", "hermano", "hermana")
+# Attribute families that hold one value at a time: a new value for the same subject replaces the old
+# one. Every other attribute (a generic note, a hobby, a family fact...) is many-valued: a new value
+# is added beside the others (or merged into one that means the same), and replaces one only when the
+# message corrects it.
+SINGLE_VALUED = frozenset({
+    "plazo_pago", "forma_pago", "persona_contacto", "canal_preferido", "formato_factura", "formato_importes",
+    "nombre", "tono", "idioma", "pareja", "madre", "padre", "direccion", "regimen_iva", "regimen_irpf",
+    "retencion_irpf", "nif", "razon_social", "actividad", "cuenta_bancaria", "email", "telefono", "descuento",
+    "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
+    "moneda", "fundacion",
+})
+# A many-valued fact kept beside another of the same attribute is stored as `<attribute>__<n>`.
+NOTE_SEPARATOR = "__"
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -63,6 +81,26 @@ def normalise(value: str) -> str:
     return squash(value)
 
 
+@lru_cache(maxsize=1)
+def _canonical_names() -> dict[str, str]:
+    from memory_core.backends.local_extractor import FAMILIES  # the table of names that mean the same
+
+    return {name: canonical for canonical, names in FAMILIES.items() for name in names}
+
+
+@lru_cache(maxsize=4096)
+def attribute_family(attribute: str) -> str:
+    """The family an attribute belongs to: its canonical name, without the suffix that keeps several
+    values apart (plazo_de_pago -> plazo_pago, hijo_juan -> hijo, nota_viaje__2 -> nota_viaje)."""
+    name = attribute.split(NOTE_SEPARATOR, 1)[0]
+    if name in _canonical_names():
+        return _canonical_names()[name]
+    for prefix in (*MANY_VALUED, "evento"):
+        if name.startswith(prefix + "_"):
+            return prefix
+    return name
+
+
 def stored_attribute(fact: Fact) -> str:
     """The attribute a fact is stored under: two children or two dated events must not supersede
     each other, so their attribute carries the name or the date (hijo_juan, evento_2026-03-15)."""
@@ -86,15 +124,19 @@ def requested_level(fact: Fact, scope: str | None = None) -> str:
 def write_memory(session: Session, access: Access, org: Organization | None, fact: Fact, *,
                  source: Source | None = None, explicit: bool = False, level: str | None = None,
                  embed: Embed | None = None, embed_model: str | None = None, origin: str | None = None,
-                 actor_label: str = "memoria worker") -> WriteResult:
-    """Write one fact for the principal in `access`, down the ladder. Does not commit."""
+                 actor_label: str = "memoria worker", at: dt.datetime | None = None) -> WriteResult:
+    """Write one fact for the principal in `access`, down the ladder. Does not commit.
+
+    `at` is when the fact was said (its message's send time; default now): the new version is valid
+    from then, and the one it replaces until then."""
     fact = dataclasses.replace(fact, attribute=stored_attribute(fact))
     wanted = requested_level(fact)
     if level == "private" and wanted == "shared":
         wanted = "private"  # the caller asked for less: honour it, never the reverse
     origin = origin or ("explicit" if explicit else "background")
     area = CATEGORY_AREA.get(fact.category, "general")
-    writer = _Writer(session, access, org, fact, source, embed, embed_model, origin, actor_label)
+    writer = _Writer(session, access, org, fact, source, embed, embed_model, origin, actor_label,
+                     at or clock.now())
 
     if wanted == "personal":
         return writer.put_active(level="personal", area="general")
@@ -119,11 +161,19 @@ def write_memory(session: Session, access: Access, org: Organization | None, fac
                        superseded=private.superseded, reason=proposal.reason)
 
 
+@dataclass(frozen=True)
+class Match:
+    """What a new fact does to the active facts of its subject: merge into one, supersede one, or add."""
+    action: str  # merge | supersede | add
+    memory: Memory | None = None
+    attribute: str | None = None  # for add: the attribute to store it under (a note beside others)
+
+
 class _Writer:
-    def __init__(self, session, access, org, fact, source, embed, embed_model, origin, actor_label):
+    def __init__(self, session, access, org, fact, source, embed, embed_model, origin, actor_label, at):
         self.s, self.access, self.org, self.fact = session, access, org, fact
         self.source, self.embed, self.embed_model = source, embed, embed_model
-        self.origin, self.actor_label = origin, actor_label
+        self.origin, self.actor_label, self.at = origin, actor_label, at
         self._vector: list[float] | None = None
 
     def vector(self) -> list[float] | None:
@@ -138,18 +188,22 @@ class _Writer:
         return (p.user_id, None) if p.user_id is not None else (None, p.phone)
 
     def _new_row(self, level: str, area: str, status: str = "active", proposal_kind: str | None = None,
-                 rule: str | None = None) -> Memory:
+                 rule: str | None = None, replaces: Memory | None = None, attribute: str | None = None) -> Memory:
         owner_user, owner_phone = self._owner(level)
         f = self.fact
         row = Memory(
             org_id=None if level == "personal" else self.org.id if self.org else None, level=level,
             owner_user_id=owner_user, owner_phone=owner_phone, area=area, category=f.category,
-            subject=f.subject, attribute=f.attribute, value=f.value, sentence=f.sentence,
+            subject=f.subject, attribute=attribute or f.attribute, value=f.value, sentence=f.sentence,
             confidence=f.confidence, status=status, proposal_kind=proposal_kind, proposal_rule=rule,
             author_user_id=self.access.principal.user_id, author_phone=self.access.principal.phone,
-            origin=self.origin, event_date=f.event_date, embedding=self.vector(), embed_model=self.embed_model)
-        self.s.add(row)
-        self.s.flush()
+            origin=self.origin, event_date=f.event_date, embedding=self.vector(), embed_model=self.embed_model,
+            valid_from=self.at)
+        if status == "active":
+            versions.supersede(self.s, replaces, row, at=self.at)
+        else:
+            self.s.add(row)
+            self.s.flush()
         self._add_source(row, new=True)
         return row
 
@@ -184,58 +238,84 @@ class _Writer:
             q = q.where(Memory.org_id == (self.org.id if self.org else None))
         return list(self.s.scalars(q.with_for_update()))
 
-    def find_match(self, level: str) -> Memory | None:
-        """The active memory this fact restates or corrects: same attribute, else same meaning."""
-        candidates = self._same_level_active(level)
-        for m in candidates:
-            if m.attribute == self.fact.attribute:
-                return m
+    def _similarity(self, m: Memory) -> float:
         vec = self.vector()
-        if vec is None:
-            return None
-        best, best_sim = None, SAME_FACT_SIMILARITY
-        for m in candidates:
-            if m.embedding is None or m.embed_model != self.embed_model:
-                continue
-            sim = float(np.dot(np.asarray(m.embedding, dtype=float), np.asarray(vec, dtype=float)))
-            if sim >= best_sim:
-                best, best_sim = m, sim
-        return best
+        if vec is None or m.embedding is None or m.embed_model != self.embed_model:
+            return 0.0
+        return float(np.dot(np.asarray(m.embedding, dtype=float), np.asarray(vec, dtype=float)))
+
+    def _closest(self, rows: list[Memory], threshold: float) -> Memory | None:
+        scored = [(self._similarity(m), m) for m in rows]
+        scored = [(sim, m) for sim, m in scored if sim >= threshold]
+        return max(scored, key=lambda sm: sm[0])[1] if scored else None
+
+    def find_match(self, level: str) -> Match:
+        """What this fact does to its subject's active facts at this level.
+
+        - the same value in the same family: merge;
+        - a single-valued family (payment term, contact person, name...): the new value replaces the old;
+        - a correction ("ahora...", "no longer...", the gate's corrects): it replaces the fact of the
+          subject closest in meaning (CORRECTION_SIMILARITY), whatever its attribute;
+        - anything that means the same as a known fact (SAME_FACT_SIMILARITY): merge;
+        - otherwise it is added beside the others: a note never replaces another note."""
+        candidates = self._same_level_active(level)
+        family = attribute_family(self.fact.attribute)
+        value = normalise(self.fact.value)
+        same_family = sorted((m for m in candidates if attribute_family(m.attribute) == family),
+                             key=lambda m: m.attribute != self.fact.attribute)
+        for m in same_family:
+            if normalise(m.value) == value:
+                return Match("merge", m)
+        if same_family and family in SINGLE_VALUED:
+            return Match("supersede", same_family[0])
+        if self.fact.corrects:
+            closest = self._closest(candidates, CORRECTION_SIMILARITY)
+            if closest is not None:
+                return Match("supersede", closest)
+        closest = self._closest(candidates, SAME_FACT_SIMILARITY)
+        if closest is not None:
+            return Match("merge", closest)
+        taken = {m.attribute for m in candidates}
+        attribute, n = self.fact.attribute, 2
+        while attribute in taken:
+            attribute, n = f"{self.fact.attribute.split(NOTE_SEPARATOR, 1)[0]}{NOTE_SEPARATOR}{n}", n + 1
+        return Match("add", attribute=attribute)
+
+    def _merge(self, match: Memory) -> WriteResult:
+        self._add_source(match)
+        match.confidence = min(1.0, max(match.confidence, self.fact.confidence) + 0.05)
+        match.updated_at = clock.now()
+        self._audit("memory.merged", match)
+        return WriteResult("merged", memory=match, reason="Already known: added this message as a source.")
 
     def put_active(self, level: str, area: str) -> WriteResult:
         match = self.find_match(level)
-        if match is not None and normalise(match.value) == normalise(self.fact.value):
-            self._add_source(match)
-            match.confidence = min(1.0, max(match.confidence, self.fact.confidence) + 0.05)
-            match.updated_at = clock.now()
-            self._audit("memory.merged", match)
-            return WriteResult("merged", memory=match, reason="Already known: added this message as a source.")
-        if match is not None:
-            match.status = "superseded"
-            match.valid_to = clock.now()
-            self.s.flush()  # the unique index allows one active row: close the old one first
-            row = self._new_row(level, area)
-            match.superseded_by = row.id
-            self._audit("memory.superseded", row, superseded=str(match.id))
-            return WriteResult("superseded", memory=row, superseded=match,
+        if match.action == "merge":
+            return self._merge(match.memory)
+        if match.action == "supersede":
+            row = self._new_row(level, area, replaces=match.memory, attribute=match.memory.attribute)
+            self._audit("memory.superseded", row, superseded=str(match.memory.id))
+            return WriteResult("superseded", memory=row, superseded=match.memory,
                                reason="Replaces an older value, kept as a version.")
-        row = self._new_row(level, area)
+        row = self._new_row(level, area, attribute=match.attribute)
         self._audit("memory.learnt", row)
         return WriteResult("learnt", memory=row, reason="Learnt.")
 
     def propose(self, kind: str, area: str, rule: str) -> WriteResult:
-        current = self.find_match("shared")
-        if current is not None and normalise(current.value) == normalise(self.fact.value):
-            self._add_source(current)
-            return WriteResult("merged", memory=current, reason="Already known: nothing to propose.")
+        match = self.find_match("shared")
+        if match.action == "merge":
+            self._add_source(match.memory)
+            return WriteResult("merged", memory=match.memory, reason="Already known: nothing to propose.")
+        current = match.memory if match.action == "supersede" else None
+        attribute = current.attribute if current is not None else match.attribute or self.fact.attribute
         pending = self.s.scalar(select(Memory).where(
             Memory.status == "proposed", Memory.org_id == (self.org.id if self.org else None),
-            Memory.subject == self.fact.subject, Memory.attribute == self.fact.attribute,
+            Memory.subject == self.fact.subject, Memory.attribute == attribute,
             Memory.proposal_kind == kind))
         if pending is not None and normalise(pending.value) == normalise(self.fact.value):
             self._add_source(pending)
             return WriteResult("proposed", proposal=pending, reason=pending.proposal_rule or rule)
-        row = self._new_row("shared", area, status="proposed", proposal_kind=kind, rule=rule)
+        row = self._new_row("shared", area, status="proposed", proposal_kind=kind, rule=rule, attribute=attribute)
         row.replaces_id = current.id if current is not None else None
         self._audit("memory.proposed", row, proposal_kind=kind)
         return WriteResult("proposed", proposal=row, reason=rule)
@@ -261,12 +341,7 @@ def activate_proposal(session: Session, proposal: Memory, *, decided_by: uuid.UU
                 src.memory_id = current.id
         proposal.status, proposal.decision_reason = "rejected", "Same as the active memory: merged."
         return WriteResult("merged", memory=current, proposal=proposal)
-    if current is not None:
-        current.status, current.valid_to = "superseded", now
-        session.flush()
-    proposal.status, proposal.valid_from = "active", now
-    session.flush()
-    if current is not None:
-        current.superseded_by = proposal.id
+    proposal.valid_from = now
+    versions.supersede(session, current, proposal, at=now)
     return WriteResult("superseded" if current else "learnt", memory=proposal, proposal=proposal,
                        superseded=current)

@@ -187,6 +187,8 @@ class Message(Base):
     role: Mapped[str] = mapped_column(String(20))
     text: Mapped[str] = mapped_column(Text, server_default="")
     created_at: Mapped[dt.datetime] = _timestamp()
+    # When the person sent it (given at ingest, else now): relative dates in it are resolved against this.
+    sent_at: Mapped[dt.datetime] = _timestamp()
     edited_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     # Set by the worker when it indexed the message; null until then.

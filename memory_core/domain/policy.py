@@ -1,4 +1,6 @@
-"""Content policy before any write: secrets refused, special categories flagged, bank accounts found."""
+"""Content policy before any write: secrets refused, special categories flagged, bank accounts found,
+insults refused; `decide` is the one place that turns those findings and the gate's policy answers into
+what may be written."""
 from __future__ import annotations
 
 import logging
@@ -6,6 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from stdnum import luhn as stdnum_luhn
 from stdnum.es import ccc as es_ccc
@@ -13,7 +16,34 @@ from stdnum.es import dni as es_dni
 from stdnum.es import nie as es_nie
 from stdnum.iso7064 import mod_97_10
 
+from memory_core.domain.text import fold
+
+if TYPE_CHECKING:
+    from memory_core.backends.base import GateDecision
+
 log = logging.getLogger(__name__)
+
+# A gate answer at or above this probability flags a policy question (insult, special, bank account).
+POLICY_THRESHOLD = 0.5
+
+# Judgements about a person that are never remembered, whatever the gate says. Whole words, folded.
+INSULT_WORDS = (
+    "idiota", "imbecil", "gilipollas", "subnormal", "estupido", "estupida", "cabron", "cabrona", "capullo",
+    "capulla", "inutil", "payaso", "payasa", "sinverguenza", "caradura", "mentiroso", "mentirosa", "estafador",
+    "estafadora", "ladron", "ladrona", "chorizo", "trepa", "vaga", "vago", "torpe", "imbeciles", "idiotas",
+    "hijo de puta", "tonto del culo", "no tiene dos dedos de frente", "no das ni una",
+    "idiot", "moron", "stupid", "asshole", "jerk", "crook", "scumbag", "bastard", "airhead", "pathetic",
+    "liar", "useless", "clueless", "hasn't got a clue",
+)
+_INSULT_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in INSULT_WORDS) + r")\b")
+
+# Someone other than the speaker: a special-category fact about them is never stored, even on request.
+_THIRD_PERSON = re.compile(
+    r"\b(mi|mis|su|sus|nuestr[oa]s?|tu|tus)\s+(hij[oa]s?|madre|padre|mujer|marido|espos[oa]|pareja|novi[oa]|"
+    r"herman[oa]s?|soci[oa]|compañer[oa]|jef[ea]|emplead[oa]|cliente|abuel[oa]|ti[oa]|prim[oa]|suegr[oa]|amig[oa])\b"
+    r"|\b(my|his|her|our|their)\s+(wife|husband|son|daughter|kids?|children|mother|mum|mom|father|dad|partner|"
+    r"brother|sister|colleague|boss|employee|client|customer|friend|grand\w+)\b"
+    r"|\b(el|la) de\b|\b(él|ella|he|she)\b")
 
 EXCLUSION_KINDS = ("secret", "special")
 
@@ -169,3 +199,57 @@ def check_text(text: str, exclusions: Iterable[Exclusion]) -> PolicyVerdict:
         elif exclusion.kind == "special" and special is None and _matches(exclusion, text):
             special = exclusion.name
     return PolicyVerdict(secret=secret, special=special, bank_account=find_bank_account(text))
+
+
+# --- the decision -----------------------------------------------------------------------------
+
+def insult_words(text: str) -> str | None:
+    """The first judgement word about a person in the text, if any."""
+    match = _INSULT_RE.search(fold(text))
+    return match.group(1) if match else None
+
+
+def about_someone_else(text: str, names: Iterable[str] = ()) -> bool:
+    """The text speaks of an identifiable third person: a relative, a colleague, a named contact."""
+    low = fold(text)
+    return bool(_THIRD_PERSON.search(low)) or any(fold(n) in low for n in names if n)
+
+
+REASONS = {
+    "secret": "Contains a secret ({rule}): never remembered.",
+    "insult": "Insults and judgements about a person are never remembered.",
+    "special": "Special-category data (GDPR art. 9) is never learnt in the background.",
+    "special_other": "Special-category data about someone else is never remembered, even when asked.",
+}
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """What policy allows for one text: refused (with the policy and the reason), or what to write and how."""
+    refused: str | None = None  # secret | insult | special, when nothing may be written
+    reason: str = ""
+    special: bool = False  # special-category data, allowed only explicitly and only for the person, privately
+    bank: bool = False  # a bank account: facts about a customer or supplier are only ever proposed
+
+
+def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, *, explicit: bool = False,
+           names: Iterable[str] = ()) -> Ruling:
+    """The one policy decision, for the background (`explicit=False`) and for "remember that..." alike.
+
+    Called first with the exclusion list's verdict alone (a secret is refused before any model sees the
+    text), then with the gate's policy answers. `names`: the contacts the text may be about."""
+    if verdict.secret:
+        return Ruling("secret", REASONS["secret"].format(rule=verdict.secret))
+    if gate is None:
+        return Ruling(special=verdict.special is not None, bank=verdict.bank_account is not None)
+    if gate.insult >= POLICY_THRESHOLD or insult_words(text):
+        return Ruling("insult", REASONS["insult"])
+    bank = verdict.bank_account is not None or gate.bank_account >= POLICY_THRESHOLD
+    if explicit:
+        special = verdict.special is not None or gate.special >= POLICY_THRESHOLD
+        if special and about_someone_else(text, names):
+            return Ruling("special", REASONS["special_other"], special=True, bank=bank)
+        return Ruling(special=special, bank=bank)
+    if gate.special >= POLICY_THRESHOLD or (verdict.special and gate.passes):
+        return Ruling("special", REASONS["special"], special=True, bank=bank)
+    return Ruling(bank=bank)

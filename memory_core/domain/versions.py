@@ -6,6 +6,7 @@ closed (status superseded, valid_to) and kept as a version.
 """
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 
 from sqlalchemy import delete, select, update
@@ -48,11 +49,17 @@ def new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: s
     return row
 
 
-def supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
-    now = clock.now()
+def supersede(s: Session, current: Memory | None, new_row: Memory, *, at: dt.datetime | None = None) -> None:
+    """Make `new_row` the active version, closing `current` (None: nothing to replace) at `at` (default
+    now); the one home of supersede-never-overwrite (write ladder, approved proposals, edits, restores).
+    `new_row` may be a row not yet flushed or a proposal being approved."""
+    at = at or clock.now()
     if current is not None:
-        current.status, current.valid_to = "superseded", now
-        s.flush()  # one active row per fact: close the current one before the new one exists
+        current.status, current.valid_to = "superseded", at
+        s.flush()  # one active row per fact: close the current one before the new one is active
+    new_row.status = "active"
+    if new_row not in s:
+        s.add(new_row)
     s.flush()
     if current is not None:
         current.superseded_by = new_row.id

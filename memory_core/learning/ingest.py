@@ -8,6 +8,7 @@ drains the outbox anyway if the kick is lost.
 """
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 import uuid
@@ -19,7 +20,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from memory_core.domain import clock
-from memory_core.domain.errors import Conflict, InvalidInput
+from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
 from memory_core.domain.models import Conversation, Message, Outbox
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
 
@@ -36,6 +37,8 @@ PHONE_RE = re.compile(r"^\+?\d{6,15}$")
 # "VINCULAR ABC123", "vincular abc 123", " Vincular: abc-123 ": the code is 6 letters or digits.
 LINK_RE = re.compile(r"^\s*vincular\s*[:\-]?\s*((?:[A-Za-z0-9][\s\-]?){6})\s*$", re.IGNORECASE)
 LINK_CHANNELS = ("whatsapp",)
+# A send time this far ahead of our clock is a client's clock drifting; further is a wrong date.
+MAX_FUTURE = dt.timedelta(minutes=5)
 
 
 class LinkHandler(Protocol):
@@ -98,12 +101,28 @@ def _check_text(text: str) -> str:
     return text
 
 
+def check_sent_at(sent_at: dt.datetime | None, now: dt.datetime) -> dt.datetime:
+    """The message's own send time: given with its zone and not in the future (a few minutes of clock
+    drift allowed), else now."""
+    if sent_at is None:
+        return now
+    if not isinstance(sent_at, dt.datetime) or sent_at.tzinfo is None or sent_at.utcoffset() is None:
+        raise InvalidSentAt("sent_at must be an ISO 8601 time with its zone, like 2026-03-02T09:15:00+01:00")
+    if sent_at > now + MAX_FUTURE:
+        raise InvalidSentAt(f"sent_at is in the future ({sent_at.isoformat()}); a message cannot be sent "
+                            f"more than {int(MAX_FUTURE.total_seconds() // 60)} minutes from now")
+    return sent_at
+
+
 def ingest_message(session: Session, *, channel: str, conversation: str, external_id: str,
                    org_id: uuid.UUID | None, user_id: uuid.UUID | None, phone: str | None, role: str,
                    text: str, visibility: str = "private_in_org", area: str = "general",
-                   temporary: bool = False, event: str = "new",
-                   link_handler: LinkHandler | None = None) -> IngestResult:
-    """Store one message event (new, edited, deleted) and queue it for the worker. Does not commit."""
+                   temporary: bool = False, event: str = "new", sent_at: dt.datetime | None = None,
+                   link_handler: LinkHandler | None = None, now: dt.datetime | None = None) -> IngestResult:
+    """Store one message event (new, edited, deleted) and queue it for the worker. Does not commit.
+
+    `sent_at` is when the person sent it (imported history keeps its dates; default now): relative
+    dates in it are resolved against it. `now` is the clock."""
     if not isinstance(channel, str) or not CHANNEL_RE.match(channel):
         raise InvalidInput("channel must be a short lowercase identifier like 'web' or 'whatsapp'", field="channel")
     _check_id(conversation, "conversation")
@@ -117,6 +136,8 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     if event not in EVENTS:
         raise InvalidInput(f"event must be one of {', '.join(EVENTS)}", field="event")
     text = _check_text(text if event != "deleted" else (text or ""))
+    now = now or clock.now()
+    sent_at = check_sent_at(sent_at, now)
     phone = normalise_phone(phone)
     if user_id is None and phone is None:
         raise InvalidInput("a message needs its writer: a user, a phone, or both", field="user_id")
@@ -145,11 +166,10 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         return _edit(session, existing, text)
 
     conv = _conversation(session, channel, conversation, org_id, user_id, phone)
-    now = clock.now()
     message_id = session.scalar(
         pg_insert(Message).values(
             conversation_id=conv.id, channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
-            phone=phone, visibility=visibility, area=area, role=role, text=text,
+            phone=phone, visibility=visibility, area=area, role=role, text=text, sent_at=sent_at,
             edited_at=now if event == "edited" else None)
         .on_conflict_do_nothing(index_elements=["channel", "external_id"]).returning(Message.id))
     if message_id is None:

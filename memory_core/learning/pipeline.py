@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
-from memory_core.backends.local_extractor.text import fold, normalise_name
+from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
-from memory_core.domain import audit, clock
+from memory_core.domain import audit, clock, policy
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
@@ -38,35 +38,17 @@ from memory_core.domain.models import (
     PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
-from memory_core.learning.subjects import known_names, recent_subjects
+from memory_core.domain.text import fold
+from memory_core.learning.subjects import NAME_NOISE, known_names, recent_subjects, resolve_subjects
 from memory_core.privacy.my_memory import learning_paused
 
 log = logging.getLogger(__name__)
 
-# A gate answer at or above this probability flags a policy question (insult, special, bank account).
-POLICY_THRESHOLD = 0.5
 # Orgs with at most this many contacts send them all to the extractor; bigger ones send only those
 # whose name, alias or tax ID shows up in the message, so a prompt never carries a whole address book.
 ALL_CONTACTS_UP_TO = 50
 MAX_CONTACTS = 40
 PREVIOUS_TURN_CHARS = 800
-
-# Judgements about a person that are never remembered, whatever the gate says. Whole words, folded.
-INSULT_WORDS = (
-    "idiota", "imbecil", "gilipollas", "subnormal", "estupido", "estupida", "cabron", "cabrona", "capullo",
-    "capulla", "inutil", "payaso", "payasa", "sinverguenza", "caradura", "mentiroso", "mentirosa", "estafador",
-    "estafadora", "ladron", "ladrona", "chorizo", "trepa", "vaga", "vago", "torpe", "imbeciles", "idiotas",
-    "hijo de puta", "tonto del culo", "no tiene dos dedos de frente", "no das ni una",
-    "idiot", "moron", "stupid", "asshole", "jerk", "crook", "scumbag", "bastard", "airhead", "pathetic",
-    "liar", "useless", "clueless", "hasn't got a clue",
-)
-_INSULT_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in INSULT_WORDS) + r")\b")
-
-
-def insult_words(text: str) -> str | None:
-    match = _INSULT_RE.search(fold(text))
-    return match.group(1) if match else None
-
 
 @dataclass
 class Outcome:
@@ -91,7 +73,7 @@ class Outcome:
         return "ignore"
 
 
-class _Ledger:
+class Ledger:
     """Records every model call of one message in the ledger, in the caller's transaction; `spent` also
     keeps them in memory, so a caller whose transaction fails can still record what was paid for."""
 
@@ -133,9 +115,6 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", fold(text)))
 
 
-_NAME_NOISE = {"sl", "sa", "slu", "sll", "s", "l", "u", "de", "del", "la", "el", "los", "las", "y", "e",
-               "cb", "sc", "coop", "ltd", "inc", "llc", "the", "and", "hijos"}
-
 
 def load_contacts(session: Session, org_id: uuid.UUID | None) -> list[Contact]:
     """The org's contacts, by name."""
@@ -158,7 +137,7 @@ def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
     picked = []
     for c in rows:
         names = [c.name, *(c.aliases or [])]
-        significant = {w for n in names for w in _words(n) if w not in _NAME_NOISE and len(w) > 2}
+        significant = {w for n in names for w in _words(n) if w not in NAME_NOISE and len(w) > 2}
         if (c.tax_id and re.sub(r"[\s\-.]", "", c.tax_id.upper()) in compact) or significant & words:
             picked.append(c)
         if len(picked) >= MAX_CONTACTS:
@@ -189,7 +168,12 @@ def known_attributes(session: Session, access: Access, subjects: list[str]) -> d
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
                        today: dt.date | None = None, decision: GateDecision | None = None,
                        all_contacts: list[Contact] | None = None,
-                       conversation_id: uuid.UUID | None = None) -> ExtractionContext:
+                       conversation_id: uuid.UUID | None = None,
+                       sent_at: dt.datetime | None = None) -> ExtractionContext:
+    """What the extractor reads besides the message: contacts, known attributes, the gate's reading, the
+    subjects the conversation is about, and the message's send time (relative dates are resolved against it;
+    `today` overrides its date)."""
+    sent_at = sent_at or clock.now()
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
     names = known_names(session, access)
     known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts),
@@ -199,7 +183,7 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=tuple(c.aliases or ())) for c in contacts),
-        known_attributes=known, today=today or clock.today(),
+        known_attributes=known, today=today or sent_at.date(), reference_time=sent_at,
         gate_category=decision.top_category if decision is not None else None,
         gate_scope=decision.top_scope if decision is not None else None)
 
@@ -455,7 +439,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
         forget_message(session, msg, keep_vector=True)
     if defer_usage and spent is None:
         raise ValueError("defer_usage needs a spent list")
-    ledger = _Ledger(session, msg.org_id, msg.id, run_tag, spent, record=not defer_usage)
+    ledger = Ledger(session, msg.org_id, msg.id, run_tag, spent, record=not defer_usage)
     if prepared is not None and prepared.text != msg.text:
         prepared = None  # edited since the batch was prepared
     exclusions = cache.exclusions(session, msg.org_id) if cache else load_exclusions(session, msg.org_id)
@@ -492,6 +476,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
             previous = None  # context is not worth sending a secret to a model
     out = learn(session, access, org, msg.text, backend, ledger=ledger, previous=previous,
                 source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,
+                sent_at=msg.sent_at,
                 verdict=verdict, decided=decided,
                 all_contacts=cache.contacts(session, msg.org_id) if cache else None)
     for w in out.writes:
@@ -504,40 +489,39 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
 def learn(session: Session, access: Access, org: Organization | None, text: str, backend: ModelBackend, *,
           ledger, previous: str | None = None, source: Source | None = None, today: dt.date | None = None,
           verdict: PolicyVerdict | None = None, decided: tuple[GateDecision, Usage] | None = None,
-          all_contacts: list | None = None) -> Outcome:
+          all_contacts: list | None = None, sent_at: dt.datetime | None = None) -> Outcome:
     """Gate, policy, extraction and ladder for one background message. Does not commit.
 
     `decided` is the gate's answer when the worker already computed it for its batch; `all_contacts`
     the org's contacts when it already read them."""
     if verdict is None:
         verdict = check_text(text, load_exclusions(session, org.id if org else None))
-    if verdict.secret:
+    ruling = policy.decide(verdict, text)
+    if ruling.refused:
         # Before the gate: a secret never reaches a model, not even the gate.
-        return Outcome("refused", f"Contains a secret ({verdict.secret}): never remembered.", policy="secret")
+        return Outcome("refused", ruling.reason, policy=ruling.refused)
     decision, usage = decided if decided is not None else backend.decide(text, previous)
     ledger(usage)
-    if decision.insult >= POLICY_THRESHOLD or insult_words(text):
-        return Outcome("refused", "Insults and judgements about a person are never remembered.",
-                       policy="insult", decision=decision)
-    if decision.special >= POLICY_THRESHOLD:
-        return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
-                       policy="special", decision=decision)
-    if verdict.special and decision.passes:
-        # Only the sentences on a protected topic are refused: the rest of the message may still teach.
+    ruling = policy.decide(verdict, text, decision)
+    if ruling.refused == "special" and decision.special < policy.POLICY_THRESHOLD and verdict.special:
+        # Only the exclusion list flagged it: refuse the sentences on a protected topic, learn from the rest.
         text = without_special_sentences(text, load_exclusions(session, org.id if org else None))
-        if not text:
-            return Outcome("refused", "Special-category data (GDPR art. 9) is never learnt in the background.",
-                           policy="special", decision=decision)
-    bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
+        if text:
+            ruling = policy.Ruling(bank=ruling.bank)
+    if ruling.refused:
+        return Outcome("refused", ruling.reason, policy=ruling.refused, decision=decision)
+    bank = ruling.bank
     if not decision.passes and verdict.bank_account is None:
         return Outcome("ignored", "Nothing durable to remember.", decision=decision)
     # Only a message the gate passed carries the gate's decision: a bank-account line it did not pass
     # gets no generic fact.
     context = extraction_context(session, access, text, previous, today,
                                  decision if decision.passes else None, all_contacts=all_contacts,
-                                 conversation_id=source.conversation_id if source is not None else None)
+                                 conversation_id=source.conversation_id if source is not None else None,
+                                 sent_at=sent_at)
     facts, usage = backend.extract(context)
     ledger(usage)
+    facts = resolve_subjects(session, access, facts, context.contacts)
     if bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
     if access.org_id is None:
@@ -547,7 +531,8 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
         return Outcome("ignored", "No fact could be extracted.", decision=decision,
                        policy="bank_account" if bank else None)
     out = Outcome("ignored", decision=decision, facts=facts, policy="bank_account" if bank else None)
-    _write_all(session, access, org, facts, backend, ledger, source, out, explicit=False)
+    write_all(session, access, org, facts, backend, ledger, source, out, explicit=False,
+              corrects=is_correction(text, decision), at=sent_at)
     return out
 
 
@@ -566,12 +551,26 @@ def _embedder(backend: ModelBackend, ledger):
     return embed
 
 
-def _write_all(session, access, org, facts, backend, ledger, source, out: Outcome, *, explicit: bool,
-               level: str | None = None) -> None:
+# Words that make a message a correction of what was known: "ahora las lleva Lucía", "ya no trabajo allí".
+_CORRECTION = re.compile(r"\b(?:ahora|ya no|a partir de ahora|desde ahora|en realidad|me equivoque|rectifico|"
+                         r"correccion|corrijo|now|no longer|not anymore|any ?more|from now on)\b")
+CORRECTS_THRESHOLD = 0.5
+
+
+def is_correction(text: str, decision: GateDecision | None = None) -> bool:
+    """The message corrects something known: the gate says so, or it says "ahora", "ya no", "no longer"..."""
+    return bool((decision is not None and decision.corrects >= CORRECTS_THRESHOLD) or _CORRECTION.search(fold(text)))
+
+
+def write_all(session, access, org, facts, backend, ledger, source, out: Outcome, *, explicit: bool,
+              level: str | None = None, corrects: bool = False, at: dt.datetime | None = None) -> None:
+    """Write the facts of one message down the ladder and sum up what happened in `out`."""
     embed = _embedder(backend, ledger)
     for fact in facts:
+        if corrects and not fact.corrects:
+            fact = replace(fact, corrects=True)
         out.writes.append(write_memory(session, access, org, fact, source=source, explicit=explicit, level=level,
-                                       embed=embed, embed_model=backend.embed_model))
+                                       embed=embed, embed_model=backend.embed_model, at=at))
     outcomes = {w.outcome for w in out.writes}
     if "proposed" in outcomes:
         out.outcome = "proposed"

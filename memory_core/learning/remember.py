@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from memory_core.backends.base import Fact, ModelBackend
-from memory_core.backends.local_extractor.text import fold
+from memory_core.domain import policy
 from memory_core.domain.access import Access, contact_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.ladder import Source, requested_level
@@ -23,27 +23,20 @@ from memory_core.domain.models import Contact, Organization
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES
 from memory_core.learning.ingest import MAX_TEXT_CHARS
 from memory_core.learning.pipeline import (
-    POLICY_THRESHOLD,
+    Ledger,
     Outcome,
-    _Ledger,
-    _write_all,
     bank_facts,
     check_text,
     extraction_context,
-    insult_words,
+    is_correction,
     load_exclusions,
+    write_all,
 )
+from memory_core.learning.subjects import resolve_subjects
 from memory_core.privacy.my_memory import learning_paused
 
-# Someone other than the speaker: a special-category fact about them is never stored, even on request.
-_THIRD_PERSON = re.compile(
-    r"\b(mi|mis|su|sus|nuestr[oa]s?|tu|tus)\s+(hij[oa]s?|madre|padre|mujer|marido|espos[oa]|pareja|novi[oa]|"
-    r"herman[oa]s?|soci[oa]|compañer[oa]|jef[ea]|emplead[oa]|cliente|abuel[oa]|ti[oa]|prim[oa]|suegr[oa]|amig[oa])\b"
-    r"|\b(my|his|her|our|their)\s+(wife|husband|son|daughter|kids?|children|mother|mum|mom|father|dad|partner|"
-    r"brother|sister|colleague|boss|employee|client|customer|friend|grand\w+)\b"
-    r"|\b(el|la) de\b|\b(él|ella|he|she)\b")
-
 RememberResult = Outcome
+NOTHING_FOUND = "No concrete fact to remember was found."
 
 
 def remember(session: Session, access: Access, org: Organization | None, text: str | None = None,
@@ -67,45 +60,43 @@ def remember(session: Session, access: Access, org: Organization | None, text: s
             raise InvalidInput(f"text must have no NUL bytes and at most {MAX_TEXT_CHARS} characters", field="text")
         probe = text
     if learning_paused(session, access.principal.user_id):
-        return Outcome("refused", "Has pausado el aprendizaje: no guardo nada hasta que lo reanudes.",
+        return Outcome("refused", "Learning is paused by the person: nothing is saved until they resume it.",
                        policy="paused")
-    ledger = _Ledger(session, access.org_id, source.message_id if source else None, run_tag)
+    ledger = Ledger(session, access.org_id, source.message_id if source else None, run_tag)
     verdict = check_text(probe, load_exclusions(session, org.id if org else None))
-    if verdict.secret:
-        return Outcome("refused", f"Contiene un dato secreto ({verdict.secret}): no lo guardo nunca.", policy="secret")
+    ruling = policy.decide(verdict, probe, explicit=True)
+    if ruling.refused:
+        return Outcome("refused", ruling.reason, policy=ruling.refused)
     decision, usage = backend.decide(probe, None)
     ledger(usage)
-    if decision.insult >= POLICY_THRESHOLD or insult_words(probe):
-        return Outcome("refused", "No guardo insultos ni juicios sobre personas.", policy="insult", decision=decision)
-    special = verdict.special is not None or decision.special >= POLICY_THRESHOLD
     # The explicit path skips the gate threshold, not its reading of the message: the extractor may
     # fall back to a generic fact for phrasings no rule knows.
     context = extraction_context(session, access, probe, None, decision=decision)
+    ruling = policy.decide(verdict, probe, decision, explicit=True, names=[c.name for c in context.contacts])
+    if ruling.refused == "insult":
+        return Outcome("refused", ruling.reason, policy="insult", decision=decision)
     if fact is not None:
         facts = [fact]
     else:
         facts, usage = backend.extract(context)
         ledger(usage)
-    bank = verdict.bank_account is not None or decision.bank_account >= POLICY_THRESHOLD
-    if bank:
+        facts = resolve_subjects(session, access, facts, context.contacts)
+    if ruling.bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
-    if special and (_THIRD_PERSON.search(fold(probe)) or any(fold(c.name) in fold(probe) for c in context.contacts)):
-        return Outcome("refused", "Es un dato sensible sobre otra persona: no lo guardo.", policy="special",
-                       decision=decision, facts=facts)
+    if ruling.refused:
+        return Outcome("refused", ruling.reason, policy=ruling.refused, decision=decision, facts=facts)
     if access.org_id is None:
         # A number not tied to one org: only what is about the person can be kept.
         facts = [f for f in facts if requested_level(f) == "personal"]
     if not facts:
-        return Outcome("ignored", "No he encontrado un dato concreto que recordar.", decision=decision)
-    if special:
-        if any(f.subject != "self" for f in facts):
-            return Outcome("refused", "Es un dato sensible sobre otra persona: no lo guardo.", policy="special",
-                           decision=decision, facts=facts)
+        return Outcome("ignored", NOTHING_FOUND, decision=decision)
+    if ruling.special and any(f.subject != "self" for f in facts):
+        return Outcome("refused", policy.REASONS["special_other"], policy="special", decision=decision, facts=facts)
     out = Outcome("ignored", decision=decision, facts=facts,
-                  policy="special" if special else "bank_account" if bank else None)
+                  policy="special" if ruling.special else "bank_account" if ruling.bank else None)
     # Special-category data about the person stays theirs alone: never shared, whatever the ladder says.
-    _write_all(session, access, org, facts, backend, ledger, source, out, explicit=True,
-               level="private" if special else None)
+    write_all(session, access, org, facts, backend, ledger, source, out, explicit=True,
+              level="private" if ruling.special else None, corrects=is_correction(probe, decision))
     return out
 
 

@@ -1,41 +1,100 @@
-"""What the extractor needs to know about subjects beyond the contacts: the names already learnt about
-(so "Olano" is "Hierros Olano") and what the conversation has just been about (so "and they pay at 45
-days" is about the customer introduced a message earlier). Read with the writer's visibility."""
+"""Subjects named in part: "Olano" after "Hierros Olano", "Talleres Garcia" for "Talleres García".
+
+The extractor names a subject it cannot link to a contact `name:<name>`. Before the ladder writes, such
+a subject is resolved to the one registered contact, else the one subject already remembered by name,
+whose name holds every significant word of it (accents and case aside). Two businesses that share a
+word stay apart: "Hierros" alone matches both "Hierros Olano" and "Hierros Martín", so it is left as is.
+
+The extractor also gets what the conversation has just been about (so "and they pay at 45 days" is about the
+customer introduced a message earlier) and the names already learnt about. Everything is read with the writer's
+visibility.
+"""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import re
 import uuid
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from memory_core.backends.base import Fact
+from memory_core.domain import clock
 from memory_core.domain.access import Access, memory_visible
 from memory_core.domain.models import Memory, MemorySource
+from memory_core.domain.text import fold
 
 # A conversation's subject carries over this long and this many subjects back.
 CARRY_OVER = dt.timedelta(minutes=30)
 RECENT_SUBJECTS = 3
-KNOWN_NAMES = 200
+KNOWN_NAMES_LIMIT = 500
 _NAMED = or_(Memory.subject.like("contact:%"), Memory.subject.like("name:%"))
+_LIVE = ("active", "proposed")
 
+# Words of a company or person name that do not tell one from another.
+NAME_NOISE = frozenset({"sl", "sa", "slu", "sll", "de", "del", "la", "el", "los", "las", "y", "e", "cb", "sc", "coop",
+                        "ltd", "inc", "llc", "the", "and", "hijos", "cia", "co"})
 
 def recent_subjects(session: Session, access: Access, conversation_id: uuid.UUID | None,
                     now: dt.datetime | None = None) -> tuple[str, ...]:
     """The contacts and named subjects learnt from this conversation in the last half hour, newest first."""
     if conversation_id is None:
         return ()
-    since = (now or dt.datetime.now(dt.timezone.utc)) - CARRY_OVER
+    since = (now or clock.now()) - CARRY_OVER
     rows = session.execute(
         select(Memory.subject, MemorySource.created_at).join(MemorySource, MemorySource.memory_id == Memory.id)
         .where(MemorySource.conversation_id == conversation_id, MemorySource.created_at >= since, _NAMED,
-               Memory.status.in_(("active", "proposed")), memory_visible(access))
+               Memory.status.in_(_LIVE), memory_visible(access))
         .order_by(MemorySource.created_at.desc()).limit(20)).all()
     return tuple(dict.fromkeys(subject for subject, _ in rows))[:RECENT_SUBJECTS]
 
 
 def known_names(session: Session, access: Access) -> tuple[str, ...]:
-    """Names of the subjects learnt about without a contact ("name:hierros olano" -> "hierros olano")."""
+    """Names of the subjects learnt about without a contact that this writer may see
+    ("name:hierros olano" -> "hierros olano")."""
     rows = session.scalars(
-        select(Memory.subject).where(Memory.subject.like("name:%"), Memory.status.in_(("active", "proposed")),
-                                     memory_visible(access)).distinct().limit(KNOWN_NAMES))
+        select(Memory.subject).where(Memory.subject.like("name:%"), Memory.status.in_(_LIVE),
+                                     memory_visible(access)).distinct().limit(KNOWN_NAMES_LIMIT))
     return tuple(subject[len("name:"):] for subject in rows)
+
+
+def significant_words(name: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"\w+", fold(name)) if w not in NAME_NOISE and len(w) > 1)
+
+
+def _unique(candidates: list[str]) -> str | None:
+    found = list(dict.fromkeys(candidates))
+    return found[0] if len(found) == 1 else None
+
+
+def resolve_subject(subject: str, contacts: Iterable, known_names: Iterable[str]) -> str:
+    """`name:<x>` -> `contact:<id>` or `name:<y>` when exactly one contact (else one remembered name) holds
+    every significant word of x; any other subject is returned as is. `contacts` have id, name, aliases."""
+    if not subject.startswith("name:"):
+        return subject
+    wanted = significant_words(subject[5:])
+    if not wanted:
+        return subject
+    by_contact = [f"contact:{c.id}" for c in contacts
+                  for n in (c.name, *(getattr(c, "aliases", None) or ())) if wanted <= significant_words(n)]
+    contact = _unique(by_contact)
+    if contact:
+        return contact
+    if by_contact:
+        return subject  # several contacts share the words: not ours to pick
+    by_name = [f"name:{n}" for n in known_names if wanted <= significant_words(n)]
+    return _unique(by_name) or subject
+
+
+def resolve_subjects(session: Session, access: Access, facts: Sequence[Fact], contacts: Iterable) -> list[Fact]:
+    """The facts with every partly named subject resolved (see the module's docstring)."""
+    if not any(f.subject.startswith("name:") for f in facts):
+        return list(facts)
+    names, contacts = known_names(session, access), list(contacts)
+    out = []
+    for f in facts:
+        subject = resolve_subject(f.subject, contacts, names)
+        out.append(f if subject == f.subject else dataclasses.replace(f, subject=subject))
+    return out

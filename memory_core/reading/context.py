@@ -48,13 +48,23 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
-from memory_core.backends.local_extractor.text import fold
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
-from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, TraceItem
+from memory_core.domain.models import (
+    Contact,
+    Conversation,
+    Memory,
+    MemorySource,
+    MemoryTrace,
+    Message,
+    Organization,
+    TraceItem,
+    User,
+)
+from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
-from memory_core.reading.fence import MEMORY_HEADER, RELATED_HEADER, fenced
+from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
@@ -93,7 +103,38 @@ hola adios adiós buenas buenos dias días tardes noches hasta luego venga dale 
 confirmado confirma hecho listo entendido estupendo fenomenal guay correcto exacto eso es thanks thank you
 yes yep nope sure fine great cool done hi hello bye please porfa por favor jaja jeje""".split())
 
-ROLE_LABEL = {"customer": "cliente", "supplier": "proveedor"}
+# The block's own words, in each language it speaks (never mixed within one block).
+WORDS = {
+    "es": {"core": "Sobre la persona:", "profile": "Perfil:", "self": "Tú", "org": "Tu empresa",
+           "customer": "cliente", "supplier": "proveedor", "contact": "contacto", "fact": "Dato"},
+    "en": {"core": "About the person:", "profile": "Profile:", "self": "You", "org": "Your company",
+           "customer": "customer", "supplier": "supplier", "contact": "contact", "fact": "Fact"},
+}
+# Attribute names are stored in Spanish; an English block names the known ones in English.
+ENGLISH_LABELS = {
+    "nombre": "name", "apodo": "nickname", "tono": "tone", "tratamiento": "form of address", "idioma": "language",
+    "pareja": "partner", "esposa": "wife", "esposo": "husband", "marido": "husband", "mujer": "wife",
+    "hijo": "son", "hija": "daughter", "hijos": "children", "madre": "mother", "padre": "father",
+    "hermano": "brother", "hermana": "sister", "ciudad": "city", "profesion": "profession", "cargo": "role",
+    "empresa": "company", "empleo": "job", "trabajo": "job", "familia": "family", "mascota": "pet",
+    "aficiones": "hobbies", "dieta": "diet", "vivienda": "home", "ubicacion": "location", "perfil": "profile",
+    "relacion": "relationship", "evento": "event", "plan": "plan", "planes": "plans",
+    "plazo_pago": "payment term", "forma_pago": "payment method", "persona_contacto": "contact person",
+    "canal_preferido": "preferred channel", "formato_factura": "invoice format", "formato_importes": "amounts format",
+    "direccion": "address", "nif": "tax ID", "razon_social": "legal name", "actividad": "activity",
+    "cuenta_bancaria": "bank account", "email": "email", "telefono": "phone", "descuento": "discount",
+    "horario": "opening hours", "entregas": "deliveries", "precios": "prices", "facturacion": "invoicing",
+    "avisos": "reminders", "estilo_respuesta": "answer style", "plantilla": "staff", "web": "website",
+    "seguros": "insurance", "fiscal": "tax", "fundacion": "founded", "moneda": "currency", "garantia": "warranty",
+    "herramientas": "tools", "socio": "partner", "regimen_iva": "VAT scheme",
+    "retencion_irpf": "income tax withholding",
+}
+# A generic note's attribute names only its first word: the value says it all, so it goes without one.
+NOTE_PREFIXES = ("nota_", "note_")
+# Recent messages of the conversation read for its language and the subjects it is about.
+RECENT_MESSAGES = 6
+# Memories of each subject the conversation named, offered to the related section after its own hits.
+PER_SUBJECT = 4
 
 # The message is embedded on another thread while the core and profile queries run (the model and
 # the network release the GIL), so the embedding does not add to the turn's latency. One pool per
@@ -151,12 +192,22 @@ def _not_past_event(today: dt.date):
     return or_(Memory.category != "event", Memory.event_date.is_(None), Memory.event_date >= today)
 
 
-def _label(attribute: str) -> str:
-    return attribute.replace("_", " ").strip().capitalize() or "Dato"
+def _label(attribute: str, lang: str = "es") -> str:
+    """The attribute as a label in the block's language ("" for a generic note)."""
+    from memory_core.domain.ladder import NOTE_SEPARATOR, attribute_family
+
+    name = attribute.split(NOTE_SEPARATOR, 1)[0]
+    if name.startswith(NOTE_PREFIXES):
+        return ""
+    if lang == "en":
+        family = attribute_family(name)
+        name = ENGLISH_LABELS.get(name) or ENGLISH_LABELS.get(family) or name
+    return name.replace("_", " ").strip().capitalize()
 
 
-def _item_text(m: Memory, *, with_date: bool = True) -> str:
-    text = f"{_label(m.attribute).lower()} {fenced(m.value, VALUE_MAX_CHARS)}"
+def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:
+    label = _label(m.attribute, lang).lower()
+    text = f"{label} {fenced(m.value, VALUE_MAX_CHARS)}" if label else fenced(m.value, VALUE_MAX_CHARS)
     if with_date and m.category == "event" and m.event_date is not None:
         text += f" ({m.event_date.isoformat()})"
     return text
@@ -165,7 +216,8 @@ def _item_text(m: Memory, *, with_date: bool = True) -> str:
 class _Subjects:
     """Subject labels: the person, the company, or a contact's (fenced) name and role."""
 
-    def __init__(self, session: Session, access: Access, memories: Iterable[Memory]):
+    def __init__(self, session: Session, access: Access, memories: Iterable[Memory], lang: str = "es"):
+        self.lang, self.words = lang, WORDS[lang]
         ids = set()
         for m in memories:
             if m.subject.startswith("contact:"):
@@ -181,16 +233,16 @@ class _Subjects:
 
     def label(self, m: Memory) -> str:
         if m.subject == "self":
-            return "Tú"
+            return self.words["self"]
         if m.subject == "org":
-            return "Tu empresa"
-        role = ROLE_LABEL.get(m.category)
+            return self.words["org"]
+        role = self.words.get(m.category) if m.category in ("customer", "supplier") else None
         if m.subject in self.contacts:
             name, kind = self.contacts[m.subject]
-            return f"{fenced(name, NAME_MAX_CHARS)} ({ROLE_LABEL.get(kind, kind)})"
+            return f"{fenced(name, NAME_MAX_CHARS)} ({self.words.get(kind, kind)})"
         name = m.subject.split(":", 1)[1] if ":" in m.subject else m.subject
         if m.subject.startswith("contact:"):
-            name = "contacto"
+            name = self.words["contact"]
         return f"{fenced(name, NAME_MAX_CHARS)}" + (f" ({role})" if role else "")
 
 
@@ -199,7 +251,8 @@ def _render_lines(subjects: _Subjects, memories: Sequence[Memory]) -> list[str]:
     groups: dict[str, list[Memory]] = {}
     for m in memories:
         groups.setdefault(m.subject, []).append(m)
-    return [f"- {subjects.label(ms[0])}: " + "; ".join(_item_text(m) for m in ms) for ms in groups.values()]
+    return [f"- {subjects.label(ms[0])}: " + "; ".join(_item_text(m, lang=subjects.lang) for m in ms)
+            for ms in groups.values()]
 
 
 def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items: int, max_chars: int,
@@ -213,7 +266,7 @@ def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items:
     for m, score in ranked:
         if len(chosen) >= max_items:
             break
-        item = len(_item_text(m))
+        item = len(_item_text(m, lang=subjects.lang))
         if m.subject in seen:
             add = 2 + item
         else:
@@ -277,9 +330,10 @@ def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple
     return core, candidates
 
 
-def render_core(memories: Sequence[Memory]) -> str:
-    lines = [f"- {_label(m.attribute)}: {fenced(m.value, VALUE_MAX_CHARS)}" for m in memories]
-    return _section("Sobre la persona:", lines)
+def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
+    lines = [f"- {_label(m.attribute, lang) or WORDS[lang]['fact']}: {fenced(m.value, VALUE_MAX_CHARS)}"
+             for m in memories]
+    return _section(WORDS[lang]["core"], lines)
 
 
 def rank_profile(memories: Iterable[Memory], now: dt.datetime) -> list[tuple[Memory, float]]:
@@ -290,10 +344,12 @@ def rank_profile(memories: Iterable[Memory], now: dt.datetime) -> list[tuple[Mem
 
 
 def relevant(signals: dict[str, float]) -> bool:
-    """Above the minimum relevance: more than one shared common word."""
+    """Above the minimum relevance: more than one shared common word, an exact ID, a close meaning or name,
+    or a date the message names."""
     s = signals
-    return ("exact" in s or s.get("vector", 0.0) >= RELATED_MIN_COSINE or s.get("fts_words", 0) >= RELATED_MIN_WORDS
-            or s.get("trigram", 0.0) >= RELATED_MIN_TRIGRAM)
+    # "date": a memory dated on the day the message points at ("what did I do yesterday?").
+    return ("exact" in s or "date" in s or s.get("vector", 0.0) >= RELATED_MIN_COSINE
+            or s.get("fts_words", 0) >= RELATED_MIN_WORDS or s.get("trigram", 0.0) >= RELATED_MIN_TRIGRAM)
 
 
 def _embed_early(message: str, embed: Embed | None) -> Future | None:
@@ -309,22 +365,68 @@ def _embed_early(message: str, embed: Embed | None) -> Future | None:
 
 
 def _related(session: Session, access: Access, message: str, exclude: set[uuid.UUID], known: dict[uuid.UUID, Memory],
-             now: dt.datetime, vector: Future | None, embed_model: str | None) -> list[tuple[Memory, float]]:
+             now: dt.datetime, vector: Future | None, embed_model: str | None,
+             subjects: Sequence[str] = ()) -> list[tuple[Memory, float]]:
+    """Memories the message is about (searched with it), then memories of the subjects the conversation
+    named lately ("and how much do I owe him?" goes on about the customer named two turns ago).
+
+    A past event found here stays: the message asks about it (its date is shown); the profile drops it."""
     if is_trivial(message):
         return []
     lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
                      vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
     hits = [(key[1], score) for key, score, ranks, signals in fuse(lists)
             if key[1] not in exclude and relevant(signals)]
+    rows = dict(known)
+    if subjects:
+        # After the message's own hits, below their scores.
+        floor = min((score for _, score in hits), default=1.0)
+        taken = {i for i, _ in hits}
+        per: dict[str, int] = {}
+        for m in session.execute(select(*_LINE).where(
+                Memory.subject.in_(list(subjects)), memory_visible(access), Memory.status == "active")
+                .order_by(Memory.pinned.desc(), Memory.confidence.desc(), Memory.valid_from.desc())
+                .limit(PER_SUBJECT * len(subjects))):
+            if m.id in exclude or m.id in taken or per.get(m.subject, 0) >= PER_SUBJECT:
+                continue
+            per[m.subject] = per.get(m.subject, 0) + 1
+            rows[m.id] = m
+            hits.append((m.id, round(floor * 0.5, 6)))
     if not hits:
         return []
-    missing = [i for i, _ in hits if i not in known]
-    rows = dict(known)
+    missing = [i for i, _ in hits if i not in rows]
     if missing:
         rows |= {m.id: m for m in session.execute(select(*_LINE).where(
-            Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE,
-            _not_past_event(now.date())))}
+            Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE))}
     return [(rows[i], score) for i, score in hits if i in rows]
+
+
+# Capitalised runs of words: the names a message may mention ("Hierros Olano", "Lucía", "Acme").
+_NAME_RUN = re.compile(r"[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&-]+(?:\s+(?:de|del|y|&)?\s*[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&-]+)*")
+_NOT_NAMES = _TRIVIAL_FOLDED | frozenset("""el la los las un una esto este esta ese esa eso yo tu usted nosotros
+the this that and but so what when where who how why i'm i've it's we our my your you he she they ok oh wow yeah hey
+pues bueno oye mira por cierto ahora tambien ya""".split())
+MAX_NAMES = 12
+
+
+def named_subjects(session: Session, access: Access, texts: Sequence[str]) -> list[str]:
+    """The subjects the texts name: visible contacts (whole words of their name or an alias, so "Olano"
+    is "Hierros Olano") and subjects remembered by name ("name:lucia sanchis")."""
+    names: dict[str, None] = {}
+    for text in texts:
+        for run in _NAME_RUN.findall(text or ""):
+            words = [w for w in re.findall(r"\w+", fold(run)) if w not in _NOT_NAMES and len(w) >= 3]
+            if words:
+                names[" ".join(words)] = None
+                names.update((w, None) for w in words)
+    candidates = list(names)[:MAX_NAMES]
+    if not candidates:
+        return []
+    folded = func.lower(func.unaccent(Contact.name))
+    contacts = session.scalars(select(Contact.id).where(
+        contact_visible(access), or_(*[folded.op("~")(r"\m" + re.escape(c) + r"\M") for c in candidates]))
+        .limit(MAX_NAMES))
+    return [f"contact:{i}" for i in contacts] + [f"name:{c}" for c in candidates]
 
 
 def _conversation_statement():
@@ -334,8 +436,16 @@ def _conversation_statement():
             .correlate(Conversation).scalar_subquery())
     sent = func.array(select(TraceItem.memory_id).where(TraceItem.trace_id == func.any(func.array(last)),
                                                          TraceItem.memory_id.isnot(None)).scalar_subquery())
+    recent = func.array(select(Message.text).where(
+        Message.conversation_id == Conversation.id, Message.deleted_at.is_(None))
+        .order_by(Message.created_at.desc(), Message.id.desc()).limit(RECENT_MESSAGES)
+        .correlate(Conversation).scalar_subquery())
+    sent_at = (select(Message.sent_at).where(Message.id == bindparam("message_id", type_=PG_UUID(as_uuid=True)),
+                                             Message.conversation_id == Conversation.id)
+               .correlate(Conversation).scalar_subquery())
     return (select(Conversation.id, Conversation.org_id, Conversation.user_id, Conversation.phone,
-                   Conversation.channel, Conversation.temporary, sent.label("sent"))
+                   Conversation.channel, Conversation.temporary, sent.label("sent"), recent.label("recent"),
+                   sent_at.label("message_sent_at"))
             .where(Conversation.id == bindparam("conversation_id")))
 
 
@@ -359,12 +469,14 @@ _TRACE = insert(MemoryTrace.__table__)
 _TRACE_ITEMS = _trace_items_statement()
 
 
-def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None
-                  ) -> tuple[Row | None, set[uuid.UUID]]:
-    """The conversation (if the principal owns it) and the memories sent in its last two turns: one query."""
+def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None,
+                  message_id: uuid.UUID | None = None) -> tuple[Row | None, set[uuid.UUID]]:
+    """The conversation (if the principal owns it) with its recent messages and the current message's
+    send time, and the memories sent in its last two turns: one query."""
     if conversation_id is None:
         return None, set()
-    conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id}).one_or_none()
+    conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id,
+                                           "message_id": message_id}).one_or_none()
     p = access.principal
     owns = conv is not None and ((conv.user_id is not None and conv.user_id == p.user_id)
                                  or (conv.phone is not None and conv.phone == p.phone))
@@ -378,39 +490,66 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def block_language(session: Session, access: Access, texts: Sequence[str], language: str | None = None) -> str:
+    """The language the block speaks: the caller's choice, else the org's setting, else the language the
+    conversation is in (its recent messages and this one), else the person's locale, else Spanish."""
+    if language in WORDS:
+        return language
+    setting = session.scalar(select(Organization.settings[LANGUAGE_SETTING].astext)
+                             .where(Organization.id == access.org_id)) if access.org_id else None
+    if setting in WORDS:
+        return setting
+    detected = language_of(texts)
+    if detected in WORDS:
+        return detected
+    locale = session.scalar(select(User.locale).where(User.id == access.principal.user_id)) \
+        if access.principal.user_id else None
+    return locale[:2] if locale and locale[:2] in WORDS else "es"
+
+
 def assemble_context(session: Session, access: Access | None, conversation_id: uuid.UUID | None, message_text: str,
                      *, now: dt.datetime | None = None, embed: Embed | None = None, embed_model: str | None = None,
-                     message_id: uuid.UUID | None = None) -> MemoryBlock:
+                     message_id: uuid.UUID | None = None, language: str | None = None) -> MemoryBlock:
     """The memory block for one turn, and its trace (added to the session; the caller commits).
 
-    A temporary conversation reads memory but stores nothing, not even the trace."""
+    `now` defaults to the current message's send time (`message_id`), else the clock: relative dates in
+    the message ("what did I say yesterday?") are resolved against it. `language` (es, en) overrides the
+    org's setting and the conversation's language. A temporary conversation reads memory but stores
+    nothing, not even the trace."""
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
-    now = now or clock.now()
-    today = now.date()
     vector = _embed_early(message_text or "", embed)
-    conv, sent = _conversation(session, access, conversation_id)
+    conv, sent = _conversation(session, access, conversation_id, message_id)
+    now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
+        or clock.now()
+    today = now.date()
+    recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
+    lang = block_language(session, access, [message_text or "", *recent], language)
+    words = WORDS[lang]
+    related_header = RELATED_HEADERS[lang]
 
     core, candidates = _visible_memories(session, access, today)
     core_ids = {m.id for m in core}
+    named = named_subjects(session, access, [message_text or "", *recent]) if not is_trivial(message_text or "") else []
     related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},
-                              now, vector, embed_model)
-    subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)])
+                              now, vector, embed_model, named)
+    subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)], lang)
 
-    profile = _fit(subjects, rank_profile(candidates, now), PROFILE_MAX_ITEMS, PROFILE_MAX_CHARS, "Perfil:")
+    profile = _fit(subjects, rank_profile(candidates, now), PROFILE_MAX_ITEMS, PROFILE_MAX_CHARS, words["profile"])
     in_profile = {m.id for m, _ in profile}
     related = _fit(subjects, [(m, s) for m, s in related_ranked if m.id not in in_profile],
-                   RELATED_MAX_ITEMS, RELATED_MAX_CHARS, RELATED_HEADER)
+                   RELATED_MAX_ITEMS, RELATED_MAX_CHARS, related_header)
 
-    core_text = render_core(core)
-    profile_text = _section("Perfil:", _render_lines(subjects, [m for m, _ in profile]))
-    related_text = _section(RELATED_HEADER, _render_lines(subjects, [m for m, _ in related]))
+    core_text = render_core(core, lang)
+    profile_text = _section(words["profile"], _render_lines(subjects, [m for m, _ in profile]))
+    related_text = _section(related_header, _render_lines(subjects, [m for m, _ in related]))
     parts = [p for p in (core_text, profile_text, related_text) if p]
-    text = "\n\n".join([MEMORY_HEADER, *parts]) if parts else ""
+    text = "\n\n".join([MEMORY_HEADERS[lang], *parts]) if parts else ""
 
-    items = [ContextItem(m.id, "core", i, 1.0, len(_item_text(m, with_date=False))) for i, m in enumerate(core, 1)]
-    items += [ContextItem(m.id, "profile", i, s, len(_item_text(m))) for i, (m, s) in enumerate(profile, 1)]
-    items += [ContextItem(m.id, "related", i, s, len(_item_text(m))) for i, (m, s) in enumerate(related, 1)]
+    items = [ContextItem(m.id, "core", i, 1.0, len(_item_text(m, with_date=False, lang=lang)))
+             for i, m in enumerate(core, 1)]
+    items += [ContextItem(m.id, "profile", i, s, len(_item_text(m, lang=lang))) for i, (m, s) in enumerate(profile, 1)]
+    items += [ContextItem(m.id, "related", i, s, len(_item_text(m, lang=lang))) for i, (m, s) in enumerate(related, 1)]
     tokens = estimate_tokens(text)
     trace_id = None
     if conv is not None and not conv.temporary:
@@ -466,7 +605,9 @@ def memories_for_subjects(session: Session, access: Access | None, subject_ids: 
     return out
 
 
-def render_subject_memories(session: Session, access: Access, memories: dict[str, list[Memory]]) -> str:
-    """The lines an agent attaches to a tool result, fenced like the block."""
+def render_subject_memories(session: Session, access: Access, memories: dict[str, list[Memory]],
+                            language: str | None = None) -> str:
+    """The lines an agent attaches to a tool result, fenced like the block, in the block's language."""
     flat = [m for ms in memories.values() for m in ms]
-    return "\n".join(_render_lines(_Subjects(session, access, flat), flat))
+    lang = block_language(session, access, [], language)
+    return "\n".join(_render_lines(_Subjects(session, access, flat, lang), flat))

@@ -55,7 +55,6 @@ from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
 from memory_core.backends.local_extractor.dates import past_range
-from memory_core.backends.local_extractor.text import fold
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -69,6 +68,7 @@ from memory_core.domain.access import (
 )
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
+from memory_core.domain.text import fold
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -343,9 +343,9 @@ def _exact_stmt(who, src: _Source, kinds, n_tokens: int, k: int):
 
 
 def _date_stmt(who, src: _Source, kinds, k: int):
-    """Rows dated inside the span the query names, latest first: messages by when they were written,
+    """Rows dated inside the span the query names, latest first: messages by when they were sent,
     host records by their date, memories by their event date."""
-    col = {Message: Message.created_at, Document: Document.doc_date, Memory: Memory.event_date}.get(src.model)
+    col = {Message: Message.sent_at, Document: Document.doc_date, Memory: Memory.event_date}.get(src.model)
     if col is None:
         return None
     if src.model is Message:
@@ -566,7 +566,7 @@ def _describe(session: Session, fused) -> list[Hit]:
                      .where(Memory.id.in_(by_kind["memory"])))
     if by_kind.get("message"):
         parts.append(select(Message.id,
-                            (Message.role + " " + func.to_char(Message.created_at, "YYYY-MM-DD")).label("title"),
+                            (Message.role + " " + func.to_char(Message.sent_at, "YYYY-MM-DD")).label("title"),
                             func.left(Message.text, 300).label("snippet"), cast(None, String).label("subject"))
                      .where(Message.id.in_(by_kind["message"])))
     if by_kind.get("contact"):

@@ -220,9 +220,11 @@ class FakeOpenAI:
             self._state.gate[text] = _GateScript(positions)
 
     def script_facts(self, text: str, facts: list[dict[str, Any]]) -> None:
-        """Facts as the model would return them: subject, attribute, value, sentence, category, event_date."""
+        """Facts as the model would return them: subject, attribute, value, sentence, category, event_date,
+        source_sentence (default: the scripted text) and corrects (default false)."""
         with self._lock:
-            self._state.facts[text] = [dict({"event_date": None}, **f) for f in facts]
+            self._state.facts[text] = [dict({"event_date": None, "source_sentence": text, "corrects": False}, **f)
+                                       for f in facts]
 
     def fail_next(self, n: int, kind: str, *, path: str | None = None, status: int = 500,
                   retry_after: str | None = "0") -> None:

@@ -2,17 +2,11 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-
-def fold(text: str) -> str:
-    """Lower case without accents, one character for one: offsets in the fold are offsets in the text."""
-    # "İ".lower() is two characters: keeping the first keeps the offsets.
-    return "".join(unicodedata.normalize("NFD", ch.lower()[0])[0] for ch in text)
-
+from memory_core.domain.text import fold  # noqa: E402,F401  (the project's one fold, used by every rule here)
 
 LEGAL_SUFFIXES = (
     ("s", "l", "u"), ("s", "l", "l"), ("s", "l"), ("s", "a"), ("s", "coop"), ("s", "c"), ("c", "b"),

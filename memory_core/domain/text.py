@@ -1,0 +1,42 @@
+"""Small text helpers shared by the domain: folding for comparisons, and which language a text is in."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+LANGUAGES = ("es", "en")
+# The organization setting (organizations.settings) that fixes the language of the memory block.
+LANGUAGE_SETTING = "language"
+
+# Short function words that are frequent in one language and rare in the other (folded, whole words).
+_MARKERS = {
+    "es": frozenset("""el la los las un una unos unas de del que y en es son por para con como pero muy mi mis
+    tu tus su sus me te se lo le les yo nosotros esta este esto estoy estas tengo tiene hay ya no si tambien
+    cuando donde porque gracias hola vale pues aqui hoy ayer manana semana""".split()),
+    "en": frozenset("""the an of and in is are was were to for with but very my your his her our their me
+    you he she we they it this that i'm i've it's don't can't have has had do does did not yes also when
+    where because thanks hi hello okay so here today yesterday tomorrow week just""".split()),
+}
+
+
+def fold(text: str) -> str:
+    """Lower case without accents, one character for one (offsets in the fold are offsets in the text): how two
+    spellings of one word are compared, everywhere."""
+    # "İ".lower() is two characters: keeping the first keeps the offsets.
+    return "".join(unicodedata.normalize("NFD", ch.lower()[0])[0] for ch in text)
+
+
+def language_of(texts: Iterable[str], *, min_markers: int = 2) -> str | None:
+    """"es" or "en" by counting each language's function words over the texts; None when too few to tell."""
+    counts = {lang: 0 for lang in LANGUAGES}
+    for text in texts:
+        for word in re.findall(r"[\w']+", fold(text or "")):
+            for lang, words in _MARKERS.items():
+                if word in words:
+                    counts[lang] += 1
+    best = max(LANGUAGES, key=lambda lang: counts[lang])
+    other = min(LANGUAGES, key=lambda lang: counts[lang])
+    if counts[best] < min_markers or counts[best] == counts[other]:
+        return None
+    return best
