@@ -173,6 +173,9 @@ class Outbox(Base):
     __tablename__ = "outbox"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     message_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"))
+    # The message's conversation, kept here so a claim finds each conversation's oldest row by index.
+    conversation_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE", name="fk_outbox_conversation"))
     # "new", "edited" or "deleted": what happened to the message.
     event: Mapped[str] = mapped_column(String(20), server_default="new")
     created_at: Mapped[dt.datetime] = _now()
@@ -184,6 +187,9 @@ class Outbox(Base):
     __table_args__ = (
         Index("ix_outbox_pending", "id", postgresql_where=sql_text("processed_at is null")),
         Index("ix_outbox_message", "message_id"),
+        Index("ix_outbox_first_try", "conversation_id", "id",
+              postgresql_where=sql_text("processed_at is null and attempts = 0")),
+        Index("ix_outbox_retry", "next_attempt_at", postgresql_where=sql_text("processed_at is null and attempts > 0")),
     )
 
 
