@@ -156,6 +156,9 @@ def main() -> None:
     args = parser.parse_args()
     if not args.data.is_dir():
         parser.error(f"no LoCoMo data at {args.data}")
+    from memory_core.adapters.runtime import start_servers
+
+    start_servers()  # a bench runs alone: it starts the embedded servers it needs
     print(json.dumps(run(args.data, args.conversations), indent=None if args.json else 2))
 
 

@@ -6,6 +6,8 @@ from flask_login import login_required
 
 from console import bp
 from console.staffing import reader
+from console.web import database
+from memory_core.adapters.health import readiness
 from review import insights
 
 
@@ -16,4 +18,4 @@ def jobs():
     s, _org_id, platform = reader()
     job = request.args.get("job") or None
     return render_template("console/jobs.html", runs=insights.job_runs(s, job), names=insights.job_names(s),
-                           job=job, platform=platform)
+                           job=job, platform=platform, health=readiness(database()))

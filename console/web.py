@@ -10,7 +10,7 @@ from flask_login import LoginManager, UserMixin, current_user, login_required
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.db import SYSTEM, Database, Scope, org_scope
+from memory_core.adapters.db import SYSTEM, Database, RequestSessions, Scope, org_scope
 from memory_core.domain.models import Membership, Organization, User
 
 
@@ -71,11 +71,11 @@ def database() -> Database:
 
 
 def db(scope: Scope = SYSTEM) -> Session:
-    """The request's session in a given scope; closed (and rolled back if not committed) at teardown."""
-    sessions = g.setdefault("memoria_sessions", {})
-    if scope not in sessions:
-        sessions[scope] = database().session(scope)
-    return sessions[scope]
+    """The request's session in a given scope (one connection at a time: RequestSessions); closed, and
+    rolled back if not committed, at teardown."""
+    if "memoria_sessions" not in g:
+        g.memoria_sessions = RequestSessions(database())
+    return g.memoria_sessions.get(scope)
 
 
 def org_db() -> Session:
@@ -87,9 +87,9 @@ def org_db() -> Session:
 
 
 def close_sessions(_exc: BaseException | None = None) -> None:
-    for s in g.pop("memoria_sessions", {}).values():
-        s.rollback()
-        s.close()
+    sessions = g.pop("memoria_sessions", None)
+    if sessions is not None:
+        sessions.close()
 
 
 def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | None:

@@ -159,6 +159,8 @@ class Message(Base):
         CheckConstraint("role in ('user','assistant','system','tool')", name="message_role_valid"),
         CheckConstraint("visibility in ('private_in_org','shared_in_org')", name="message_visibility_valid"),
         Index("ix_messages_conversation", "conversation_id", "created_at"),
+        Index("ix_messages_assistant_turns", "conversation_id", "created_at", "id",
+              postgresql_where=sql_text("role = 'assistant' and deleted_at is null")),
         Index("ix_messages_owner", "org_id", "user_id"),
         Index("ix_messages_phone", "phone"),
         Index("ix_messages_tsv", "search_tsv", postgresql_using="gin"),

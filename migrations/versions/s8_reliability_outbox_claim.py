@@ -1,5 +1,7 @@
 """outbox: conversation_id and partial indexes, so a claim finds each conversation's oldest pending row
-through an index instead of probing every pending row of the conversation through messages
+through an index instead of probing every pending row of the conversation through messages; and
+memoria_outbox_backlog(), the platform-wide backlog (count and oldest row's time, nothing else) that
+/readyz and the Jobs page read in any scope
 
 Revision ID: s8_reliability_outbox_claim
 Revises: r7_policy_settings_once
@@ -26,9 +28,25 @@ def upgrade() -> None:
     # Failed rows waiting for their retry: few, found without walking the backlog.
     op.create_index("ix_outbox_retry", "outbox", ["next_attempt_at"],
                     postgresql_where=sa.text("processed_at is null and attempts > 0"))
+    # The gate's context, the assistant's last turn before a message: without this index a long run of
+    # user messages (a backlog) is walked back to its start for every message.
+    op.create_index("ix_messages_assistant_turns", "messages", ["conversation_id", "created_at", "id"],
+                    postgresql_where=sa.text("role = 'assistant' and deleted_at is null"))
+    # Security definer: the web's role reads the backlog's size and age whatever its row-security scope,
+    # and nothing else of the outbox (no ids, no messages, no orgs).
+    op.execute("""
+        create function memoria_outbox_backlog(out pending bigint, out oldest timestamptz)
+        language sql stable security definer set search_path = public as $$
+          select (select count(*) from outbox where processed_at is null),
+                 (select created_at from outbox where processed_at is null order by id limit 1)
+        $$""")
+    op.execute("revoke all on function memoria_outbox_backlog() from public")
+    op.execute("grant execute on function memoria_outbox_backlog() to memoria_app")
 
 
 def downgrade() -> None:
+    op.execute("drop function memoria_outbox_backlog()")
+    op.drop_index("ix_messages_assistant_turns", table_name="messages")
     op.drop_index("ix_outbox_retry", table_name="outbox")
     op.drop_index("ix_outbox_first_try", table_name="outbox")
     op.drop_constraint("fk_outbox_conversation", "outbox", type_="foreignkey")
