@@ -172,7 +172,7 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
             servers.append(Watched("postgres", start=lambda: start_postgres(data_dir),
                                    alive=lambda _h: postgres_running(data_dir),
                                    finish_stop=lambda h, _t: h.stop(), handle=pg, dependents=["web"],
-                                   moved=lambda old, new: old.uri != new.uri))
+                                   moved=lambda old, new: old.uri != new.uri, first_delay=5))
     if not settings.redis_url:
         rd = start_redis(data_dir)
         if rd.started_here:
@@ -188,6 +188,7 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
     for w in servers:
         w.started_at = supervisor.clock()
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background
     try:
         run_migrations(settings)
         logins = None if no_demo or has_data() else load_demo()

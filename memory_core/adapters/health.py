@@ -84,9 +84,9 @@ def _redis_and_workers(settings: Settings, now: dt.datetime) -> tuple[bool, int]
     from redis import Redis
     from rq import Queue, Worker
 
-    from memory_core.adapters.queue import redis_url
+    from memory_core.adapters.queue import quick_retry, redis_url
 
-    conn = Redis.from_url(redis_url(settings), socket_connect_timeout=2, socket_timeout=2)
+    conn = Redis.from_url(redis_url(settings), socket_connect_timeout=2, socket_timeout=2, retry=quick_retry())
     try:
         conn.ping()
         queue = Queue(settings.queue_name, connection=conn)

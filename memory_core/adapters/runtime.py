@@ -165,7 +165,9 @@ def _redis_alive(sock: Path) -> bool:
     if not sock.exists():
         return False
     try:
-        return bool(redis.Redis(unix_socket_path=str(sock), socket_timeout=1).ping())
+        from memory_core.adapters.queue import quick_retry
+
+        return bool(redis.Redis(unix_socket_path=str(sock), socket_timeout=1, retry=quick_retry()).ping())
     except (redis.ConnectionError, redis.TimeoutError):
         return False
 

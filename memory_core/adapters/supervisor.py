@@ -45,6 +45,8 @@ class Watched:
     # resolved PostgreSQL's URL when it started.
     dependents: list[str] = field(default_factory=list)
     moved: Callable[[object, object], bool] = lambda old, new: True
+    # First backoff step: PostgreSQL gets longer, an operator's `pg_ctl restart` may be under way.
+    first_delay: float = BACKOFF_FIRST
 
     def stop(self, timeout: float) -> None:
         if self.handle is not None:
@@ -106,7 +108,7 @@ class Supervisor:
         for w in self.watched:
             if w.restart_at is None and not w.alive(w.handle):
                 w.failures = 1 if now - w.started_at >= STABLE_SECONDS else w.failures + 1
-                delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (w.failures - 1))
+                delay = min(BACKOFF_MAX, w.first_delay * 2 ** (w.failures - 1))
                 code = getattr(w.handle, "returncode", None)
                 log.warning("%s died%s; restart #%d in %.0f s", w.name,
                             f" (exit code {code})" if code is not None else "", w.restarts + 1, delay)
