@@ -79,15 +79,17 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
 
 def _answer_outages_503(app: Flask) -> None:
     """A database or Redis outage on a console page: a plain 503 page with Retry-After, never a 500.
-    (The API answers them as JSON in api.views; the page reads nothing from the database.)"""
-    from flask import render_template, request
+    (The API answers them as JSON in api.views.) The page is rendered without the context processors,
+    which would load the signed-in user from the database that is down."""
+    from flask import request
 
     from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe
 
     def unavailable(exc: Exception):
         log.warning("console request hit a %s outage: %s %s (%s)", describe(exc), request.method, request.path,
                     type(exc).__name__)
-        return render_template("unavailable.html"), 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        page = app.jinja_env.get_template("unavailable.html").render()
+        return page, 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
     for cls in OUTAGE_ERRORS:
         app.register_error_handler(cls, unavailable)
