@@ -136,6 +136,7 @@ def worker(burst: bool) -> None:
     """Run an RQ worker on the memoria queue (with the scheduler for delayed retries)."""
     from jobs.worker import run_worker
 
+    _require_servers()
     run_worker(burst=burst)
 
 
@@ -144,6 +145,7 @@ def cron() -> None:
     """Run the one RQ cron process that enqueues the nightly jobs."""
     from jobs.schedule import run_cron
 
+    _require_servers()
     run_cron()
 
 
@@ -216,6 +218,7 @@ def web(host: str | None, port: int | None) -> None:
     """The console and API on werkzeug with a fixed number of threads (what `memoria up` runs)."""
     from memory_core.adapters.devserver import PooledWSGIServer
 
+    _require_servers()
     settings = get_settings()
     server = PooledWSGIServer(host or settings.host, port or settings.port, create_app(settings=settings),
                               threads=settings.web_threads)
@@ -324,6 +327,16 @@ def eval_extraction(dataset_path: str, as_json: bool) -> None:
     click.echo(" ".join(f"{k}={v}" for k, v in report.items()))
     for miss in misses:
         click.echo(f"  {miss['id']}: {miss['text']!r} missed={miss['missed']} spurious={miss['spurious']}")
+
+
+def _require_servers() -> None:
+    """A process that attaches to the servers (only `up` starts them) stops at once, saying why."""
+    from memory_core.adapters.runtime import ServerNotRunning, require_servers
+
+    try:
+        require_servers()
+    except ServerNotRunning as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _interrupt(*_: object) -> None:

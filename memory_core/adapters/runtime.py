@@ -216,3 +216,14 @@ def start_servers(settings=None) -> list:
         if rd.started_here:
             started.append(rd)
     return started
+
+
+def require_servers(settings=None) -> None:
+    """For a process that attaches (worker, cron, web): the embedded servers it needs must be running;
+    ServerNotRunning says which and how to start them. Configured URLs are not checked here."""
+    settings = settings or get_settings()
+    if not settings.database_url:
+        attach_postgres(settings.data_dir)
+    if not settings.redis_url and not _redis_alive(redis_socket(settings.data_dir)):
+        raise ServerNotRunning(f"Redis is not running at {redis_socket(settings.data_dir)}: start it with "
+                               "`memoria up` (or set REDIS_URL)")
