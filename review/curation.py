@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
@@ -190,7 +191,7 @@ def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetai
 
 def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: str, hand_edited: bool,
                  by: uuid.UUID) -> Memory:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     row = Memory(org_id=old.org_id, level=old.level, owner_user_id=old.owner_user_id, owner_phone=old.owner_phone,
                  area=old.area, category=old.category, subject=old.subject, attribute=old.attribute, value=value,
                  sentence=sentence, confidence=old.confidence, pinned=old.pinned, status="active",
@@ -202,7 +203,7 @@ def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: 
 
 
 def _supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     if current is not None:
         current.status, current.valid_to = "superseded", now
         s.flush()  # one active row per fact: close the current one before the new one exists
@@ -283,7 +284,7 @@ def set_pinned(s: Session, op: Operator, memory_id: uuid.UUID, pinned: bool) -> 
         raise Forbidden("You may not pin this memory.")
     if m.status != "active":
         raise InvalidInput("Only the current version can be pinned.", "pinned")
-    m.pinned, m.updated_at = pinned, dt.datetime.now(dt.timezone.utc)
+    m.pinned, m.updated_at = pinned, clock.now()
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.pinned" if pinned else "memory.unpinned",
                  org_id=m.org_id, target_type="memory", target_id=m.id)
     return m
