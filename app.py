@@ -5,7 +5,6 @@ import datetime as dt
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 from typing import Any
@@ -41,7 +40,10 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         MEMORIA_SETTINGS=settings,
     )
     app.config.update(config or {})
-    app.extensions["memoria.db"] = Database(resolve_urls(settings).app)
+    # A request holds one connection at a time (RequestSessions): as many as the server has threads,
+    # a few more for the request threads' helpers, and a bounded wait that the views answer with a 503.
+    app.extensions["memoria.db"] = Database(resolve_urls(settings).app, pool_size=settings.web_threads,
+                                            max_overflow=4, pool_timeout=settings.db_pool_timeout)
     csrf = CSRFProtect(app)
     init_login(app)
 
@@ -57,6 +59,11 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
 
     csrf.exempt(api_bp)  # API keys in a header, never cookies: no CSRF to defend against
     app.register_blueprint(api_bp)
+
+    from health import bp as health_bp
+
+    app.register_blueprint(health_bp)
+    _answer_outages_503(app)
 
     from werkzeug.exceptions import HTTPException
 
@@ -85,6 +92,24 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     return app
 
 
+def _answer_outages_503(app: Flask) -> None:
+    """A database or Redis outage on a console page: a plain 503 page with Retry-After, never a 500.
+    (The API answers them as JSON in api.views.) The page is rendered without the context processors,
+    which would load the signed-in user from the database that is down."""
+    from flask import request
+
+    from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe
+
+    def unavailable(exc: Exception):
+        log.warning("console request hit a %s outage: %s %s (%s)", describe(exc), request.method, request.path,
+                    type(exc).__name__)
+        page = app.jinja_env.get_template("unavailable.html").render()
+        return page, 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}
+
+    for cls in OUTAGE_ERRORS:
+        app.register_error_handler(cls, unavailable)
+
+
 # ---------------------------------------------------------------------------- the `memoria` command
 
 @click.group()
@@ -108,7 +133,9 @@ def cli(ctx: click.Context) -> None:
 def migrate() -> None:
     """Create the database if needed and apply every migration."""
     from memory_core.adapters.migrate import migrate as run
+    from memory_core.adapters.runtime import start_servers
 
+    start_servers()  # a command that runs alone starts the embedded servers it needs
     run()
     click.echo("database is at the latest migration")
 
@@ -118,7 +145,11 @@ def migrate() -> None:
 def demo(force: bool) -> None:
     """Load the demo data (two orgs, users of every role, messages, memories, proposals)."""
     from evals.demo import load_demo
+    from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.adapters.runtime import start_servers
 
+    start_servers()  # a command that runs alone starts the embedded servers it needs
+    run_migrations()
     logins = load_demo(force=force)
     _print_logins(logins)
 
@@ -129,6 +160,7 @@ def worker(burst: bool) -> None:
     """Run an RQ worker on the memoria queue (with the scheduler for delayed retries)."""
     from jobs.worker import run_worker
 
+    _require_servers()
     run_worker(burst=burst)
 
 
@@ -137,6 +169,7 @@ def cron() -> None:
     """Run the one RQ cron process that enqueues the nightly jobs."""
     from jobs.schedule import run_cron
 
+    _require_servers()
     run_cron()
 
 
@@ -144,52 +177,82 @@ def cron() -> None:
 @click.option("--host", default=None)
 @click.option("--port", default=None, type=int)
 @click.option("--no-worker", is_flag=True, help="Do not start a worker and the cron process.")
-def up(host: str | None, port: int | None, no_worker: bool) -> None:
+@click.option("--no-demo", is_flag=True, help="Do not load the demo data into an empty database.")
+def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> None:
     """Start PostgreSQL and Redis (embedded unless configured), migrate, load the demo on an empty
-    database, then run the console with a worker and the cron process. Ctrl-C stops what it started."""
-    from werkzeug.serving import make_server
-
+    database, then run the console, a worker and the cron process, each restarted if it dies (so are
+    the servers it started). Ctrl-C stops what it started."""
     from evals.demo import has_data, load_demo
     from memory_core.adapters.migrate import migrate as run_migrations
-    from memory_core.adapters.runtime import start_postgres, start_redis
+    from memory_core.adapters.runtime import postgres_running, start_postgres, start_redis
+    from memory_core.adapters.supervisor import Supervisor, Watched, child_process
 
     settings = get_settings()
     if not settings.redis_url and not os.environ.get("MEMORIA_SECURE_COOKIES"):
         # Local http on 127.0.0.1: a Secure cookie would never be sent back.
         os.environ["MEMORIA_SECURE_COOKIES"] = "0"
         settings = get_settings()
-    # Started before the children, which attach to them; stopped by the `memoria` group after them.
+    data_dir = settings.data_dir
+    servers: list[Watched] = []
     if not settings.database_url:
-        start_postgres(settings.data_dir)
+        pg = start_postgres(data_dir)
+        if pg.started_here:
+            servers.append(Watched("postgres", start=lambda: start_postgres(data_dir),
+                                   alive=lambda _h: postgres_running(data_dir),
+                                   finish_stop=lambda h, _t: h.stop(), handle=pg, dependents=["web"],
+                                   moved=lambda old, new: old.uri != new.uri, first_delay=5))
     if not settings.redis_url:
-        start_redis(settings.data_dir)
-    children: list[subprocess.Popen] = []
+        rd = start_redis(data_dir)
+        if rd.started_here:
+            servers.append(Watched("redis", start=lambda: start_redis(data_dir),
+                                   alive=lambda h: h.process is not None and h.process.poll() is None,
+                                   finish_stop=lambda h, _t: h.stop(), handle=rd))
+    exe = [sys.executable, "-m", "app"]
+    host, port = host or settings.host, port or settings.port
+    children = [child_process("web", [*exe, "web", "--host", host, "--port", str(port)])]
+    if not no_worker:
+        children += [child_process("worker", [*exe, "worker"], warm=True), child_process("cron", [*exe, "cron"])]
+    supervisor = Supervisor(servers + children)
+    for w in servers:
+        w.started_at = supervisor.clock()
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background
     try:
         run_migrations(settings)
-        logins = None if has_data() else load_demo()
-        if not no_worker:
-            exe = [sys.executable, "-m", "app"]
-            children.append(subprocess.Popen([*exe, "worker"]))
-            children.append(subprocess.Popen([*exe, "cron"]))
-        app = create_app(settings=settings)
-        server = make_server(host or settings.host, port or settings.port, app, threaded=True)
-        click.echo(f"\nmemoria console: http://{server.host}:{server.port}/")
+        logins = None if no_demo or has_data() else load_demo()
+        supervisor.start(children)
+        click.echo(f"\nmemoria console: http://{host}:{port}/  (health: /healthz, /readyz)")
         if logins:
             _print_logins(logins)
-        else:
+        elif not no_demo:
             click.echo("(demo data already loaded; logins as printed the first time, see README)")
         click.echo("Ctrl-C stops the console, the worker, the cron process and the servers it started.\n")
+        supervisor.run()
+    except KeyboardInterrupt:
+        click.echo("\nstopping (a job at hand may finish first)...")
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the shutdown short
+        supervisor.stop_all([w.name for w in children], [w.name for w in reversed(servers)])
+
+
+@cli.command(hidden=True)
+@click.option("--host", default=None)
+@click.option("--port", default=None, type=int)
+def web(host: str | None, port: int | None) -> None:
+    """The console and API on werkzeug with a fixed number of threads (what `memoria up` runs)."""
+    from memory_core.adapters.devserver import PooledWSGIServer
+
+    _require_servers()
+    settings = get_settings()
+    server = PooledWSGIServer(host or settings.host, port or settings.port, create_app(settings=settings),
+                              threads=settings.web_threads)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
         server.serve_forever()
     except KeyboardInterrupt:
-        click.echo("\nstopping...")
+        pass
     finally:
-        for child in children:
-            child.terminate()
-        for child in children:
-            try:
-                child.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        server.server_close()
 
 
 @cli.group("eval")
@@ -210,6 +273,7 @@ def eval_search(dataset_path: str, as_json: bool, no_baselines: bool) -> None:
     from evals.search_eval import evaluate, load_dataset
     from memory_core.adapters.db import get_database
     from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.adapters.runtime import start_servers
     from memory_core.domain.errors import InvalidInput
     from memory_core.reading.search import query_embedder
 
@@ -217,6 +281,7 @@ def eval_search(dataset_path: str, as_json: bool, no_baselines: bool) -> None:
         data = load_dataset(dataset_path)
     except InvalidInput as exc:
         raise click.ClickException(str(exc)) from exc
+    start_servers()  # `memoria eval` runs alone: it starts the embedded servers it needs
     run_migrations()
     embed, model = query_embedder()
     report = evaluate(get_database(), data, embed, model, baselines=not no_baselines)
@@ -243,6 +308,7 @@ def eval_gate(dataset_path: str, as_json: bool, errors: bool) -> None:
     from evals.evaluation import load_gate_rows
     from memory_core.adapters.db import get_database
     from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.adapters.runtime import start_servers
     from memory_core.backends import get_backend
     from memory_core.domain.errors import InvalidInput
 
@@ -250,6 +316,7 @@ def eval_gate(dataset_path: str, as_json: bool, errors: bool) -> None:
         rows = load_gate_rows(dataset_path)
     except InvalidInput as exc:
         raise click.ClickException(str(exc)) from exc
+    start_servers()  # `memoria eval` runs alone: it starts the embedded servers it needs
     run_migrations()
     misses: list | None = [] if errors else None
     report = run(get_database(), get_backend(), rows, errors=misses)
@@ -285,6 +352,16 @@ def eval_extraction(dataset_path: str, as_json: bool) -> None:
     click.echo(" ".join(f"{k}={v}" for k, v in report.items()))
     for miss in misses:
         click.echo(f"  {miss['id']}: {miss['text']!r} missed={miss['missed']} spurious={miss['spurious']}")
+
+
+def _require_servers() -> None:
+    """A process that attaches to the servers (only `up` starts them) stops at once, saying why."""
+    from memory_core.adapters.runtime import ServerNotRunning, require_servers
+
+    try:
+        require_servers()
+    except ServerNotRunning as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _interrupt(*_: object) -> None:

@@ -34,4 +34,4 @@ def error_response(err: ApiError):
 
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
               405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type",
-              422: "invalid_input", 429: "rate_limited", 500: "internal_error"}
+              422: "invalid_input", 429: "rate_limited", 500: "internal_error", 503: "unavailable"}

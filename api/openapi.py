@@ -188,7 +188,8 @@ ERROR_SCHEMA = {
 }
 REASONS = {400: "Malformed request (bad JSON, invalid UTF-8, NUL bytes)", 401: "No key, a wrong key or a revoked key",
            403: "Not allowed", 404: "Not found (or not in the key's organization)", 409: "Conflict",
-           413: "Request body too large", 415: "Body is not JSON", 422: "Invalid input", 429: "Too many requests"}
+           413: "Request body too large", 415: "Body is not JSON", 422: "Invalid input", 429: "Too many requests",
+           503: "Briefly unavailable (database or queue down or restarting); retry after Retry-After seconds"}
 
 
 def build_document() -> dict[str, Any]:
@@ -214,7 +215,8 @@ def build_document() -> dict[str, Any]:
         if r.response is not None:
             ok["content"] = {"application/json": {"schema": _schema_of(r.response, components, "serialization")}}
         op["responses"][str(r.status)] = ok
-        codes = set(r.errors) | ({401} if not r.public else set()) | ({413, 415} if r.body else set())
+        # Every keyed route reads the database, so any of them may answer 503 during an outage.
+        codes = set(r.errors) | ({401, 503} if not r.public else set()) | ({413, 415} if r.body else set())
         for code in sorted(codes):
             op["responses"][str(code)] = {"description": REASONS.get(code, "Error"), "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}

@@ -53,6 +53,7 @@ from api.schemas import (
     WriteOut,
 )
 from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
 from memory_core.backends.base import BackendError
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
@@ -133,6 +134,18 @@ def _model_unavailable(exc: BackendError):
                                    headers={"Retry-After": "5"}))
 
 
+def _unavailable(exc: Exception):
+    # A server is down or restarting, or no connection was free in time: the client may retry.
+    log.warning("API request hit a %s outage: %s %s (%s)", describe(exc), request.method, request.path,
+                type(exc).__name__)
+    return error_response(ApiError(503, "unavailable", "The service is briefly unavailable; try again shortly.",
+                                   headers={"Retry-After": str(RETRY_AFTER_SECONDS)}))
+
+
+for _outage in OUTAGE_ERRORS:
+    bp.register_error_handler(_outage, _unavailable)
+
+
 @bp.errorhandler(HTTPException)
 def _http_error(exc: HTTPException):
     code = exc.code or 500
@@ -141,6 +154,8 @@ def _http_error(exc: HTTPException):
 
 @bp.errorhandler(Exception)
 def _unexpected(exc: Exception):
+    if is_outage(exc):
+        return _unavailable(exc)
     log.exception("API request failed: %s %s", request.method, request.path)
     return error_response(ApiError(500, "internal_error", "Something went wrong on our side."))
 

@@ -168,6 +168,9 @@ def main() -> None:
     args = parser.parse_args()
     if not args.data.is_dir():
         parser.error(f"no LoCoMo data at {args.data}")
+    from memory_core.adapters.runtime import start_servers
+
+    start_servers()  # a bench runs alone: it starts the embedded servers it needs
     if args.learn:
         import locomo_learn
 

@@ -10,8 +10,8 @@ throughput in messages/s through embedding, gate, policy, extraction and write.
 
 Workers run `jobs.outbox.drain_batch` (what the RQ job runs) in processes forked after the models
 are loaded, as the RQ worker forks its work horses; `--batch 1` is the message-by-message path.
-Messages of one conversation are learnt in order, so a claim holds one message per conversation:
-`--conversations` bounds the batch (and what a second worker finds to do).
+Messages of one conversation are learnt in order: a claim takes each waiting conversation's oldest
+message, then the next ones of those conversations (bench/backlog.py: one conversation's backlog).
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
 from jobs.worker import freeze_heap  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
+from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
 from memory_core.domain.models import Contact, Membership, Memory, Message, Organization, Outbox, User  # noqa: E402
 from memory_core.learning.ingest import ingest_message  # noqa: E402
@@ -147,6 +148,7 @@ def main() -> None:
     parser.add_argument("--rq", action="store_true",
                         help="drain through real RQ workers (`app worker`: models preloaded, a forked horse per job)")
     args = parser.parse_args()
+    start_servers()  # a bench runs alone: it starts the embedded servers it needs (and leaves them running)
     migrate()
     db, backend = get_database(), get_backend()
     started = time.perf_counter()

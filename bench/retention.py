@@ -147,8 +147,8 @@ def bench_erasure(owner, database, messages: int, noise: int, batch: int, text, 
                 insert into memory_traces (org_id, conversation_id, user_id, block_text)
                 select :o, c.id, :u, 'bloque' from conversations c where c.user_id = :u"""), {"o": org, "u": who})
             c.execute(text("""
-                insert into outbox (message_id, processed_at)
-                select id, now() from messages where user_id = :u"""), {"u": who})
+                insert into outbox (message_id, conversation_id, processed_at)
+                select id, conversation_id, now() from messages where user_id = :u"""), {"u": who})
         load = time.perf_counter() - t0
     with owner.connect() as c:
         c.execute(text("analyze"))

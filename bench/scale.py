@@ -318,6 +318,9 @@ def main() -> None:
     parser.add_argument("--maintenance-work-mem", default="2GB")
     parser.add_argument("--skip-load", action="store_true", help="Measure what is already loaded.")
     args = parser.parse_args()
+    from memory_core.adapters.runtime import start_servers
+
+    start_servers()  # a bench runs alone: it starts the embedded servers it needs
     migrate()
     sentences = pool_sentences(args.pool, random.Random(args.seed))
     pool = LocalEmbedder(batch_size=64).embed_array(sentences)

@@ -7,6 +7,8 @@ from flask_login import login_required
 from console import bp
 from console.services import insights
 from console.staffing import reader
+from memory_core.adapters.health import readiness
+from web.sessions import database
 
 
 @bp.route("/jobs")
@@ -16,4 +18,4 @@ def jobs():
     s, _org_id, platform = reader()
     job = request.args.get("job") or None
     return render_template("console/jobs.html", runs=insights.job_runs(s, job), names=insights.job_names(s),
-                           job=job, platform=platform)
+                           job=job, platform=platform, health=readiness(database()))

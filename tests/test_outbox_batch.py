@@ -2,11 +2,14 @@
 for many messages at once, yet each message is learnt as on its own, in order, with every call ledgered."""
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
-from jobs.outbox import drain_batch
+from jobs.outbox import _claim, drain_batch
+from memory_core.adapters.db import SYSTEM
 from memory_core.backends import get_backend
 from memory_core.domain.models import Memory, Message, Outbox, UsageLedger
 from memory_core.learning.ingest import ingest_message
@@ -58,7 +61,7 @@ def test_a_batch_learns_each_message_as_on_its_own_and_ledgers_every_call(factor
     assert drain_batch(database, backend) is None
 
 
-def test_corrections_in_one_conversation_are_learnt_in_order_one_claim_at_a_time(
+def test_corrections_in_one_conversation_are_learnt_in_order_in_one_claim(
         factory, system_session, database, backend):
     org = factory.org()
     ana = factory.member(org, role="owner")
@@ -68,14 +71,47 @@ def test_corrections_in_one_conversation_are_learnt_in_order_one_claim_at_a_time
         say(system_session, org, ana, f"Talleres García paga a {days} días", conversation="garcia")
     say(system_session, org, ana, "Talleres López paga a 90 días", conversation="lopez")
 
-    # A claim holds one message per conversation: García's later corrections wait for the first.
-    assert drain_batch(database, backend)["done"] == 2
-    while drain_batch(database, backend) is not None:
-        pass
+    # One claim takes both conversations' heads and García's later corrections behind its head, in order.
+    assert drain_batch(database, backend)["done"] == 4
+    assert drain_batch(database, backend) is None
     values = dict(system_session.execute(select(Memory.value, Memory.status).where(
         Memory.subject.like("contact:%"), Memory.value.in_(["60 días", "90 días"]))).all())
     assert values == {"60 días": "active", "90 días": "active"}
     assert system_session.scalar(select(func.count()).select_from(Memory).where(Memory.status == "superseded")) == 2
+
+
+def test_a_claim_takes_every_conversations_head_before_one_conversations_backlog(
+        factory, system_session, database):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    backlog = [say(system_session, org, ana, f"nota {n}", conversation="backlog") for n in range(6)]
+    others = [say(system_session, org, ana, f"hola {n}", conversation=f"c{n}") for n in range(2)]
+    with database.unit_of_work(SYSTEM) as uow:
+        claimed = [r.message_id for r in _claim(uow.session, dt.datetime.now(dt.timezone.utc), 4)]
+    assert claimed == backlog[:2] + others
+
+
+def test_a_conversation_whose_head_another_worker_holds_is_left_alone(factory, system_session, database):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    backlog = [say(system_session, org, ana, f"nota {n}", conversation="backlog") for n in range(5)]
+    other = say(system_session, org, ana, "hola", conversation="other")
+    now = dt.datetime.now(dt.timezone.utc)
+    with database.unit_of_work(SYSTEM) as first, database.unit_of_work(SYSTEM) as second:
+        assert [r.message_id for r in _claim(first.session, now, 1)] == backlog[:1]
+        # The second worker skips the locked head and takes none of the rows behind it.
+        assert [r.message_id for r in _claim(second.session, now, 32)] == [other]
+
+
+def test_a_failed_row_does_not_hold_back_the_rest_of_its_conversation(factory, system_session, database):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    failed, *rest = [say(system_session, org, ana, f"nota {n}", conversation="c") for n in range(3)]
+    system_session.execute(update(Outbox).where(Outbox.message_id == failed).values(
+        attempts=1, next_attempt_at=dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)))
+    system_session.commit()
+    with database.unit_of_work(SYSTEM) as uow:
+        assert [r.message_id for r in _claim(uow.session, dt.datetime.now(dt.timezone.utc), 32)] == rest
 
 
 def test_a_message_edited_after_its_batch_was_prepared_is_learnt_from_its_new_text(

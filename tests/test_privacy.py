@@ -58,7 +58,8 @@ def world(factory, system_session):
                                sentence=f"{NAME} lleva la cuenta de Acme", author_user_id=boss.id)
     for mem, msg in ((pref, m1), (shared, m2), (boss_fact, boss_msg)):
         s.add(MemorySource(memory_id=mem.id, message_id=msg.id, conversation_id=msg.conversation_id))
-    s.add_all([Outbox(message_id=m1.id), Outbox(message_id=boss_msg.id)])
+    s.add_all([Outbox(message_id=m1.id, conversation_id=m1.conversation_id),
+               Outbox(message_id=boss_msg.id, conversation_id=boss_msg.conversation_id)])
     s.add(Notification(org_id=org.id, user_id=ana.id, memory_id=pref.id, kind="learnt", text="Aprendido: té verde"))
     s.add(UsageLedger(org_id=org.id, message_id=m1.id, purpose="gate", model="local", input_tokens=10))
     s.add_all([Document(org_id=org.id, kind="expense", external_ref="E-1", title="Taxi", owner_user_id=ana.id,

@@ -25,6 +25,9 @@ ROLES = ("anonymous", "member", "admin", "owner", "staff", "privacy", "outsider"
 OK, DENY, LOGIN, KEY = "ok", "deny", "login", "key"
 # reached: allowed, and a 404 is fine too (the object is not in a state that has this, e.g. no receipt yet).
 REACHED = "reached"
+# probe: a public health probe, the same for everyone: 200, or 503 while something it checks is down
+# (no worker runs during this walk). What it may say is pinned in tests/test_health.py.
+PROBE = "probe"
 
 
 def rule(anonymous=LOGIN, member=OK, admin=OK, owner=OK, staff=DENY, privacy=DENY, outsider=OK) -> dict[str, str]:
@@ -44,6 +47,7 @@ AUDIT = rule(member=DENY, staff=OK, privacy=OK)
 PRIVACY_OFFICER = rule(member=DENY, admin=DENY, owner=DENY, outsider=DENY, privacy=OK)
 API = {r: KEY for r in ROLES}
 OWN_MEMORY = rule(admin=DENY, owner=DENY, outsider=DENY)  # the member's own memory: nobody else reaches it
+HEALTH = {r: PROBE for r in ROLES}
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,9 @@ ACCESS: dict[str, Route] = {
     "console.privacy_receipt": Route("GET", PRIVACY_OFFICER | {"privacy": REACHED},
                                      lambda w: {"request_id": w.privacy_request}),
     "console.privacy_export": Route("GET", PRIVACY_OFFICER, lambda w: {"request_id": w.privacy_request}),
+    # health probes: public, platform-wide facts only
+    "health.healthz": Route("GET", HEALTH),
+    "health.readyz": Route("GET", HEALTH),
     # the JSON API: API keys only, never a console session
     "api.openapi_document": Route("GET", PUBLIC),
     "api.context": Route("POST", API),
@@ -228,6 +235,8 @@ def test_every_route_answers_each_role_as_the_access_table_says(app, factory, sy
         got, want = _outcome(resp), route.rule[role]
         if want == REACHED and got in (OK, DENY) and resp.status_code != 403:
             continue
+        if want == PROBE and resp.status_code in (200, 503):
+            continue
         if got != want:
             wrong.append(f"{route.method} {url} ({endpoint}) as {role}: expected {want}, got {resp.status_code}")
     assert not wrong, "\n".join(wrong)
@@ -236,7 +245,7 @@ def test_every_route_answers_each_role_as_the_access_table_says(app, factory, sy
 def test_table_rows_name_real_roles_and_outcomes():
     for endpoint, route in ACCESS.items():
         assert set(route.rule) == set(ROLES), endpoint
-        assert set(route.rule.values()) <= {OK, DENY, LOGIN, KEY, REACHED}, endpoint
+        assert set(route.rule.values()) <= {OK, DENY, LOGIN, KEY, REACHED, PROBE}, endpoint
         assert route.method in ("GET", "POST", "PUT", "DELETE"), endpoint
 
 

@@ -111,6 +111,39 @@ def test_embedded_postgres_gets_the_configured_page_cache(tmp_path):
         pg.stop()
 
 
+def test_a_worker_with_no_servers_running_stops_at_once_saying_how_to_start_them():
+    """Only `memoria up` starts the embedded servers: a worker on an empty data dir says so and exits."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memoria-noservers-") as data:
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "APP_DATABASE_URL")}
+        env["MEMORIA_DATA_DIR"] = data
+        done = subprocess.run([sys.executable, "-m", "app", "worker"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode != 0
+        assert "PostgreSQL is not running" in done.stderr and "memoria up" in done.stderr
+        assert not (Path(data) / "pg" / "postmaster.pid").exists()
+
+
+def test_library_code_never_starts_a_server(tmp_path):
+    """A request thread or a job that finds no server gets an error, and no server appears."""
+    import dataclasses
+
+    import redis as redis_lib
+
+    from memory_core.adapters.config import get_settings
+    from memory_core.adapters.db import resolve_urls
+    from memory_core.adapters.queue import get_redis
+    from memory_core.adapters.runtime import ServerNotRunning
+
+    settings = dataclasses.replace(get_settings(), data_dir=tmp_path, database_url=None, redis_url=None)
+    with pytest.raises(ServerNotRunning, match="memoria up"):
+        resolve_urls(settings)
+    with pytest.raises(redis_lib.exceptions.ConnectionError):
+        get_redis(settings).ping()
+    assert not _processes_using(tmp_path)
+
+
 def _memoria(args: list[str], data: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     """Run a `memoria` command on the embedded servers of `data` (no configured servers)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "APP_DATABASE_URL")}

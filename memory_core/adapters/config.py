@@ -46,6 +46,11 @@ class Settings:
     whatsapp_number: str | None = field(default_factory=lambda: _env("MEMORIA_WHATSAPP_NUMBER"))
     host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))
     port: int = field(default_factory=lambda: int(_env("MEMORIA_PORT", "5000")))
+    # Threads of the web server `memoria up` runs; the web's connection pool has as many connections
+    # (a request holds one at a time), so no request waits for a connection another thread hoards.
+    web_threads: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_THREADS", "16")))
+    # Longest wait for a pooled connection before the request is answered 503 with Retry-After.
+    db_pool_timeout: float = field(default_factory=lambda: float(_env("MEMORIA_DB_POOL_TIMEOUT", "5")))
 
     @property
     def backend_name(self) -> str:

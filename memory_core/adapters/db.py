@@ -71,18 +71,18 @@ class Urls:
     app: str
 
 
-def resolve_urls(settings: Settings | None = None, *, start_embedded: bool = True) -> Urls:
-    """The owner and app URLs: from DATABASE_URL, or from the embedded server (started if needed)."""
+def resolve_urls(settings: Settings | None = None) -> Urls:
+    """The owner and app URLs: from DATABASE_URL, or from the embedded server running in the data dir.
+
+    Never starts a server (`memoria up` does, or `runtime.start_servers` in a command that runs
+    alone): raises `runtime.ServerNotRunning` when the embedded one is not running."""
     settings = settings or get_settings()
     if settings.database_url:
         owner = _psycopg(settings.database_url)
     else:
-        if not start_embedded:
-            raise RuntimeError("DATABASE_URL is not set and the embedded server may not be started here")
-        from memory_core.adapters.runtime import start_postgres
+        from memory_core.adapters.runtime import attach_postgres
 
-        url = make_url(start_postgres(settings.data_dir).uri).set(database=DB_NAME)
-        owner = url.render_as_string(hide_password=False)
+        owner = make_url(attach_postgres(settings.data_dir)).set(database=DB_NAME).render_as_string(hide_password=False)
     if settings.app_database_url:
         app = _psycopg(settings.app_database_url)
     else:
@@ -99,8 +99,11 @@ def _psycopg(url: str) -> str:
 
 
 class Database:
-    def __init__(self, app_url: str, *, pool_size: int = 5):
-        self.engine: Engine = create_engine(app_url, pool_pre_ping=True, pool_size=pool_size, max_overflow=10)
+    def __init__(self, app_url: str, *, pool_size: int = 5, max_overflow: int = 10, pool_timeout: float = 30):
+        # pool_timeout: a caller waits at most this long for a connection, then gets sqlalchemy's
+        # TimeoutError (the web answers 503 with Retry-After) instead of waiting forever.
+        self.engine: Engine = create_engine(app_url, pool_pre_ping=True, pool_size=pool_size,
+                                            max_overflow=max_overflow, pool_timeout=pool_timeout)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def session(self, scope: Scope) -> Session:
@@ -135,6 +138,56 @@ class UnitOfWork:
     def close(self) -> None:
         self.session.rollback()
         self.session.close()
+
+
+@event.listens_for(Session, "after_flush")
+def _mark_written(session: Session, _flush_context) -> None:
+    session.info["written"] = True
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _clear_written(session: Session, transaction) -> None:
+    if transaction.parent is None:
+        session.info.pop("written", None)
+
+
+def has_uncommitted_writes(session: Session) -> bool:
+    return bool(session.info.get("written") or session.new or session.dirty or session.deleted)
+
+
+class RequestSessions:
+    """A web request's sessions, one per row-security scope, holding one connection at a time.
+
+    A request often reads in one scope and then another (the API key and the person in system scope,
+    then the person's rows in theirs). Opening a scope's session first ends the read-only transaction
+    of the others (committed, so what they loaded stays usable), so the request holds one pooled
+    connection, not one per scope: a pool as large as the server's threads then never starves. A
+    session with uncommitted writes keeps its transaction (the view commits it, or teardown rolls it
+    back). `close` never raises: after a database outage the connection may already be dead."""
+
+    def __init__(self, database: Database):
+        self.database = database
+        self.sessions: dict[Scope, Session] = {}
+
+    def get(self, scope: Scope) -> Session:
+        if scope not in self.sessions:
+            for other in self.sessions.values():
+                if other.in_transaction() and not has_uncommitted_writes(other):
+                    other.commit()
+            self.sessions[scope] = self.database.session(scope)
+        return self.sessions[scope]
+
+    def close(self) -> None:
+        for s in self.sessions.values():
+            try:
+                s.rollback()
+            except Exception:  # noqa: BLE001 - a dead connection: the pool discards it
+                log.warning("rollback at teardown failed; the connection is discarded", exc_info=True)
+            try:
+                s.close()
+            except Exception:  # noqa: BLE001
+                log.warning("closing a session at teardown failed", exc_info=True)
+        self.sessions.clear()
 
 
 @lru_cache(maxsize=4)

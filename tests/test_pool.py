@@ -1,0 +1,72 @@
+"""The API under concurrent load: a request holds one pooled connection at a time, and a client that
+cannot get one in time is told to retry (503 + Retry-After), never left hanging or answered 500."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from memory_core.adapters.db import Database, resolve_urls
+from memory_core.tenancy.api_keys import create_api_key
+from tests.support.http import call
+
+
+@pytest.fixture
+def keyed(factory, system_session):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.memory(org, subject="contact:x", attribute="plazo", value="60 días", sentence="Talleres García paga a 60 días.",
+                   area="contacts", category="customer")
+    _, key = create_api_key(system_session, org.id, "bot", created_by=ana.id, actor_label="test")
+    system_session.commit()
+    return {"Authorization": f"Bearer {key}"}, {"user_id": str(ana.id), "message": "Factura a Talleres García"}
+
+
+def test_the_memory_block_needs_only_one_pooled_connection(app, keyed, servers):
+    """The key and person lookup and the person's row-security read share one connection in turn."""
+    app.extensions["memoria.db"] = Database(resolve_urls(servers).app, pool_size=1, max_overflow=0, pool_timeout=2)
+    headers, body = keyed
+    try:
+        resp = app.test_client().post("/api/v1/context", json=body, headers=headers)
+    finally:
+        app.extensions["memoria.db"].dispose()
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+
+
+def test_a_request_that_gets_no_connection_in_time_is_told_to_retry(app, keyed, servers):
+    db = Database(resolve_urls(servers).app, pool_size=1, max_overflow=0, pool_timeout=0.5)
+    app.extensions["memoria.db"] = db
+    headers, body = keyed
+    held = db.engine.connect()  # another request holds the only connection
+    try:
+        resp = app.test_client().post("/api/v1/context", json=body, headers=headers)
+    finally:
+        held.close()
+        db.dispose()
+    assert resp.status_code == 503 and resp.headers["Retry-After"]
+    assert resp.get_json()["error"]["code"] == "unavailable"
+
+
+@pytest.mark.slow
+def test_forty_concurrent_clients_on_the_memory_block_never_get_a_500(live_server, keyed):
+    headers, body = keyed
+    statuses: list[int] = []
+    missing_retry_after: list[int] = []
+    stop_at = time.monotonic() + 15  # bounded load: 40 clients for 15 s
+
+    def client():
+        while time.monotonic() < stop_at:
+            resp = call("POST", f"{live_server}/api/v1/context", body, headers)
+            statuses.append(resp.status)
+            if resp.status == 503 and not resp.headers.get("Retry-After"):
+                missing_retry_after.append(resp.status)
+
+    threads = [threading.Thread(target=client) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses.count(200) > 0
+    assert set(statuses) <= {200, 503}, sorted(set(statuses))
+    assert not missing_retry_after
