@@ -44,6 +44,12 @@ class Settings:
     secure_cookies: bool = field(default_factory=lambda: _env("MEMORIA_SECURE_COOKIES", "1") != "0")
     host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))
     port: int = field(default_factory=lambda: int(_env("MEMORIA_PORT", "5000")))
+    # The console's address as people reach it, for one-time links (invitations, resets, setup).
+    public_url: str | None = field(default_factory=lambda: _env("MEMORIA_PUBLIC_URL"))
+
+    @property
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     @property
     def backend_name(self) -> str:

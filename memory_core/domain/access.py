@@ -59,7 +59,9 @@ class Access:
                      phone=self.principal.phone, read_areas=self.read_areas)
 
 
-def _member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
+def member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
+    """A member's effective permissions: owners and admins edit every area; a member has the areas
+    granted (unknown ones dropped) and reads the default areas."""
     if role in ("owner", "admin"):
         return {a: "edit" for a in AREAS}
     perms = {a: p for a, p in (permissions or {}).items() if a in AREAS and p in RANK}
@@ -68,7 +70,7 @@ def _member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str
     return perms
 
 
-def _weaker(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
+def weaker(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
     """Per area, the lesser of two permission sets: a number never gets more than its person."""
     return {area: min(a[area], b[area], key=RANK.get) for area in a.keys() & b.keys()}
 
@@ -77,8 +79,8 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
                 phone: str | None = None) -> Access | None:
     """Rebuild a principal's access from the database as it is now; None when it has none.
 
-    A phone linked to an account resolves to that user too. A user who left the org (left_at set)
-    or a revoked number has no access, so the worker learns nothing from them.
+    A phone linked to an account resolves to that user too. A user who left the org (left_at set),
+    a deactivated membership or a revoked number has no access, so the worker learns nothing from them.
     """
     if user_id is None and phone:
         user_id = session.scalar(select(User.id).where(User.phone == phone))
@@ -90,20 +92,21 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     role = None
     if user_id is not None:
         m = session.scalar(select(Membership).where(
-            Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None)))
+            Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None),
+            Membership.deactivated_at.is_(None)))
         if m is not None:
-            role, member_perms = m.role, _member_permissions(m.role, m.permissions)
+            role, member_perms = m.role, member_permissions(m.role, m.permissions)
     if phone:
         auth = session.scalar(select(PhoneAuthorization).where(
             PhoneAuthorization.org_id == org_id, PhoneAuthorization.phone == phone,
             PhoneAuthorization.revoked_at.is_(None)))
         if auth is None:
             return None
-        phone_perms = _member_permissions("member", auth.permissions)
+        phone_perms = member_permissions("member", auth.permissions)
         if auth.user_id is not None or user_id is not None:
             if member_perms is None:
                 return None  # the person behind the number is no longer a member
-            return Access(principal, org_id, role, _weaker(phone_perms, member_perms))
+            return Access(principal, org_id, role, weaker(phone_perms, member_perms))
         return Access(principal, org_id, None, phone_perms)
     if member_perms is None:
         return None

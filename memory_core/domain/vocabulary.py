@@ -9,7 +9,7 @@ STATUSES = ("active", "superseded", "proposed", "rejected")
 PROPOSAL_KINDS = ("bank_account", "confirmation", "low_permission")
 MEMORY_MODES = ("automatic", "confirmation")
 ROLES = ("owner", "admin", "member")
-PLATFORM_ROLES = ("staff", "privacy_officer")
+PLATFORM_ROLES = ("platform_admin", "staff", "privacy_officer")
 
 # Areas split an org's shared knowledge; a member reads or edits an area per their membership.
 AREAS = ("general", "company", "contacts", "invoices", "quotes", "expenses", "documents")

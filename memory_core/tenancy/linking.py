@@ -18,7 +18,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit
-from memory_core.domain.access import _member_permissions, _weaker
+from memory_core.domain.access import member_permissions, weaker
 from memory_core.domain.errors import Conflict, Forbidden, NotFound, TooManyAttempts
 from memory_core.domain.models import (
     Conversation, LinkCode, LoginAttempt, Membership, Memory, MemoryTrace, Message, Notification,
@@ -179,14 +179,14 @@ def confirm_link(session: Session, phone: str, code: str, org_id: uuid.UUID | No
         session.execute(update(PhoneAuthorization).where(
             PhoneAuthorization.user_id == user.id, PhoneAuthorization.phone == user.phone,
             PhoneAuthorization.revoked_at.is_(None)).values(revoked_at=now))
-    own = _member_permissions(member.role, member.permissions)
+    own = member_permissions(member.role, member.permissions)
     if auth is None:
         auth = PhoneAuthorization(org_id=row.org_id, phone=phone, user_id=user.id, permissions=own)
         session.add(auth)
     else:
         # A number an admin had authorized keeps the lesser of its grant and the person's own.
-        granted = _member_permissions("member", auth.permissions) if auth.revoked_at is None else own
-        auth.user_id, auth.revoked_at, auth.permissions = user.id, None, _weaker(granted, own)
+        granted = member_permissions("member", auth.permissions) if auth.revoked_at is None else own
+        auth.user_id, auth.revoked_at, auth.permissions = user.id, None, weaker(granted, own)
     user.phone = phone
     session.flush()
     _audit_link(session, user, row.org_id, "identity.linked")
