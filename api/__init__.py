@@ -3,7 +3,7 @@ from flask import Blueprint
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
-from api import views  # noqa: E402,F401  (routes register on bp)
+from api import views, provisioning  # noqa: E402,F401  (routes register on bp)
 from api.db import close_sessions  # noqa: E402
 
 bp.teardown_request(close_sessions)

@@ -26,8 +26,12 @@ from memory_core.domain import audit
 
 def clean_ref(ref: str, field: str = "external_id") -> str:
     ref = (ref or "").strip()
-    if not ref or len(ref) > 200:
-        raise InvalidInput("Give an id of 1 to 200 characters.", field=field)
+    if not ref or len(ref) > 200 or "\x00" in ref or not ref.isprintable():
+        raise InvalidInput("Give an id of 1 to 200 printable characters.", field=field)
+    try:
+        ref.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("Give an id of valid UTF-8.", field=field) from None
     return ref
 
 
