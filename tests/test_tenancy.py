@@ -235,3 +235,19 @@ def test_platform_key_is_stored_hashed_and_authenticates(system_session):
     assert platform.authenticate_platform_key(system_session, key).id == row.id
     platform.revoke_platform_key(system_session, row.id, actor=ADMIN)
     assert platform.authenticate_platform_key(system_session, key) is None
+
+
+def test_an_admin_cannot_make_change_or_remove_owners(system_session):
+    from memory_core.domain.errors import Forbidden
+
+    org, owner = _org_with_owner(system_session)
+    ada = platform.create_user(system_session, "ada@example.test", "Ada", GOOD, actor=ADMIN)
+    members.add_member(system_session, org.id, ada.id, role="admin", actor=ADMIN)
+    as_admin = Actor("console admin", ada.id, org_role="admin")
+    with pytest.raises(Forbidden):
+        members.invite(system_session, org.id, "new@example.test", role="owner", actor=as_admin)
+    with pytest.raises(Forbidden):
+        members.set_role(system_session, org.id, owner.id, "member", actor=as_admin)
+    with pytest.raises(Forbidden):
+        members.remove_member(system_session, org.id, owner.id, actor=as_admin)
+    members.invite(system_session, org.id, "new@example.test", role="admin", actor=as_admin)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from memory_core.adapters.security import hash_password
 from memory_core.domain import audit
 from memory_core.domain.access import member_permissions
-from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import AccountToken, Membership, Organization, User
 from memory_core.domain.vocabulary import AREAS, PERMISSIONS, ROLES
 from memory_core.privacy.forgetting import member_leaves, member_leaves_preview
@@ -26,9 +26,19 @@ from memory_core.tenancy.passwords import check_password
 
 @dataclass(frozen=True)
 class Actor:
-    """Who does it, as the audit log names them: a user id (if any) and a label by role or key."""
+    """Who does it, as the audit log names them: a user id (if any) and a label by role or key.
+
+    `org_role` is the actor's role in the org when a person acts in the console: an admin may not
+    make, change or remove owners (only an owner may). None: an operator, a key or the command line."""
     label: str
     user_id: uuid.UUID | None = None
+    org_role: str | None = None
+
+    def check_may_manage(self, *roles: str | None) -> None:
+        if self.org_role == "admin" and "owner" in roles:
+            raise Forbidden("Only an owner can make, change or remove an owner.")
+        if self.org_role == "member":
+            raise Forbidden("Only owners and admins manage the people of an organization.")
 
 
 # ---------------------------------------------------------------------------- input rules
@@ -130,6 +140,7 @@ def invite(session: Session, org_id: uuid.UUID, email: str, *, role: str = "memb
            now: dt.datetime | None = None) -> tuple[AccountToken, str]:
     """A one-time invitation link to join the org with a role and areas. Returns the row and the token."""
     email, role, permissions = clean_email(email), clean_role(role), clean_permissions(permissions)
+    actor.check_may_manage(role)
     if session.get(Organization, org_id) is None:
         raise NotFound("No such organization.")
     existing = user_by_email(session, email)
@@ -196,6 +207,7 @@ def add_member(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, role:
                permissions: dict[str, str] | None = None, actor: Actor) -> Membership:
     """Make an existing account a member directly (operators; people get invitations)."""
     role, permissions = clean_role(role), clean_permissions(permissions)
+    actor.check_may_manage(role)
     if session.get(Organization, org_id) is None or session.get(User, user_id) is None:
         raise NotFound("No such organization or person.")
     if session.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id,
@@ -222,6 +234,7 @@ def set_role(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, role: str,
     m = active_membership(session, org_id, user_id, lock=True)
     if m.role == role:
         return m
+    actor.check_may_manage(m.role, role)
     if m.role == "owner" and _owners(session, org_id) <= 1:
         raise Conflict("The last owner cannot be demoted: make someone else owner first.")
     before, m.role = m.role, role
@@ -235,6 +248,7 @@ def set_permissions(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, per
     """Replace a member's per-area grants (owners and admins edit every area whatever is stored)."""
     permissions = clean_permissions(permissions)
     m = active_membership(session, org_id, user_id, lock=True)
+    actor.check_may_manage()
     m.permissions = permissions
     audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id,
                  action="membership.permissions_changed", org_id=org_id, target_type="user", target_id=user_id,
@@ -248,6 +262,7 @@ def set_active(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, active: 
     m = active_membership(session, org_id, user_id, lock=True)
     if active == (m.deactivated_at is None):
         return m
+    actor.check_may_manage(m.role)
     if not active and m.role == "owner" and session.scalar(select(func.count()).select_from(Membership).where(
             Membership.org_id == org_id, Membership.role == "owner", Membership.left_at.is_(None),
             Membership.deactivated_at.is_(None))) <= 1:
@@ -269,6 +284,7 @@ def removal_preview(session: Session, org_id: uuid.UUID, user_id: uuid.UUID) -> 
 
 def remove_member(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, actor: Actor) -> dict[str, int]:
     """Remove a member: the member-leaves forgetting rule (private memories go, shared ones stay)."""
+    actor.check_may_manage(active_membership(session, org_id, user_id).role)
     return member_leaves(session, org_id, user_id, actor_label=actor.label, actor_user_id=actor.user_id)
 
 

@@ -87,6 +87,23 @@ def set_platform_role(session: Session, user_id: uuid.UUID, role: str | None, *,
     return user
 
 
+def grant_or_invite(session: Session, email: str, role: str | None, *, actor: Actor) -> str | None:
+    """Give the account with this email a platform role (None takes it away); an email without an
+    account gets a one-time invitation with the role instead, whose token is returned."""
+    user = user_by_email(session, email)
+    if user is not None:
+        set_platform_role(session, user.id, role, actor=actor)
+        return None
+    if role is None:
+        raise InvalidInput("No account has that email.", field="email")
+    if role not in PLATFORM_ROLES:
+        raise InvalidInput(f"The platform role must be one of {', '.join(PLATFORM_ROLES)}.", field="platform_role")
+    row, token = tokens.issue(session, "invite", clean_email(email), platform_role=role, created_by=actor.user_id)
+    audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="invitation.created",
+                 target_type="invitation", target_id=row.id, details={"platform_role": role})
+    return token
+
+
 def platform_people(session: Session) -> list[User]:
     """Everyone holding a platform role."""
     return list(session.scalars(select(User).where(User.platform_role.is_not(None)).order_by(User.email)))
