@@ -17,6 +17,18 @@ from memory_core.adapters.config import Settings, get_settings
 log = logging.getLogger("memoria")
 
 
+class _RedactOneTimeLinks(logging.Filter):
+    """Request logs name the path; a one-time link's token must not reach a log file."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from memory_core.tenancy.tokens import redact
+
+        if record.args:
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        record.msg = redact(record.msg) if isinstance(record.msg, str) else record.msg
+        return True
+
+
 def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
     """Build the console + API app. `config` overrides Flask settings (tests pass TESTING etc.)."""
     from flask_wtf.csrf import CSRFProtect
@@ -40,6 +52,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         MEMORIA_SETTINGS=settings,
     )
     app.config.update(config or {})
+    if not any(isinstance(f, _RedactOneTimeLinks) for f in logging.getLogger("werkzeug").filters):
+        logging.getLogger("werkzeug").addFilter(_RedactOneTimeLinks())
     app.extensions["memoria.db"] = Database(resolve_urls(settings).app)
     csrf = CSRFProtect(app)
     init_login(app)

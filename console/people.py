@@ -193,10 +193,10 @@ def person_reset_link(user_id: str):
         abort(400)
     s = db()
     try:
-        console_actor().check_may_manage(target.role)
+        token = members.org_reset_link(s, _org_id(), target.user_id, actor=console_actor())
     except Forbidden as exc:
+        s.rollback()
         return _person_page(target, error=str(exc), status=403)
-    token = members.request_password_reset(s, target.email, actor=console_actor())
     s.commit()
     return _person_page(target, shown_link=one_time_link("reset", token))
 

@@ -251,3 +251,30 @@ def test_an_admin_cannot_make_change_or_remove_owners(system_session):
     with pytest.raises(Forbidden):
         members.remove_member(system_session, org.id, owner.id, actor=as_admin)
     members.invite(system_session, org.id, "new@example.test", role="admin", actor=as_admin)
+
+
+def test_an_org_cannot_reset_the_password_of_an_account_used_elsewhere(system_session):
+    from memory_core.domain.errors import Forbidden
+
+    org, owner = _org_with_owner(system_session)
+    other, _ = orgs.create_org(system_session, "Other", owner_email=None, actor=ADMIN)
+    eva = platform.create_user(system_session, "eva@example.test", "Eva", GOOD, actor=ADMIN)
+    members.add_member(system_session, org.id, eva.id, actor=ADMIN)
+    as_owner = Actor("console owner", owner.id, org_role="owner")
+    assert members.org_reset_link(system_session, org.id, eva.id, actor=as_owner)
+    members.add_member(system_session, other.id, eva.id, actor=ADMIN)
+    with pytest.raises(Forbidden):
+        members.org_reset_link(system_session, org.id, eva.id, actor=as_owner)
+
+
+def test_request_logs_never_hold_a_one_time_token(caplog):
+    import logging
+
+    import app
+
+    logger = logging.getLogger("werkzeug")
+    if not any(type(f).__name__ == "_RedactOneTimeLinks" for f in logger.filters):
+        logger.addFilter(app._RedactOneTimeLinks())
+    with caplog.at_level(logging.INFO, logger="werkzeug"):
+        logger.info('"%s" %s %s', "GET /invitation/s3cr3t-T0ken_x HTTP/1.1", "200", "-")
+    assert "s3cr3t" not in caplog.text and "/invitation/[redacted]" in caplog.text

@@ -146,7 +146,7 @@ def invite(session: Session, org_id: uuid.UUID, email: str, *, role: str = "memb
     existing = user_by_email(session, email)
     if existing is not None and session.scalar(select(Membership.id).where(
             Membership.org_id == org_id, Membership.user_id == existing.id, Membership.left_at.is_(None))):
-        raise Conflict("That person is already a member of this organization.", )
+        raise Conflict("That person is already a member of this organization.")
     row, token = tokens.issue(session, "invite", email, name=clean_name(name, email), org_id=org_id, role=role,
                               permissions=permissions, created_by=actor.user_id, now=now)
     audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="invitation.created",
@@ -289,6 +289,28 @@ def remove_member(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, ac
 
 
 # ---------------------------------------------------------------------------- passwords
+
+def account_only_in(session: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> bool:
+    """Whether the account belongs to this org alone (no other current membership, no platform role):
+    only then may the org change its email or hand out a link that sets its password."""
+    user = session.get(User, user_id)
+    if user is None or user.platform_role is not None:
+        return False
+    return session.scalar(select(Membership.id).where(Membership.user_id == user_id, Membership.org_id != org_id,
+                                                      Membership.left_at.is_(None)).limit(1)) is None
+
+
+def org_reset_link(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, actor: Actor,
+                   now: dt.datetime | None = None) -> str:
+    """A password-reset token an org's owner or admin hands to one of its members; refused for an account
+    that is also used elsewhere (that would let one org take over another org's person)."""
+    m = active_membership(session, org_id, user_id)
+    actor.check_may_manage(m.role)
+    if not account_only_in(session, user_id, org_id):
+        raise Forbidden("This account is also used outside this organization: the person resets their "
+                        "password through the platform's operators.")
+    return request_password_reset(session, session.get(User, user_id).email, actor=actor, now=now)
+
 
 def request_password_reset(session: Session, email: str, *, actor: Actor,
                            now: dt.datetime | None = None) -> str | None:

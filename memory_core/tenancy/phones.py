@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit
-from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import PhoneAuthorization, User
 from memory_core.learning.ingest import normalise_phone
 from memory_core.tenancy import tokens
@@ -26,8 +26,6 @@ def authorize_phone(session: Session, org_id: uuid.UUID, phone: str, *, user_id:
     """Authorize a number in the org (again, if it was revoked), optionally for one of its members."""
     phone = normalise_phone(phone)
     if phone is None:
-        from memory_core.domain.errors import InvalidInput
-
         raise InvalidInput("Give the phone number.", field="phone")
     permissions = clean_permissions(permissions)
     if user_id is not None:

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Membership, Organization, PhoneAuthorization, User
 from memory_core.tenancy import members
 from memory_core.tenancy.members import Actor
 from memory_core.tenancy.orgs import clean_org_name, create_org
 from memory_core.tenancy.phones import authorize_phone, revoke_phone
-
-from memory_core.domain import audit
 
 
 def clean_ref(ref: str, field: str = "external_id") -> str:
@@ -88,9 +87,7 @@ def upsert_person(session: Session, org_id: uuid.UUID, ref: str, *, email: str, 
 
 def _rename(session: Session, org_id: uuid.UUID, user: User, email: str, name: str) -> None:
     # Only an account this org alone holds: another org's (or the platform's) person is not the key's to change.
-    others = session.scalar(select(Membership.id).where(Membership.user_id == user.id, Membership.org_id != org_id,
-                                                        Membership.left_at.is_(None)).limit(1))
-    if others is not None or user.platform_role is not None:
+    if not members.account_only_in(session, user.id, org_id):
         raise Conflict("This account is also used elsewhere; its email and name cannot be changed here.")
     if user.email != email and members.user_by_email(session, email) is not None:
         raise Conflict("Another account already has that email.")

@@ -3,6 +3,7 @@ SHA-256, expiring, used once. The clock is the caller's (`now`)."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 
 from sqlalchemy import select
@@ -58,3 +59,11 @@ def consume(session: Session, purpose: str, token: str, *, now: dt.datetime | No
 def link(base_url: str, purpose: str, token: str) -> str:
     """The URL a person opens for a token."""
     return f"{base_url.rstrip('/')}/{PATHS[purpose]}/{token}"
+
+
+_IN_PATH = re.compile(r"/(" + "|".join(PATHS.values()) + r")/[A-Za-z0-9_\-]+")
+
+
+def redact(text: str) -> str:
+    """The text with every one-time link's token replaced, for logs (a request line holds the path)."""
+    return _IN_PATH.sub(lambda m: f"/{m.group(1)}/[redacted]", text)
