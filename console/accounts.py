@@ -64,7 +64,8 @@ def setup(token: str):
             user = platform.complete_setup(s, token, form.email.data, form.name.data, form.password.data)
         except (InvalidInput, Conflict, NotFound) as exc:
             s.rollback()
-            getattr(form, getattr(exc, "field", None) or "email", form.email).errors.append(str(exc))
+            named = getattr(exc, "field", None)
+            (form[named] if named in form else form.email).errors.append(str(exc))
         else:
             s.commit()
             _sign_in(user)

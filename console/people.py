@@ -111,7 +111,8 @@ def people_invite():
         _row, token = members.invite(s, _org_id(), form.email.data, role=form.role.data, name=form.name.data or "",
                                      permissions=form.permissions(), actor=console_actor())
     except (InvalidInput, Conflict, Forbidden) as exc:
-        getattr(form, getattr(exc, "field", None) or "email").errors.append(str(exc))
+        named = getattr(exc, "field", None)
+        (form[named] if named in form else form.email).errors.append(str(exc))
         return _page(invite_form=form, status=400 if isinstance(exc, InvalidInput) else 409)
     s.commit()
     return _page(shown_link=one_time_link("invite", token))

@@ -68,7 +68,8 @@ def platform_org_create():
                                               owner_name=form.owner_name.data or "", actor=console_actor())
     except (InvalidInput, Conflict) as exc:
         s.rollback()
-        getattr(form, getattr(exc, "field", None) or "name", form.name).errors.append(str(exc))
+        named = {"email": "owner_email"}.get(getattr(exc, "field", None), getattr(exc, "field", None))
+        (form[named] if named in form else form.name).errors.append(str(exc))
         return _orgs_page(form, status=400)
     s.commit()
     return _orgs_page(shown_link=one_time_link("invite", token))
