@@ -14,6 +14,7 @@ from wtforms.validators import DataRequired, Length, Optional
 
 from console import bp
 from console.forms import EmptyForm
+from console.operator import is_htmx
 from console.web import console_actor, db, one_time_link, org_role_required
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.vocabulary import AREAS, ROLES
@@ -89,7 +90,7 @@ def _page(invite_form=None, phone_form=None, shown_link: str | None = None, stat
     return render_template("console/people.html", org=current_user.org(), people=people, areas=AREAS,
                            invitations=members.pending_invitations(s, org_id), phones=phones.list_phones(s, org_id),
                            invite_form=invite_form or InviteForm(formdata=None), phone_form=phone_form,
-                           revoke_form=EmptyForm(), shown_link=shown_link), status, {"Cache-Control": "no-store"}
+                           shown_link=shown_link), status, {"Cache-Control": "no-store"}
 
 
 @bp.route("/people", methods=["GET"])
@@ -264,9 +265,12 @@ def phone_revoke(auth_id: str):
         abort(400)
     s = db()
     try:
-        phones.revoke_phone(s, _org_id(), _uuid(auth_id), actor=console_actor())
+        auth = phones.revoke_phone(s, _org_id(), _uuid(auth_id), actor=console_actor())
     except NotFound:
         abort(404)
     s.commit()
+    if is_htmx():
+        row = next(r for r in phones.list_phones(s, _org_id()) if r.id == auth.id)
+        return render_template("console/tenancy/_phone_row.html", ph=row)
     flash("Number revoked.")
     return redirect(url_for("console.people"))

@@ -103,3 +103,14 @@ def test_a_reset_link_from_the_console_sets_a_new_password_once(client, factory)
                                 "confirm": "a fresh passphrase here"})
     assert ok.status_code == 302
     assert other.get(link).status_code == 404
+
+
+def test_revoking_a_number_with_htmx_swaps_its_row(client, factory, system_session):
+    org = factory.org()
+    owner = factory.member(org, role="owner")
+    auth = factory.phone(org, "+34600111999")
+    token = sign_in(client, owner)
+    resp = client.post(f"/phones/{auth.id}/revoke", data={"csrf_token": token}, headers={"HX-Request": "true"})
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 200 and html.lstrip().startswith(f'<tr id="phone-{auth.id}"') and "revoked" in html
+    assert "<html" not in html
