@@ -114,3 +114,32 @@ def test_revoking_a_number_with_htmx_swaps_its_row(client, factory, system_sessi
     html = resp.get_data(as_text=True)
     assert resp.status_code == 200 and html.lstrip().startswith(f'<tr id="phone-{auth.id}"') and "revoked" in html
     assert "<html" not in html
+
+
+def test_platform_admin_lists_suspends_grants_roles_and_creates_a_platform_key(client, factory, system_session):
+    from memory_core.domain.models import AuditLog, Organization, User
+    from memory_core.tenancy.platform import authenticate_platform_key
+
+    org = factory.org("Panadería Ruiz")
+    owner = factory.member(org, role="owner")
+    factory.message(factory.conversation(org, owner), "hola")
+    bea = factory.user(email="bea@example.test")
+    root = factory.user(platform_role="platform_admin")
+    token = sign_in(client, root)
+    page = client.get("/platform/orgs").get_data(as_text=True)
+    assert re.search(r"<td>Panadería Ruiz</td>\s*<td>1</td>\s*<td>1</td>", page)  # one member, one message
+    assert _post(client, f"/platform/orgs/{org.id}/suspend", token, suspend="1").status_code == 302
+    system_session.expire_all()
+    assert system_session.get(Organization, org.id).suspended_at is not None
+    assert _post(client, "/platform/people", token, email="bea@example.test", role="staff").status_code == 302
+    system_session.expire_all()
+    assert system_session.get(User, bea.id).platform_role == "staff"
+    invited = _post(client, "/platform/people", token, email="pia@example.test", role="privacy_officer")
+    assert re.search(r"/invitation/[\w-]+", invited.get_data(as_text=True))
+    last = _post(client, "/platform/people", token, email=root.email, role="")
+    assert last.status_code == 409 and "last platform administrator" in last.get_data(as_text=True)
+    created = _post(client, "/platform/keys", token, name="host app").get_data(as_text=True)
+    key = re.search(r"memp_\w+_[\w-]+", created).group(0)
+    assert authenticate_platform_key(system_session, key) is not None
+    actions = set(system_session.scalars(select(AuditLog.action).where(AuditLog.actor_user_id == root.id)))
+    assert {"org.suspended", "platform_role.changed", "invitation.created", "platform_key.created"} <= actions
