@@ -337,13 +337,3 @@ def reset_password(session: Session, token: str, password: str, *, now: dt.datet
     audit.record(session, actor_label="password reset", actor_user_id=user.id, action="password_reset.used",
                  target_type="user", target_id=user.id)
     return user
-
-
-def set_password(session: Session, user_id: uuid.UUID, password: str, *, actor: Actor) -> User:
-    user = session.get(User, user_id)
-    if user is None:
-        raise NotFound("No such person.")
-    user.password_hash = hash_password(check_password(password, email=user.email))
-    audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="password.set",
-                 target_type="user", target_id=user.id)
-    return user
