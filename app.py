@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 import click
-from flask import Flask
+from flask import Flask, request
 
 from memory_core.adapters.config import Settings, get_settings
 
@@ -70,6 +70,20 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
 
     csrf.exempt(api_bp)  # API keys in a header, never cookies: no CSRF to defend against
     app.register_blueprint(api_bp)
+
+    from werkzeug.exceptions import HTTPException
+
+    from api import views as api_views
+    from console.errors import error_page
+
+    @app.errorhandler(403)
+    @app.errorhandler(404)
+    @app.errorhandler(405)
+    def error(exc: HTTPException):
+        """API paths answer in JSON; everything else gets the console's page with navigation and a way back."""
+        if api_views.owns(request.path):
+            return api_views.unrouted_error(exc) if exc.code in (404, 405) else exc
+        return error_page(exc)
 
     @app.after_request
     def security_headers(response):

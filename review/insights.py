@@ -11,15 +11,18 @@ import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import Date, cast, func, or_, select
+from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit
+from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog, JobRun, Memory, MemoryTrace, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
+    AuditLog, JobRun, Memory, MemoryTrace, Message, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
+    User,
 )
 from memory_core.domain.vocabulary import MEMORY_MODES
+from review import paging
 
 PAGE_SIZE = 50
 
@@ -60,17 +63,27 @@ class TraceRow:
     trace: MemoryTrace
     items: int
     used: int
+    first_words: str | None = None  # the turn's message, when the reader may see it
+    who: str | None = None
 
 
 def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = None,
                 date_from: dt.date | None = None, date_to: dt.date | None = None,
-                conversation_id: uuid.UUID | None = None, before: int | None = None,
-                limit: int = PAGE_SIZE) -> tuple[list[TraceRow], str | None]:
-    """Newest first; each row says how many memories went in and how many the agent used."""
+                conversation_id: uuid.UUID | None = None, after: str | None = None, before: str | None = None,
+                used_only: bool = False, viewer: Access | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Newest first; each row says who the turn was for, its first words, how many memories went in and how many
+    were used. An org operator (`viewer`) sees the first words only of messages the visibility rule lets them
+    read; platform staff (no viewer) read traces across orgs, every view audited."""
     items = (select(func.count()).where(TraceItem.trace_id == MemoryTrace.id).correlate(MemoryTrace).scalar_subquery())
     used = (select(func.count()).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
             .correlate(MemoryTrace).scalar_subquery())
-    stmt = select(MemoryTrace, items, used)
+    stmt = (select(MemoryTrace, items, used, func.left(Message.text, 90), User.name)
+            .outerjoin(Message, and_(Message.id == MemoryTrace.message_id,
+                                     message_visible(viewer) if viewer is not None else true()))
+            .outerjoin(User, User.id == MemoryTrace.user_id))
+    if used_only:
+        stmt = stmt.where(select(TraceItem.id).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
+                          .correlate(MemoryTrace).exists())
     if org_id is not None:
         stmt = stmt.where(MemoryTrace.org_id == org_id)
     if channel:
@@ -81,11 +94,12 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
         stmt = stmt.where(MemoryTrace.created_at >= _day_start(date_from))
     if date_to:
         stmt = stmt.where(MemoryTrace.created_at < _day_start(date_to + dt.timedelta(days=1)))
-    rows = s.execute(stmt.order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc())
-                     .offset(before or 0).limit(limit + 1)).all()
-    more = len(rows) > limit
-    out = [TraceRow(t, n, u) for t, n, u in rows[:limit]]
-    return out, str((before or 0) + limit) if more else None
+    page = paging.keyset(s, stmt, (MemoryTrace.created_at, MemoryTrace.id), lambda r: (r[0].created_at, r[0].id),
+                         (paging.datetime_type, paging.uuid_type), after=after, before=before, limit=limit,
+                         scalars=False)
+    page.rows = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
+                 for t, n, u, words, name in page.rows]
+    return page
 
 
 @dataclass
@@ -199,9 +213,11 @@ def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date,
 # ------------------------------------------------------------------------------------ audit log
 
 def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, action: str | None = None,
-                 date_from: dt.date | None = None, date_to: dt.date | None = None, before: int | None = None,
-                 limit: int = PAGE_SIZE) -> tuple[list[AuditLog], int | None]:
-    """Newest first, keyset on the id; `q` matches the actor, the action or the target id."""
+                 date_from: dt.date | None = None, date_to: dt.date | None = None, after: str | None = None,
+                 before: str | None = None, who: uuid.UUID | None = None,
+                 q_actor_ids: list[uuid.UUID] | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Newest first, keyset pages both ways on the id; `q` matches the actor (label, or a person whose name or
+    email matched: `q_actor_ids`), the action or the target id; `who` is one person."""
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     stmt = select(AuditLog)
@@ -209,20 +225,20 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
         stmt = stmt.where(AuditLog.org_id == org_id)
     if action:
         stmt = stmt.where(AuditLog.action == action)
+    if who:
+        stmt = stmt.where(AuditLog.actor_user_id == who)
     if q:
         like = f"%{q.replace('%', '').replace('_', '')}%"
-        stmt = stmt.where(or_(AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like),
-                              AuditLog.target_id.ilike(like)))
+        matches = [AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like), AuditLog.target_id.ilike(like)]
+        if q_actor_ids:
+            matches.append(AuditLog.actor_user_id.in_(q_actor_ids))
+        stmt = stmt.where(or_(*matches))
     if date_from:
         stmt = stmt.where(AuditLog.at >= _day_start(date_from))
     if date_to:
         stmt = stmt.where(AuditLog.at < _day_start(date_to + dt.timedelta(days=1)))
-    if before:
-        stmt = stmt.where(AuditLog.id < before)
-    rows = list(s.scalars(stmt.order_by(AuditLog.id.desc()).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return rows, rows[-1].id if more and rows else None
+    return paging.keyset(s, stmt, (AuditLog.id,), lambda r: (r.id,), (paging.bigint_type,), after=after,
+                         before=before, limit=limit)
 
 
 def audit_actions(s: Session, org_id: uuid.UUID | None) -> list[str]:

@@ -42,6 +42,8 @@ class Settings:
     queue_name: str = field(default_factory=lambda: _env("MEMORIA_QUEUE", "memoria"))
     # Cookies marked Secure: on by default, off only for local http development.
     secure_cookies: bool = field(default_factory=lambda: _env("MEMORIA_SECURE_COOKIES", "1") != "0")
+    # The WhatsApp number people write to (shown on the console's Link WhatsApp page), e.g. +34600111222.
+    whatsapp_number: str | None = field(default_factory=lambda: _env("MEMORIA_WHATSAPP_NUMBER"))
     host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))
     port: int = field(default_factory=lambda: int(_env("MEMORIA_PORT", "5000")))
     # The console's address as people reach it, for one-time links (invitations, resets, setup).

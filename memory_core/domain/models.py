@@ -414,10 +414,10 @@ class Notification(Base):
 
 
 class PrivacyRequest(Base):
-    """An erasure (GDPR art. 17) or access (art. 15) request."""
+    """An erasure (GDPR art. 17), access (art. 15) or portability (art. 20) request."""
     __tablename__ = "privacy_requests"
     id: Mapped[uuid.UUID] = _pk()
-    kind: Mapped[str] = mapped_column(String(10))
+    kind: Mapped[str] = mapped_column(String(12))
     subject_type: Mapped[str] = mapped_column(String(20))
     # The identifier while the request is open; replaced by a digest once executed.
     subject_ref: Mapped[str] = mapped_column(String(200))
@@ -434,9 +434,9 @@ class PrivacyRequest(Base):
     created_at: Mapped[dt.datetime] = _now()
     updated_at: Mapped[dt.datetime] = _now()
     __table_args__ = (
-        CheckConstraint("kind in ('erasure','access')", name="privacy_kind_valid"),
+        CheckConstraint("kind in ('erasure','access','portability')", name="privacy_kind_valid"),
         CheckConstraint("subject_type in ('user','phone','contact','conversation')", name="privacy_subject_valid"),
-        CheckConstraint("status in ('received','verified','previewed','executed','rejected')",
+        CheckConstraint("status in ('received','verified','previewed','executed','delivered','rejected')",
                         name="privacy_status_valid"),
     )
 

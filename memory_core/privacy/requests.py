@@ -31,8 +31,15 @@ from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
 from memory_core.adapters.security import keyed_digest, secret
+from memory_core.privacy import readable_export
 
-KINDS = ("erasure", "access")
+KINDS = ("erasure", "access", "portability")
+# Access (art. 15) and portability (art. 20) end with an export delivered to the person; erasure (art. 17) with a
+# hard delete. Each kind has its own legal basis, used when the officer writes none.
+EXPORT_KINDS = ("access", "portability")
+BASIS = {"erasure": "GDPR art. 17 (right to erasure)", "access": "GDPR art. 15 (right of access)",
+         "portability": "GDPR art. 20 (right to data portability)"}
+CLOSED = ("executed", "delivered", "rejected")
 SUBJECT_TYPES = ("user", "phone", "contact", "conversation")
 ERASED = "[erased]"
 BATCH = 2000
@@ -364,14 +371,13 @@ def intake(session: Session, *, kind: str, subject_type: str, subject_ref: str, 
            verification: str = "", actor: uuid.UUID | None = None) -> PrivacyRequest:
     """Record a request as received, due in one calendar month. Does not commit."""
     if kind not in KINDS:
-        raise InvalidInput("The request must be an erasure or an access request.", field="kind")
+        raise InvalidInput("The request must be an erasure, access or portability request.", field="kind")
     if subject_type not in SUBJECT_TYPES:
         raise InvalidInput("The subject must be a user, a phone, a contact or a conversation.", field="subject_type")
     requested_by, basis = (requested_by or "").strip(), (basis or "").strip()
     if not requested_by:
         raise InvalidInput("Say who asked.", field="requested_by")
-    if not basis:
-        raise InvalidInput("Say on what basis (for example GDPR art. 17 or art. 15).", field="basis")
+    basis = basis or BASIS[kind]
     ref = normalise_ref(session, subject_type, subject_ref)
     now = _now()
     req = PrivacyRequest(kind=kind, subject_type=subject_type, subject_ref=ref, requested_by=requested_by[:300],
@@ -393,9 +399,10 @@ def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID 
     req = _get(session, request_id, lock=True)
     _require(req, "received")
     note = (note or "").strip()
-    if not note:
+    if not note and not req.verification:
         raise InvalidInput("Note how the identity was verified.", field="verification")
-    req.verification = (req.verification + "\n" if req.verification else "") + note
+    if note:  # what was typed at intake is not asked again
+        req.verification = (req.verification + "\n" if req.verification else "") + note
     req.status, req.updated_at = "verified", _now()
     req.progress = {**req.progress, "verified_at": _now().isoformat()}
     _audit(session, req, "privacy.verified", actor)
@@ -423,11 +430,11 @@ def preview(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) ->
     req.preview = compute_preview(session, subject)
     req.status, req.updated_at = "previewed", _now()
     req.progress = {**req.progress, "previewed_at": _now().isoformat()}
-    _audit(session, req, "privacy.previewed", actor, counts=_totals(req.preview))
+    _audit(session, req, "privacy.previewed", actor, counts=preview_totals(req.preview))
     return req
 
 
-def _totals(pv: dict[str, Any]) -> dict[str, int]:
+def preview_totals(pv: dict[str, Any]) -> dict[str, int]:
     return {"delete": sum(pv["delete"].values()), "anonymise": sum(pv["anonymise"].values()),
             "keep": sum(e["rows"] for e in pv["keep"].values())}
 
@@ -445,10 +452,10 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
     batch scrubs the request itself, scans every table and writes the receipt. An access request is
     executed once its export was delivered. Commits (per batch)."""
     req = _get(session, request_id, lock=True)
-    if req.status == "executed":
+    if req.status in ("executed", "delivered"):
         return req
     _require(req, "previewed")
-    if req.kind == "access":
+    if req.kind in EXPORT_KINDS:
         return _finish_access(session, req, actor)
     progress = dict(req.progress or {})
     if "subject" not in progress:
@@ -556,14 +563,14 @@ def _finish_access(session: Session, req: PrivacyRequest, actor: uuid.UUID | Non
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     counts = {t: len(rows) for t, rows in export_rows(session, subject).items()}
     _scrub_request(req, subject)
-    req.receipt = {"receipt": "memoria access receipt", "request_id": str(req.id), "kind": req.kind,
+    req.receipt = {"receipt": f"memoria {req.kind} receipt", "request_id": str(req.id), "kind": req.kind,
                    "subject_type": req.subject_type, "basis": req.basis,
                    "received_at": req.created_at.isoformat(), "due_at": req.due_at.isoformat(),
-                   "executed_at": now.isoformat(), "exported": counts, "on_time": now <= req.due_at,
+                   "delivered_at": now.isoformat(), "exported": counts, "on_time": now <= req.due_at,
                    "note": "Counts only: this receipt names no exported data."}
-    req.status, req.updated_at = "executed", now
+    req.status, req.updated_at = "delivered", now
     req.progress = {**req.progress, "state": "done", "finished_at": now.isoformat()}
-    _audit(session, req, "privacy.executed", actor, counts={"exported": sum(counts.values())})
+    _audit(session, req, "privacy.delivered", actor, counts={"exported": sum(counts.values())})
     session.commit()
     return req
 
@@ -678,19 +685,26 @@ def _jsonable(v: Any) -> Any:
 def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> bytes:
     """The access export: a ZIP of JSON files, one per table, plus a manifest. Audited; does not commit."""
     req = _get(session, request_id)
-    if req.status == "executed" or req.status == "rejected":
+    if req.status in CLOSED:
         raise Conflict("This request is closed; its subject is no longer recorded. File a new access request.")
     _require(req, "verified", "previewed")
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     rows = export_rows(session, subject)
+    generated = _now()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": _now().isoformat(),
+        manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": generated.isoformat(),
                     "tables": {t: len(r) for t, r in rows.items()},
-                    "note": "Everything memoria stores about the subject, including every memory version and its sources."}
+                    "note": "Everything memoria stores about the subject, including every memory version and its "
+                            "sources. Start with summary.html; csv/ has the same in spreadsheets; the JSON files are "
+                            "the complete rows."}
         zf.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
         for table, table_rows in rows.items():
             zf.writestr(f"{table}.json", json.dumps(table_rows, indent=2, ensure_ascii=False, default=str))
+        names = readable_export.subject_names(session, rows)
+        zf.writestr("summary.html", readable_export.summary_html(rows, names, generated))
+        for name, body in readable_export.csv_files(rows, names).items():
+            zf.writestr(f"csv/{name}", body)
     _audit(session, req, "privacy.exported", actor, rows=sum(len(r) for r in rows.values()))
     return buf.getvalue()
 
