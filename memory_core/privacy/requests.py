@@ -44,7 +44,7 @@ SUBJECT_TYPES = ("user", "phone", "contact", "conversation")
 ERASED = "[erased]"
 BATCH = 2000
 # Columns never exported: derived vectors and indexes, and secrets stored as digests.
-NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash"}
+NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash", "token_hash"}
 PHONE_RE = re.compile(r"^\+?\d{6,15}$")
 
 
