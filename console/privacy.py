@@ -16,6 +16,7 @@ from console.confirm import ask, confirmed
 from console.web import db, platform_role_required
 from memory_core.privacy import requests as privacy
 from memory_core.adapters.db import SYSTEM
+from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
 
 # Larger erasures go to the worker in resumable batches; smaller ones run within the request.
@@ -86,7 +87,7 @@ def _request_or_404(request_id: uuid.UUID):
 def privacy_requests():
     """Every request with its status and due date, and the intake form."""
     return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=IntakeForm(),
-                           now=privacy._now())
+                           now=clock.now())
 
 
 @bp.route("/privacy/new", methods=["POST"])
@@ -96,7 +97,7 @@ def privacy_intake():
     form = IntakeForm()
     if not form.validate_on_submit():
         return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=form,
-                               now=privacy._now()), 422
+                               now=clock.now()), 422
     s = db(SYSTEM)
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
@@ -105,7 +106,7 @@ def privacy_intake():
     except (InvalidInput, NotFound) as exc:
         form.subject_ref.errors.append(str(exc))
         return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
-                               now=privacy._now()), 422
+                               now=clock.now()), 422
     s.commit()
     flash("Request recorded. Verify the requester's identity next.")
     return redirect(url_for("console.privacy_request", request_id=req.id))

@@ -14,6 +14,7 @@ from decimal import Decimal
 from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
@@ -33,10 +34,6 @@ RETENTION_LABELS = {
     "superseded_days": "Keep superseded versions for (days)",
     "proposal_days": "Remove proposals nobody decided after (days)",
 }
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
 
 
 def parse_date(raw: str | None, name: str) -> dt.date | None:
@@ -171,7 +168,7 @@ class Usage:
 
 def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None, until: dt.date | None = None) -> Usage:
     """Cost and calls per day, purpose and model, with a bar chart of the daily cost."""
-    until = until or utcnow().date()
+    until = until or clock.today()
     since = since or until - dt.timedelta(days=29)
     if since > until:
         raise InvalidInput("The start date is after the end date.", "since")
@@ -275,7 +272,7 @@ class Dashboard:
 
 
 def month_cost(s: Session, org_id: uuid.UUID | None) -> tuple[Decimal, int]:
-    now = utcnow()
+    now = clock.now()
     start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     stmt = select(func.coalesce(func.sum(UsageLedger.cost_usd), 0), func.count()).where(UsageLedger.created_at >= start)
     if org_id is not None:
@@ -294,7 +291,7 @@ def pending_counts(s: Session, op) -> dict[str, int]:
 def learnt_since(s: Session, org_id: uuid.UUID, visible, hours: int = 24) -> int:
     """Facts of the org that became active in the last `hours` and that the viewer may see."""
     return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == "active",
-                                                   Memory.created_at >= utcnow() - dt.timedelta(hours=hours))) or 0)
+                                                   Memory.created_at >= clock.now() - dt.timedelta(hours=hours))) or 0)
 
 
 def open_privacy_requests(s: Session) -> int:

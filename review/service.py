@@ -18,6 +18,7 @@ from sqlalchemy import and_, false, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -153,7 +154,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     more = len(rows) > limit
     rows = rows[:limit]
     labels = Labels(s, op.org_id).prefetch(rows)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
                     can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
     return Queue(out, counts, sum(counts.values()), _cursor(rows[-1]) if more and rows else None, list(AREAS))
@@ -169,7 +170,7 @@ def list_decided(s: Session, op: Operator, *, before: str | None = None, limit: 
     more = len(rows) > limit
     rows = rows[:limit]
     labels = Labels(s, op.org_id).prefetch(rows)
-    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(dt.datetime.now(dt.timezone.utc) - p.decided_at), False,
+    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(clock.now() - p.decided_at), False,
                     KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
     nxt = f"{rows[-1].decided_at.isoformat()}|{rows[-1].id}" if more and rows else None
@@ -200,7 +201,7 @@ def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
     """One row of the queue, for the htmx partial after an action."""
     labels = Labels(s, op.org_id)
     return QueueRow(proposal, labels.subject(proposal.subject), labels.author(proposal),
-                    age(dt.datetime.now(dt.timezone.utc) - proposal.created_at),
+                    age(clock.now() - proposal.created_at),
                     proposal.status == "proposed" and can_decide(op, proposal),
                     KIND_LABELS.get(proposal.proposal_kind, proposal.proposal_kind))
 
@@ -412,7 +413,7 @@ def reject(s: Session, op: Operator, proposal_id: uuid.UUID, reason: str) -> Mem
         raise InvalidInput("Say why you reject it: the author will read it.", "reason")
     if len(reason) > 500:
         raise InvalidInput("Keep the reason under 500 characters.", "reason")
-    p.status, p.decided_by, p.decided_at = "rejected", op.user_id, dt.datetime.now(dt.timezone.utc)
+    p.status, p.decided_by, p.decided_at = "rejected", op.user_id, clock.now()
     p.decision_reason = reason
     _audit(s, op, "proposal.rejected", p)
     _notify(s, p, "proposal_rejected", f"Rejected by {op.name or op.label}: {p.sentence} — {reason}",

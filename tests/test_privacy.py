@@ -125,6 +125,8 @@ def test_intake_needs_who_and_basis_and_sets_a_one_month_due_date(world, system_
                          basis="GDPR art. 17")
     s.commit()
     assert req.status == "received" and req.subject_ref == str(world["ana"].id)
+    # due a calendar month after it arrived, both by the one clock (tests/test_dates.py runs it on tricky days)
+    assert req.due_at == privacy.add_month(req.created_at)
     assert dt.timedelta(days=28) <= req.due_at - req.created_at <= dt.timedelta(days=31)
     assert privacy.add_month(dt.datetime(2026, 1, 31)) == dt.datetime(2026, 2, 28)
     with pytest.raises(Conflict):  # no preview before identity verification

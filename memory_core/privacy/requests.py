@@ -27,6 +27,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
@@ -46,10 +47,6 @@ BATCH = 2000
 # Columns never exported: derived vectors and indexes, and secrets stored as digests.
 NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash", "token_hash"}
 PHONE_RE = re.compile(r"^\+?\d{6,15}$")
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
 
 
 def add_month(when: dt.datetime) -> dt.datetime:
@@ -379,10 +376,10 @@ def intake(session: Session, *, kind: str, subject_type: str, subject_ref: str, 
         raise InvalidInput("Say who asked.", field="requested_by")
     basis = basis or BASIS[kind]
     ref = normalise_ref(session, subject_type, subject_ref)
-    now = _now()
+    now = clock.now()
     req = PrivacyRequest(kind=kind, subject_type=subject_type, subject_ref=ref, requested_by=requested_by[:300],
                          basis=basis, verification=(verification or "").strip(), status="received",
-                         due_at=add_month(now), handled_by=actor, progress={})
+                         created_at=now, due_at=add_month(now), handled_by=actor, progress={})
     session.add(req)
     session.flush()
     _audit(session, req, "privacy.received", actor)
@@ -403,8 +400,8 @@ def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID 
         raise InvalidInput("Note how the identity was verified.", field="verification")
     if note:  # what was typed at intake is not asked again
         req.verification = (req.verification + "\n" if req.verification else "") + note
-    req.status, req.updated_at = "verified", _now()
-    req.progress = {**req.progress, "verified_at": _now().isoformat()}
+    req.status, req.updated_at = "verified", clock.now()
+    req.progress = {**req.progress, "verified_at": clock.now().isoformat()}
     _audit(session, req, "privacy.verified", actor)
     return req
 
@@ -415,9 +412,9 @@ def reject(session: Session, request_id: uuid.UUID, reason: str, actor: uuid.UUI
     _require(req, "received", "verified", "previewed")
     if not (reason or "").strip():
         raise InvalidInput("Say why the request is rejected.", field="reason")
-    req.status, req.updated_at = "rejected", _now()
+    req.status, req.updated_at = "rejected", clock.now()
     req.subject_ref = _digest(req.subject_ref)
-    req.progress = {**req.progress, "rejected_at": _now().isoformat(), "rejection": reason.strip()[:500]}
+    req.progress = {**req.progress, "rejected_at": clock.now().isoformat(), "rejection": reason.strip()[:500]}
     _audit(session, req, "privacy.rejected", actor)
     return req
 
@@ -428,8 +425,8 @@ def preview(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) ->
     _require(req, "verified", "previewed")
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     req.preview = compute_preview(session, subject)
-    req.status, req.updated_at = "previewed", _now()
-    req.progress = {**req.progress, "previewed_at": _now().isoformat()}
+    req.status, req.updated_at = "previewed", clock.now()
+    req.progress = {**req.progress, "previewed_at": clock.now().isoformat()}
     _audit(session, req, "privacy.previewed", actor, counts=preview_totals(req.preview))
     return req
 
@@ -462,7 +459,7 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
         # Snapshot the identifiers: once the user row is gone, a resumed run still knows what to look for.
         progress["subject"] = resolve_subject(session, req.subject_type, req.subject_ref).to_json()
         progress.update(step=0, done={"delete": {}, "anonymise": {}, "keep": {}},
-                        started_at=_now().isoformat(), state="running")
+                        started_at=clock.now().isoformat(), state="running")
         req.progress = progress
         _audit(session, req, "privacy.execution_started", actor)
         session.commit()
@@ -489,7 +486,7 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
             done[step.category][step.table] = done[step.category].get(step.table, 0) + n
         if n < batch_size or (step.category == "keep" and step.set is None):
             progress["step"] = i + 1
-        progress["done"], progress["updated_at"] = done, _now().isoformat()
+        progress["done"], progress["updated_at"] = done, clock.now().isoformat()
         req.progress = progress
         session.commit()
         batches += 1
@@ -527,7 +524,7 @@ def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
 
 
 def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, actor: uuid.UUID | None) -> PrivacyRequest:
-    now = _now()
+    now = clock.now()
     progress = dict(req.progress)
     progress.pop("subject", None)
     _scrub_request(req, subject)
@@ -559,7 +556,7 @@ def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, act
 
 
 def _finish_access(session: Session, req: PrivacyRequest, actor: uuid.UUID | None) -> PrivacyRequest:
-    now = _now()
+    now = clock.now()
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     counts = {t: len(rows) for t, rows in export_rows(session, subject).items()}
     _scrub_request(req, subject)
@@ -632,7 +629,7 @@ def verification_scan(session: Session, subject: Subject) -> dict[str, Any]:
             hits.append({"table": table, "column": column, "rows": held, "kind": "legal_hold"})
         if n - held:
             hits.append({"table": table, "column": column, "rows": n - held, "kind": "found"})
-    return {"at": _now().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
+    return {"at": clock.now().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
             "identifiers_checked": len(subject.ids) + len(subject.strings) + len(subject.names),
             "seconds": round(time.perf_counter() - started, 3), "hits": hits, "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
 
@@ -690,7 +687,7 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None)
     _require(req, "verified", "previewed")
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     rows = export_rows(session, subject)
-    generated = _now()
+    generated = clock.now()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": generated.isoformat(),

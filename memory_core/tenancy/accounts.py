@@ -6,6 +6,7 @@ import datetime as dt
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.domain.models import LoginAttempt, User
 from memory_core.adapters.security import verify_password
@@ -18,7 +19,7 @@ def authenticate(session: Session, email: str, password: str, address: str) -> U
     """The user with these credentials; raises TooManyAttempts or InvalidCredentials. Commits."""
     email = email.strip().lower()
     keys = [f"email:{email}", f"addr:{address}"]
-    since = func.now() - WINDOW
+    since = clock.now() - WINDOW
     failures = session.scalar(select(func.count()).select_from(LoginAttempt)
                               .where(LoginAttempt.key.in_(keys), LoginAttempt.at > since))
     if failures >= MAX_FAILURES:
