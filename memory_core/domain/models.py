@@ -520,7 +520,7 @@ class PlatformApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(20))
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -542,7 +542,7 @@ class AccountToken(Base):
     permissions: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     platform_role: Mapped[str | None] = mapped_column(String(30))
     created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import sha256
+from memory_core.domain import clock
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import AccountToken
 
@@ -21,7 +22,8 @@ INVALID = "This link is not valid, was already used or has expired. Ask for a ne
 
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    """Now, from memoria's one clock (memory_core.domain.clock)."""
+    return clock.now()
 
 
 def issue(session: Session, purpose: str, email: str, *, now: dt.datetime | None = None, **fields) -> tuple[AccountToken, str]:
