@@ -99,10 +99,33 @@ def test_owner_restores_an_old_version(live, tab, system_session):
     _sign_in(page, live, OWNER)
     page.goto(f"{live}/memories/{current.id}")
     assert page.locator("#current-value").inner_text() == "60 días"
-    page.click("button.restore")
+    page.click("summary.restore")  # the first click only asks, and says what will happen
+    question = page.locator("details.confirm[open] .confirm-box")
+    assert "Makes «30 días» current again" in question.inner_text() and "«60 días»" in question.inner_text()
+    assert page.locator("#current-value").inner_text() == "60 días"
+    question.get_by_role("button", name="Yes, restore it").click()
     assert page.locator(".flash", has_text="Version restored.").is_visible()
     assert page.locator("#current-value").inner_text() == "30 días"
     assert page.locator(".timeline li").count() == 3
+
+
+def test_deleting_a_memory_asks_first_even_without_javascript(live, chromium, system_session):
+    current = system_session.scalar(select(Memory).where(Memory.attribute == "plazo_pago", Memory.status == "active"))
+    context = chromium.new_context(viewport={"width": 1366, "height": 768}, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        _sign_in(page, live, OWNER)
+        page.goto(f"{live}/memories/{current.id}")
+        page.click("summary.danger")
+        assert "It cannot be undone." in page.locator("details.confirm[open]").inner_text()
+        exists = select(Memory.id).where(Memory.id == current.id)
+        assert system_session.scalar(exists) is not None
+        page.get_by_role("button", name="Yes, delete for good").click()
+        page.wait_for_url(f"{live}/memories")
+        system_session.expire_all()
+        assert system_session.scalar(exists) is None
+    finally:
+        context.close()
 
 
 def test_htmx_approve_updates_the_row_without_reloading_the_page(live, tab, system_session):
