@@ -17,6 +17,18 @@ from memory_core.adapters.config import Settings, get_settings
 log = logging.getLogger("memoria")
 
 
+class _RedactOneTimeLinks(logging.Filter):
+    """Request logs name the path; a one-time link's token must not reach a log file."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from memory_core.tenancy.tokens import redact
+
+        if record.args:
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        record.msg = redact(record.msg) if isinstance(record.msg, str) else record.msg
+        return True
+
+
 def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
     """Build the console + API app. `config` overrides Flask settings (tests pass TESTING etc.)."""
     from flask_wtf.csrf import CSRFProtect
@@ -40,6 +52,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         MEMORIA_SETTINGS=settings,
     )
     app.config.update(config or {})
+    if not any(isinstance(f, _RedactOneTimeLinks) for f in logging.getLogger("werkzeug").filters):
+        logging.getLogger("werkzeug").addFilter(_RedactOneTimeLinks())
     # A request holds one connection at a time (RequestSessions): as many as the server has threads,
     # a few more for the request threads' helpers, and a bounded wait that the views answer with a 503.
     app.extensions["memoria.db"] = Database(resolve_urls(settings).app, pool_size=settings.web_threads,
@@ -177,11 +191,13 @@ def cron() -> None:
 @click.option("--host", default=None)
 @click.option("--port", default=None, type=int)
 @click.option("--no-worker", is_flag=True, help="Do not start a worker and the cron process.")
-@click.option("--no-demo", is_flag=True, help="Do not load the demo data into an empty database.")
+@click.option("--no-demo", is_flag=True,
+              help="Start empty: print a one-time link to create the first platform admin.")
 def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> None:
     """Start PostgreSQL and Redis (embedded unless configured), migrate, load the demo on an empty
-    database, then run the console, a worker and the cron process, each restarted if it dies (so are
-    the servers it started). Ctrl-C stops what it started."""
+    database (unless --no-demo), then run the console, a worker and the cron process, each restarted if
+    it dies (so are the servers it started). With no account at all, print a one-time setup link for
+    the first platform admin. Ctrl-C stops what it started."""
     from evals.demo import has_data, load_demo
     from memory_core.adapters.migrate import migrate as run_migrations
     from memory_core.adapters.runtime import postgres_running, start_postgres, start_redis
@@ -219,13 +235,21 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background
     try:
         run_migrations(settings)
-        logins = None if no_demo or has_data() else load_demo()
+        logins = None if no_demo or has_data() or _has_users() else load_demo()
+        setup_token = None if _has_users() else _issue_setup_token()
         supervisor.start(children)
         click.echo(f"\nmemoria console: http://{host}:{port}/  (health: /healthz, /readyz)")
         if logins:
             _print_logins(logins)
-        elif not no_demo:
-            click.echo("(demo data already loaded; logins as printed the first time, see README)")
+        elif setup_token:
+            from memory_core.tenancy.tokens import link
+
+            base = settings.public_url or f"http://{host}:{port}"
+            click.echo("No accounts yet. Create the first platform administrator (link valid once, for 24 hours):")
+            click.echo(f"  {link(base, 'setup', setup_token)}")
+            click.echo("(or run `memoria admin create`)")
+        else:
+            click.echo("(accounts exist: sign in; the demo's logins are in README)")
         click.echo("Ctrl-C stops the console, the worker, the cron process and the servers it started.\n")
         supervisor.run()
     except KeyboardInterrupt:
@@ -362,6 +386,303 @@ def _require_servers() -> None:
         require_servers()
     except ServerNotRunning as exc:
         raise click.ClickException(str(exc)) from exc
+# ---------------------------------------------------------------------------- tenancy from a shell
+
+ACTOR_LABEL = "memoria command"
+
+
+def _has_users() -> bool:
+    from memory_core.adapters.db import SYSTEM, get_database
+    from memory_core.tenancy.platform import has_users
+
+    with get_database().unit_of_work(SYSTEM) as uow:
+        return has_users(uow.session)
+
+
+def _issue_setup_token() -> str:
+    from memory_core.adapters.db import SYSTEM, get_database
+    from memory_core.tenancy.platform import issue_setup_link
+
+    with get_database().unit_of_work(SYSTEM) as uow:
+        token = issue_setup_link(uow.session)
+        uow.commit()
+    return token
+
+
+class _Tenancy:
+    """One unit of work for a tenancy command: migrates first, commits only on success, turns domain
+    errors into a clean command error (exit status 1 with the message)."""
+
+    def __enter__(self):
+        from memory_core.adapters.db import SYSTEM, get_database
+        from memory_core.adapters.migrate import migrate as run_migrations
+
+        run_migrations()
+        self._cm = get_database().unit_of_work(SYSTEM)
+        self.uow = self._cm.__enter__()
+        return self.uow.session
+
+    def __exit__(self, exc_type, exc, tb):
+        from memory_core.domain.errors import MemoriaError
+
+        try:
+            if exc is None:
+                self.uow.commit()
+        finally:
+            self._cm.__exit__(None, None, None)
+        if isinstance(exc, MemoriaError):
+            raise click.ClickException(str(exc)) from exc
+        return False
+
+
+def _actor():
+    from memory_core.tenancy.members import Actor
+
+    return Actor(ACTOR_LABEL)
+
+
+def _find_org(session, ref: str):
+    """An org by id or by exact name (case-insensitive)."""
+    import uuid
+
+    from sqlalchemy import func, select
+
+    from memory_core.domain.models import Organization
+
+    try:
+        org = session.get(Organization, uuid.UUID(ref))
+    except ValueError:
+        found = session.scalars(select(Organization).where(func.lower(Organization.name) == ref.strip().lower())).all()
+        if len(found) > 1:
+            raise click.ClickException(
+                f"Several organizations are called {ref!r}: give its id (memoria org list).") from None
+        org = found[0] if found else None
+    if org is None:
+        raise click.ClickException(f"No organization {ref!r} (memoria org list shows them).")
+    return org
+
+
+def _find_user(session, email: str):
+    from memory_core.tenancy.members import user_by_email
+
+    user = user_by_email(session, email)
+    if user is None:
+        raise click.ClickException(f"No account with the email {email}.")
+    return user
+
+
+def _link(purpose: str, token: str) -> str:
+    from memory_core.tenancy.tokens import link
+
+    return link(get_settings().base_url, purpose, token)
+
+
+def _areas(pairs: tuple[str, ...]) -> dict[str, str]:
+    from memory_core.tenancy.members import parse_areas
+
+    return parse_areas(pairs)
+
+
+AREA_HELP = "A per-area permission, area=read or area=edit (repeatable), e.g. --area contacts=read."
+
+
+@cli.group("admin")
+def admin_group() -> None:
+    """Platform administrators."""
+
+
+@admin_group.command("create")
+@click.option("--email", prompt=True)
+@click.option("--name", prompt=True)
+@click.password_option(help="Prompted (twice) when not given; at least 12 characters, not a common one.")
+def admin_create(email: str, name: str, password: str) -> None:
+    """Create a platform administrator (the first one, or another)."""
+    from memory_core.tenancy.platform import create_user
+
+    with _Tenancy() as s:
+        user = create_user(s, email, name, password, platform_role="platform_admin", actor=_actor())
+    click.echo(f"platform administrator {user.email} created; sign in at {get_settings().base_url}/login")
+
+
+@cli.group("org")
+def org_group() -> None:
+    """Organizations."""
+
+
+@org_group.command("create")
+@click.argument("name")
+@click.option("--owner-email", help="Invite this person as the owner (a one-time link is printed).")
+@click.option("--owner-name", default="")
+def org_create(name: str, owner_email: str | None, owner_name: str) -> None:
+    """Create an organization, with its owner's one-time invitation link."""
+    from memory_core.tenancy.orgs import create_org
+
+    with _Tenancy() as s:
+        org, invitation = create_org(s, name, owner_email=owner_email, owner_name=owner_name, actor=_actor())
+    click.echo(f"organization {org.name} created: {org.id}")
+    if invitation:
+        click.echo(f"owner invitation for {invitation[0].email} (valid once, 7 days): {_link('invite', invitation[1])}")
+
+
+@org_group.command("list")
+def org_list() -> None:
+    """Every organization with its size and activity."""
+    from memory_core.tenancy.orgs import list_orgs
+
+    with _Tenancy() as s:
+        for o in list_orgs(s):
+            state = " (suspended)" if o.suspended_at else ""
+            click.echo(f"{o.id}  {o.name}{state}  members={o.members} messages_30d={o.messages_30d}")
+
+
+@org_group.command("api-key")
+@click.argument("org_ref", metavar="ORG")
+@click.option("--name", required=True, help="What the key is for (shown in the console).")
+def org_api_key(org_ref: str, name: str) -> None:
+    """Create an API key for an organization; printed once, only its SHA-256 is kept."""
+    from memory_core.tenancy.api_keys import create_api_key
+
+    with _Tenancy() as s:
+        org = _find_org(s, org_ref)
+        row, key = create_api_key(s, org.id, name, created_by=None, actor_label=ACTOR_LABEL)
+    click.echo(f"API key {row.prefix}… for {org.name} (shown once): {key}")
+
+
+@org_group.command("suspend")
+@click.argument("org_ref", metavar="ORG")
+@click.option("--restore", is_flag=True, help="Lift the suspension.")
+def org_suspend(org_ref: str, restore: bool) -> None:
+    """Suspend an organization (its keys and console pages stop working; nothing is deleted)."""
+    from memory_core.tenancy.orgs import set_suspended
+
+    with _Tenancy() as s:
+        org = set_suspended(s, _find_org(s, org_ref).id, not restore, actor=_actor())
+    click.echo(f"{org.name} is {'active' if restore else 'suspended'}")
+
+
+@cli.group("user")
+def user_group() -> None:
+    """Accounts: create, invite, reset a password."""
+
+
+@user_group.command("create")
+@click.option("--email", required=True)
+@click.option("--name", default="")
+@click.option("--platform-role", type=click.Choice(["platform_admin", "staff", "privacy_officer"]))
+@click.option("--no-password", is_flag=True, help="Leave the password to a reset link (printed).")
+@click.password_option(prompt_required=False, help="Prompted (twice) unless --no-password.")
+def user_create(email: str, name: str, platform_role: str | None, no_password: bool, password: str | None) -> None:
+    """Create an account (no org: add it with `memoria member add`)."""
+    from memory_core.tenancy.members import request_password_reset
+    from memory_core.tenancy.platform import create_user
+
+    if not no_password and password is None:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    with _Tenancy() as s:
+        user = create_user(s, email, name, None if no_password else password, platform_role=platform_role,
+                           actor=_actor())
+        token = request_password_reset(s, user.email, actor=_actor()) if no_password else None
+    click.echo(f"account {user.email} created")
+    if token:
+        click.echo(f"set-password link (valid once, 1 hour): {_link('reset', token)}")
+
+
+@user_group.command("invite")
+@click.option("--org", "org_ref", required=True, help="Organization id or name.")
+@click.option("--email", required=True)
+@click.option("--name", default="")
+@click.option("--role", type=click.Choice(["owner", "admin", "member"]), default="member", show_default=True)
+@click.option("--area", "areas", multiple=True, help=AREA_HELP)
+def user_invite(org_ref: str, email: str, name: str, role: str, areas: tuple[str, ...]) -> None:
+    """Invite a person to an organization: prints their one-time link."""
+    from memory_core.tenancy.members import invite
+
+    with _Tenancy() as s:
+        org = _find_org(s, org_ref)
+        row, token = invite(s, org.id, email, role=role, permissions=_areas(areas), name=name, actor=_actor())
+    click.echo(f"invitation for {row.email} to {org.name} as {role} (valid once, 7 days): {_link('invite', token)}")
+
+
+@user_group.command("reset-password")
+@click.option("--email", required=True)
+def user_reset_password(email: str) -> None:
+    """Print a one-time password-reset link for an account."""
+    from memory_core.tenancy.members import request_password_reset
+
+    with _Tenancy() as s:
+        user = _find_user(s, email)
+        token = request_password_reset(s, user.email, actor=_actor())
+    click.echo(f"password reset link for {user.email} (valid once, 1 hour): {_link('reset', token)}")
+
+
+@cli.group("member")
+def member_group() -> None:
+    """Memberships: add, set areas or role, remove."""
+
+
+@member_group.command("add")
+@click.option("--org", "org_ref", required=True, help="Organization id or name.")
+@click.option("--email", required=True, help="An existing account (see `memoria user create|invite`).")
+@click.option("--role", type=click.Choice(["owner", "admin", "member"]), default="member", show_default=True)
+@click.option("--area", "areas", multiple=True, help=AREA_HELP)
+def member_add(org_ref: str, email: str, role: str, areas: tuple[str, ...]) -> None:
+    """Make an existing account a member of an organization."""
+    from memory_core.tenancy.members import add_member
+
+    with _Tenancy() as s:
+        org, user = _find_org(s, org_ref), _find_user(s, email)
+        add_member(s, org.id, user.id, role=role, permissions=_areas(areas), actor=_actor())
+    click.echo(f"{user.email} is now {role} of {org.name}")
+
+
+@member_group.command("set-areas")
+@click.option("--org", "org_ref", required=True, help="Organization id or name.")
+@click.option("--email", required=True)
+@click.option("--area", "areas", multiple=True, help=AREA_HELP + " None given: only the default areas.")
+def member_set_areas(org_ref: str, email: str, areas: tuple[str, ...]) -> None:
+    """Replace a member's per-area permissions."""
+    from memory_core.domain.access import member_permissions
+    from memory_core.tenancy.members import set_permissions
+
+    with _Tenancy() as s:
+        org, user = _find_org(s, org_ref), _find_user(s, email)
+        m = set_permissions(s, org.id, user.id, _areas(areas), actor=_actor())
+        effective = member_permissions(m.role, m.permissions)
+    click.echo(f"{user.email} in {org.name}: " + ", ".join(f"{a}={p}" for a, p in sorted(effective.items())))
+
+
+@member_group.command("set-role")
+@click.option("--org", "org_ref", required=True, help="Organization id or name.")
+@click.option("--email", required=True)
+@click.option("--role", type=click.Choice(["owner", "admin", "member"]), required=True)
+def member_set_role(org_ref: str, email: str, role: str) -> None:
+    """Change a member's role (the last owner cannot be demoted)."""
+    from memory_core.tenancy.members import set_role
+
+    with _Tenancy() as s:
+        org, user = _find_org(s, org_ref), _find_user(s, email)
+        set_role(s, org.id, user.id, role, actor=_actor())
+    click.echo(f"{user.email} is now {role} of {org.name}")
+
+
+@member_group.command("remove")
+@click.option("--org", "org_ref", required=True, help="Organization id or name.")
+@click.option("--email", required=True)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def member_remove(org_ref: str, email: str, yes: bool) -> None:
+    """Remove a member: shows what goes (their private memories) and what stays, then asks."""
+    from memory_core.tenancy.members import removal_preview, remove_member
+
+    with _Tenancy() as s:
+        org, user = _find_org(s, org_ref), _find_user(s, email)
+        preview = removal_preview(s, org.id, user.id)
+        click.echo(f"Removing {user.email} from {org.name}: {preview['private_removed']} private memories are "
+                   f"deleted, {preview['shared_kept']} shared ones stay (as a former member's), "
+                   f"{preview['numbers_revoked']} phone numbers stop working.")
+        if not yes:
+            click.confirm("Remove?", abort=True)
+        counts = remove_member(s, org.id, user.id, actor=_actor())
+    click.echo(f"removed: {counts}")
 
 
 def _interrupt(*_: object) -> None:

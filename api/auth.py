@@ -1,4 +1,5 @@
-"""API key authentication: `Authorization: Bearer <key>`, looked up by its SHA-256, scoped to its org."""
+"""API key authentication: `Authorization: Bearer <key>`, looked up by its SHA-256, scoped to its org
+(a suspended org's keys answer 403); platform keys for the platform operations."""
 from __future__ import annotations
 
 import uuid
@@ -8,19 +9,38 @@ from flask import g, request
 from api.errors import ApiError
 from memory_core.adapters.db import SYSTEM
 from memory_core.tenancy.api_keys import authenticate_api_key
+from memory_core.tenancy.orgs import is_suspended
+from memory_core.tenancy.platform import authenticate_platform_key
 from web.sessions import request_session as db
 
 
 def authenticate() -> uuid.UUID:
     """The org of the request's key; 401 for no key, a wrong key or a revoked one (same answer for all)."""
+    s = db(SYSTEM)
+    key = authenticate_api_key(s, _presented())
+    if key is None:
+        raise ApiError(401, "unauthorized", "The API key is not valid or was revoked.")
+    s.commit()  # last_used_at
+    if is_suspended(s, key.org_id):
+        raise ApiError(403, "suspended", "This organization is suspended.")
+    g.api_key_id, g.api_org_id = key.id, key.org_id
+    return key.org_id
+
+
+def authenticate_platform() -> uuid.UUID:
+    """The platform key of the request; 401 for no key, a wrong key, a revoked one or an org key."""
+    s = db(SYSTEM)
+    key = authenticate_platform_key(s, _presented())
+    if key is None:
+        raise ApiError(401, "unauthorized", "This operation needs a platform API key (not valid or revoked).")
+    s.commit()  # last_used_at
+    g.platform_key_id = key.id
+    return key.id
+
+
+def _presented() -> str:
     header = request.headers.get("Authorization", "")
     scheme, _, presented = header.partition(" ")
     if scheme.lower() != "bearer" or not presented.strip():
         raise ApiError(401, "unauthorized", "Send an API key: Authorization: Bearer <key>.")
-    s = db(SYSTEM)
-    key = authenticate_api_key(s, presented.strip())
-    if key is None:
-        raise ApiError(401, "unauthorized", "The API key is not valid or was revoked.")
-    s.commit()  # last_used_at
-    g.api_key_id, g.api_org_id = key.id, key.org_id
-    return key.org_id
+    return presented.strip()

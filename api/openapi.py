@@ -39,6 +39,7 @@ class Route:
     path_params: tuple[str, ...] = ()
     public: bool = False
     errors: tuple[int, ...] = field(default=(400, 401, 404, 422))
+    auth: str = "org"  # org: an org API key; platform: a platform API key; public: none
 
     @property
     def openapi_path(self) -> str:
@@ -132,13 +133,17 @@ def parse_uuid(raw: str, name: str) -> uuid.UUID:
 # ---------------------------------------------------------------------------- declaring routes
 
 def route(bp, path: str, method: str, *, summary: str, tag: str, body=None, query=None, response=None,
-          status: int = 200, public: bool = False, errors: tuple[int, ...] = (400, 401, 404, 422)):
+          status: int = 200, public: bool = False, errors: tuple[int, ...] = (400, 401, 404, 422),
+          auth: str = "org"):
     """Register a JSON API view on `bp` and in the route table.
 
     The view gets its path parameters (uuid-named ones parsed), `body=` and `query=` models, and the
-    request's org id as `org_id=`; it returns a response model instance.
+    request's org id as `org_id=` (auth="org", the default) or the platform key's id as
+    `platform_key_id=` (auth="platform"); it returns a response model instance.
     """
-    from api.auth import authenticate
+    from api.auth import authenticate, authenticate_platform
+
+    auth = "public" if public else auth
 
     params = tuple(re.findall(r"<(?:\w+:)?(\w+)>", path))
 
@@ -146,8 +151,10 @@ def route(bp, path: str, method: str, *, summary: str, tag: str, body=None, quer
         @wraps(view)
         def wrapped(**kwargs):
             kw: dict[str, Any] = {}
-            if not public:
+            if auth == "org":
                 kw["org_id"] = authenticate()
+            elif auth == "platform":
+                kw["platform_key_id"] = authenticate_platform()
             for name in params:
                 kw[name] = parse_uuid(kwargs[name], name) if name.endswith("_id") else kwargs[name]
             if query is not None:
@@ -164,7 +171,7 @@ def route(bp, path: str, method: str, *, summary: str, tag: str, body=None, quer
         bp.add_url_rule(path, endpoint=view.__name__, view_func=wrapped, methods=[method])
         ROUTES.append(Route(method=method, path=path, endpoint=f"{bp.name}.{view.__name__}", summary=summary,
                             tag=tag, body=body, query=query, response=response, status=status,
-                            path_params=params, public=public, errors=errors))
+                            path_params=params, public=auth == "public", errors=errors, auth=auth))
         return view
     return decorator
 
@@ -187,8 +194,9 @@ ERROR_SCHEMA = {
                        "field": {"type": ["string", "null"]}}}},
 }
 REASONS = {400: "Malformed request (bad JSON, invalid UTF-8, NUL bytes)", 401: "No key, a wrong key or a revoked key",
-           403: "Not allowed", 404: "Not found (or not in the key's organization)", 409: "Conflict",
-           413: "Request body too large", 415: "Body is not JSON", 422: "Invalid input", 429: "Too many requests",
+           403: "Not allowed (or the organization is suspended)", 404: "Not found (or not in the key's organization)",
+           409: "Conflict", 413: "Request body too large", 415: "Body is not JSON", 422: "Invalid input",
+           429: "Too many requests",
            503: "Briefly unavailable (database or queue down or restarting); retry after Retry-After seconds"}
 
 
@@ -216,20 +224,26 @@ def build_document() -> dict[str, Any]:
             ok["content"] = {"application/json": {"schema": _schema_of(r.response, components, "serialization")}}
         op["responses"][str(r.status)] = ok
         # Every keyed route reads the database, so any of them may answer 503 during an outage.
-        codes = set(r.errors) | ({401, 503} if not r.public else set()) | ({413, 415} if r.body else set())
+        codes = (set(r.errors) | ({401, 503} if not r.public else set()) | ({403} if r.auth == "org" else set())
+                 | ({413, 415} if r.body else set()))
         for code in sorted(codes):
             op["responses"][str(code)] = {"description": REASONS.get(code, "Error"), "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-        op["security"] = [] if r.public else [{"apiKey": []}]
+        op["security"] = [] if r.public else [{"platformKey": []}] if r.auth == "platform" else [{"apiKey": []}]
         paths.setdefault(r.openapi_path, {})[r.method.lower()] = op
     return {
         "openapi": "3.1.0",
         "info": {"title": "memoria agent API", "version": "1.0.0",
                  "description": "Long-term memory for conversational agents. Every request carries an org API "
-                                "key (Authorization: Bearer <key>) and is scoped to that org."},
+                                "key (Authorization: Bearer <key>) and is scoped to that org; the platform "
+                                "operations take a platform key instead."},
         "servers": [{"url": "/"}],
         "paths": paths,
         "components": {"schemas": components,
-                       "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer",
-                                                      "description": "An org API key from the console."}}},
+                       "securitySchemes": {
+                           "apiKey": {"type": "http", "scheme": "bearer",
+                                      "description": "An org API key from the console."},
+                           "platformKey": {"type": "http", "scheme": "bearer",
+                                           "description": "A platform API key a platform admin created: it "
+                                                          "may create organizations."}}},
     }

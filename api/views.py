@@ -220,6 +220,8 @@ def context(org_id, body: ContextIn):
 
     access = principal_access(org_id, body.user_id, body.phone)
     s = reader(access)
+    if body.message_id is not None and s.scalar(select(Message.id).where(Message.id == body.message_id)) is None:
+        raise NotFound("No such message.")  # the trace links it: only a message this principal may see
     embed, model = query_embedder()
     block = assemble_context(s, access, body.conversation_id, body.message, embed=embed, embed_model=model,
                              message_id=body.message_id)

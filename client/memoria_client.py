@@ -144,6 +144,39 @@ class LinkCode(TypedDict):
     expires_at: str
 
 
+class Person(TypedDict):
+    user_id: str
+    external_id: str | None
+    email: str
+    name: str
+    role: str
+    permissions: dict[str, str]
+    effective_permissions: dict[str, str]
+    active: bool
+    joined_at: str
+    created: bool
+
+
+class AuthorizedPhone(TypedDict):
+    id: str
+    external_id: str | None
+    phone: str
+    user_id: str | None
+    permissions: dict[str, str]
+    active: bool
+    linked: bool
+
+
+class Organization(TypedDict):
+    id: str
+    external_id: str | None
+    name: str
+    created: bool
+    suspended: bool
+    members: int | None
+    owner_invitation_url: str | None
+
+
 class MySource(TypedDict):
     at: str
     channel: str | None
@@ -216,7 +249,7 @@ def _principal(user_id: str | None, phone: str | None) -> dict[str, str]:
 
 
 class MemoriaClient:
-    """One org's API key against one memoria server."""
+    """One org's API key (or a platform key, for the platform calls) against one memoria server."""
 
     def __init__(self, base_url: str, api_key: str, *, timeout: float = 10.0, max_retries: int = 3,
                  backoff: float = 0.5, backoff_max: float = 8.0, user_agent: str = "memoria-client/1"):
@@ -407,6 +440,62 @@ class MemoriaClient:
 
     def remove_document(self, *, kind: str, external_ref: str) -> bool:
         return self.request("DELETE", "/documents", query={"kind": kind, "external_ref": external_ref})["removed"]
+
+
+    # ------------------------------------------------------------------ provisioning (by the host's own ids)
+
+    def upsert_person(self, ref: str, *, email: str, name: str = "", role: str = "member",
+                      permissions: dict[str, str] | None = None, active: bool = True) -> Person:
+        """Create or update the person the host knows as `ref` (any id without "/"): account, membership,
+        role, areas. Idempotent."""
+        return self.request("PUT", f"/people/{_ref(ref)}", {"email": email, "name": name, "role": role,
+                                                             "permissions": permissions or {}, "active": active})
+
+    def list_people(self) -> list[Person]:
+        return self.request("GET", "/people")["people"]
+
+    def removal_preview(self, ref: str) -> dict[str, int]:
+        """What removing the person would forget (private memories) and keep (shared ones)."""
+        return self.request("GET", f"/people/{_ref(ref)}/removal-preview")["counts"]
+
+    def remove_person(self, ref: str) -> dict[str, int]:
+        """Remove the person from the org: the member-leaves forgetting rule."""
+        return self.request("DELETE", f"/people/{_ref(ref)}")["counts"]
+
+    def upsert_phone(self, ref: str, *, phone: str, person: str | None = None,
+                     permissions: dict[str, str] | None = None, active: bool = True) -> AuthorizedPhone:
+        """Authorize a number (for the person the host knows as `person`, if any). Idempotent."""
+        body: dict[str, Any] = {"phone": phone, "permissions": permissions or {}, "active": active}
+        if person is not None:
+            body["person"] = person
+        return self.request("PUT", f"/phones/{_ref(ref)}", body)
+
+    def list_phones(self) -> list[AuthorizedPhone]:
+        return self.request("GET", "/phones")["phones"]
+
+    def revoke_phone(self, ref: str) -> AuthorizedPhone:
+        return self.request("DELETE", f"/phones/{_ref(ref)}")
+
+    # ------------------------------------------------------------------ platform (with a platform key)
+
+    def upsert_organization(self, ref: str, *, name: str, owner_email: str | None = None,
+                            owner_name: str = "") -> Organization:
+        """Create (or rename) the org the host knows as `ref`; on creation, the owner's invitation URL."""
+        body: dict[str, Any] = {"name": name, "owner_name": owner_name}
+        if owner_email is not None:
+            body["owner_email"] = owner_email
+        return self.request("PUT", f"/organizations/{_ref(ref)}", body)
+
+    def list_organizations(self) -> list[Organization]:
+        return self.request("GET", "/organizations")["organizations"]
+
+    def create_organization_key(self, ref: str, name: str) -> str:
+        """A new API key of the org (shown once): use it in a MemoriaClient for that org."""
+        return self.request("POST", f"/organizations/{_ref(ref)}/api-keys", {"name": name})["key"]
+
+
+def _ref(ref: str) -> str:
+    return urllib.parse.quote(ref, safe="")
 
 
 def _api_error(status: int, raw: bytes) -> ApiError:

@@ -3,7 +3,8 @@ from flask import Blueprint
 
 bp = Blueprint("console", __name__)
 
-from console import (  # noqa: E402,F401  (routes register on bp)  # noqa: E402,F401  # noqa: E402,F401
+from console import (  # noqa: E402,F401  (routes register on bp)  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
+    accounts,
     api_keys,  # noqa: E402,F401
     audit_log,
     auth,
@@ -15,6 +16,8 @@ from console import (  # noqa: E402,F401  (routes register on bp)  # noqa: E402,
     memories,
     my_memory,
     nav,
+    people,
+    platform_admin,
     privacy,
     settings,
     traces,

@@ -45,6 +45,10 @@ NAV = [
     NavEntry("console.audit", "Audit log", _any(ADMIN, _platform("staff", "privacy_officer"))),
     NavEntry("console.settings", "Settings", ADMIN),
     NavEntry("console.api_keys", "API keys", ADMIN),
+    NavEntry("console.people", "People", ADMIN),
+    NavEntry("console.platform_orgs", "Organizations", _platform("platform_admin")),
+    NavEntry("console.platform_people", "Platform roles", _platform("platform_admin")),
+    NavEntry("console.platform_keys", "Platform keys", _platform("platform_admin")),
     NavEntry("console.link_whatsapp", "WhatsApp", MEMBER),
     NavEntry("console.my_memory_page", "My memory", lambda: True),
 ]

@@ -48,7 +48,8 @@ RECORD_NAMES = {
     "notifications": "Notifications", "link_codes": "WhatsApp link codes", "phone_authorizations": "Authorized phones",
     "documents": "Documents", "outbox": "Messages waiting to be learnt", "login_attempts": "Sign-in attempts",
     "privacy_requests": "Privacy requests", "usage_ledger": "Usage records", "contacts": "Contacts",
-    "api_keys": "API keys",
+    "api_keys": "API keys", "platform_api_keys": "Platform API keys",
+    "account_tokens": "Invitation and password-reset links",
 }
 
 

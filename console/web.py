@@ -5,7 +5,7 @@ import uuid
 from dataclasses import dataclass
 from functools import wraps
 
-from flask import abort
+from flask import abort, current_app, request
 from flask import session as flask_session
 from flask_login import LoginManager, UserMixin, current_user, login_required
 from sqlalchemy import select
@@ -43,6 +43,10 @@ class ConsoleUser(UserMixin):
     @property
     def is_privacy_officer(self) -> bool:
         return self.platform_role == "privacy_officer"
+
+    @property
+    def is_platform_admin(self) -> bool:
+        return self.platform_role == "platform_admin"
 
     def org(self, org_id: uuid.UUID | None = None) -> OrgRole | None:
         """The org the user works in now: the one picked, else the first."""
@@ -83,7 +87,8 @@ def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | Non
         return None
     rows = session.execute(
         select(Membership, Organization.name).join(Organization, Organization.id == Membership.org_id)
-        .where(Membership.user_id == user_id, Membership.left_at.is_(None)).order_by(Organization.name)).all()
+        .where(Membership.user_id == user_id, Membership.left_at.is_(None), Membership.deactivated_at.is_(None),
+               Organization.suspended_at.is_(None)).order_by(Organization.name)).all()
     orgs = [OrgRole(m.org_id, name, m.role, m.permissions or {}) for m, name in rows]
     return ConsoleUser(user, orgs)
 
@@ -120,7 +125,7 @@ def org_role_required(*roles: str):
 
 
 def platform_role_required(*roles: str):
-    """The signed-in user must hold one of the platform roles (staff, privacy_officer)."""
+    """The signed-in user must hold one of the platform roles (platform_admin, staff, privacy_officer)."""
     def decorator(view):
         @wraps(view)
         @login_required
@@ -130,3 +135,20 @@ def platform_role_required(*roles: str):
             return view(*args, **kwargs)
         return wrapped
     return decorator
+
+
+def console_actor():
+    """The signed-in operator as a tenancy Actor (audit label, id, and their role in the current org)."""
+    from memory_core.tenancy.members import Actor
+
+    org = current_user.org()
+    return Actor(actor_label(), current_user.uid, org_role=org.role if org else None)
+
+
+def one_time_link(purpose: str, token: str) -> str:
+    """The URL of a one-time link: on MEMORIA_PUBLIC_URL when set, else on the address of this request."""
+
+    from memory_core.tenancy.tokens import link
+
+    settings = current_app.config["MEMORIA_SETTINGS"]
+    return link(settings.public_url or request.host_url, purpose, token)

@@ -15,9 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 
-import api.views  # noqa: F401  (fills the route table)
+import api.provisioning  # noqa: F401  (fills the route table)
+import api.views  # noqa: F401
 from api.openapi import ROUTES
+from memory_core.tenancy import platform, provisioning
 from memory_core.tenancy.api_keys import create_api_key
+from memory_core.tenancy.members import Actor
 
 # One test per operation. (schemathesis' own pytest loader, from_fixture, does not run on pytest 9.)
 # Invalid input needs an input: an operation without parameters or body only gets valid cases.
@@ -25,6 +28,7 @@ OPERATIONS = sorted({(r.method, r.openapi_path, mode) for r in ROUTES
                      for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
                      if mode == GenerationMode.POSITIVE or r.body or r.query or r.path_params})
 _flip = itertools.count()
+PLATFORM_PATHS = {r.openapi_path for r in ROUTES if r.auth == "platform"}
 
 
 @pytest.fixture
@@ -38,9 +42,16 @@ def api_world(factory, system_session):
     mine = factory.memory(None, level="personal", subject="self", attribute="nombre", value="Ana", category="person",
                           owner=ana)
     _, key = create_api_key(system_session, org.id, "fuzz", created_by=ana.id, actor_label="test")
+    # Provisioning: the org, a person and a phone known by host ids, and a platform key.
+    org.external_id = "org-1"
+    provisioning.upsert_person(system_session, org.id, "person-1", email="eva@example.test", actor=Actor("test"))
+    provisioning.upsert_phone(system_session, org.id, "phone-1", phone="+34600111222", actor=Actor("test"))
+    _, platform_key = platform.create_platform_key(system_session, "fuzz", actor=Actor("test"))
     system_session.commit()
-    return {"key": key, "user_id": str(ana.id), "phone": "+34611222333", "conversation_id": str(conv.id),
-            "contact_id": str(contact.id), "memory_id": str(mine.id)}
+    return {"key": key, "platform_key": platform_key, "user_id": str(ana.id), "phone": "+34611222333",
+            "conversation_id": str(conv.id), "contact_id": str(contact.id), "memory_id": str(mine.id),
+            "refs": {"/api/v1/people": "person-1", "/api/v1/phones": "phone-1", "/api/v1/organizations": "org-1"},
+            "person": "person-1"}
 
 
 
@@ -55,6 +66,12 @@ def _realistic(case, world) -> None:
     for name in ("conversation_id", "contact_id", "user_id", "memory_id"):
         if case.path_parameters and name in case.path_parameters:
             case.path_parameters[name] = world[name]
+    if case.path_parameters and "ref" in case.path_parameters:
+        for prefix, ref in world["refs"].items():
+            if case.operation.path.startswith(prefix + "/"):
+                case.path_parameters["ref"] = ref
+    if isinstance(case.body, dict) and isinstance(case.body.get("person"), str):
+        case.body["person"] = world["person"]
     if case.query and "user_id" in case.query:
         case.query["user_id"] = world["user_id"]
 
@@ -70,7 +87,8 @@ def test_no_generated_request_gets_a_server_error(app, api_world, method, path, 
               database=None)
     def run(case):
         _realistic(case, api_world)
-        response = case.call(headers={"Authorization": f"Bearer {api_world['key']}"})
+        key = api_world["platform_key" if path in PLATFORM_PATHS else "key"]
+        response = case.call(headers={"Authorization": f"Bearer {key}"})
         seen.append(response.status_code)
         case.validate_response(response, checks=[not_a_server_error])
         assert response.status_code < 500

@@ -24,7 +24,7 @@ from memory_core.domain.models import (
     UsageLedger,
 )
 from memory_core.privacy import requests as privacy
-from memory_core.tenancy import linking
+from memory_core.tenancy import linking, tokens
 
 PHONE = "+34655443322"
 EMAIL = "ana.erasable@example.test"
@@ -77,6 +77,10 @@ def world(factory, system_session):
     s.execute(text("insert into login_attempts (key) values (:k)"), {"k": f"email:{EMAIL}"})
     s.commit()
     linking.create_link_code(s, ana.id, org.id)
+    # one-time links: one sent to her email, her own reset link, and one she sent to someone else
+    tokens.issue(s, "invite", EMAIL, org_id=org.id, role="member", created_by=boss.id)
+    tokens.issue(s, "reset", EMAIL, user_id=ana.id)
+    tokens.issue(s, "invite", "colleague@example.test", org_id=org.id, role="member", created_by=ana.id)
     s.commit()
     return {"org": org, "boss": boss, "ana": ana, "ana_id": ana.id, "boss_id": boss.id, "shared": shared,
             "boss_fact": boss_fact, "officer":

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from memory_core.domain.models import ApiKey, MemoryTrace, PolicyExclusion, PrivacyRequest
+from memory_core.domain.models import ApiKey, MemoryTrace, PlatformApiKey, PolicyExclusion, PrivacyRequest
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 
-ROLES = ("anonymous", "member", "admin", "owner", "staff", "privacy", "outsider")
+ROLES = ("anonymous", "member", "admin", "owner", "staff", "privacy", "platform", "outsider")
 
 # Outcomes. ok: the route serves the role (any answer but 401/403, a sign-in redirect or a 5xx; a 400
 # or 422 for the empty form we post is fine: authorization came first). deny: 403, or 404 when the
@@ -30,13 +30,14 @@ REACHED = "reached"
 PROBE = "probe"
 
 
-def rule(anonymous=LOGIN, member=OK, admin=OK, owner=OK, staff=DENY, privacy=DENY, outsider=OK) -> dict[str, str]:
+def rule(anonymous=LOGIN, member=OK, admin=OK, owner=OK, staff=DENY, privacy=DENY, platform=DENY,
+         outsider=OK) -> dict[str, str]:
     return dict(anonymous=anonymous, member=member, admin=admin, owner=owner, staff=staff, privacy=privacy,
-                outsider=outsider)
+                platform=platform, outsider=outsider)
 
 
 PUBLIC = {r: OK for r in ROLES}
-SIGNED_IN = rule(staff=OK, privacy=OK)
+SIGNED_IN = rule(staff=OK, privacy=OK, platform=OK)
 ORG = rule()  # any org member; the outsider works in their own org
 ORG_OBJECT = rule(outsider=DENY)  # an object of org A: the outsider must not reach it
 ADMIN = rule(member=DENY)
@@ -46,6 +47,10 @@ ADMIN_OR_STAFF_OBJECT = rule(member=DENY, staff=OK, outsider=DENY)
 AUDIT = rule(member=DENY, staff=OK, privacy=OK)
 PRIVACY_OFFICER = rule(member=DENY, admin=DENY, owner=DENY, outsider=DENY, privacy=OK)
 API = {r: KEY for r in ROLES}
+PLATFORM_ADMIN = rule(member=DENY, admin=DENY, owner=DENY, outsider=DENY, platform=OK)
+# A one-time link: anyone may open it; a made-up token answers 404 (REACHED allows that).
+ONE_TIME_LINK = {r: REACHED for r in ROLES}
+PERSON = lambda w: {"user_id": w.users["member"].id}  # noqa: E731
 OWN_MEMORY = rule(admin=DENY, owner=DENY, outsider=DENY)  # the member's own memory: nobody else reaches it
 HEALTH = {r: PROBE for r in ROLES}
 
@@ -126,6 +131,29 @@ ACCESS: dict[str, Route] = {
     # health probes: public, platform-wide facts only
     "health.healthz": Route("GET", HEALTH),
     "health.readyz": Route("GET", HEALTH),
+    # tenancy: one-time links (public), org people (owner/admin), platform administration
+    "console.setup": Route("GET", ONE_TIME_LINK, lambda w: {"token": "made-up-token"}),
+    "console.accept_invitation": Route("GET", ONE_TIME_LINK, lambda w: {"token": "made-up-token"}),
+    "console.reset_password": Route("GET", ONE_TIME_LINK, lambda w: {"token": "made-up-token"}),
+    "console.people": Route("GET", ADMIN),
+    "console.people_invite": Route("POST", ADMIN),
+    "console.person": Route("GET", ADMIN_OBJECT, PERSON),
+    "console.person_role": Route("POST", ADMIN_OBJECT, PERSON),
+    "console.person_areas": Route("POST", ADMIN_OBJECT, PERSON),
+    "console.person_active": Route("POST", ADMIN_OBJECT, PERSON),
+    "console.person_reset_link": Route("POST", ADMIN_OBJECT, PERSON),
+    "console.person_remove_preview": Route("GET", ADMIN_OBJECT, PERSON),
+    "console.person_remove": Route("POST", ADMIN_OBJECT, PERSON),
+    "console.phone_authorize": Route("POST", ADMIN),
+    "console.phone_revoke": Route("POST", ADMIN_OBJECT, lambda w: {"auth_id": w.phone}),
+    "console.platform_orgs": Route("GET", PLATFORM_ADMIN),
+    "console.platform_org_create": Route("POST", PLATFORM_ADMIN),
+    "console.platform_org_suspend": Route("POST", PLATFORM_ADMIN, lambda w: {"org_id": w.org}),
+    "console.platform_people": Route("GET", PLATFORM_ADMIN),
+    "console.platform_role_set": Route("POST", PLATFORM_ADMIN),
+    "console.platform_keys": Route("GET", PLATFORM_ADMIN),
+    "console.platform_key_create": Route("POST", PLATFORM_ADMIN),
+    "console.platform_key_revoke": Route("POST", PLATFORM_ADMIN, lambda w: {"key_id": w.platform_key}),
     # the JSON API: API keys only, never a console session
     "api.openapi_document": Route("GET", PUBLIC),
     "api.context": Route("POST", API),
@@ -163,7 +191,7 @@ def _table(app) -> dict[str, Route]:
 
 class World:
     """Org A (owner, admin, member who reads contacts) with one object of each kind; org B's owner is the
-    outsider; staff and a privacy officer belong to no org."""
+    outsider; staff, a privacy officer and a platform admin belong to no org."""
 
     def __init__(self, factory, s):
         org = factory.org("Org A")
@@ -173,7 +201,11 @@ class World:
             "member": factory.member(org, permissions={"contacts": "read"}),
             "outsider": factory.member(other, role="owner"),
             "staff": factory.user(platform_role="staff"), "privacy": factory.user(platform_role="privacy_officer"),
+            "platform": factory.user(platform_role="platform_admin"),
         }
+        self.org = org.id
+        self.phone = factory.phone(org, "+34600000001").id
+        self.platform_key = factory._save(PlatformApiKey(name="p", prefix="memp_x", key_hash="1" * 64)).id
         c = factory.contact(org)
         self.contact = c.id
         subject = f"contact:{c.id}"

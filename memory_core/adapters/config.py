@@ -51,6 +51,12 @@ class Settings:
     web_threads: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_THREADS", "16")))
     # Longest wait for a pooled connection before the request is answered 503 with Retry-After.
     db_pool_timeout: float = field(default_factory=lambda: float(_env("MEMORIA_DB_POOL_TIMEOUT", "5")))
+    # The console's address as people reach it, for one-time links (invitations, resets, setup).
+    public_url: str | None = field(default_factory=lambda: _env("MEMORIA_PUBLIC_URL"))
+
+    @property
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     @property
     def backend_name(self) -> str:

@@ -60,7 +60,8 @@ class Access:
 
 
 def member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
-    """A membership's permission per area: owners and admins edit everything; "general" is always readable."""
+    """A member's effective permissions: owners and admins edit every area; a member has the areas
+    granted (unknown ones dropped) and reads the default areas."""
     if role in ("owner", "admin"):
         return {a: "edit" for a in AREAS}
     perms = {a: p for a, p in (permissions or {}).items() if a in AREAS and p in RANK}
@@ -78,8 +79,8 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
                 phone: str | None = None) -> Access | None:
     """Rebuild a principal's access from the database as it is now; None when it has none.
 
-    A phone linked to an account resolves to that user too. A user who left the org (left_at set)
-    or a revoked number has no access, so the worker learns nothing from them.
+    A phone linked to an account resolves to that user too. A user who left the org (left_at set),
+    a deactivated membership or a revoked number has no access, so the worker learns nothing from them.
     """
     if user_id is None and phone:
         user_id = session.scalar(select(User.id).where(User.phone == phone))
@@ -91,7 +92,8 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     role = None
     if user_id is not None:
         m = session.scalar(select(Membership).where(
-            Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None)))
+            Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None),
+            Membership.deactivated_at.is_(None)))
         if m is not None:
             role, member_perms = m.role, member_permissions(m.role, m.permissions)
     if phone:

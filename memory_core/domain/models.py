@@ -87,8 +87,13 @@ class Organization(Base):
     memory_mode: Mapped[str] = mapped_column(String(20), server_default="automatic")
     # Retention knobs an owner/admin may tighten; None means the platform default in defaults.py.
     settings: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
+    # The provisioning host's own id for the org (a platform key creates orgs idempotently by it).
+    external_id: Mapped[str | None] = mapped_column(String(200))
+    # A suspended org's keys and console pages stop working; nothing is deleted.
+    suspended_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = _timestamp()
-    __table_args__ = (CheckConstraint(one_of("memory_mode", MemoryMode), name="memory_mode_valid"),)
+    __table_args__ = (CheckConstraint(one_of("memory_mode", MemoryMode), name="memory_mode_valid"),
+                      Index("uq_organizations_external_id", "external_id", unique=True))
 
 
 class User(Base):
@@ -97,7 +102,8 @@ class User(Base):
     email: Mapped[str] = mapped_column(String(320), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     password_hash: Mapped[str | None] = mapped_column(String(300))
-    # Platform roles, outside any org: staff (read-only across orgs), privacy_officer.
+    # Platform roles, outside any org: platform_admin (creates orgs, grants roles), staff (read-only
+    # across orgs), privacy_officer.
     platform_role: Mapped[str | None] = mapped_column(String(30))
     # A verified WhatsApp number; set only by linking with a code sent from that number.
     phone: Mapped[str | None] = mapped_column(String(32), unique=True)
@@ -120,8 +126,13 @@ class Membership(Base):
     permissions: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     joined_at: Mapped[dt.datetime] = _timestamp()
     left_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    # The host application's own id for this person in this org (idempotent provisioning).
+    external_id: Mapped[str | None] = mapped_column(String(200))
+    # Paused by the host or an admin: no access, nothing forgotten (left_at is the end that forgets).
+    deactivated_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (
         UniqueConstraint("org_id", "user_id"),
+        Index("uq_memberships_org_external", "org_id", "external_id", unique=True),
         CheckConstraint(one_of("role", Role), name="role_valid"),
     )
 
@@ -136,7 +147,9 @@ class PhoneAuthorization(Base):
     permissions: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     created_at: Mapped[dt.datetime] = _timestamp()
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
-    __table_args__ = (UniqueConstraint("org_id", "phone"), Index("ix_phone_auth_phone", "phone"))
+    external_id: Mapped[str | None] = mapped_column(String(200))
+    __table_args__ = (UniqueConstraint("org_id", "phone"), Index("ix_phone_auth_phone", "phone"),
+                      Index("uq_phone_auth_org_external", "org_id", "external_id", unique=True))
 
 
 class Contact(Base):
@@ -541,6 +554,45 @@ class ApiKey(Base):
     created_at: Mapped[dt.datetime] = _timestamp()
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class PlatformApiKey(Base):
+    """A platform-level API key (created by a platform admin): may create organizations. SHA-256 only."""
+    __tablename__ = "platform_api_keys"
+    id: Mapped[uuid.UUID] = _pk()
+    name: Mapped[str] = mapped_column(String(100))
+    prefix: Mapped[str] = mapped_column(String(20))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[dt.datetime] = _timestamp()
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AccountToken(Base):
+    """A one-time link: an invitation, a password reset or the first platform admin's setup.
+
+    Only the SHA-256 of the token is stored; it expires and is used once (used_at)."""
+    __tablename__ = "account_tokens"
+    id: Mapped[uuid.UUID] = _pk()
+    purpose: Mapped[str] = mapped_column(String(12))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    email: Mapped[str] = mapped_column(String(320))
+    name: Mapped[str] = mapped_column(String(200), server_default="")
+    # A reset: the account. An invitation: set once the person accepted.
+    user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    org_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    role: Mapped[str | None] = mapped_column(String(10))
+    permissions: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
+    platform_role: Mapped[str | None] = mapped_column(String(30))
+    created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[dt.datetime] = _timestamp()
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    __table_args__ = (
+        CheckConstraint("purpose in ('invite','reset','setup')", name="account_token_purpose_valid"),
+        Index("ix_account_tokens_org", "org_id", "created_at"),
+    )
 
 
 class ConversationSummary(Base):

@@ -50,6 +50,7 @@ class Role(StrEnum):
 
 class PlatformRole(StrEnum):
     """A platform-wide role (not tied to an org)."""
+    PLATFORM_ADMIN = "platform_admin"
     STAFF = "staff"
     PRIVACY_OFFICER = "privacy_officer"
 

@@ -57,6 +57,31 @@ def delete_conversation(session: Session, conversation_id: uuid.UUID, *, actor_l
     return counts
 
 
+def _leaving(org_id: uuid.UUID, user_id: uuid.UUID, phone: str | None):
+    """What a member leaving touches: (private memories removed, shared ones kept as a former member's,
+    phone authorizations revoked). One definition for the preview and the execution."""
+    private = and_(Memory.org_id == org_id, Memory.level == "private", Memory.owner_user_id == user_id)
+    shared = and_(Memory.org_id == org_id, Memory.level == "shared", Memory.author_user_id == user_id,
+                  Memory.author_former_member.is_(False))
+    numbers = and_(PhoneAuthorization.org_id == org_id, PhoneAuthorization.revoked_at.is_(None),
+                   or_(PhoneAuthorization.user_id == user_id,
+                       PhoneAuthorization.phone == phone if phone else False))
+    return private, shared, numbers
+
+
+def member_leaves_preview(session: Session, org_id: uuid.UUID, user_id: uuid.UUID) -> dict[str, int]:
+    """What `member_leaves` would do, counted and changed nothing: private memories (every version)
+    removed, shared memories kept as a former member's, numbers revoked."""
+    if session.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id,
+                                                  Membership.left_at.is_(None))) is None:
+        raise NotFound("That person is not a member of this organization.")
+    phone = session.scalar(select(User.phone).where(User.id == user_id))
+    private, shared, numbers = _leaving(org_id, user_id, phone)
+    return {"private_removed": session.scalar(select(func.count()).select_from(Memory).where(private)),
+            "shared_kept": session.scalar(select(func.count()).select_from(Memory).where(shared)),
+            "numbers_revoked": session.scalar(select(func.count()).select_from(PhoneAuthorization).where(numbers))}
+
+
 def member_leaves(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, actor_label: str,
                   actor_user_id: uuid.UUID | None = None) -> dict[str, int]:
     """End a membership: the member's private memories in the org are removed (every version), what
@@ -76,15 +101,10 @@ def member_leaves(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, ac
     now = clock.now()
     m.left_at = now
     phone = session.scalar(select(User.phone).where(User.id == user_id))
-    private = session.execute(delete(Memory).where(
-        Memory.org_id == org_id, Memory.level == Level.PRIVATE, Memory.owner_user_id == user_id)).rowcount
-    shared = session.execute(update(Memory).where(
-        Memory.org_id == org_id, Memory.level == Level.SHARED, Memory.author_user_id == user_id,
-        Memory.author_former_member.is_(False)).values(author_former_member=True)).rowcount
-    numbers = session.execute(update(PhoneAuthorization).where(
-        PhoneAuthorization.org_id == org_id, PhoneAuthorization.revoked_at.is_(None),
-        or_(PhoneAuthorization.user_id == user_id,
-            PhoneAuthorization.phone == phone if phone else False)).values(revoked_at=now)).rowcount
+    private_rows, shared_rows, number_rows = _leaving(org_id, user_id, phone)
+    private = session.execute(delete(Memory).where(private_rows)).rowcount
+    shared = session.execute(update(Memory).where(shared_rows).values(author_former_member=True)).rowcount
+    numbers = session.execute(update(PhoneAuthorization).where(number_rows).values(revoked_at=now)).rowcount
     counts = {"private_removed": private, "shared_kept": shared, "numbers_revoked": numbers}
     audit.record(session, actor_label=actor_label, actor_user_id=actor_user_id, action="membership.ended",
                  org_id=org_id, target_type="user", target_id=user_id, details=counts)

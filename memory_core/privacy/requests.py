@@ -49,7 +49,7 @@ SUBJECT_TYPES = tuple(PrivacySubjectType)
 ERASED = "[erased]"
 BATCH = 2000
 # Columns never exported: derived vectors and indexes, and secrets stored as digests.
-NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash"}
+NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash", "token_hash"}
 PHONE_RE = re.compile(r"^\+?\d{6,15}$")
 
 
@@ -217,6 +217,11 @@ def plan(subject: Subject) -> list[Step]:
                  "shared knowledge of the org: kept without its author"),
             Step("api_keys", "anonymise", "created_by = :uid", "created_by = null",
                  "org key: kept without its creator"),
+            Step("platform_api_keys", "anonymise", "created_by = :uid", "created_by = null",
+                 "platform key: kept without its creator"),
+            Step("account_tokens", "anonymise", "created_by = :uid and user_id is distinct from :uid "
+                 "and lower(email) is distinct from :email", "created_by = null",
+                 "a link sent to someone else: kept without who sent it"),
             Step("privacy_requests", "anonymise", "handled_by = :uid", "handled_by = null",
                  "another request: kept without its handler"),
             Step("users", "anonymise", "phone = :phone and id is distinct from :uid", "phone = null",
@@ -247,6 +252,7 @@ def plan(subject: Subject) -> list[Step]:
     if subject.type in ("user", "phone"):
         steps += [
             Step("link_codes", "delete", "user_id = :uid or used_by_phone = :phone"),
+            Step("account_tokens", "delete", "user_id = :uid or lower(email) = :email"),
             Step("phone_authorizations", "delete", "user_id = :uid or phone = :phone"),
             Step("memberships", "delete", "user_id = :uid"),
             Step("documents", "delete", "(owner_user_id = :uid or owner_phone = :phone) and not legal_hold"),

@@ -1,0 +1,177 @@
+"""The provisioning API: a host application registers its people, their roles and areas, and their
+phone numbers by its own ids (org key); a platform key creates organizations. Idempotent: the same PUT
+twice changes nothing the second time."""
+from __future__ import annotations
+
+import uuid
+
+from flask import current_app, g
+from sqlalchemy import select
+
+from api import bp
+from api.openapi import route
+from api.provisioning_schemas import (
+    OrganizationIn,
+    OrganizationOut,
+    OrganizationsOut,
+    OrgKeyIn,
+    OrgKeyOut,
+    PeopleOut,
+    PersonIn,
+    PersonOut,
+    PhoneIn,
+    PhoneOut,
+    PhonesOut,
+)
+from api.schemas import CountsOut
+from memory_core.adapters.db import SYSTEM
+from memory_core.domain.errors import NotFound
+from memory_core.domain.models import Organization
+from memory_core.tenancy import members, orgs, phones, provisioning, tokens
+from memory_core.tenancy.api_keys import create_api_key
+from memory_core.tenancy.members import Actor
+from web.sessions import request_session as db
+
+WRITES = (400, 401, 403, 404, 409, 422)
+
+
+def _org_actor() -> Actor:
+    return Actor(f"api key {g.api_key_id}")
+
+
+def _platform_actor() -> Actor:
+    return Actor(f"platform key {g.platform_key_id}")
+
+
+def _person(row: members.MemberRow, created: bool = False) -> PersonOut:
+    return PersonOut(user_id=row.user_id, external_id=row.external_id, email=row.email, name=row.name, role=row.role,
+                     permissions=row.permissions, effective_permissions=row.effective, active=row.active,
+                     joined_at=row.joined_at, created=created)
+
+
+def _member_row(s, org_id: uuid.UUID, user_id: uuid.UUID) -> members.MemberRow:
+    return next(r for r in members.list_members(s, org_id) if r.user_id == user_id)
+
+
+def _phone(row: phones.PhoneRow) -> PhoneOut:
+    return PhoneOut(id=row.id, external_id=row.external_id, phone=row.phone, user_id=row.user_id,
+                    permissions=row.permissions, active=row.active, linked=row.linked)
+
+
+# ---------------------------------------------------------------------------- people (org key)
+
+@route(bp, "/people", "GET", summary="The org's people: role, areas, host id, active", tag="provisioning",
+       response=PeopleOut, errors=(401, 403))
+def list_people(org_id):
+    """Current members of the key's org."""
+    return PeopleOut(people=[_person(r) for r in members.list_members(db(SYSTEM), org_id)])
+
+
+@route(bp, "/people/<ref>", "PUT", summary="Create or update a person by the host's id: account, membership, "
+       "role and per-area permissions; idempotent", tag="provisioning", body=PersonIn, response=PersonOut,
+       errors=WRITES)
+def put_person(org_id, ref: str, body: PersonIn):
+    """Upsert a person of the key's org."""
+    s = db(SYSTEM)
+    done = provisioning.upsert_person(s, org_id, ref, email=body.email, name=body.name, role=body.role,
+                                      permissions=dict(body.permissions), active=body.active, actor=_org_actor())
+    s.commit()
+    return _person(_member_row(s, org_id, done.user.id), created=done.created)
+
+
+@route(bp, "/people/<ref>/removal-preview", "GET", summary="What removing a person would forget and keep",
+       tag="provisioning", response=CountsOut, errors=(401, 403, 404, 409))
+def person_removal_preview(org_id, ref: str):
+    """The member-leaves rule, counted, nothing changed."""
+    s = db(SYSTEM)
+    m = provisioning.membership_by_ref(s, org_id, ref)
+    if m is None or m.left_at is not None:
+        raise NotFound("No such person in this organization.")
+    return CountsOut(counts=members.removal_preview(s, org_id, m.user_id))
+
+
+@route(bp, "/people/<ref>", "DELETE", summary="Remove a person from the org: their private memories go, what "
+       "they shared stays", tag="provisioning", response=CountsOut, errors=(401, 403, 404, 409))
+def delete_person(org_id, ref: str):
+    """The member-leaves forgetting rule for the host's person."""
+    s = db(SYSTEM)
+    counts = provisioning.remove_person(s, org_id, ref, actor=_org_actor())
+    s.commit()
+    return CountsOut(counts=counts)
+
+
+# ---------------------------------------------------------------------------- phones (org key)
+
+@route(bp, "/phones", "GET", summary="The org's authorized phone numbers", tag="provisioning", response=PhonesOut,
+       errors=(401, 403))
+def list_phones(org_id):
+    """Authorized (and revoked) numbers of the key's org."""
+    return PhonesOut(phones=[_phone(r) for r in phones.list_phones(db(SYSTEM), org_id)])
+
+
+@route(bp, "/phones/<ref>", "PUT", summary="Authorize a phone number by the host's id, with the person behind "
+       "it (if any) and its permissions; idempotent", tag="provisioning", body=PhoneIn, response=PhoneOut,
+       errors=WRITES)
+def put_phone(org_id, ref: str, body: PhoneIn):
+    """Upsert an authorized number of the key's org."""
+    s = db(SYSTEM)
+    auth = provisioning.upsert_phone(s, org_id, ref, phone=body.phone, person_ref=body.person,
+                                     permissions=dict(body.permissions), active=body.active, actor=_org_actor())
+    s.commit()
+    return _phone(next(r for r in phones.list_phones(s, org_id) if r.id == auth.id))
+
+
+@route(bp, "/phones/<ref>", "DELETE", summary="Revoke an authorized phone number", tag="provisioning",
+       response=PhoneOut, errors=(401, 403, 404))
+def delete_phone(org_id, ref: str):
+    """The number stops speaking in the org."""
+    s = db(SYSTEM)
+    auth = provisioning.phone_by_ref(s, org_id, ref)
+    phones.revoke_phone(s, org_id, auth.id, actor=_org_actor())
+    s.commit()
+    return _phone(next(r for r in phones.list_phones(s, org_id) if r.id == auth.id))
+
+
+# ---------------------------------------------------------------------------- organizations (platform key)
+
+def _organization(org: Organization, created: bool = False, members_count: int | None = None,
+                  invitation: str | None = None) -> OrganizationOut:
+    url = tokens.link(current_app.config["MEMORIA_SETTINGS"].base_url, "invite", invitation) if invitation else None
+    return OrganizationOut(id=org.id, external_id=org.external_id, name=org.name, created=created,
+                           suspended=org.suspended_at is not None, members=members_count, owner_invitation_url=url)
+
+
+@route(bp, "/organizations", "GET", summary="Every organization with its size (platform key)",
+       tag="platform", response=OrganizationsOut, auth="platform", errors=(401,))
+def list_organizations(platform_key_id):
+    """Orgs, for a platform key."""
+    s = db(SYSTEM)
+    return OrganizationsOut(organizations=[
+        OrganizationOut(id=r.id, external_id=r.external_id, name=r.name, suspended=r.suspended_at is not None,
+                        members=r.members) for r in orgs.list_orgs(s)])
+
+
+@route(bp, "/organizations/<ref>", "PUT", summary="Create (or rename) an organization by the host's id, with "
+       "its owner's one-time invitation (platform key); idempotent", tag="platform", body=OrganizationIn,
+       response=OrganizationOut, auth="platform", errors=(400, 401, 409, 422))
+def put_organization(platform_key_id, ref: str, body: OrganizationIn):
+    """Upsert an org for a platform key."""
+    s = db(SYSTEM)
+    org, created, invitation = provisioning.upsert_org(s, ref, name=body.name, owner_email=body.owner_email,
+                                                       owner_name=body.owner_name, actor=_platform_actor())
+    s.commit()
+    return _organization(org, created, invitation=invitation)
+
+
+@route(bp, "/organizations/<ref>/api-keys", "POST", summary="A new API key for an organization (platform key); "
+       "shown once", tag="platform", body=OrgKeyIn, response=OrgKeyOut, status=201, auth="platform",
+       errors=(400, 401, 404, 422))
+def create_organization_key(platform_key_id, ref: str, body: OrgKeyIn):
+    """An org key the host then provisions people with."""
+    s = db(SYSTEM)
+    org = s.scalar(select(Organization).where(Organization.external_id == provisioning.clean_ref(ref)))
+    if org is None:
+        raise NotFound("No such organization.")
+    row, key = create_api_key(s, org.id, body.name, created_by=None, actor_label=_platform_actor().label)
+    s.commit()
+    return OrgKeyOut(id=row.id, prefix=row.prefix, key=key)

@@ -1,0 +1,185 @@
+"""Platform administration: organizations (create with the owner's invitation, size and activity,
+suspend), platform roles (grant staff, privacy officer, platform admin) and platform API keys."""
+from __future__ import annotations
+
+import uuid
+
+from flask import abort, flash, redirect, render_template, url_for
+from flask_wtf import FlaskForm
+from wtforms import EmailField, SelectField, StringField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import DataRequired, Length, Optional
+
+from console import bp
+from console.forms import EmptyForm
+from console.web import console_actor, db, one_time_link, platform_role_required
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.tenancy import orgs, platform
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class OrgForm(FlaskForm):
+    name = StringField("Name", validators=[DataRequired(), Length(max=200)])
+    owner_email = EmailField("Owner's email", validators=[DataRequired(), Length(max=320)])
+    owner_name = StringField("Owner's name", validators=[Optional(), Length(max=200)])
+
+
+class SuspendForm(FlaskForm):
+    suspend = SelectField(choices=[SelectChoice("1", "suspend"), SelectChoice("0", "restore")],
+                          validators=[DataRequired()])
+
+
+class RoleGrantForm(FlaskForm):
+    email = EmailField("Email", validators=[DataRequired(), Length(max=320)])
+    role = SelectField("Platform role", choices=[SelectChoice("staff"),
+                                                 SelectChoice("privacy_officer", "privacy officer"),
+                                                 SelectChoice("platform_admin", "platform admin"),
+                                                 SelectChoice("", "none")],
+                       validate_choice=True)
+
+
+class KeyForm(FlaskForm):
+    name = StringField("Name", validators=[DataRequired(), Length(max=100)])
+
+
+# ---------------------------------------------------------------------------- organizations
+
+def _orgs_page(form=None, shown_link=None, status=200):
+    return render_template("console/platform/orgs.html", orgs=orgs.list_orgs(db()), form=form or OrgForm(formdata=None),
+                           suspend_form=SuspendForm(formdata=None), shown_link=shown_link), status, NO_STORE
+
+
+@bp.route("/platform/orgs", methods=["GET"])
+@platform_role_required("platform_admin")
+def platform_orgs():
+    """Every organization with its size and activity."""
+    return _orgs_page()
+
+
+@bp.route("/platform/orgs", methods=["POST"])
+@platform_role_required("platform_admin")
+def platform_org_create():
+    """Create an organization and its owner's one-time invitation (the link is shown once)."""
+    form = OrgForm()
+    if not form.validate_on_submit():
+        return _orgs_page(form, status=400)
+    s = db()
+    try:
+        _org, (_row, token) = orgs.create_org(s, form.name.data, owner_email=form.owner_email.data,
+                                              owner_name=form.owner_name.data or "", actor=console_actor())
+    except (InvalidInput, Conflict) as exc:
+        s.rollback()
+        named = {"email": "owner_email"}.get(getattr(exc, "field", None), getattr(exc, "field", None))
+        (form[named] if named in form else form.name).errors.append(str(exc))
+        return _orgs_page(form, status=400)
+    s.commit()
+    return _orgs_page(shown_link=one_time_link("invite", token))
+
+
+@bp.route("/platform/orgs/<org_id>/suspend", methods=["POST"])
+@platform_role_required("platform_admin")
+def platform_org_suspend(org_id: str):
+    """Suspend or restore an organization."""
+    form = SuspendForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        oid = uuid.UUID(org_id)
+    except ValueError:
+        abort(404)
+    s = db()
+    try:
+        org = orgs.set_suspended(s, oid, form.suspend.data == "1", actor=console_actor())
+    except NotFound:
+        abort(404)
+    s.commit()
+    flash(f"{org.name} is {'suspended' if org.suspended_at else 'active again'}.")
+    return redirect(url_for("console.platform_orgs"))
+
+
+# ---------------------------------------------------------------------------- platform roles
+
+def _people_page(form=None, shown_link=None, status=200):
+    return render_template("console/platform/people.html", people=platform.platform_people(db()),
+                           form=form or RoleGrantForm(formdata=None), shown_link=shown_link), status, NO_STORE
+
+
+@bp.route("/platform/people", methods=["GET"])
+@platform_role_required("platform_admin")
+def platform_people():
+    """Who holds a platform role."""
+    return _people_page()
+
+
+@bp.route("/platform/people", methods=["POST"])
+@platform_role_required("platform_admin")
+def platform_role_set():
+    """Grant (or take away) a platform role; an email without an account gets an invitation link."""
+    form = RoleGrantForm()
+    if not form.validate_on_submit():
+        return _people_page(form, status=400)
+    s = db()
+    try:
+        token = platform.grant_or_invite(s, form.email.data, form.role.data or None, actor=console_actor())
+    except (InvalidInput, Conflict) as exc:
+        s.rollback()
+        form.email.errors.append(str(exc))
+        return _people_page(form, status=400 if isinstance(exc, InvalidInput) else 409)
+    s.commit()
+    if token:
+        return _people_page(shown_link=one_time_link("invite", token))
+    flash("Platform role saved.")
+    return redirect(url_for("console.platform_people"))
+
+
+# ---------------------------------------------------------------------------- platform API keys
+
+def _keys_page(form=None, new_key=None, status=200):
+    return render_template("console/platform/keys.html", keys=platform.list_platform_keys(db()),
+                           form=form or KeyForm(formdata=None), revoke_form=EmptyForm(), new_key=new_key), \
+        status, NO_STORE
+
+
+@bp.route("/platform/keys", methods=["GET"])
+@platform_role_required("platform_admin")
+def platform_keys():
+    """Platform API keys (they may create organizations over the API)."""
+    return _keys_page()
+
+
+@bp.route("/platform/keys", methods=["POST"])
+@platform_role_required("platform_admin")
+def platform_key_create():
+    """Create a platform key and show it this once."""
+    form = KeyForm()
+    if not form.validate_on_submit():
+        return _keys_page(form, status=400)
+    s = db()
+    try:
+        _row, key = platform.create_platform_key(s, form.name.data, actor=console_actor())
+    except InvalidInput as exc:
+        form.name.errors.append(str(exc))
+        return _keys_page(form, status=400)
+    s.commit()
+    return _keys_page(new_key=key)
+
+
+@bp.route("/platform/keys/<key_id>/revoke", methods=["POST"])
+@platform_role_required("platform_admin")
+def platform_key_revoke(key_id: str):
+    """Revoke a platform key."""
+    if not EmptyForm().validate_on_submit():
+        abort(400)
+    try:
+        kid = uuid.UUID(key_id)
+    except ValueError:
+        abort(404)
+    s = db()
+    try:
+        row = platform.revoke_platform_key(s, kid, actor=console_actor())
+    except NotFound:
+        abort(404)
+    s.commit()
+    flash(f"Key {row.prefix}… revoked.")
+    return redirect(url_for("console.platform_keys"))

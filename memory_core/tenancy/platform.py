@@ -1,0 +1,154 @@
+"""The platform: its first administrator (a one-time setup link on an empty install), platform roles
+(platform admin, staff, privacy officer) and platform API keys, which may create organizations."""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import uuid
+
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import Session
+
+from memory_core.adapters.security import hash_password, sha256
+from memory_core.domain import audit
+from memory_core.domain.errors import Conflict, InvalidInput, NotFound
+from memory_core.domain.models import PlatformApiKey, User
+from memory_core.domain.vocabulary import PLATFORM_ROLES
+from memory_core.tenancy import tokens
+from memory_core.tenancy.members import Actor, clean_email, clean_name, user_by_email
+from memory_core.tenancy.passwords import check_password
+
+PLATFORM_KEY_PREFIX = "memp_"
+LAST_USED_EVERY = dt.timedelta(minutes=1)
+
+
+def has_users(session: Session) -> bool:
+    return bool(session.scalar(select(exists().where(User.id.is_not(None)))))
+
+
+def has_platform_admin(session: Session) -> bool:
+    return bool(session.scalar(select(exists().where(User.platform_role == "platform_admin"))))
+
+
+def issue_setup_link(session: Session, *, now: dt.datetime | None = None) -> str:
+    """A one-time token to create the first platform admin; refused once the install has any user."""
+    if has_users(session):
+        raise Conflict("This installation already has accounts: sign in, or use `memoria admin create`.")
+    _row, token = tokens.issue(session, "setup", "", platform_role="platform_admin", now=now)
+    audit.record(session, actor_label="memoria command", action="setup.link_issued")
+    return token
+
+
+def create_user(session: Session, email: str, name: str, password: str | None, *, platform_role: str | None = None,
+                actor: Actor) -> User:
+    """A new account (no org). A password is checked; None leaves the account to a reset link."""
+    email = clean_email(email)
+    if platform_role is not None and platform_role not in PLATFORM_ROLES:
+        raise InvalidInput(f"The platform role must be one of {', '.join(PLATFORM_ROLES)}.", field="platform_role")
+    if user_by_email(session, email) is not None:
+        raise Conflict("An account with that email already exists.")
+    user = User(email=email, name=clean_name(name, email), platform_role=platform_role,
+                password_hash=hash_password(check_password(password, email=email)) if password else None)
+    session.add(user)
+    session.flush()
+    audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="user.created",
+                 target_type="user", target_id=user.id, details={"platform_role": platform_role})
+    return user
+
+
+def complete_setup(session: Session, token: str, email: str, name: str, password: str, *,
+                   now: dt.datetime | None = None) -> User:
+    """Use the setup link once: the first platform admin. Refused if a platform admin exists by then."""
+    tokens.peek(session, "setup", token, now=now)
+    check_password(password, email=email)
+    if has_platform_admin(session):
+        raise Conflict("A platform administrator already exists: sign in instead.")
+    row = tokens.consume(session, "setup", token, now=now)
+    user = create_user(session, email, name, password, platform_role="platform_admin", actor=Actor("setup link"))
+    row.user_id, row.email = user.id, user.email
+    return user
+
+
+def set_platform_role(session: Session, user_id: uuid.UUID, role: str | None, *, actor: Actor) -> User:
+    """Grant a platform role (or take it away with None); the last platform admin keeps theirs."""
+    if role is not None and role not in PLATFORM_ROLES:
+        raise InvalidInput(f"The platform role must be one of {', '.join(PLATFORM_ROLES)}.", field="platform_role")
+    user = session.get(User, user_id, with_for_update=True)
+    if user is None:
+        raise NotFound("No such person.")
+    if user.platform_role == role:
+        return user
+    if user.platform_role == "platform_admin" and session.scalar(select(func.count()).select_from(User).where(
+            User.platform_role == "platform_admin")) <= 1:
+        raise Conflict("The last platform administrator cannot lose that role.")
+    before, user.platform_role = user.platform_role, role
+    audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="platform_role.changed",
+                 target_type="user", target_id=user.id, details={"from": before, "to": role})
+    return user
+
+
+def grant_or_invite(session: Session, email: str, role: str | None, *, actor: Actor) -> str | None:
+    """Give the account with this email a platform role (None takes it away); an email without an
+    account gets a one-time invitation with the role instead, whose token is returned."""
+    user = user_by_email(session, email)
+    if user is not None:
+        set_platform_role(session, user.id, role, actor=actor)
+        return None
+    if role is None:
+        raise InvalidInput("No account has that email.", field="email")
+    if role not in PLATFORM_ROLES:
+        raise InvalidInput(f"The platform role must be one of {', '.join(PLATFORM_ROLES)}.", field="platform_role")
+    row, token = tokens.issue(session, "invite", clean_email(email), platform_role=role, created_by=actor.user_id)
+    audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="invitation.created",
+                 target_type="invitation", target_id=row.id, details={"platform_role": role})
+    return token
+
+
+def platform_people(session: Session) -> list[User]:
+    """Everyone holding a platform role."""
+    return list(session.scalars(select(User).where(User.platform_role.is_not(None)).order_by(User.email)))
+
+
+# ---------------------------------------------------------------------------- platform API keys
+
+def create_platform_key(session: Session, name: str, *, actor: Actor) -> tuple[PlatformApiKey, str]:
+    """A new platform key: the row and the key itself, shown once and never stored."""
+    name = (name or "").strip()
+    if not name or len(name) > 100:
+        raise InvalidInput("Give the key a name of 1 to 100 characters.", field="name")
+    prefix = PLATFORM_KEY_PREFIX + secrets.token_hex(4)
+    key = f"{prefix}_{secrets.token_urlsafe(32)}"
+    row = PlatformApiKey(name=name, prefix=prefix, key_hash=sha256(key), created_by=actor.user_id)
+    session.add(row)
+    session.flush()
+    audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="platform_key.created",
+                 target_type="platform_api_key", target_id=row.id, details={"prefix": prefix})
+    return row, key
+
+
+def revoke_platform_key(session: Session, key_id: uuid.UUID, *, actor: Actor) -> PlatformApiKey:
+    row = session.get(PlatformApiKey, key_id, with_for_update=True)
+    if row is None:
+        raise NotFound("No such API key.")
+    if row.revoked_at is None:
+        row.revoked_at = tokens.utcnow()
+        audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="platform_key.revoked",
+                     target_type="platform_api_key", target_id=row.id, details={"prefix": row.prefix})
+    return row
+
+
+def list_platform_keys(session: Session) -> list[PlatformApiKey]:
+    return list(session.scalars(select(PlatformApiKey).order_by(PlatformApiKey.created_at.desc())))
+
+
+def authenticate_platform_key(session: Session, presented: str) -> PlatformApiKey | None:
+    """The active platform key matching `presented`, or None. Touches last_used_at (the caller commits)."""
+    if not presented.startswith(PLATFORM_KEY_PREFIX) or len(presented) > 200:
+        return None
+    row = session.scalar(select(PlatformApiKey).where(PlatformApiKey.key_hash == sha256(presented)))
+    if row is None or row.revoked_at is not None:
+        return None
+    now = tokens.utcnow()
+    if row.last_used_at is None or now - row.last_used_at > LAST_USED_EVERY:
+        row.last_used_at = now
+    return row
