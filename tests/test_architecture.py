@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # The project's top-level packages and modules (bench and app are entry points: they may import anything).
-PROJECT = ("memory_core", "web", "console", "review", "api", "jobs", "client", "evals", "bench", "app")
+PROJECT = ("memory_core", "web", "console", "review", "api", "health", "jobs", "client", "evals", "bench", "app")
 FLASK = ("flask", "flask_login", "flask_wtf", "wtforms")
 
 # Who may not import whom: the layers point inwards, to memory_core.
@@ -19,17 +19,14 @@ FORBIDDEN = {
     "web": ("console", "review", "api", "jobs", "evals", "bench", "app"),
     "console": ("review", "api", "evals", "bench", "app"),
     "review": ("api", "evals", "bench", "app"),
-    "api": ("console", "review", "evals", "bench", "app"),
+    "api": ("console", "review", "health", "evals", "bench", "app"),
+    "health": ("console", "review", "api", "jobs", "evals", "bench", "app"),
     "evals": FLASK + ("web", "console", "review", "api", "jobs", "bench", "app"),
     "client": tuple(p for p in PROJECT if p != "client"),
 }
 
-# Private names still imported across modules by code other branches are rewriting (the extractor's
-# split into a package; the learning flow's one policy.decide). Remove an entry when its import goes.
-PRIVATE_IMPORTS_BEING_REMOVED = {
-    ("memory_core.backends.local_extractor_fallback", "memory_core.backends.local_extractor"),
-    ("memory_core.learning.remember", "memory_core.learning.pipeline"),
-}
+# Private names still imported across modules (none: keep it that way).
+PRIVATE_IMPORTS_BEING_REMOVED: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:
