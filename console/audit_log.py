@@ -1,7 +1,7 @@
 """The audit log: every operator action, searchable, append-only (nothing here can change it)."""
 from __future__ import annotations
 
-from flask import render_template, request
+from flask import abort, render_template, request
 from flask_login import login_required
 
 from console import bp
@@ -19,10 +19,14 @@ def audit():
     a = request.args
     rows, nxt, error = [], None, None
     try:
+        before = insights.parse_cursor(a.get("before"), "before")
+    except MemoriaError as exc:
+        abort(400, str(exc))
+    try:
         rows, nxt = insights.search_audit(
             s, org_id, q=(a.get("q") or "").strip() or None, action=a.get("action") or None,
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
-            before=int(a["before"]) if a.get("before", "").isdigit() else None)
+            before=before)
     except MemoriaError as exc:
         error = str(exc)
     if platform:

@@ -19,13 +19,16 @@ def traces():
     """Memory traces, newest first, with filters by org (staff), channel, conversation and date."""
     s, org_id, platform = reader(org_param=parse_uuid(request.args.get("org")))
     a = request.args
-    error = None
-    rows, nxt = [], None
+    rows, nxt, error = [], None, None
+    try:
+        before = insights.parse_cursor(a.get("offset"), "offset")
+    except MemoriaError as exc:
+        abort(400, str(exc))
     try:
         rows, nxt = insights.list_traces(
             s, org_id, channel=a.get("channel") or None, conversation_id=parse_uuid(a.get("conversation")),
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
-            before=int(a["offset"]) if a.get("offset", "").isdigit() else None)
+            before=before)
     except MemoriaError as exc:
         error = str(exc)
     if platform:

@@ -45,6 +45,18 @@ def parse_date(raw: str | None, name: str) -> dt.date | None:
         raise InvalidInput(f"{name.capitalize()} must be a date like 2026-11-29.", name)
 
 
+MAX_CURSOR = 2**63 - 1  # PostgreSQL's bigint: a larger offset or id cannot exist
+
+
+def parse_cursor(raw: str | None, name: str) -> int | None:
+    """A page cursor (an offset or an id) from a query string; None when absent."""
+    if not raw:
+        return None
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19 or int(raw) > MAX_CURSOR:
+        raise InvalidInput(f"{name.capitalize()} must be a whole number from 0 to {MAX_CURSOR}.", name)
+    return int(raw)
+
+
 def _day_start(d: dt.date) -> dt.datetime:
     return dt.datetime.combine(d, dt.time.min, tzinfo=dt.timezone.utc)
 
