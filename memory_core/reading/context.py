@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session
 
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
-from memory_core.reading.fence import MEMORY_HEADER, RELATED_HEADER, fenced
+from memory_core.reading.fence import MEMORY_HEADER, RELATED_HEADER, fenced, safe_label
 from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, TraceItem
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
@@ -139,7 +139,7 @@ def _not_past_event(today: dt.date):
 
 
 def _label(attribute: str) -> str:
-    return attribute.replace("_", " ").strip().capitalize() or "Dato"
+    return safe_label(attribute) if attribute.strip() else "Dato"
 
 
 def _item_text(m: Memory, *, with_date: bool = True) -> str:
