@@ -510,7 +510,10 @@ def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
         return value
 
     req.subject_ref = _digest(req.subject_ref)
-    req.requested_by, req.basis, req.verification = clean(req.requested_by), clean(req.basis), clean(req.verification)
+    # Who asked is free text typed at intake, most often the subject in their own words ("Ana herself"):
+    # no pattern can tell which of it identifies them, so none of it is kept.
+    req.requested_by = ERASED
+    req.basis, req.verification = clean(req.basis), clean(req.verification)
 
 
 def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, actor: uuid.UUID | None) -> PrivacyRequest:
