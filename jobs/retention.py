@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -36,23 +37,25 @@ def _days(setting: str, var: str) -> str:
             f"then ({value})::int end, :{var})))")
 
 
-# rule -> (table, pick query returning ids to delete; :batch and the day parameters bound)
+# rule -> (table, pick query returning ids to delete; :batch and the day parameters bound). {org} is
+# empty for a platform-wide run, else the condition that keeps the run to one org (:org_id).
 RULES: dict[str, tuple[str, str]] = {
     "superseded_versions": ("memories", f"""
         select m.id from memories m left join organizations o on o.id = m.org_id
-        where m.status = 'superseded' and m.valid_to < now() - {_days('superseded_days', 'superseded_days')}
+        where m.status = 'superseded' and m.valid_to < now() - {_days('superseded_days', 'superseded_days')} {{org}}
         order by m.valid_to limit :batch for update of m skip locked"""),
     "stale_proposals": ("memories", f"""
         select m.id from memories m left join organizations o on o.id = m.org_id
-        where m.status = 'proposed' and m.created_at < now() - {_days('proposal_days', 'proposal_days')}
+        where m.status = 'proposed' and m.created_at < now() - {_days('proposal_days', 'proposal_days')} {{org}}
         order by m.created_at limit :batch for update of m skip locked"""),
     "expired_link_codes": ("link_codes", """
-        select id from link_codes where expires_at < now() - make_interval(secs => :link_grace)
+        select id from link_codes where expires_at < now() - make_interval(secs => :link_grace) {org}
         limit :batch for update skip locked"""),
     "old_traces": ("memory_traces", f"""
         select t.id from memory_traces t left join organizations o on o.id = t.org_id
-        where t.created_at < now() - {_days('trace_days', 'trace_days')}
+        where t.created_at < now() - {_days('trace_days', 'trace_days')} {{org}}
         order by t.created_at limit :batch for update of t skip locked"""),
+    # Sign-in failures belong to no org: only a platform-wide run removes them.
     "login_attempts": ("login_attempts", """
         select id from login_attempts where at < now() - make_interval(days => :login_days)
         limit :batch for update skip locked"""),
@@ -60,10 +63,12 @@ RULES: dict[str, tuple[str, str]] = {
 
 
 @contextmanager
-def job_run(database: Database, job: str, triggered_by: str) -> Iterator[dict[str, Any]]:
-    """Record a run: a row at start, its counts and end (or error) at the finish."""
+def job_run(database: Database, job: str, triggered_by: str,
+            org_id: uuid.UUID | None = None) -> Iterator[dict[str, Any]]:
+    """Record a run (of one org's rows when org_id is given): a row at start, its counts and end (or
+    error) at the finish."""
     with database.unit_of_work(SYSTEM) as uow:
-        run = JobRun(job=job, status="running", triggered_by=triggered_by[:200])
+        run = JobRun(job=job, status="running", triggered_by=triggered_by[:200], org_id=org_id)
         uow.session.add(run)
         uow.commit()
         run_id = run.id
@@ -97,19 +102,25 @@ def delete_in_batches(database: Database, table: str, pick: str, params: dict[st
 
 def run_retention(triggered_by: str = "schedule", *, database: Database | None = None, batch: int = BATCH,
                   superseded_days: int = SUPERSEDED_DAYS, proposal_days: int = PROPOSAL_DAYS,
-                  trace_days: int = TRACE_DAYS) -> dict[str, int]:
-    """Apply every retention rule; returns the rows removed per rule (also kept on the job-run row)."""
+                  trace_days: int = TRACE_DAYS, org_id: uuid.UUID | None = None) -> dict[str, int]:
+    """Apply every retention rule (to one org's rows when org_id is given); returns the rows removed
+    per rule (also kept on the job-run row)."""
     database = database or get_database()
     params = {"superseded_days": superseded_days, "proposal_days": proposal_days, "trace_days": trace_days,
-              "link_grace": LINK_CODE_GRACE.total_seconds(), "login_days": LOGIN_ATTEMPT_DAYS}
-    with job_run(database, JOB, triggered_by) as counts:
+              "link_grace": LINK_CODE_GRACE.total_seconds(), "login_days": LOGIN_ATTEMPT_DAYS, "org_id": org_id}
+    with job_run(database, JOB, triggered_by, org_id) as counts:
         for rule, (table, pick) in RULES.items():
+            if org_id is not None and "{org}" not in pick:
+                continue
+            alias = "m." if " m " in pick else "t." if " t " in pick else ""
+            pick = pick.replace("{org}", f"and {alias}org_id = :org_id" if org_id is not None else "")
             used = {k: v for k, v in params.items() if f":{k}" in pick}
             counts[rule] = delete_in_batches(database, table, pick, used, batch)
         with database.unit_of_work(SYSTEM) as uow:
             # Not deleted: a past event is history. The reader stops serving it; this counts them.
             counts["past_events_not_served"] = uow.session.execute(text(
                 "select count(*) from memories where status = 'active' and category = 'event' "
-                "and event_date < current_date")).scalar_one()
+                "and event_date < current_date and (cast(:org_id as uuid) is null or org_id = :org_id)"),
+                {"org_id": org_id}).scalar_one()
         log.info("retention: %s", counts)
     return dict(counts)

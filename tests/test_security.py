@@ -94,3 +94,46 @@ def test_erasure_leaves_no_typed_name_in_the_requests_requested_by(factory, syst
     req = s.get(PrivacyRequest, req.id)
     assert req.status == "executed"
     assert "Ana" not in req.requested_by and "600" not in req.requested_by
+
+
+# ---------------------------------------------------------------------------- 7. jobs across orgs
+
+def test_org_admin_runs_and_sees_only_their_orgs_job_runs(client, factory, system_session, redis_conn):
+    import datetime as dt
+
+    from rq import SimpleWorker
+    from sqlalchemy import select, update
+
+    from memory_core.adapters.queue import get_queue
+    from memory_core.domain.models import JobRun, Memory
+
+    s = system_session
+    org_a, org_b = factory.org("Org A"), factory.org("Org B")
+    admin_a = factory.member(org_a, role="admin")
+    staff = factory.user(platform_role="staff")
+    old = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=400)
+    a_old = factory.memory(org_a, attribute="a", value="old a", status="superseded")
+    b_old = factory.memory(org_b, attribute="b", value="old b", status="superseded")
+    s.execute(update(Memory).where(Memory.id.in_([a_old.id, b_old.id])).values(valid_to=old))
+    s.add(JobRun(job="retention", status="ok", counts={"org_b_only": 7}, org_id=org_b.id,
+                 triggered_by="console user of org B"))
+    s.add(JobRun(job="retention", status="ok", counts={"platform_wide": 9}, triggered_by="schedule"))
+    s.commit()
+
+    csrf = sign_in(client, admin_a)
+    page = client.get("/jobs").get_data(as_text=True)
+    assert "org_b_only" not in page and "platform_wide" not in page and "org B" not in page
+    resp = client.post("/jobs/run/retention", data={"csrf_token": csrf})
+    assert resp.status_code == 302
+    SimpleWorker([get_queue()], connection=get_queue().connection).work(burst=True)
+    left = set(s.scalars(select(Memory.value).where(Memory.status == "superseded")))
+    assert left == {"old b"}  # org B's retention is not org A's to run
+    run = s.scalar(select(JobRun).where(JobRun.org_id == org_a.id))
+    assert run is not None and run.status == "ok"
+    page = client.get("/jobs").get_data(as_text=True)
+    assert "superseded_versions=1" in page and "org_b_only" not in page
+
+    client.post("/logout", data={"csrf_token": csrf})
+    sign_in(client, staff)
+    page = client.get("/jobs").get_data(as_text=True)
+    assert "org_b_only" in page and "platform_wide" in page and "superseded_versions=1" in page

@@ -455,7 +455,10 @@ class JobRun(Base):
     counts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     error: Mapped[str | None] = mapped_column(Text)
     triggered_by: Mapped[str] = mapped_column(String(200), server_default="schedule")
-    __table_args__ = (Index("ix_job_runs_job_started", "job", "started_at"),)
+    # The org an admin ran it for (only that org's rows); None: a platform-wide run.
+    org_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    __table_args__ = (Index("ix_job_runs_job_started", "job", "started_at"),
+                      Index("ix_job_runs_org_started", "org_id", "started_at"))
 
 
 class PolicyExclusion(Base):
