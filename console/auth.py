@@ -11,7 +11,7 @@ from console import bp
 from console.forms import EmptyForm, LoginForm, OrgSwitchForm
 from console.web import db, load_console_user
 from memory_core.domain import audit
-from memory_core.tenancy.accounts import authenticate
+from memory_core.tenancy.accounts import authenticate, revoke_sessions
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 
 
@@ -56,6 +56,9 @@ def logout():
     """Sign out."""
     if not EmptyForm().validate_on_submit():
         abort(400)
+    s = db()
+    revoke_sessions(s, current_user.uid)
+    s.commit()
     logout_user()
     session.clear()
     flash("Signed out.")

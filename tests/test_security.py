@@ -137,3 +137,50 @@ def test_org_admin_runs_and_sees_only_their_orgs_job_runs(client, factory, syste
     sign_in(client, staff)
     page = client.get("/jobs").get_data(as_text=True)
     assert "org_b_only" in page and "platform_wide" in page and "superseded_versions=1" in page
+
+
+# ---------------------------------------------------------------------------- 6. sessions survive sign-out
+
+def _session_cookie(client) -> str:
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    return cookie.value
+
+
+def _replay(app, cookie: str):
+    thief = app.test_client()
+    thief.set_cookie("session", cookie)
+    return thief.get("/")
+
+
+def test_copied_session_cookie_fails_after_sign_out(app, client, factory):
+    user = factory.member(factory.org(), role="owner")
+    csrf = sign_in(client, user)
+    stolen = _session_cookie(client)
+    assert _replay(app, stolen).status_code == 200
+    assert client.post("/logout", data={"csrf_token": csrf}).status_code == 302
+    resp = _replay(app, stolen)
+    assert resp.status_code == 302 and "/login" in resp.headers["Location"]
+
+
+def test_sessions_are_revoked_on_password_change_and_role_removal(app, client, factory, system_session):
+    from sqlalchemy import update
+
+    from memory_core.adapters.security import hash_password
+    from memory_core.domain.models import Membership, User
+
+    org = factory.org()
+    user = factory.member(org, role="admin")
+    sign_in(client, user)
+    stolen = _session_cookie(client)
+    system_session.execute(update(User).where(User.id == user.id).values(password_hash=hash_password("new one")))
+    system_session.commit()
+    assert _replay(app, stolen).status_code == 302
+
+    fresh = app.test_client()
+    page = login(fresh, user.email, "new one")
+    assert page.status_code == 200
+    stolen = _session_cookie(fresh)
+    system_session.execute(update(Membership).where(Membership.user_id == user.id).values(role="member"))
+    system_session.commit()
+    assert _replay(app, stolen).status_code == 302

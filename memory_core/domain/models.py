@@ -65,6 +65,9 @@ class User(Base):
     # A verified WhatsApp number; set only by linking with a code sent from that number.
     phone: Mapped[str | None] = mapped_column(String(32), unique=True)
     locale: Mapped[str] = mapped_column(String(10), server_default="es")
+    # Bumped on sign-out and (by trigger) on a password, role or membership change: a console session
+    # signed with an older version is refused.
+    session_version: Mapped[int] = mapped_column(Integer, server_default="0")
     created_at: Mapped[dt.datetime] = _now()
     __table_args__ = (
         CheckConstraint("platform_role is null or platform_role in ('staff','privacy_officer')", name="platform_role_valid"),

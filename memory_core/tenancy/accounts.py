@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
@@ -31,3 +32,8 @@ def authenticate(session: Session, email: str, password: str, address: str) -> U
     session.execute(delete(LoginAttempt).where(LoginAttempt.key == keys[0]))
     session.commit()
     return user
+
+
+def revoke_sessions(session: Session, user_id: uuid.UUID) -> None:
+    """Every console session of the user stops working (sign-out). Does not commit."""
+    session.execute(update(User).where(User.id == user_id).values(session_version=User.session_version + 1))
