@@ -40,6 +40,11 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         MEMORIA_SETTINGS=settings,
     )
     app.config.update(config or {})
+    if settings.proxy_count > 0:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        n = settings.proxy_count
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)
     app.extensions["memoria.db"] = Database(resolve_urls(settings).app)
     csrf = CSRFProtect(app)
     init_login(app)

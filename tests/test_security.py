@@ -184,3 +184,92 @@ def test_sessions_are_revoked_on_password_change_and_role_removal(app, client, f
     system_session.execute(update(Membership).where(Membership.user_id == user.id).values(role="member"))
     system_session.commit()
     assert _replay(app, stolen).status_code == 302
+
+
+# ---------------------------------------------------------------------------- 5. sign-in limits
+
+def _concurrent_sign_ins(app, email: str, password: str, n: int, environ: dict | None = None) -> list[int]:
+    """n sign-ins of one account at once, each from its own client; returns what each was told."""
+    import threading
+
+    clients = [app.test_client() for _ in range(n)]
+    tokens = [csrf_from(c.get("/login").get_data(as_text=True)) for c in clients]
+    barrier = threading.Barrier(n)
+    outcomes: list[str] = []
+
+    def attempt(c, token):
+        barrier.wait()
+        resp = c.post("/login", data={"email": email, "password": password, "csrf_token": token},
+                      environ_base=environ or {})
+        body = resp.get_data(as_text=True)
+        outcomes.append("checked" if "Wrong email or password." in body else
+                        "limited" if resp.status_code == 429 else f"other {resp.status_code}")
+
+    threads = [threading.Thread(target=attempt, args=(c, t)) for c, t in zip(clients, tokens)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+def test_concurrent_wrong_passwords_are_checked_at_most_the_limit_times(app, factory):
+    from memory_core.tenancy.accounts import MAX_FAILURES
+
+    user = factory.member(factory.org())
+    outcomes = _concurrent_sign_ins(app, user.email, "wrong", 24)
+    assert outcomes.count("checked") == MAX_FAILURES
+    assert outcomes.count("limited") == 24 - MAX_FAILURES
+
+
+def test_unknown_email_is_limited_and_answered_like_a_known_one(client, factory):
+    user = factory.member(factory.org())
+    known = login(client, user.email, "wrong")
+    unknown = login(client, "nobody@example.test", "wrong")
+    assert known.status_code == unknown.status_code == 200
+    assert "Wrong email or password." in unknown.get_data(as_text=True)
+    for _ in range(5):
+        login(client, "nobody@example.test", "wrong")
+    assert login(client, "nobody@example.test", "wrong").status_code == 429
+
+
+def test_failures_from_one_address_do_not_lock_the_account_out_from_another(app, factory):
+    from memory_core.tenancy.accounts import MAX_FAILURES
+
+    user = factory.member(factory.org())
+    attacker = app.test_client()
+    for address in ("203.0.113.1", "203.0.113.2", "203.0.113.3"):
+        for _ in range(MAX_FAILURES + 1):
+            page = attacker.get("/login", environ_base={"REMOTE_ADDR": address})
+            attacker.post("/login", data={"email": user.email, "password": "wrong",
+                                          "csrf_token": csrf_from(page.get_data(as_text=True))},
+                          environ_base={"REMOTE_ADDR": address})
+    owner = app.test_client()
+    page = owner.get("/login", environ_base={"REMOTE_ADDR": "198.51.100.7"})
+    resp = owner.post("/login", data={"email": user.email, "password": PASSWORD,
+                                      "csrf_token": csrf_from(page.get_data(as_text=True))},
+                      environ_base={"REMOTE_ADDR": "198.51.100.7"})
+    assert resp.status_code == 302
+
+
+def test_client_address_comes_from_the_configured_number_of_proxies(database, redis_conn, factory, monkeypatch):
+    from app import create_app
+
+    user = factory.member(factory.org())
+    behind_proxy = {"REMOTE_ADDR": "10.0.0.1"}  # every request reaches us from the proxy
+
+    def attempts(app, forwarded_for: str) -> int:
+        c = app.test_client()
+        page = c.get("/login", environ_base=behind_proxy)
+        return c.post("/login", data={"email": f"x{forwarded_for}@example.test", "password": "wrong",
+                                      "csrf_token": csrf_from(page.get_data(as_text=True))},
+                      headers={"X-Forwarded-For": forwarded_for}, environ_base=behind_proxy).status_code
+
+    monkeypatch.setenv("MEMORIA_PROXY_COUNT", "1")
+    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False})
+    # 25 people behind one proxy, one wrong password each: nobody is limited for the others' mistakes.
+    assert all(attempts(app, f"192.0.2.{i}") == 200 for i in range(25))
+    monkeypatch.setenv("MEMORIA_PROXY_COUNT", "0")
+    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False})
+    # Without a proxy configured, a forged X-Forwarded-For does not buy a fresh address.
+    assert 429 in {attempts(app, f"198.18.0.{i}") for i in range(25)}

@@ -42,6 +42,9 @@ class Settings:
     queue_name: str = field(default_factory=lambda: _env("MEMORIA_QUEUE", "memoria"))
     # Cookies marked Secure: on by default, off only for local http development.
     secure_cookies: bool = field(default_factory=lambda: _env("MEMORIA_SECURE_COOKIES", "1") != "0")
+    # How many reverse proxies stand in front of the web process: the client address (for sign-in
+    # limits) and scheme are read from that many X-Forwarded-* entries. 0: the headers are ignored.
+    proxy_count: int = field(default_factory=lambda: int(_env("MEMORIA_PROXY_COUNT", "0")))
     host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))
     port: int = field(default_factory=lambda: int(_env("MEMORIA_PORT", "5000")))
 

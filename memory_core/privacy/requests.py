@@ -27,6 +27,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from memory_core.tenancy.accounts import email_key
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
@@ -241,7 +242,8 @@ def plan(subject: Subject) -> list[Step]:
             Step("phone_authorizations", "delete", "user_id = :uid or phone = :phone"),
             Step("memberships", "delete", "user_id = :uid"),
             Step("documents", "delete", "(owner_user_id = :uid or owner_phone = :phone) and not legal_hold"),
-            Step("login_attempts", "delete", "key = :email_key or key = :phone_key"),
+            Step("login_attempts", "delete",
+                 "key = :email_key or key = :phone_key or starts_with(key, :email_key || ' from ')"),
         ]
     if subject.type == "user":
         steps.append(Step("users", "delete", "id = :uid"))
@@ -280,7 +282,7 @@ def _params(subject: Subject) -> dict[str, Any]:
         if isinstance(p.get(k), str):
             p[k] = uuid.UUID(p[k])
     key = secret("link_code_key")
-    p["email_key"] = f"email:{p['email']}" if p.get("email") else None
+    p["email_key"] = email_key(p["email"]) if p.get("email") else None
     p["phone_key"] = ("link:" + keyed_digest(key, "phone:" + p["phone"])) if p.get("phone") else None
     p["pattern"] = mention_pattern(subject)
     p["id_list"] = list(subject.ids)
