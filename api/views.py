@@ -142,10 +142,6 @@ def ingest(org_id, body: IngestIn):
         # A VINCULAR message comes from a number that has no access yet: that is what it asks for.
         principal_access(org_id, body.user_id, body.phone)
     s = db(SYSTEM)
-    conv_org = s.scalar(select(Conversation.org_id).where(Conversation.channel == body.channel,
-                                                          Conversation.external_id == body.conversation))
-    if conv_org is not None and conv_org != org_id:
-        raise ApiError(409, "conflict", "This conversation id is already used by another writer.", "conversation")
     result = ingest_message(s, org_id=org_id, link_handler=confirm_link, **body.model_dump())
     s.commit()
     if result.queued:

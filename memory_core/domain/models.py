@@ -122,6 +122,10 @@ class Contact(Base):
     )
 
 
+# The namespace of a channel's external ids: one SQL function (migration s8_security_external_id_scope).
+ID_SCOPE = "external_id_scope(org_id, phone, user_id)"
+
+
 class Conversation(Base):
     __tablename__ = "conversations"
     id: Mapped[uuid.UUID] = _pk()
@@ -133,7 +137,9 @@ class Conversation(Base):
     phone: Mapped[str | None] = mapped_column(String(32))
     temporary: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     created_at: Mapped[dt.datetime] = _now()
-    __table_args__ = (UniqueConstraint("channel", "external_id"),)
+    # Whose namespace external_id lives in (the org; for org-less rows the phone, else the user).
+    id_scope: Mapped[str | None] = mapped_column(Text, Computed(ID_SCOPE, persisted=True))
+    __table_args__ = (UniqueConstraint("channel", "id_scope", "external_id"),)
 
 
 class Message(Base):
@@ -157,8 +163,9 @@ class Message(Base):
     embedding: Mapped[Any] = mapped_column(Vector(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
     search_tsv: Mapped[Any] = _tsv("text")
+    id_scope: Mapped[str | None] = mapped_column(Text, Computed(ID_SCOPE, persisted=True))
     __table_args__ = (
-        UniqueConstraint("channel", "external_id"),
+        UniqueConstraint("channel", "id_scope", "external_id"),
         CheckConstraint("role in ('user','assistant','system','tool')", name="message_role_valid"),
         CheckConstraint("visibility in ('private_in_org','shared_in_org')", name="message_visibility_valid"),
         Index("ix_messages_conversation", "conversation_id", "created_at"),
