@@ -222,16 +222,25 @@ def redact(text: str, exclusions: Iterable[Exclusion]) -> str:
 
 
 def _redact_plain(text: str, secrets: list[Exclusion]) -> str:
-    for exclusion in secrets:  # each rule sees what the rules before it left, marks included
-        parts, last = [], 0
-        for match in _found(exclusion, text):
-            if REDACTED.search(match.group()):
-                continue  # an earlier rule's mark: its secret is gone already
-            parts += [text[last:match.start()], redaction_mark(exclusion.name)]
-            last = match.end()
-        if parts:
-            text = "".join(parts) + text[last:]
-    return text
+    # Every rule's matches on the same text; overlapping ones become one mark, so nothing of a secret
+    # two rules see differently survives. A checksum rule's name (card) labels the mark before a
+    # rule that only reads the words around the value.
+    spans = sorted((m.start(), m.end(), e.validator is None, e.name) for e in secrets for m in _found(e, text)
+                   if m.end() > m.start())
+    merged: list[list] = []
+    for start, end, vague, name in spans:
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            last[1] = max(last[1], end)
+            if (vague, name) < (last[2], last[3]):
+                last[2], last[3] = vague, name
+        else:
+            merged.append([start, end, vague, name])
+    out, pos = [], 0
+    for start, end, _, name in merged:
+        out += [text[pos:start], redaction_mark(name)]
+        pos = end
+    return "".join(out) + text[pos:]
 
 
 def check_text(text: str, exclusions: Iterable[Exclusion]) -> PolicyVerdict:

@@ -1,7 +1,8 @@
 """Ingest: every message from every channel becomes one row of the unified message table, with its
 outbox row in the same transaction. Idempotent on (channel, external_id) within the writer's org (or
 phone, or user, for org-less traffic: `id_scope`, so orgs never collide); edits and deletes are
-messages too. A temporary conversation stores nothing. A WhatsApp `VINCULAR <code>` is answered here,
+messages too. A temporary conversation stores nothing. Secrets (cards, passwords, codes, keys: the
+policy's exclusion list) are redacted before anything is stored. A WhatsApp `VINCULAR <code>` is answered here,
 before any model sees it, and is not stored.
 
 The caller commits, then kicks the worker (`jobs.outbox.enqueue_drain()`); the per-minute safety net
@@ -22,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from memory_core.domain.errors import Conflict, InvalidInput
 from memory_core.domain.models import Conversation, Message, Outbox
+from memory_core.domain.policy import redact
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
 
 log = logging.getLogger(__name__)
@@ -136,6 +138,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         return IngestResult(temporary=True)
 
     scope = id_scope(org_id, phone, user_id)
+    text = redact_secrets(session, text, org_id)
     existing = session.scalar(select(Message).where(Message.channel == channel, Message.id_scope == scope,
                                                     Message.external_id == external_id))
     if existing is not None:
@@ -164,6 +167,14 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     session.add(Outbox(message_id=message_id, event="new"))
     session.flush()
     return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True)
+
+
+def redact_secrets(session: Session, text: str, org_id: uuid.UUID | None) -> str:
+    """The text with every secret of the exclusion list (the org's included) replaced by its mark,
+    before anything stores or indexes it: "[secret: card]"."""
+    from memory_core.learning.pipeline import load_exclusions
+
+    return redact(text, load_exclusions(session, org_id)) if text else text
 
 
 def id_scope(org_id: uuid.UUID | None, phone: str | None, user_id: uuid.UUID | None):
