@@ -67,6 +67,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("Referrer-Policy", "same-origin")
+        if settings.behind_tls:
+            response.headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
         response.headers.setdefault(
             "Content-Security-Policy",
             "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
@@ -158,7 +160,8 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
             children.append(subprocess.Popen([*exe, "cron"]))
         app = create_app(settings=settings)
         server = make_server(host or settings.host, port or settings.port, app, threaded=True)
-        click.echo(f"\nmemoria console: http://{server.host}:{server.port}/")
+        click.echo(f"\nmemoria console: http://{server.host}:{server.port}/ (development server; "
+                   "`memoria serve` runs the production one)")
         if logins:
             _print_logins(logins)
         else:
@@ -178,6 +181,41 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
                 child.kill()
         for server_handle in reversed(started):
             server_handle.stop()
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@cli.command()
+@click.option("--host", default=None, help="Address to bind (default MEMORIA_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default MEMORIA_PORT, 5000).")
+@click.option("--workers", default=None, type=int, help="Worker processes (default MEMORIA_WEB_WORKERS, 2).")
+def serve(host: str | None, port: int | None, workers: int | None) -> None:
+    """Run the console and API under gunicorn, the production web server. It starts nothing else:
+    run `memoria migrate` first, and `memoria worker` and `memoria cron` beside it. Cookies are Secure
+    unless bound to localhost; MEMORIA_BEHIND_TLS=1 (a TLS proxy in front) adds HSTS."""
+    from gunicorn.app.base import BaseApplication
+
+    settings = get_settings()
+    host, port = host or settings.host, port or settings.port
+    workers = workers or settings.web_workers
+    if host not in LOCAL_HOSTS:
+        # Reachable from other machines: the session cookie must never travel over plain http.
+        os.environ["MEMORIA_SECURE_COOKIES"] = "1"
+        settings = get_settings()
+
+    class Server(BaseApplication):
+        def load_config(self):
+            for key, value in {"bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+                               "workers": workers, "accesslog": "-", "timeout": 60,
+                               "forwarded_allow_ips": "*" if settings.proxy_count else "127.0.0.1"}.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            return create_app(settings=settings)
+
+    click.echo(f"memoria serve: gunicorn, {workers} workers, http://{host}:{port}/")
+    Server().run()
 
 
 @cli.group("eval")

@@ -384,3 +384,77 @@ def test_secrets_sent_in_messages_are_redacted_before_anything_is_stored(client,
     for _, secret in SECRETS.values():
         assert secret not in dump
         assert secret not in caplog.text
+
+
+def test_migration_redacts_secrets_stored_before_ingest_redacted_them(factory, system_session, owner_engine):
+    import importlib.util
+    from pathlib import Path
+
+    from sqlalchemy import select, text
+
+    from memory_core.domain.models import ConversationSummary, Memory, Message
+
+    path = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "s8_security_redact.py"
+    spec = importlib.util.spec_from_file_location("s8_security_redact", path)
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+
+    s = system_session
+    org = factory.org()
+    ana = factory.member(org)
+    conv = factory.conversation(org, ana)
+    factory.message(conv, SECRETS["card"][0])
+    factory.memory(org, attribute="nota", value="clave: Hunter2024!", sentence="La clave es Hunter2024!")
+    s.add(ConversationSummary(conversation_id=conv.id, content={"points": [{"id": "p1", "text": SECRETS["code"][0]}]}))
+    s.commit()
+    with owner_engine.begin() as c:
+        changed = migration.redact_stored(c)
+        again = migration.redact_stored(c)
+    assert changed["messages"] == 1 and changed["memories"] == 1 and changed["conversation_summaries"] == 1
+    assert not any(again.values())  # redacting twice is redacting once
+    s.expire_all()
+    assert s.scalar(select(Message.text)) == "Paga con la [secret: card] por favor"
+    assert "Hunter2024!" not in s.scalar(select(Memory.sentence))
+    assert "482913" not in json.dumps(s.scalar(select(ConversationSummary.content)))
+
+
+# ---------------------------------------------------------------------------- 10. production serving
+
+SERVE_PORT = 5107
+
+
+def test_memoria_serve_runs_gunicorn_with_secure_cookies_and_hsts(servers, database, redis_conn):
+    import os
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    import psutil
+
+    env = {**os.environ, "MEMORIA_WEB_WORKERS": "2", "MEMORIA_BEHIND_TLS": "1", "MEMORIA_SECURE_COOKIES": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--host", "0.0.0.0", "--port", str(SERVE_PORT)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                resp = urllib.request.urlopen(f"http://127.0.0.1:{SERVE_PORT}/login", timeout=10)
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read().decode()
+                assert time.monotonic() < deadline, "memoria serve did not answer"
+                time.sleep(0.5)
+        assert resp.status == 200
+        cookie = resp.headers["Set-Cookie"]
+        assert "Secure" in cookie and "HttpOnly" in cookie  # not bound to localhost: Secure whatever the env says
+        assert resp.headers["Strict-Transport-Security"].startswith("max-age=")
+        workers = psutil.Process(proc.pid).children()
+        assert len(workers) == 2 and all("app" in " ".join(w.cmdline()) for w in workers)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -45,6 +45,9 @@ class Settings:
     # How many reverse proxies stand in front of the web process: the client address (for sign-in
     # limits) and scheme are read from that many X-Forwarded-* entries. 0: the headers are ignored.
     proxy_count: int = field(default_factory=lambda: int(_env("MEMORIA_PROXY_COUNT", "0")))
+    # `memoria serve`: gunicorn worker processes, and whether a TLS proxy is in front (sends HSTS).
+    web_workers: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_WORKERS", "2")))
+    behind_tls: bool = field(default_factory=lambda: _env("MEMORIA_BEHIND_TLS", "0") == "1")
     host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))
     port: int = field(default_factory=lambda: int(_env("MEMORIA_PORT", "5000")))
 
