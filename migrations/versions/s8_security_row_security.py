@@ -37,7 +37,7 @@ IS_WORKER = f"(SELECT pg_has_role(current_user, '{WORKER_ROLE}', 'MEMBER'))"
 
 # table -> (using, with check or None for the same)
 POLICIES: dict[str, tuple[str, str | None]] = {
-    "organizations": (f"{SYSTEM} or ({SCOPED} and id = {ORG})", f"{SYSTEM}"),
+    "organizations": (f"{SYSTEM} or ({SCOPED} and id = {ORG})", f"{SYSTEM} or ({MODE} = 'org' and id = {ORG})"),
     "users": (f"""{SYSTEM} or ({SCOPED} and (id = {USER}
                  or exists (select 1 from memberships m where m.user_id = users.id and m.org_id = {ORG})))""",
               f"{SYSTEM} or ({SCOPED} and id = {USER})"),
