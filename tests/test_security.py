@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import uuid
 import re
+import uuid
 
 import pytest
-
 from sqlalchemy import text
 
 from tests.conftest import csrf_from, login, sign_in

@@ -61,8 +61,8 @@ POLICIES: dict[str, tuple[str, str | None]] = {
     "job_runs": (f"{SYSTEM} or ({MODE} = 'org' and org_id = {ORG})", f"{SYSTEM}"),
     "policy_exclusions": (f"{SYSTEM} or ({SCOPED} and (org_id is null or org_id = {ORG}))",
                           f"{SYSTEM} or ({MODE} = 'org' and org_id = {ORG})"),
-    # Written and read by the system only.
-    "outbox": (SYSTEM, None),
+    # Written and read by the system only (the outbox: also written by ingest in the writer's scope).
+    "outbox": (f"{SYSTEM} or ({SCOPED} and exists (select 1 from messages m where m.id = message_id))", None),
     "login_attempts": (SYSTEM, None),
     "privacy_requests": (SYSTEM, None),
 }
