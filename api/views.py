@@ -61,6 +61,11 @@ def reader(access: Access):
     return db(access.scope())
 
 
+def writer(access: Access):
+    """A session for the principal's own writes: the same row-level-security scope as its reads."""
+    return db(access.scope())
+
+
 def _message(m) -> MessageOut:
     return MessageOut(id=m.id, role=m.role, text=m.text, created_at=m.created_at, edited_at=m.edited_at)
 
@@ -138,10 +143,13 @@ def ingest(org_id, body: IngestIn):
 
     link_request = (body.channel in LINK_CHANNELS and body.role == "user" and body.event == "new"
                     and link_code_of(body.text) is not None)
-    if not link_request:
-        # A VINCULAR message comes from a number that has no access yet: that is what it asks for.
-        principal_access(org_id, body.user_id, body.phone)
-    s = db(SYSTEM)
+    if link_request:
+        # A VINCULAR message comes from a number that has no access yet: that is what it asks for,
+        # and linking reads codes across accounts, so it runs in system scope.
+        s = db(SYSTEM)
+    else:
+        # Everything else is written under the writer's own row-level-security scope.
+        s = writer(principal_access(org_id, body.user_id, body.phone))
     result = ingest_message(s, org_id=org_id, link_handler=confirm_link, **body.model_dump())
     s.commit()
     if result.queued:

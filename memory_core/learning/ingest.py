@@ -162,6 +162,8 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         # A concurrent retry won the race: theirs is the row.
         row = session.scalar(select(Message).where(Message.channel == channel, Message.id_scope == scope,
                                                    Message.external_id == external_id))
+        if row is None:  # the row is there but not ours to see: another writer's message
+            raise Conflict("this external_id already belongs to another writer's message")
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
     # An edit that arrives before its original (webhooks do that) is simply the message's first version.
     session.add(Outbox(message_id=message_id, event="new"))
