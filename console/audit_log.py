@@ -1,14 +1,14 @@
 """The audit log: every operator action, searchable, append-only (nothing here can change it)."""
 from __future__ import annotations
 
-from flask import abort, render_template, request
-from flask_login import login_required
+from flask import render_template, request
+from flask_login import current_user, login_required
 
-from console import bp
+from console import audit_view, bp
 from console.operator import parse_uuid
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
-from review import insights
+from review import insights, paging
 
 
 @bp.route("/audit")
@@ -17,20 +17,20 @@ def audit():
     """Search the audit log."""
     s, org_id, platform = reader(privacy=True, org_param=parse_uuid(request.args.get("org")))
     a = request.args
-    rows, nxt, error = [], None, None
+    page, error = paging.Page([], None, None, 0), None
+    q = (a.get("q") or "").strip() or None
     try:
-        before = insights.parse_cursor(a.get("before"), "before")
-    except MemoriaError as exc:
-        abort(400, str(exc))
-    try:
-        rows, nxt = insights.search_audit(
-            s, org_id, q=(a.get("q") or "").strip() or None, action=a.get("action") or None,
+        page = insights.search_audit(
+            s, org_id, q=q, action=a.get("action") or None, who=parse_uuid(a.get("who")),
+            q_actor_ids=audit_view.actor_ids_matching(s, q) if q and len(q) <= 200 else None,
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
-            before=before)
+            after=a.get("after"), before=a.get("before"))
     except MemoriaError as exc:
         error = str(exc)
     if platform:
-        audit_platform_view(s, "audit", org_id, rows=len(rows))
-    return render_template("console/audit.html", rows=rows, next_before=nxt, args=a, error=error, platform=platform,
-                           orgs=insights.org_names(s) if platform else {},
-                           actions=insights.audit_actions(s, org_id)), 422 if error else 200
+        audit_platform_view(s, "audit", org_id, rows=len(page.rows))
+    entries = audit_view.present(s, page.rows, may_open_privacy=current_user.platform_role == "privacy_officer")
+    return render_template("console/audit.html", entries=entries, page=page, args=a, error=error,
+                           platform=platform, orgs=insights.org_names(s) if platform else {},
+                           actions=insights.audit_actions(s, org_id),
+                           actors=audit_view.actors(s, org_id)), 422 if error else 200

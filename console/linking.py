@@ -2,7 +2,7 @@
 said before it was linked."""
 from __future__ import annotations
 
-from flask import abort, flash, make_response, redirect, render_template, url_for
+from flask import abort, current_app, flash, make_response, redirect, render_template, url_for
 from flask_login import current_user, login_required
 from flask_wtf import FlaskForm
 
@@ -22,8 +22,10 @@ def _page(issued=None, status: int = 200):
     s = db(SYSTEM)
     phone = s.get(User, current_user.uid).phone
     history = linking.pre_link_history(s, current_user.uid)
+    number = current_app.config["MEMORIA_SETTINGS"].whatsapp_number
     resp = make_response(render_template("console/link_whatsapp.html", org=current_user.org(), phone=phone,
-                                         history=history, issued=issued, form=ActionForm()), status)
+                                         history=history, issued=issued, form=ActionForm(), number=number,
+                                         wa_digits="".join(ch for ch in number or "" if ch.isdigit())), status)
     resp.headers["Cache-Control"] = "no-store"  # the code is shown once: never from a cache
     return resp
 

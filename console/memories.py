@@ -7,6 +7,7 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
 from console import bp
+from console.confirm import ask, confirmed
 from console.operator import current_operator, is_htmx, parse_uuid, status_of
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
@@ -28,7 +29,8 @@ def memories():
                                level=a.get("level") or None, area=a.get("area") or None,
                                category=a.get("category") or None, status=a.get("status", "active") or None)
     try:
-        page = curation.list_memories(s, op, f, after=a.get("after"))
+        page = curation.list_memories(s, op, f, after=a.get("after"), before=a.get("before"),
+                                      oldest_first=a.get("sort") == "oldest")
         error = None
     except MemoriaError as exc:
         page, error = curation.MemoryPage([], None), str(exc)
@@ -47,13 +49,20 @@ def memory(memory_id: uuid.UUID):
         d = curation.memory_detail(s, op, memory_id)
     except MemoriaError as exc:
         abort(status_of(exc))
-    return render_template("console/memory.html", d=d, errors={}, form={})
+    return _page(d)
 
 
 @bp.route("/memories/<uuid:memory_id>/restore", methods=["POST"])
 @login_required
 def memory_restore(memory_id: uuid.UUID):
-    """Restore this old version as a new current one."""
+    """Restore this old version as a new current one (after a confirmation)."""
+    if not confirmed():
+        d = _detail_or_abort(memory_id)
+        if not d.may_restore:
+            abort(403)
+        return ask(action=url_for("console.memory_restore", memory_id=memory_id), question="Restore this version?",
+                   consequence=restore_consequence(d, memory_id), button="Restore this version",
+                   back=url_for("console.memory", memory_id=memory_id), danger=False)
     return _act(memory_id, lambda s, op: curation.restore(s, op, memory_id), "Version restored.")
 
 
@@ -61,8 +70,9 @@ def memory_restore(memory_id: uuid.UUID):
 @login_required
 def memory_edit(memory_id: uuid.UUID):
     """Correct the memory by hand (a new, hand-edited version)."""
-    return _act(memory_id, lambda s, op: curation.edit(s, op, memory_id, request.form.get("value", ""),
-                                                       request.form.get("sentence", "")), "Saved as a new version.")
+    f = request.form
+    return _act(memory_id, lambda s, op: curation.edit(s, op, memory_id, f.get("value", ""), f.get("sentence", ""),
+                                                       typed_account=f.get("confirm_account")), "Saved as a new version.")
 
 
 @bp.route("/memories/<uuid:memory_id>/pin", methods=["POST"])
@@ -77,7 +87,14 @@ def memory_pin(memory_id: uuid.UUID):
 @bp.route("/memories/<uuid:memory_id>/delete", methods=["POST"])
 @login_required
 def memory_delete(memory_id: uuid.UUID):
-    """Delete the memory and its older versions."""
+    """Delete the memory and its older versions (after a confirmation)."""
+    if not confirmed():
+        d = _detail_or_abort(memory_id)
+        if not d.may_change:
+            abort(403)
+        return ask(action=url_for("console.memory_delete", memory_id=memory_id),
+                   question="Delete this memory with its versions?", consequence=delete_consequence(d),
+                   button="Delete for good", back=url_for("console.memory", memory_id=memory_id))
     op, s = current_operator(), org_db()
     try:
         n = curation.delete_memory(s, op, memory_id)
@@ -86,6 +103,31 @@ def memory_delete(memory_id: uuid.UUID):
     s.commit()
     flash(f"Deleted the memory and its {n - 1} older version(s)." if n > 1 else "Deleted the memory.")
     return redirect(url_for("console.memories")), 303
+
+
+def delete_consequence(d) -> str:
+    n = len(d.versions)
+    return (f"This deletes {n} version{'s' if n != 1 else ''} of this fact, with their sources. "
+            "It cannot be undone.")
+
+
+def restore_consequence(d, version_id) -> str:
+    old = next((v.memory for v in d.versions if v.memory.id == version_id), None)
+    now = f"the current value «{d.current.value}» is kept as an older version" if d.current else "it becomes current"
+    value = f"«{old.value}»" if old else "this value"
+    return f"Makes {value} current again as a new version; {now}."
+
+
+def _page(d, errors=None, form=None):
+    return render_template("console/memory.html", d=d, errors=errors or {}, form=form or {},
+                           delete_consequence=delete_consequence(d), restore_consequence=restore_consequence)
+
+
+def _detail_or_abort(memory_id):
+    try:
+        return curation.memory_detail(org_db(), current_operator(), memory_id)
+    except MemoriaError as exc:
+        abort(status_of(exc))
 
 
 def _act(memory_id, action, done: str):
@@ -102,8 +144,7 @@ def _act(memory_id, action, done: str):
         except MemoriaError as again:
             abort(status_of(again))
         field = getattr(exc, "field", None)
-        return render_template("console/memory.html", d=d, errors={field if field in ("value", "sentence") else "form": str(exc)},
-                               form=request.form), code
+        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)}, form=request.form), code
     s.commit()
     flash(done)
     target = url_for("console.memory", memory_id=row.id)

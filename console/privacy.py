@@ -9,12 +9,14 @@ from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, Length
+from wtforms.validators import DataRequired, Length, Optional
 
 from console import bp
+from console.confirm import ask, confirmed
 from console.web import db, platform_role_required
 from memory_core.privacy import requests as privacy
 from memory_core.adapters.db import SYSTEM
+from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
 
 # Larger erasures go to the worker in resumable batches; smaller ones run within the request.
@@ -24,18 +26,48 @@ officer = platform_role_required("privacy_officer")
 
 class IntakeForm(FlaskForm):
     kind = SelectField("Request", choices=[SelectChoice("erasure", "Erasure (GDPR art. 17)"),
-                                           SelectChoice("access", "Access / export (GDPR art. 15)")])
+                                           SelectChoice("access", "Access: a copy of their data (GDPR art. 15)"),
+                                           SelectChoice("portability", "Portability: their data to take elsewhere "
+                                                                       "(GDPR art. 20)")])
     subject_type = SelectField("Subject", choices=[
         SelectChoice("user", "User (email or id)"), SelectChoice("phone", "Phone number"),
         SelectChoice("contact", "Contact (id)"), SelectChoice("conversation", "Conversation (id)")])
     subject_ref = StringField("Who or what", validators=[DataRequired(), Length(max=200)])
     requested_by = StringField("Who asked", validators=[DataRequired(), Length(max=300)])
-    basis = StringField("Basis", validators=[DataRequired(), Length(max=500)], default="GDPR art. 17")
+    basis = StringField("Basis (leave empty for the article of the request)", validators=[Optional(), Length(max=500)])
     verification = TextAreaField("Identity verification (so far)", validators=[Length(max=2000)])
+
+
+KIND_NAMES = {"erasure": "Erasure", "access": "Access", "portability": "Portability"}
+# The erasure plan's tables, as an officer reads them.
+RECORD_NAMES = {
+    "users": "The person's account", "memberships": "Memberships", "messages": "Messages",
+    "conversations": "Conversations", "conversation_summaries": "Conversation summaries",
+    "memories": "Memories (every version)", "memory_sources": "Links from memories to their messages",
+    "memory_traces": "Memory blocks sent to the assistant", "trace_items": "Memories shown in those blocks",
+    "notifications": "Notifications", "link_codes": "WhatsApp link codes", "phone_authorizations": "Authorized phones",
+    "documents": "Documents", "outbox": "Messages waiting to be learnt", "login_attempts": "Sign-in attempts",
+    "privacy_requests": "Privacy requests", "usage_ledger": "Usage records", "contacts": "Contacts",
+    "api_keys": "API keys",
+}
+
+
+def record_name(table: str) -> str:
+    return RECORD_NAMES.get(table, table.replace("_", " ").capitalize())
+
+
+@bp.context_processor
+def _privacy_words():
+    return {"kind_names": KIND_NAMES, "closed": privacy.CLOSED, "record_names": record_name}
 
 
 class NoteForm(FlaskForm):
     note = TextAreaField("Note", validators=[DataRequired(), Length(max=2000)])
+
+
+class VerifyForm(FlaskForm):
+    """The note may stay empty when the verification was already written at intake."""
+    note = TextAreaField("Note", validators=[Optional(), Length(max=2000)])
 
 
 class ActionForm(FlaskForm):
@@ -54,7 +86,7 @@ def _request_or_404(request_id: uuid.UUID):
 def privacy_requests():
     """Every request with its status and due date, and the intake form."""
     return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=IntakeForm(),
-                           now=privacy._now())
+                           now=clock.now())
 
 
 @bp.route("/privacy/new", methods=["POST"])
@@ -64,16 +96,16 @@ def privacy_intake():
     form = IntakeForm()
     if not form.validate_on_submit():
         return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=form,
-                               now=privacy._now()), 422
+                               now=clock.now()), 422
     s = db(SYSTEM)
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
                              subject_ref=form.subject_ref.data, requested_by=form.requested_by.data,
-                             basis=form.basis.data, verification=form.verification.data or "", actor=current_user.uid)
+                             basis=form.basis.data or "", verification=form.verification.data or "", actor=current_user.uid)
     except (InvalidInput, NotFound) as exc:
         form.subject_ref.errors.append(str(exc))
         return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
-                               now=privacy._now()), 422
+                               now=clock.now()), 422
     s.commit()
     flash("Request recorded. Verify the requester's identity next.")
     return redirect(url_for("console.privacy_request", request_id=req.id))
@@ -85,7 +117,8 @@ def privacy_request(request_id: uuid.UUID):
     """One request: its steps, preview, progress and receipt."""
     req = _request_or_404(request_id)
     return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
-                           totals=privacy._totals(req.preview) if req.preview else None)
+                           verify_form=VerifyForm(), totals=privacy.preview_totals(req.preview) if req.preview else None,
+                           erasure_consequence=erasure_consequence(req) if req.preview else "")
 
 
 @bp.route("/privacy/<uuid:request_id>/progress")
@@ -117,8 +150,8 @@ def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
 @officer
 def privacy_verify(request_id: uuid.UUID):
     """Note how the identity was verified."""
-    return _step(request_id, lambda s, f: privacy.verify(s, request_id, f.note.data, current_user.uid),
-                 "Identity verification noted. Preview the request next.", NoteForm)
+    return _step(request_id, lambda s, f: privacy.verify(s, request_id, f.note.data or "", current_user.uid),
+                 "Identity verification noted. Preview the request next.", VerifyForm)
 
 
 @bp.route("/privacy/<uuid:request_id>/reject", methods=["POST"])
@@ -139,10 +172,16 @@ def privacy_preview(request_id: uuid.UUID):
 @bp.route("/privacy/<uuid:request_id>/execute", methods=["POST"])
 @officer
 def privacy_execute(request_id: uuid.UUID):
-    """Execute the previewed request: inline when small, else on the worker with progress."""
+    """Execute the previewed request (an erasure after a confirmation): inline when small, else on the worker."""
+    req = _request_or_404(request_id)
+    if req.kind == "erasure" and req.preview and not confirmed():
+        return ask(action=url_for("console.privacy_execute", request_id=request_id),
+                   question="Execute this erasure?", consequence=erasure_consequence(req), button="Erase for good",
+                   back=url_for("console.privacy_request", request_id=request_id))
+
     def run(s, _form):
         req = _request_or_404(request_id)
-        total = sum(privacy._totals(req.preview).values()) if req.preview else 0
+        total = sum(privacy.preview_totals(req.preview).values()) if req.preview else 0
         if req.kind == "erasure" and total > INLINE_LIMIT:
             from jobs.privacy import enqueue_execution
 
@@ -151,6 +190,12 @@ def privacy_execute(request_id: uuid.UUID):
         privacy.execute(s, request_id, current_user.uid)
         return None
     return _step(request_id, run, "Executed. Download the receipt below.")
+
+
+def erasure_consequence(req) -> str:
+    totals = privacy.preview_totals(req.preview)
+    return (f"This deletes {totals['delete']} rows, anonymises {totals['anonymise']} and keeps {totals['keep']} "
+            "under legal hold. It cannot be undone.")
 
 
 @bp.route("/privacy/<uuid:request_id>/receipt.json")

@@ -7,10 +7,10 @@ from flask import abort, render_template, request
 from flask_login import current_user, login_required
 
 from console import bp
-from console.operator import parse_uuid
+from console.operator import current_operator, parse_uuid
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
-from review import insights
+from review import insights, paging
 
 
 @bp.route("/traces")
@@ -19,21 +19,18 @@ def traces():
     """Memory traces, newest first, with filters by org (staff), channel, conversation and date."""
     s, org_id, platform = reader(org_param=parse_uuid(request.args.get("org")))
     a = request.args
-    rows, nxt, error = [], None, None
+    page, error = paging.Page([], None, None, 0), None
     try:
-        before = insights.parse_cursor(a.get("offset"), "offset")
-    except MemoriaError as exc:
-        abort(400, str(exc))
-    try:
-        rows, nxt = insights.list_traces(
+        page = insights.list_traces(
             s, org_id, channel=a.get("channel") or None, conversation_id=parse_uuid(a.get("conversation")),
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
-            before=before)
+            after=a.get("after"), before=a.get("before"), used_only=a.get("used") == "1",
+            viewer=None if platform else current_operator().access)
     except MemoriaError as exc:
         error = str(exc)
     if platform:
-        audit_platform_view(s, "traces", org_id, rows=len(rows))
-    return render_template("console/traces.html", rows=rows, next_offset=nxt, args=a, error=error, platform=platform,
+        audit_platform_view(s, "traces", org_id, rows=len(page.rows))
+    return render_template("console/traces.html", rows=page.rows, page=page, args=a, error=error, platform=platform,
                            orgs=insights.org_names(s) if platform else {},
                            channels=insights.trace_channels(s, org_id)), 422 if error else 200
 

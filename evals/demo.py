@@ -5,6 +5,7 @@ import datetime as dt
 
 from sqlalchemy import exists, select
 
+from memory_core.domain import clock
 from memory_core.adapters.db import SYSTEM, get_database
 from memory_core.domain.models import (
     Contact, Conversation, Membership, Memory, MemorySource, Message, Organization, PhoneAuthorization, User,
@@ -42,7 +43,7 @@ def _user(s, login, name, **kw) -> User:
 
 
 def _load(s) -> None:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     org = Organization(name="Sumalos Demo S.L.", memory_mode="automatic")
     org2 = Organization(name="Panadería Ruiz", memory_mode="confirmation")
     s.add_all([org, org2])

@@ -7,7 +7,6 @@ the run stay, tagged with the run's tag, because they record real spending.
 """
 from __future__ import annotations
 
-import datetime as dt
 import importlib.util
 import json
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from sqlalchemy import delete, func, select
 
+from memory_core.domain import clock
 from memory_core.backends.base import ModelBackend
 from memory_core.adapters.db import SYSTEM, Database
 from memory_core.domain.errors import InvalidInput
@@ -61,7 +61,7 @@ def _ratio(a: int, b: int) -> float | None:
 def eval_gate(database: Database, backend: ModelBackend, rows: list[dict], *, run_tag: str | None = None,
               errors: list | None = None) -> dict:
     """Run every line through the pipeline on a scratch org; return the metrics as one dict."""
-    run_tag = run_tag or f"eval-gate-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+    run_tag = run_tag or f"eval-gate-{clock.now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
     org_id, user_ids = _scratch_org(database)
     results: list[tuple[dict, object]] = []
     started = time.perf_counter()

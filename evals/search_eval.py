@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import delete
 
+from memory_core.domain import clock
 from memory_core.domain.access import load_access
 from memory_core.adapters.db import SYSTEM, Database
 from memory_core.domain.errors import InvalidInput
@@ -72,7 +73,7 @@ class Scratch:
 def load_scratch(db: Database, data: dict[str, Any], embed: Embed, embed_model: str) -> Scratch:
     """Write the corpus as real rows of a fresh org with one owner; committed, so search sees it."""
     tag = uuid.uuid4().hex[:10]
-    now = _date(data.get("now")) or dt.datetime.now(dt.timezone.utc)
+    now = _date(data.get("now")) or clock.now()
     corpus = data["corpus"]
     vectors = embed([c["text"] for c in corpus]) if corpus else []
     ids: dict[str, tuple[str, uuid.UUID]] = {}

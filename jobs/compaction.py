@@ -1,10 +1,10 @@
 """Compaction after the reply: fold the older part of one conversation into its summary."""
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import uuid
 
+from memory_core.domain import clock
 from memory_core.reading.compaction import compact_conversation
 from memory_core.adapters.db import SYSTEM, get_database
 from memory_core.domain.models import JobRun
@@ -22,7 +22,7 @@ def compact_conversation_job(conversation_id: str) -> dict:
         counts = {"folded_messages": result.folded_messages, "kept_tokens": result.kept_tokens,
                   "added": len(report.added) if report else 0, "changed": len(report.changed) if report else 0,
                   "retired": len(report.retired) if report else 0, "rejected": len(report.rejected) if report else 0}
-        uow.session.add(JobRun(job=JOB, status="ok", finished_at=dt.datetime.now(dt.timezone.utc), counts=counts,
+        uow.session.add(JobRun(job=JOB, status="ok", finished_at=clock.now(), counts=counts,
                                triggered_by=f"conversation {conversation_id}"))
         uow.commit()
     return {"compacted": result.compacted, "reason": result.reason, **counts}

@@ -23,6 +23,7 @@ from decimal import Decimal
 from sqlalchemy import insert, or_, select
 from sqlalchemy.orm import aliased
 
+from memory_core.domain import clock
 from memory_core.backends.base import BackendError
 from memory_core.adapters.db import SYSTEM, get_database
 from memory_core.domain.ledger import record_usage
@@ -73,7 +74,7 @@ def _error_text(exc: BaseException) -> str:
 def drain_once(database, backend, *, now: dt.datetime | None = None, run_tag: str | None = None) -> str | None:
     """Claim and process one pending outbox row in its own transaction: 'done', 'failed' or None (none left)."""
     with database.unit_of_work(SYSTEM) as uow:
-        rows = _claim(uow.session, now or dt.datetime.now(dt.timezone.utc))
+        rows = _claim(uow.session, now or clock.now())
         if not rows:
             return None
         return _process_row(uow, rows[0], backend, run_tag)
@@ -93,7 +94,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
     cache = BatchCache()
     with database.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        rows = _claim(s, now or dt.datetime.now(dt.timezone.utc), limit)
+        rows = _claim(s, now or clock.now(), limit)
         if not rows:
             return None
         try:
@@ -115,7 +116,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
         if done:
             table = Outbox.__table__
             s.execute(table.update().where(table.c.id.in_(done))
-                      .values(processed_at=dt.datetime.now(dt.timezone.utc), last_error=None))
+                      .values(processed_at=clock.now(), last_error=None))
         if usage:
             s.execute(insert(UsageLedger.__table__), usage)
         uow.commit()
@@ -147,7 +148,7 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
     except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
         row.attempts += 1
         row.last_error = _error_text(exc)
-        row.next_attempt_at = dt.datetime.now(dt.timezone.utc) + backoff(row.attempts)
+        row.next_attempt_at = clock.now() + backoff(row.attempts)
         # The calls made before the failure, and the failed call itself, were paid for: the
         # savepoint took their ledger rows away, so they are written again outside it.
         exc_usage = getattr(exc, "usage", None)
@@ -170,7 +171,7 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
             org_id = s.get(Message, row.message_id).org_id
             usage.extend(_usage_row(u, org_id, row.message_id, run_tag) for u in spent)
         return "done"
-    row.processed_at = dt.datetime.now(dt.timezone.utc)
+    row.processed_at = clock.now()
     row.last_error = None
     uow.commit()
     return "done"
@@ -212,7 +213,7 @@ def _schedule_retry(database) -> None:
         due = uow.session.scalar(select(func.min(Outbox.next_attempt_at)).where(Outbox.processed_at.is_(None)))
     if due is None:
         return
-    delay = max(dt.timedelta(seconds=1), due - dt.datetime.now(dt.timezone.utc))
+    delay = max(dt.timedelta(seconds=1), due - clock.now())
     try:
         get_queue().enqueue_in(delay, drain_outbox)
     except Exception:  # noqa: BLE001

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from sqlalchemy import text
 
+from memory_core.domain import clock
 from memory_core.adapters.db import SYSTEM, Database, get_database
 from memory_core.domain.models import JobRun
 
@@ -42,22 +43,22 @@ def _days(setting: str, var: str) -> str:
 RULES: dict[str, tuple[str, str]] = {
     "superseded_versions": ("memories", f"""
         select m.id from memories m left join organizations o on o.id = m.org_id
-        where m.status = 'superseded' and m.valid_to < now() - {_days('superseded_days', 'superseded_days')} {{org}}
+        where m.status = 'superseded' and m.valid_to < :now - {_days('superseded_days', 'superseded_days')} {{org}}
         order by m.valid_to limit :batch for update of m skip locked"""),
     "stale_proposals": ("memories", f"""
         select m.id from memories m left join organizations o on o.id = m.org_id
-        where m.status = 'proposed' and m.created_at < now() - {_days('proposal_days', 'proposal_days')} {{org}}
+        where m.status = 'proposed' and m.created_at < :now - {_days('proposal_days', 'proposal_days')} {{org}}
         order by m.created_at limit :batch for update of m skip locked"""),
     "expired_link_codes": ("link_codes", """
-        select id from link_codes where expires_at < now() - make_interval(secs => :link_grace) {org}
+        select id from link_codes where expires_at < :now - make_interval(secs => :link_grace) {org}
         limit :batch for update skip locked"""),
     "old_traces": ("memory_traces", f"""
         select t.id from memory_traces t left join organizations o on o.id = t.org_id
-        where t.created_at < now() - {_days('trace_days', 'trace_days')} {{org}}
+        where t.created_at < :now - {_days('trace_days', 'trace_days')} {{org}}
         order by t.created_at limit :batch for update of t skip locked"""),
     # Sign-in failures belong to no org: only a platform-wide run removes them.
     "login_attempts": ("login_attempts", """
-        select id from login_attempts where at < now() - make_interval(days => :login_days)
+        select id from login_attempts where at < :now - make_interval(days => :login_days)
         limit :batch for update skip locked"""),
 }
 
@@ -83,7 +84,7 @@ def job_run(database: Database, job: str, triggered_by: str,
         with database.unit_of_work(SYSTEM) as uow:
             run = uow.session.get(JobRun, run_id)
             run.status, run.counts, run.error = ("failed" if error else "ok"), counts, error
-            run.finished_at = dt.datetime.now(dt.timezone.utc)
+            run.finished_at = clock.now()
             uow.commit()
 
 
@@ -106,8 +107,10 @@ def run_retention(triggered_by: str = "schedule", *, database: Database | None =
     """Apply every retention rule (to one org's rows when org_id is given); returns the rows removed
     per rule (also kept on the job-run row)."""
     database = database or get_database()
+    now = clock.now()  # one cut-off for the whole run, from the clock that stamped the rows
     params = {"superseded_days": superseded_days, "proposal_days": proposal_days, "trace_days": trace_days,
-              "link_grace": LINK_CODE_GRACE.total_seconds(), "login_days": LOGIN_ATTEMPT_DAYS, "org_id": org_id}
+              "link_grace": LINK_CODE_GRACE.total_seconds(), "login_days": LOGIN_ATTEMPT_DAYS, "now": now,
+              "org_id": org_id}
     with job_run(database, JOB, triggered_by, org_id) as counts:
         for rule, (table, pick) in RULES.items():
             if org_id is not None and "{org}" not in pick:
@@ -120,7 +123,7 @@ def run_retention(triggered_by: str = "schedule", *, database: Database | None =
             # Not deleted: a past event is history. The reader stops serving it; this counts them.
             counts["past_events_not_served"] = uow.session.execute(text(
                 "select count(*) from memories where status = 'active' and category = 'event' "
-                "and event_date < current_date and (cast(:org_id as uuid) is null or org_id = :org_id)"),
-                {"org_id": org_id}).scalar_one()
+                "and event_date < :today and (cast(:org_id as uuid) is null or org_id = :org_id)"),
+                {"today": now.date(), "org_id": org_id}).scalar_one()
         log.info("retention: %s", counts)
     return dict(counts)

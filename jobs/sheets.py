@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from jobs.retention import job_run
 from memory_core.adapters.db import SYSTEM, Database, get_database
+from memory_core.domain import clock
 from memory_core.domain.models import Contact, Memory, MemorySource
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def rebuild_group(session: Session, key: GroupKey, min_facts: int) -> str:
             return "unchanged"
         sheet.value, sheet.sentence = value, sentence
         sheet.confidence = min(f.confidence for f in facts)
-        sheet.updated_at = func.now()
+        sheet.updated_at = clock.now()
         sheet.embedding, sheet.embed_model = None, None  # the old vector describes the old sheet
         session.execute(delete(MemorySource).where(MemorySource.memory_id == sheet.id))
         outcome = "rebuilt"

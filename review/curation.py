@@ -14,12 +14,16 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
 from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES
-from review.service import Labels, Operator, visible_proposals
+from memory_core.domain.ladder import BANK_ATTRIBUTES
+from memory_core.domain.policy import iban_valid
+from review import paging
+from review.service import Labels, Operator, normalise_account, verified_account_sentence, visible_proposals
 
 PAGE_SIZE = 50
 
@@ -83,25 +87,16 @@ class MemoryRow:
 class MemoryPage:
     rows: list[MemoryRow]
     next_cursor: str | None
+    prev_cursor: str | None = None
+    total_label: str = "0"
 
 
-def _cursor(m: Memory) -> str:
-    return f"{m.created_at.isoformat()}|{m.id}"
 
 
-def _parse_cursor(raw: str | None):
-    if not raw:
-        return None
-    try:
-        at, mid = raw.split("|", 1)
-        return dt.datetime.fromisoformat(at), uuid.UUID(mid)
-    except ValueError:
-        raise InvalidInput("That page link is not valid: start again from the first page.", "after")
-
-
-def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | None = None,
-                  limit: int = PAGE_SIZE) -> MemoryPage:
-    """Newest first, keyset-paginated; every filter is a column the indexes cover."""
+def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | None = None, before: str | None = None,
+                  oldest_first: bool = False, limit: int = PAGE_SIZE) -> MemoryPage:
+    """Newest (or oldest) first, keyset pages both ways with a capped total; every filter is a column the
+    indexes cover."""
     f.validate()
     # The console works in one org (RLS "org" mode hides personal rows anyway): saying so lets the
     # planner read the first page from ix_memories_org_status_created in order.
@@ -121,15 +116,12 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
             stmt = stmt.where(col == value)
     if f.q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", f.q)))
-    cur = _parse_cursor(after)
-    if cur:
-        stmt = stmt.where(func.row(Memory.created_at, Memory.id) < func.row(*cur))
-    rows = list(s.scalars(stmt.order_by(Memory.created_at.desc(), Memory.id.desc()).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    labels = Labels(s, op.org_id).prefetch(rows)
-    return MemoryPage([MemoryRow(m, labels.subject(m.subject), labels.author(m)) for m in rows],
-                      _cursor(rows[-1]) if more and rows else None)
+    page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id),
+                         (paging.datetime_type, paging.uuid_type), after=after, before=before,
+                         descending=not oldest_first, limit=limit)
+    labels = Labels(s, op.org_id).prefetch(page.rows)
+    return MemoryPage([MemoryRow(m, labels.subject(m.subject), labels.author(m)) for m in page.rows],
+                      page.next_cursor, page.prev_cursor, page.total_label)
 
 
 def get_memory(s: Session, op: Operator, memory_id: uuid.UUID, *, for_update: bool = False) -> Memory:
@@ -157,6 +149,10 @@ class MemoryDetail:
     current: Memory | None
     may_change: bool
     may_restore: bool
+
+    @property
+    def is_bank_account(self) -> bool:
+        return self.memory.attribute in BANK_ATTRIBUTES
 
 
 def _chain(s: Session, op: Operator, m: Memory) -> list[Memory]:
@@ -195,7 +191,7 @@ def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetai
 
 def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: str, hand_edited: bool,
                  by: uuid.UUID) -> Memory:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     row = Memory(org_id=old.org_id, level=old.level, owner_user_id=old.owner_user_id, owner_phone=old.owner_phone,
                  area=old.area, category=old.category, subject=old.subject, attribute=old.attribute, value=value,
                  sentence=sentence, confidence=old.confidence, pinned=old.pinned, status="active",
@@ -207,7 +203,7 @@ def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: 
 
 
 def _supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     if current is not None:
         current.status, current.valid_to = "superseded", now
         s.flush()  # one active row per fact: close the current one before the new one exists
@@ -245,12 +241,23 @@ def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
     return row
 
 
-def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: str) -> Memory:
-    """Correct a memory by hand: a new hand-edited version supersedes it."""
+def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: str,
+         typed_account: str | None = None) -> Memory:
+    """Correct a memory by hand: a new hand-edited version supersedes it. A bank account goes through the same
+    safeguard as its proposal: an owner or admin, a valid IBAN, typed twice."""
     m = get_memory(s, op, memory_id, for_update=True)
     if not may_change(op, m):
         raise Forbidden("You may not edit this memory.")
     value, sentence = (value or "").strip(), (sentence or "").strip()
+    if m.attribute in BANK_ATTRIBUTES:
+        value = normalise_account(value).upper()
+        if not op.access.is_admin:
+            raise Forbidden("Only an owner or admin can change a bank account.")
+        if not iban_valid(value):
+            raise InvalidInput("That is not a valid IBAN (check the country code, length and check digits).", "value")
+        if normalise_account(typed_account or "").upper() != value:
+            raise InvalidInput("The account you typed again does not match. Nothing was changed.", "confirm_account")
+        sentence = verified_account_sentence(Labels(s, op.org_id).subject(m.subject))
     if not value:
         raise InvalidInput("The value cannot be empty.", "value")
     if not sentence:
@@ -277,7 +284,7 @@ def set_pinned(s: Session, op: Operator, memory_id: uuid.UUID, pinned: bool) -> 
         raise Forbidden("You may not pin this memory.")
     if m.status != "active":
         raise InvalidInput("Only the current version can be pinned.", "pinned")
-    m.pinned, m.updated_at = pinned, dt.datetime.now(dt.timezone.utc)
+    m.pinned, m.updated_at = pinned, clock.now()
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.pinned" if pinned else "memory.unpinned",
                  org_id=m.org_id, target_type="memory", target_id=m.id)
     return m

@@ -11,15 +11,19 @@ import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import Date, cast, func, or_, select
+from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
+from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
-    AuditLog, JobRun, Memory, MemoryTrace, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
+    AuditLog, JobRun, Memory, MemoryTrace, Message, Organization, PolicyExclusion, PrivacyRequest, TraceItem, UsageLedger,
+    User,
 )
 from memory_core.domain.vocabulary import MEMORY_MODES
+from review import paging
 
 PAGE_SIZE = 50
 
@@ -32,10 +36,6 @@ RETENTION_LABELS = {
 }
 
 
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
-
-
 def parse_date(raw: str | None, name: str) -> dt.date | None:
     if not raw:
         return None
@@ -43,18 +43,6 @@ def parse_date(raw: str | None, name: str) -> dt.date | None:
         return dt.date.fromisoformat(raw)
     except ValueError:
         raise InvalidInput(f"{name.capitalize()} must be a date like 2026-11-29.", name)
-
-
-MAX_CURSOR = 2**63 - 1  # PostgreSQL's bigint: a larger offset or id cannot exist
-
-
-def parse_cursor(raw: str | None, name: str) -> int | None:
-    """A page cursor (an offset or an id) from a query string; None when absent."""
-    if not raw:
-        return None
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19 or int(raw) > MAX_CURSOR:
-        raise InvalidInput(f"{name.capitalize()} must be a whole number from 0 to {MAX_CURSOR}.", name)
-    return int(raw)
 
 
 def _day_start(d: dt.date) -> dt.datetime:
@@ -72,17 +60,27 @@ class TraceRow:
     trace: MemoryTrace
     items: int
     used: int
+    first_words: str | None = None  # the turn's message, when the reader may see it
+    who: str | None = None
 
 
 def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = None,
                 date_from: dt.date | None = None, date_to: dt.date | None = None,
-                conversation_id: uuid.UUID | None = None, before: int | None = None,
-                limit: int = PAGE_SIZE) -> tuple[list[TraceRow], str | None]:
-    """Newest first; each row says how many memories went in and how many the agent used."""
+                conversation_id: uuid.UUID | None = None, after: str | None = None, before: str | None = None,
+                used_only: bool = False, viewer: Access | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Newest first; each row says who the turn was for, its first words, how many memories went in and how many
+    were used. An org operator (`viewer`) sees the first words only of messages the visibility rule lets them
+    read; platform staff (no viewer) read traces across orgs, every view audited."""
     items = (select(func.count()).where(TraceItem.trace_id == MemoryTrace.id).correlate(MemoryTrace).scalar_subquery())
     used = (select(func.count()).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
             .correlate(MemoryTrace).scalar_subquery())
-    stmt = select(MemoryTrace, items, used)
+    stmt = (select(MemoryTrace, items, used, func.left(Message.text, 90), User.name)
+            .outerjoin(Message, and_(Message.id == MemoryTrace.message_id,
+                                     message_visible(viewer) if viewer is not None else true()))
+            .outerjoin(User, User.id == MemoryTrace.user_id))
+    if used_only:
+        stmt = stmt.where(select(TraceItem.id).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
+                          .correlate(MemoryTrace).exists())
     if org_id is not None:
         stmt = stmt.where(MemoryTrace.org_id == org_id)
     if channel:
@@ -93,11 +91,12 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
         stmt = stmt.where(MemoryTrace.created_at >= _day_start(date_from))
     if date_to:
         stmt = stmt.where(MemoryTrace.created_at < _day_start(date_to + dt.timedelta(days=1)))
-    rows = s.execute(stmt.order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc())
-                     .offset(before or 0).limit(limit + 1)).all()
-    more = len(rows) > limit
-    out = [TraceRow(t, n, u) for t, n, u in rows[:limit]]
-    return out, str((before or 0) + limit) if more else None
+    page = paging.keyset(s, stmt, (MemoryTrace.created_at, MemoryTrace.id), lambda r: (r[0].created_at, r[0].id),
+                         (paging.datetime_type, paging.uuid_type), after=after, before=before, limit=limit,
+                         scalars=False)
+    page.rows = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
+                 for t, n, u, words, name in page.rows]
+    return page
 
 
 @dataclass
@@ -169,7 +168,7 @@ class Usage:
 
 def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None, until: dt.date | None = None) -> Usage:
     """Cost and calls per day, purpose and model, with a bar chart of the daily cost."""
-    until = until or utcnow().date()
+    until = until or clock.today()
     since = since or until - dt.timedelta(days=29)
     if since > until:
         raise InvalidInput("The start date is after the end date.", "since")
@@ -211,9 +210,11 @@ def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date,
 # ------------------------------------------------------------------------------------ audit log
 
 def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, action: str | None = None,
-                 date_from: dt.date | None = None, date_to: dt.date | None = None, before: int | None = None,
-                 limit: int = PAGE_SIZE) -> tuple[list[AuditLog], int | None]:
-    """Newest first, keyset on the id; `q` matches the actor, the action or the target id."""
+                 date_from: dt.date | None = None, date_to: dt.date | None = None, after: str | None = None,
+                 before: str | None = None, who: uuid.UUID | None = None,
+                 q_actor_ids: list[uuid.UUID] | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Newest first, keyset pages both ways on the id; `q` matches the actor (label, or a person whose name or
+    email matched: `q_actor_ids`), the action or the target id; `who` is one person."""
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     stmt = select(AuditLog)
@@ -221,20 +222,20 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
         stmt = stmt.where(AuditLog.org_id == org_id)
     if action:
         stmt = stmt.where(AuditLog.action == action)
+    if who:
+        stmt = stmt.where(AuditLog.actor_user_id == who)
     if q:
         like = f"%{q.replace('%', '').replace('_', '')}%"
-        stmt = stmt.where(or_(AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like),
-                              AuditLog.target_id.ilike(like)))
+        matches = [AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like), AuditLog.target_id.ilike(like)]
+        if q_actor_ids:
+            matches.append(AuditLog.actor_user_id.in_(q_actor_ids))
+        stmt = stmt.where(or_(*matches))
     if date_from:
         stmt = stmt.where(AuditLog.at >= _day_start(date_from))
     if date_to:
         stmt = stmt.where(AuditLog.at < _day_start(date_to + dt.timedelta(days=1)))
-    if before:
-        stmt = stmt.where(AuditLog.id < before)
-    rows = list(s.scalars(stmt.order_by(AuditLog.id.desc()).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return rows, rows[-1].id if more and rows else None
+    return paging.keyset(s, stmt, (AuditLog.id,), lambda r: (r.id,), (paging.bigint_type,), after=after,
+                         before=before, limit=limit)
 
 
 def audit_actions(s: Session, org_id: uuid.UUID | None) -> list[str]:
@@ -277,7 +278,7 @@ class Dashboard:
 
 
 def month_cost(s: Session, org_id: uuid.UUID | None) -> tuple[Decimal, int]:
-    now = utcnow()
+    now = clock.now()
     start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     stmt = select(func.coalesce(func.sum(UsageLedger.cost_usd), 0), func.count()).where(UsageLedger.created_at >= start)
     if org_id is not None:
@@ -296,7 +297,7 @@ def pending_counts(s: Session, op) -> dict[str, int]:
 def learnt_since(s: Session, org_id: uuid.UUID, visible, hours: int = 24) -> int:
     """Facts of the org that became active in the last `hours` and that the viewer may see."""
     return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == "active",
-                                                   Memory.created_at >= utcnow() - dt.timedelta(hours=hours))) or 0)
+                                                   Memory.created_at >= clock.now() - dt.timedelta(hours=hours))) or 0)
 
 
 def open_privacy_requests(s: Session) -> int:

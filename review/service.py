@@ -18,6 +18,7 @@ from sqlalchemy import and_, false, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -54,9 +55,12 @@ class Operator:
 
 # ------------------------------------------------------------------------------------ permissions
 
-def visible_proposals(op: Operator) -> ColumnElement[bool]:
-    """The pending proposals this operator may see (the queue's filter)."""
-    base = and_(Memory.org_id == op.org_id, Memory.status == "proposed")
+def visible_proposals(op: Operator, *, decided: bool = False) -> ColumnElement[bool]:
+    """The pending proposals this operator may see (the queue's filter); with `decided`, the ones already
+    approved or rejected (the queue's history), under the same rule."""
+    state = (and_(Memory.proposal_kind.is_not(None), Memory.decided_at.is_not(None)) if decided
+             else Memory.status == "proposed")
+    base = and_(Memory.org_id == op.org_id, state)
     if op.access.is_admin:
         return base
     editable = [a for a in AREAS if op.access.can_edit(a)]
@@ -150,10 +154,32 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     more = len(rows) > limit
     rows = rows[:limit]
     labels = Labels(s, op.org_id).prefetch(rows)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
                     can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
     return Queue(out, counts, sum(counts.values()), _cursor(rows[-1]) if more and rows else None, list(AREAS))
+
+
+def list_decided(s: Session, op: Operator, *, before: str | None = None, limit: int = PAGE_SIZE) -> Queue:
+    """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first."""
+    stmt = select(Memory).where(visible_proposals(op, decided=True))
+    cur = _parse_cursor(before)
+    if cur:
+        stmt = stmt.where(func.row(Memory.decided_at, Memory.id) < func.row(*cur))
+    rows = list(s.scalars(stmt.order_by(Memory.decided_at.desc(), Memory.id.desc()).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    labels = Labels(s, op.org_id).prefetch(rows)
+    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(clock.now() - p.decided_at), False,
+                    KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
+    counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
+    nxt = f"{rows[-1].decided_at.isoformat()}|{rows[-1].id}" if more and rows else None
+    return Queue(out, counts, sum(counts.values()), nxt, list(AREAS))
+
+
+def pending_counts(s: Session, op: Operator) -> dict[str, int]:
+    """The queue's counters (refreshed out of band after each htmx decision)."""
+    return capped_counts(s, visible_proposals(op), visible_kinds(op))
 
 
 def visible_kinds(op: Operator) -> tuple[str, ...]:
@@ -175,7 +201,7 @@ def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
     """One row of the queue, for the htmx partial after an action."""
     labels = Labels(s, op.org_id)
     return QueueRow(proposal, labels.subject(proposal.subject), labels.author(proposal),
-                    age(dt.datetime.now(dt.timezone.utc) - proposal.created_at),
+                    age(clock.now() - proposal.created_at),
                     proposal.status == "proposed" and can_decide(op, proposal),
                     KIND_LABELS.get(proposal.proposal_kind, proposal.proposal_kind))
 
@@ -323,6 +349,10 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------------------------ deciding
 
+def verified_account_sentence(subject_label: str) -> str:
+    return f"{subject_label}: cuenta bancaria verificada con el contacto."
+
+
 def normalise_account(value: str) -> str:
     """Bank accounts compare without spaces, dashes or case: how people type an IBAN back."""
     return "".join(ch for ch in value.casefold() if ch.isalnum())
@@ -353,6 +383,8 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
         if normalise_account(typed_account) != normalise_account(p.value):
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")
+        # Verified now: the fact must stop reading "sin verificar" wherever it is shown or sent.
+        p.sentence = verified_account_sentence(Labels(s, op.org_id).subject(p.subject))
     if p.proposal_kind == "confirmation" and not op.access.can_edit(p.area):
         # The author confirms the fact, but may not share in this area: someone who may must approve it.
         p.proposal_kind = "low_permission"
@@ -381,7 +413,7 @@ def reject(s: Session, op: Operator, proposal_id: uuid.UUID, reason: str) -> Mem
         raise InvalidInput("Say why you reject it: the author will read it.", "reason")
     if len(reason) > 500:
         raise InvalidInput("Keep the reason under 500 characters.", "reason")
-    p.status, p.decided_by, p.decided_at = "rejected", op.user_id, dt.datetime.now(dt.timezone.utc)
+    p.status, p.decided_by, p.decided_at = "rejected", op.user_id, clock.now()
     p.decision_reason = reason
     _audit(s, op, "proposal.rejected", p)
     _notify(s, p, "proposal_rejected", f"Rejected by {op.name or op.label}: {p.sentence} — {reason}",

@@ -15,16 +15,21 @@ from review import bp, service
 @bp.route("/")
 @login_required
 def queue():
-    """Pending proposals with filters and counts per kind."""
+    """Pending proposals with filters and counts per kind; or, with state=decided, the decisions taken."""
     op, s = current_operator(), org_db()
     args = request.args
+    decided = args.get("state") == "decided"
     try:
-        result = service.list_queue(s, op, kind=args.get("kind") or None, area=args.get("area") or None,
-                                    q=(args.get("q") or "").strip()[:200] or None, after=args.get("after"))
+        if decided:
+            result = service.list_decided(s, op, before=args.get("before"))
+        else:
+            result = service.list_queue(s, op, kind=args.get("kind") or None, area=args.get("area") or None,
+                                        q=(args.get("q") or "").strip()[:200] or None, after=args.get("after"))
     except MemoriaError as exc:
         flash(str(exc), "error")
         return redirect(url_for("review.queue"))
-    return render_template("review/queue.html", queue=result, args=args, kinds=service.KIND_LABELS, op=op)
+    return render_template("review/queue.html", queue=result, args=args, kinds=service.KIND_LABELS, op=op,
+                           decided=decided)
 
 
 @bp.route("/<uuid:proposal_id>")
@@ -95,8 +100,9 @@ def _decide(proposal_id, action, done_message: str):
     s.commit()
     if proposal.status == "proposed":  # a member confirmed where she may only read: an editor shares it
         done_message = f"Confirmed: someone who may edit {proposal.area} will share it."
-    if is_htmx():
-        return render_template("review/_row.html", r=service.queue_row(s, op, proposal), message=done_message)
+    if is_htmx():  # the row, and the counters out of band so they agree with the queue
+        return render_template("review/_decided.html", r=service.queue_row(s, op, proposal), message=done_message,
+                               counts=service.pending_counts(s, op), kinds=service.KIND_LABELS, op=op)
     flash(f"{done_message} {proposal.sentence}")
     return redirect(url_for("review.queue")), 303
 

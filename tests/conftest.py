@@ -6,9 +6,12 @@ one: every table is truncated after it (the seeded exclusion list is kept).
 """
 from __future__ import annotations
 
+import datetime as dt
+import logging
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -47,7 +50,17 @@ def servers():
     finally:
         for handle in reversed(started):
             if handle.started_here:
-                handle.stop()
+                _stop_quietly(handle)
+
+
+def _stop_quietly(handle) -> None:
+    """Stop a server the session started; a failure to stop is logged, never a test error: the tests
+    already ran, and a server slow to stop on a loaded machine says nothing about them."""
+    try:
+        if not handle.stop():
+            logging.getLogger(__name__).warning("%s did not stop cleanly", type(handle).__name__)
+    except Exception:  # noqa: BLE001 - teardown after the tests: report, don't fail
+        logging.getLogger(__name__).exception("stopping %s failed", type(handle).__name__)
 
 
 @pytest.fixture(scope="session")
@@ -183,6 +196,37 @@ def sign_in(client, user) -> str:
     page = login(client, user.email, PASSWORD)
     assert page.status_code == 200
     return csrf_from(page.get_data(as_text=True))
+
+
+# Days that date arithmetic gets wrong: the 1st of a month before a 31-day month, the 31st before
+# February, a leap day, and the night Europe/Madrid puts its clocks forward (01:00 UTC on 2026-03-29).
+# Times are picked so that the UTC day and the Madrid day differ where they can.
+TRICKY_DAYS = {
+    "2026-12-01": dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc),
+    "2027-01-31": dt.datetime(2027, 1, 31, 23, 30, tzinfo=dt.timezone.utc),  # already 1 February in Madrid
+    "2028-02-29": dt.datetime(2028, 2, 29, 23, 15, tzinfo=dt.timezone.utc),  # already 1 March in Madrid
+    "2026-03-29": dt.datetime(2026, 3, 29, 0, 30, tzinfo=dt.timezone.utc),  # half an hour before the switch
+}
+
+
+@pytest.fixture(params=list(TRICKY_DAYS))
+def tricky_clock(request):
+    """memoria's clock fixed on each tricky day in turn, with the machine's zone set to Europe/Madrid so
+    anything reading local time instead of the clock shows up."""
+    from memory_core.domain.clock import FixedClock, use
+
+    zone = os.environ.get("TZ")
+    os.environ["TZ"] = "Europe/Madrid"
+    time.tzset()
+    try:
+        with use(FixedClock(TRICKY_DAYS[request.param])) as fixed:
+            yield fixed
+    finally:
+        if zone is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
 
 
 @pytest.fixture

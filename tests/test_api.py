@@ -272,11 +272,16 @@ def test_owner_creates_a_key_shown_once_and_revokes_it(client, world, system_ses
     page = client.get("/api-keys")
     assert page.status_code == 200
     created = client.post("/api-keys", data={"name": "WhatsApp bot", "csrf_token": csrf_from(page.get_data(as_text=True))})
-    html = created.get_data(as_text=True)
-    assert created.status_code == 200 and created.headers["Cache-Control"] == "no-store"
-    key = html.split('<code class="fenced">')[1].split("</code>")[0]
-    assert key.startswith("mem_")
+    assert created.status_code == 303  # redirect after the POST: a reload creates nothing
+    shown = client.get(created.headers["Location"])
+    html = shown.get_data(as_text=True)
+    assert shown.status_code == 200 and shown.headers["Cache-Control"] == "no-store"
+    key = html.split('<code class="fenced" id="new-key-value">')[1].split("</code>")[0]
+    assert key.startswith("mem_") and 'data-copy="#new-key-value"' in html
+    reload = client.get(created.headers["Location"], follow_redirects=True).get_data(as_text=True)
+    assert key not in reload and "shown only once" in reload
     assert key not in client.get("/api-keys").get_data(as_text=True)
+    assert system_session.scalar(select(func.count()).select_from(ApiKey).where(ApiKey.name == "WhatsApp bot")) == 1
     body = {"user_id": str(world["ana"].id), "query": "x"}
     assert call(client, "POST", "/search", key, body).status_code == 200
 

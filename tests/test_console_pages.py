@@ -7,7 +7,7 @@ import re
 from decimal import Decimal
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from memory_core.domain.models import (
     AuditLog, JobRun, Memory, MemorySource, MemoryTrace, Organization, PolicyExclusion, TraceItem, UsageLedger,
@@ -119,6 +119,25 @@ def test_memories_paginate_with_a_next_page_link(client, w, factory):
     assert second.count('href="/memories/') >= 5 and "Dato número 54." not in second
 
 
+def test_memories_page_both_ways_with_a_total_and_sort_oldest_first(client, w, factory):
+    base = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    for i in range(120):
+        factory.memory(w.org, subject="org", attribute=f"dato_{i}", value=str(i), sentence=f"Dato número {i}.",
+                       created_at=base + dt.timedelta(minutes=i))
+    sign_in(client, w.admin)
+    link = lambda html, rel: re.search(rf'rel="{rel}" href="([^"]+)"', html).group(1).replace("&amp;", "&")  # noqa: E731
+    first = client.get("/memories?subject=org&q=dato").get_data(as_text=True)
+    assert 'id="list-total">120 memories<' in first and 'rel="prev"' not in first
+    assert "Dato número 119." in first and "Dato número 69." not in first
+    second = client.get(link(first, "next")).get_data(as_text=True)
+    assert "Dato número 69." in second and "Dato número 70." not in second and 'id="list-total">120 memories<' in second
+    back = client.get(link(second, "prev")).get_data(as_text=True)
+    assert "Dato número 119." in back and "Dato número 70." in back and 'rel="prev"' not in back
+    oldest = client.get("/memories?subject=org&q=dato&sort=oldest").get_data(as_text=True)
+    assert oldest.index("Dato número 0.") < oldest.index("Dato número 1.") and "Dato número 50." not in oldest
+    assert client.get("/memories?before=not-a-cursor").status_code == 422
+
+
 def test_memory_page_shows_the_version_timeline_with_sources(client, w):
     sign_in(client, w.admin)
     page = client.get(f"/memories/{w.current.id}").get_data(as_text=True)
@@ -135,7 +154,7 @@ def test_memory_of_another_org_is_not_found(client, w):
 
 def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
     token = sign_in(client, w.admin)
-    resp = client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token})
+    resp = client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token, "confirmed": "yes"})
     assert resp.status_code == 303
     active = _active(w.s, w.current.subject, "plazo_pago")
     assert [m.value for m in active] == ["30 días"] and active[0].id not in (w.old.id, w.current.id)
@@ -151,13 +170,13 @@ def test_admin_restores_an_old_version_as_a_new_current_one(client, w):
 
 def test_member_cannot_restore_a_version(client, w):
     token = sign_in(client, w.member)
-    assert client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token}).status_code == 403
+    assert client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
     assert [m.id for m in _active(w.s, w.current.subject, "plazo_pago")] == [w.current.id]
 
 
 def test_restoring_the_current_version_is_refused_with_a_message(client, w):
     token = sign_in(client, w.admin)
-    resp = client.post(f"/memories/{w.current.id}/restore", data={"csrf_token": token})
+    resp = client.post(f"/memories/{w.current.id}/restore", data={"csrf_token": token, "confirmed": "yes"})
     assert resp.status_code == 422 and "Only an older version can be restored." in resp.get_data(as_text=True)
 
 
@@ -203,16 +222,36 @@ def test_pin_and_unpin(client, w):
 def test_delete_removes_the_memory_and_its_versions(client, w):
     token = sign_in(client, w.admin)
     ids = [w.current.id, w.old.id]
-    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token}, follow_redirects=True)
+    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token, "confirmed": "yes"}, follow_redirects=True)
     assert "Deleted the memory and its 1 older version(s)." in resp.get_data(as_text=True)
     w.s.expire_all()
     assert not w.s.scalars(select(Memory.id).where(Memory.id.in_(ids))).all()
     assert w.s.scalar(select(AuditLog.details).where(AuditLog.action == "memory.deleted"))["versions"] == 2
 
 
+def test_delete_without_confirmation_asks_what_will_happen_and_deletes_nothing(client, w):
+    token = sign_in(client, w.admin)
+    page = client.get(f"/memories/{w.current.id}").get_data(as_text=True)
+    assert "<details class=\"confirm\">" in page and "This deletes 2 versions of this fact" in page
+    resp = client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token})
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 200 and "Delete this memory with its versions?" in html
+    assert "This deletes 2 versions of this fact" in html and 'name="confirmed" value="yes"' in html
+    w.s.expire_all()
+    assert w.s.get(Memory, w.current.id) is not None and w.s.get(Memory, w.old.id) is not None
+
+
+def test_restore_without_confirmation_says_which_value_comes_back_and_changes_nothing(client, w):
+    token = sign_in(client, w.admin)
+    resp = client.post(f"/memories/{w.old.id}/restore", data={"csrf_token": token})
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 200 and "Makes «30 días» current again" in html and "«60 días»" in html
+    assert [m.id for m in _active(w.s, w.current.subject, "plazo_pago")] == [w.current.id]
+
+
 def test_member_cannot_delete_a_shared_memory(client, w):
     token = sign_in(client, w.member)
-    assert client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token}).status_code == 403
+    assert client.post(f"/memories/{w.current.id}/delete", data={"csrf_token": token, "confirmed": "yes"}).status_code == 403
     w.s.expire_all()
     assert w.s.get(Memory, w.current.id) is not None
 
@@ -276,6 +315,33 @@ def test_admin_sees_which_memories_went_into_a_members_turn_but_not_its_personal
     detail = client.get(f"/traces/{t.id}").get_data(as_text=True)
     assert "hijo Juan" not in detail and "shown only to them and to platform staff" in detail
     assert "Talleres García paga a 60 días." in detail
+
+
+def test_traces_list_says_who_and_the_first_words_only_where_the_reader_may_see_the_message(client, w, factory):
+    conv_admin = factory.conversation(w.org, w.admin)
+    conv_member = factory.conversation(w.org, w.member)
+    own = _trace(w.s, w.org, conv_admin, user=w.admin)
+    own.message_id = factory.message(conv_admin, "Factura a Talleres García el trabajo de frenos").id
+    theirs = _trace(w.s, w.org, conv_member, user=w.member)
+    theirs.message_id = factory.message(conv_member, "Mi hijo está enfermo, salgo antes").id
+    w.s.commit()
+    sign_in(client, w.admin)
+    page = client.get("/traces").get_data(as_text=True)
+    assert "Adam Admin" in page and "Marta Member" in page
+    assert "Factura a Talleres García el trabajo de frenos" in page
+    assert "Mi hijo está enfermo" not in page and "not shown to you" in page
+
+
+def test_traces_filter_by_a_memory_was_used(client, w):
+    used = _trace(w.s, w.org)
+    unused = _trace(w.s, w.org)
+    w.s.add_all([TraceItem(trace_id=used.id, memory_id=w.current.id, block="profile", rank=1, score=0.9, chars=30,
+                           used=True),
+                 TraceItem(trace_id=unused.id, memory_id=w.current.id, block="profile", rank=1, score=0.9, chars=30)])
+    w.s.commit()
+    sign_in(client, w.admin)
+    page = client.get("/traces?used=1").get_data(as_text=True)
+    assert f"/traces/{used.id}" in page and f"/traces/{unused.id}" not in page
 
 
 def test_traces_filter_by_channel_and_date(client, w):
@@ -349,11 +415,48 @@ def test_audit_log_is_searchable_and_scoped_to_the_org(client, w):
     w.s.commit()
     sign_in(client, w.admin)
     page = client.get("/audit").get_data(as_text=True)
-    assert "settings.memory_mode" in page and "someone@else" not in page
+    assert "changed the memory mode" in page and "someone@else" not in page
     page = client.get("/audit?q=pinned").get_data(as_text=True)
-    assert "memory.pinned" in page and "settings.memory_mode</code>" not in page
+    assert "pinned a memory" in page and "changed the memory mode" not in page
     page = client.get("/audit?action=settings.memory_mode").get_data(as_text=True)
-    assert "<code>settings.memory_mode</code>" in page and "<code>memory.pinned</code>" not in page
+    assert "changed the memory mode" in page and "pinned a memory" not in page
+
+
+def test_audit_log_says_who_did_what_in_words_with_a_link_and_filters_by_who(client, w):
+    from memory_core.domain import audit
+
+    audit.record(w.s, actor_user_id=w.owner.id, actor_label="owner", action="memory.deleted", org_id=w.org.id,
+                 details={"versions": 2})
+    audit.record(w.s, actor_user_id=w.admin.id, actor_label="admin", action="memory.pinned", org_id=w.org.id,
+                 target_type="memory", target_id=str(w.current.id))
+    w.s.commit()
+    w.admin.name = "Adam Renamed"  # the log shows people as they are now, not as they were
+    w.s.commit()
+    sign_in(client, w.owner)
+    page = client.get("/audit").get_data(as_text=True)
+    assert "Olga Owner deleted a memory with its 2 version(s)." in page and w.owner.email in page
+    assert "Adam Renamed pinned a memory." in page and f'href="/memories/{w.current.id}"' in page
+    assert "versions=2" not in page
+    page = client.get(f"/audit?who={w.admin.id}").get_data(as_text=True)
+    assert "pinned a memory" in page and "deleted a memory" not in page
+    page = client.get("/audit?q=renamed").get_data(as_text=True)
+    assert "pinned a memory" in page and "deleted a memory" not in page
+    page = client.get(f"/audit?q={w.owner.email}").get_data(as_text=True)
+    assert "deleted a memory" in page and "pinned a memory" not in page
+
+
+def test_audit_log_names_an_erased_operator_as_erased(client, w, factory):
+    from memory_core.domain import audit
+
+    gone = factory.member(w.org, role="admin", name="Gone Admin")
+    audit.record(w.s, actor_user_id=gone.id, actor_label="admin", action="memory.pinned", org_id=w.org.id)
+    w.s.commit()
+    w.s.execute(text("delete from memberships where user_id = :u"), {"u": gone.id})
+    w.s.execute(text("delete from users where id = :u"), {"u": gone.id})
+    w.s.commit()
+    sign_in(client, w.owner)
+    page = client.get("/audit").get_data(as_text=True)
+    assert "erased user pinned a memory." in page and "Gone Admin" not in page
 
 
 def test_audit_log_has_no_way_to_change_entries(app):
@@ -483,3 +586,60 @@ def test_member_never_reads_an_unverified_bank_account_in_memories(client, w, fa
     client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
     sign_in(client, w.admin)
     assert "Cuenta nueva sin verificar." in client.get("/memories?status=proposed").get_data(as_text=True)
+
+
+# ------------------------------------------------------------------------------------ error pages
+
+def test_404_and_403_pages_keep_the_navigation_and_offer_a_way_back(client, w):
+    sign_in(client, w.member)
+    missing = client.get("/memories/00000000-0000-0000-0000-000000000000",
+                         headers={"Referer": "http://localhost/memories?q=acme"})
+    html = missing.get_data(as_text=True)
+    assert missing.status_code == 404 and "Page not found" in html and 'class="mainnav"' in html
+    assert 'href="/memories?q=acme"' in html
+    forbidden = client.get("/api-keys")
+    html = forbidden.get_data(as_text=True)
+    assert forbidden.status_code == 403 and "You may not open this page" in html and 'class="mainnav"' in html
+
+
+def test_error_page_never_links_back_off_site(client, w):
+    sign_in(client, w.member)
+    for referer in ("http://evil.example/x", "http://localhost//evil.example/x"):
+        html = client.get("/nowhere", headers={"Referer": referer}).get_data(as_text=True)
+        assert "evil.example" not in html
+
+
+def test_api_paths_still_answer_json_errors(client, w):
+    resp = client.get("/api/v1/nowhere")
+    assert resp.status_code == 404 and resp.get_json()["error"]["code"] == "not_found"
+
+
+def test_jobs_page_refreshes_itself_only_while_a_run_is_in_progress(client, w):
+    from memory_core.domain.models import JobRun
+
+    sign_in(client, w.staff)
+    w.s.add(JobRun(job="retention", status="succeeded", counts={}, triggered_by="cron"))
+    w.s.commit()
+    assert 'hx-trigger="every 3s"' not in client.get("/jobs").get_data(as_text=True)
+    w.s.add(JobRun(job="retention", status="running", counts={}, triggered_by="cron"))
+    w.s.commit()
+    page = client.get("/jobs").get_data(as_text=True)
+    assert 'hx-trigger="every 3s"' in page and 'hx-select="#job-runs"' in page and "refreshes itself" in page
+
+
+def test_audit_log_pages_both_ways_with_a_total_and_refuses_a_huge_cursor(client, w):
+    from memory_core.domain import audit
+
+    for i in range(60):
+        audit.record(w.s, actor_label="bot", action="memory.pinned", org_id=w.org.id, details={"n": i})
+    w.s.commit()
+    sign_in(client, w.owner)
+    first = client.get("/audit?action=memory.pinned").get_data(as_text=True)
+    assert 'id="list-total">60 entries<' in first and first.count("pinned a memory.") == 50
+    nxt = re.search(r'rel="next" href="([^"]+)"', first).group(1).replace("&amp;", "&")
+    second = client.get(nxt).get_data(as_text=True)
+    assert second.count("pinned a memory.") == 10
+    prev = re.search(r'rel="prev" href="([^"]+)"', second).group(1).replace("&amp;", "&")
+    assert client.get(prev).get_data(as_text=True).count("pinned a memory.") == 50
+    huge = client.get("/audit?after=" + "9" * 40)
+    assert huge.status_code == 422 and "page link is not valid" in huge.get_data(as_text=True)

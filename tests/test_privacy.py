@@ -1,6 +1,7 @@
 """Erasure and access requests: intake, preview, export, execution, verification scan, receipt."""
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import io
 import json
@@ -120,6 +121,8 @@ def test_intake_needs_who_and_basis_and_sets_a_one_month_due_date(world, system_
                          basis="GDPR art. 17")
     s.commit()
     assert req.status == "received" and req.subject_ref == str(world["ana"].id)
+    # due a calendar month after it arrived, both by the one clock (tests/test_dates.py runs it on tricky days)
+    assert req.due_at == privacy.add_month(req.created_at)
     assert dt.timedelta(days=28) <= req.due_at - req.created_at <= dt.timedelta(days=31)
     assert privacy.add_month(dt.datetime(2026, 1, 31)) == dt.datetime(2026, 2, 28)
     with pytest.raises(Conflict):  # no preview before identity verification
@@ -149,7 +152,8 @@ def test_export_contains_every_row_the_preview_counted_with_versions_and_sources
     data = privacy.export_zip(s, req.id, world["officer"].id)
     s.commit()
     zf = zipfile.ZipFile(io.BytesIO(data))
-    tables = {n[:-5]: json.loads(zf.read(n)) for n in zf.namelist() if n != "manifest.json"}
+    tables = {n[:-5]: json.loads(zf.read(n)) for n in zf.namelist() if n.endswith(".json") and n != "manifest.json"
+              and "/" not in n}
     for category in ("delete", "anonymise"):
         for table, n in req.preview[category].items():
             assert len(tables[table]) >= n, (category, table)
@@ -161,8 +165,8 @@ def test_export_contains_every_row_the_preview_counted_with_versions_and_sources
     assert tables["users"][0]["email"] == EMAIL and "password_hash" not in tables["users"][0]
     assert all("embedding" not in m for m in tables["memories"])
     assert json.loads(zf.read("manifest.json"))["tables"]["messages"] == len(tables["messages"])
-    # executing an access request closes it without touching data
-    privacy.execute(s, req.id, world["officer"].id)
+    # delivering an access request closes it without touching data
+    assert privacy.execute(s, req.id, world["officer"].id).status == "delivered"
     assert s.execute(text("select count(*) from users where email = :e"), {"e": EMAIL}).scalar_one() == 1
     assert s.get(PrivacyRequest, req.id).receipt["exported"]["memories"] == len(tables["memories"])
     with pytest.raises(Conflict):
@@ -302,3 +306,31 @@ def test_a_large_erasure_runs_on_the_worker_to_the_same_result(world, system_ses
     req = s.get(PrivacyRequest, req.id)
     assert req.status == "executed"
     _assert_erased(s, owner_engine, world, req.receipt)
+
+
+def test_each_request_kind_has_its_own_basis_when_none_is_typed(world, system_session):
+    s = system_session
+    kinds = {k: privacy.intake(s, kind=k, subject_type="user", subject_ref=EMAIL, requested_by="Ana", basis="")
+             for k in ("erasure", "access", "portability")}
+    assert "art. 17" in kinds["erasure"].basis and "art. 15" in kinds["access"].basis
+    assert "art. 20" in kinds["portability"].basis
+    typed = privacy.intake(s, kind="access", subject_type="user", subject_ref=EMAIL, requested_by="Ana",
+                           basis="Ley Orgánica 3/2018, art. 13")
+    assert typed.basis == "Ley Orgánica 3/2018, art. 13"
+
+
+def test_the_export_is_readable_by_the_person_summary_and_spreadsheets(world, system_session, factory):
+    s = system_session
+    contact = factory.contact(world["org"], name="Talleres García S.L.")
+    factory.memory(world["org"], subject=f"contact:{contact.id}", attribute="plazo_pago", value="60 días",
+                   sentence="Talleres García paga a 60 días.", category="customer", area="contacts",
+                   author_user_id=world["ana_id"])
+    req = _open(s, world, kind="portability")
+    zf = zipfile.ZipFile(io.BytesIO(privacy.export_zip(s, req.id, world["officer"].id)))
+    summary = zf.read("summary.html").decode()
+    assert "What memoria holds about you" in summary and "Talleres García S.L." in summary
+    assert f"contact:{contact.id}" not in summary and "plazo pago" in summary and "<script" not in summary
+    rows = list(csv.reader(io.StringIO(zf.read("csv/memories.csv").decode())))
+    assert rows[0][:4] == ["About", "What", "Value", "As a sentence"]
+    assert ["Talleres García S.L.", "plazo pago", "60 días"] in [r[:3] for r in rows[1:]]
+    assert privacy.execute(s, req.id, world["officer"].id).status == "delivered"

@@ -46,10 +46,13 @@ def test_privacy_officer_erases_a_user_end_to_end(page, live_server, factory, sy
     page.get_by_role("button", name="Preview").click()
     page.wait_for_selector("#preview")
     preview = page.inner_text("#preview")
-    assert "messages" in preview and "memories" in preview and "deleted" in preview
+    assert "Messages" in preview and "Memories (every version)" in preview and "deleted" in preview
+    assert "The person's account" in preview
     assert page.inner_text("#request-status") == "previewed"
 
-    page.get_by_role("button", name="Execute erasure").click()
+    page.get_by_text("Execute erasure").click()
+    assert "It cannot be undone." in page.inner_text("details.confirm")
+    page.get_by_role("button", name="Yes, erase for good").click()
     page.wait_for_selector("#receipt")
     assert page.inner_text("#request-status") == "executed"
     assert "no identifier of the subject found" in page.inner_text("#verification-result")

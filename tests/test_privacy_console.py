@@ -49,12 +49,15 @@ def test_officer_runs_an_erasure_and_an_export_from_the_console(client, factory,
     detail = f"/privacy/{req_id}"
     assert _post(client, detail, f"{detail}/verify", {"note": "video call"}).status_code == 200
     html = _post(client, detail, f"{detail}/preview", {}).get_data(as_text=True)
-    assert "Preview ready" in html and "memories" in html and "Execute erasure" in html
+    assert "Preview ready" in html and "Memories (every version)" in html and "Execute erasure" in html
     export = client.get(f"{detail}/export.zip")
     assert export.status_code == 200 and export.headers["Content-Type"] == "application/zip"
     users = json.loads(zipfile.ZipFile(io.BytesIO(export.data)).read("users.json"))
     assert users[0]["email"] == ana.email
-    html = _post(client, detail, f"{detail}/execute", {}).get_data(as_text=True)
+    asked = client.post(f"{detail}/execute", data={"csrf_token": csrf_from(client.get(detail).get_data(as_text=True))}).get_data(as_text=True)
+    assert "Execute this erasure?" in asked and "It cannot be undone." in asked
+    assert system_session.get(User, ana.id) is not None  # nothing happened on the first click
+    html = _post(client, detail, f"{detail}/execute", {"confirmed": "yes"}).get_data(as_text=True)
     assert "no identifier of the subject found" in html
     receipt = client.get(f"{detail}/receipt.json")
     assert receipt.status_code == 200
@@ -131,3 +134,50 @@ def test_erasing_a_user_who_signed_in_leaves_no_email_in_the_audit_log(client, f
     s.commit()
     privacy.execute(s, req.id, None)
     assert s.get(PrivacyRequest, req.id).receipt["verification"]["clean"]
+
+
+def test_link_page_says_which_number_to_write_to(client, app, factory):
+    import dataclasses
+
+    app.config["MEMORIA_SETTINGS"] = dataclasses.replace(app.config["MEMORIA_SETTINGS"], whatsapp_number="+34 600 111 222")
+    ana = factory.member(factory.org())
+    login(client, ana.email, PASSWORD)
+    html = _post(client, "/link-whatsapp", "/link-whatsapp/code", {}).get_data(as_text=True)
+    code = re.search(r"VINCULAR ([A-Z0-9]{6})", html).group(1)
+    assert 'id="whatsapp-number">+34 600 111 222<' in html
+    assert f'href="https://wa.me/34600111222?text=VINCULAR%20{code}"' in html
+
+
+def test_verification_typed_at_intake_is_not_asked_again(client, factory, system_session):
+    ana = factory.member(factory.org(), email="ana.intake@example.test")
+    officer = factory.user(platform_role="privacy_officer")
+    login(client, officer.email, PASSWORD)
+    _post(client, "/privacy", "/privacy/new", {"kind": "access", "subject_type": "user", "subject_ref": ana.email,
+                                               "requested_by": "Ana", "basis": "GDPR art. 15",
+                                               "verification": "Signed letter with ID copy"})
+    req = system_session.scalar(select(PrivacyRequest))
+    detail = f"/privacy/{req.id}"
+    html = client.get(detail).get_data(as_text=True)
+    assert "Noted at intake" in html and "Signed letter with ID copy" in html
+    assert "How was the identity verified?" not in html
+    html = _post(client, detail, f"{detail}/verify", {}).get_data(as_text=True)
+    system_session.expire_all()
+    assert system_session.get(PrivacyRequest, req.id).status == "verified"
+    assert system_session.get(PrivacyRequest, req.id).verification == "Signed letter with ID copy"
+
+
+def test_an_access_request_speaks_of_a_copy_and_ends_delivered_not_executed(client, factory, system_session):
+    ana = factory.member(factory.org(), email="ana.access@example.test")
+    officer = factory.user(platform_role="privacy_officer")
+    login(client, officer.email, PASSWORD)
+    _post(client, "/privacy", "/privacy/new", {"kind": "access", "subject_type": "user", "subject_ref": ana.email,
+                                               "requested_by": "Ana", "basis": "", "verification": "video call"})
+    req = system_session.scalar(select(PrivacyRequest))
+    assert "art. 15" in req.basis
+    detail = f"/privacy/{req.id}"
+    _post(client, detail, f"{detail}/verify", {})
+    html = _post(client, detail, f"{detail}/preview", {}).get_data(as_text=True)
+    assert "Access request" in html and "In the export" in html and "Nothing is deleted" in html
+    assert "deleted</td>" not in html and "anonymised" not in html and "Execute erasure" not in html
+    html = _post(client, detail, f"{detail}/execute", {}).get_data(as_text=True)
+    assert 'id="request-status">delivered<' in html and ">executed<" not in html

@@ -33,8 +33,8 @@ def _age(s, memory, *, valid_to=None, created_at=None):
 
 
 def _trace(s, org, days_old):
-    s.execute(text("insert into memory_traces (org_id, block_text, created_at) values (:o, 'b', now() - make_interval(days => :d))"),
-              {"o": org.id, "d": days_old})
+    s.execute(text("insert into memory_traces (org_id, block_text, created_at) values (:o, 'b', :at)"),
+              {"o": org.id, "at": NOW - dt.timedelta(days=days_old)})
     s.commit()
 
 

@@ -159,6 +159,49 @@ def test_admin_approves_a_bank_account_and_the_old_one_stays_as_a_version(client
     assert NEW_IBAN not in str(entry.details)
 
 
+def test_wrong_retype_puts_the_error_at_the_focused_field(client, w):
+    token = sign_in(client, w.admin)
+    html = client.post(f"/review/{w.bank.id}/approve", data={"csrf_token": token, "confirm_account": "ES00"}
+                       ).get_data(as_text=True)
+    field = re.search(r'<input[^>]*name="confirm_account"[^>]*>', html).group(0)
+    assert "autofocus" in field and 'aria-invalid="true"' in field
+    assert html.index('id="confirm-account-error"') < html.index('name="confirm_account"')
+
+
+def test_an_approved_account_no_longer_reads_unverified(client, w):
+    token = sign_in(client, w.admin)
+    w.bank.sentence = "Talleres García: nueva cuenta bancaria, sin verificar."
+    w.s.commit()
+    client.post(f"/review/{w.bank.id}/approve", data={"csrf_token": token, "confirm_account": NEW_IBAN})
+    new = _fresh(w.s, w.bank)
+    assert "sin verificar" not in new.sentence and "verificada" in new.sentence and not new.hand_edited
+    assert "sin verificar" not in client.get(f"/memories/{new.id}").get_data(as_text=True)
+
+
+def test_editing_a_bank_account_memory_needs_a_valid_iban_typed_twice(client, w):
+    token = sign_in(client, w.admin)
+    page = client.get(f"/memories/{w.account.id}").get_data(as_text=True)
+    assert "Type it again" in page and "Verify and save" in page
+    url = f"/memories/{w.account.id}/edit"
+    markup = client.post(url, data={"csrf_token": token, "value": "<b>ES00</b>", "confirm_account": "<b>ES00</b>"})
+    assert markup.status_code == 422 and "not a valid IBAN" in markup.get_data(as_text=True)
+    mismatch = client.post(url, data={"csrf_token": token, "value": NEW_IBAN, "confirm_account": OLD_IBAN})
+    assert mismatch.status_code == 422 and "does not match" in mismatch.get_data(as_text=True)
+    assert _fresh(w.s, w.account).status == "active" and _fresh(w.s, w.account).value == OLD_IBAN
+    ok = client.post(url, data={"csrf_token": token, "value": NEW_IBAN.lower(), "confirm_account": NEW_IBAN})
+    assert ok.status_code == 303
+    old = _fresh(w.s, w.account)
+    new = w.s.get(Memory, old.superseded_by)
+    assert new.value == NEW_IBAN.replace(" ", "") and "verificada" in new.sentence and new.hand_edited
+
+
+def test_member_may_not_edit_a_bank_account_memory(client, w):
+    token = sign_in(client, w.editor)
+    resp = client.post(f"/memories/{w.account.id}/edit", data={"csrf_token": token, "value": NEW_IBAN,
+                                                              "confirm_account": NEW_IBAN})
+    assert resp.status_code == 403 and _fresh(w.s, w.account).value == OLD_IBAN
+
+
 def test_member_direct_post_to_approve_a_bank_account_is_refused(client, w):
     token = sign_in(client, w.marta)
     resp = client.post(f"/review/{w.bank.id}/approve", data={"csrf_token": token, "confirm_account": NEW_IBAN})
@@ -318,3 +361,38 @@ def test_member_bulk_only_decides_what_she_may(client, w):
                                       "ids": [str(w.conf_marta_general.id), str(w.low.id), str(w.conf_owner.id)]})
     assert _fresh(w.s, w.conf_marta_general).status == "active"
     assert _fresh(w.s, w.low).status == _fresh(w.s, w.conf_owner).status == "proposed"
+
+
+def test_an_htmx_decision_refreshes_the_counters_out_of_band(client, w):
+    token = sign_in(client, w.admin)
+    before = client.get("/review/").get_data(as_text=True)
+    assert re.search(r'id="count-low_permission">2<', before)
+    resp = client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token}, headers={"HX-Request": "true"})
+    html = resp.get_data(as_text=True)
+    assert f'id="proposal-{w.low.id}"' in html
+    assert re.search(r'<span class="stat" id="count-low_permission" hx-swap-oob="true">1<', html)
+
+
+def test_decided_proposals_are_kept_as_a_history_newest_first(client, w):
+    token = sign_in(client, w.admin)
+    client.post(f"/review/{w.low.id}/approve", data={"csrf_token": token})
+    client.post(f"/review/{w.low_company.id}/reject", data={"csrf_token": token, "reason": "no es cierto"})
+    waiting = client.get("/review/").get_data(as_text=True)
+    assert f'id="proposal-{w.low.id}"' not in waiting
+    history = client.get("/review/?state=decided").get_data(as_text=True)
+    assert history.index(f'id="proposal-{w.low_company.id}"') < history.index(f'id="proposal-{w.low.id}"')
+    assert "no es cierto" in history and "Approved" in history and f'id="proposal-{w.conf_owner.id}"' not in history
+
+
+def test_a_member_history_follows_the_queue_rule_and_never_shows_bank_accounts(client, w):
+    admin_token = sign_in(client, w.admin)
+    client.post(f"/review/{w.bank.id}/reject", data={"csrf_token": admin_token, "reason": "fraude"})
+    client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
+    sign_in(client, w.marta)
+    history = client.get("/review/?state=decided").get_data(as_text=True)
+    assert f'id="proposal-{w.bank.id}"' not in history and "fraude" not in history
+
+
+def test_the_queue_offers_select_all_on_the_page(client, w):
+    sign_in(client, w.admin)
+    assert 'class="select-all"' in client.get("/review/").get_data(as_text=True)

@@ -2,6 +2,7 @@
 started worker, and stops everything it started on Ctrl-C."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -108,3 +109,56 @@ def test_embedded_postgres_gets_the_configured_page_cache(tmp_path):
         assert shared_buffers(pg) == "192MB"
     finally:
         pg.stop()
+
+
+def _memoria(args: list[str], data: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Run a `memoria` command on the embedded servers of `data` (no configured servers)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "APP_DATABASE_URL")}
+    env.update(MEMORIA_DATA_DIR=str(data), MEMORIA_QUEUE="memoria-eval-test")
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def _small_search_dataset(tmp_path: Path) -> str:
+    from tests.test_eval_search import SMALL
+
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(SMALL), encoding="utf-8")
+    return str(path)
+
+
+def _small_gate_dataset(tmp_path: Path) -> str:
+    from tests.test_eval_gate import LINES
+
+    path = tmp_path / "gate.jsonl"
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in LINES[:2]), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["search", "gate"])
+def test_an_eval_command_stops_the_servers_it_started(tmp_path, command):
+    data = tmp_path / "data"
+    dataset = (_small_search_dataset if command == "search" else _small_gate_dataset)(tmp_path)
+    done = _memoria(["eval", command, "--dataset", dataset, "--json"], data, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])["n"] >= 2
+    assert (data / "pg").exists()  # it did start the embedded PostgreSQL...
+    _wait(lambda: not _processes_using(data), 30, "the servers the command started to stop")  # ...and stopped it
+
+
+@pytest.mark.slow
+def test_an_eval_command_leaves_running_the_server_it_found_running(tmp_path):
+    from memory_core.adapters.runtime import start_postgres
+
+    data = tmp_path / "data"
+    pg = start_postgres(data)
+    try:
+        postmasters = [p for p in _processes_using(data / "pg") if "postgres -D" in p]
+        done = _memoria(["eval", "search", "--dataset", _small_search_dataset(tmp_path), "--json", "--no-baselines"],
+                        data, tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert [p for p in _processes_using(data / "pg") if "postgres -D" in p] == postmasters
+    finally:
+        pg.stop()
+    _wait(lambda: not _processes_using(data), 30, "the test's own server to stop")

@@ -38,15 +38,16 @@ def test_sign_in_still_returns_to_a_same_site_page(client, factory):
 
 # ---------------------------------------------------------------------------- 8. huge integers in query params
 
-@pytest.mark.parametrize("path", ["/traces?offset=", "/audit?before="])
-def test_huge_integer_in_page_cursor_is_a_400_with_a_message(client, factory, path):
+@pytest.mark.parametrize("path", ["/traces?before=", "/traces?after=", "/audit?before=", "/audit?after="])
+def test_huge_integer_in_page_cursor_is_refused_with_a_message(client, factory, path):
     org = factory.org()
     admin = factory.member(org, role="owner")
     sign_in(client, admin)
     for value in ("9" * 30, "9" * 5000, "-1", "²"):
         resp = client.get(path + value)
-        assert resp.status_code == 400, value
-        assert "whole number" in resp.get_data(as_text=True)
+        # The console's answer to a bad filter: the page with the message (422), never a 500.
+        assert resp.status_code == 422, value
+        assert "page link is not valid" in resp.get_data(as_text=True)
 
 
 # ---------------------------------------------------------------------------- 9. attribute name outside the fence

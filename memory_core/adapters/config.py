@@ -52,6 +52,8 @@ class Settings:
     # `memoria serve`: gunicorn worker processes, and whether a TLS proxy is in front (sends HSTS).
     web_workers: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_WORKERS", "2")))
     behind_tls: bool = field(default_factory=lambda: _env("MEMORIA_BEHIND_TLS", "0") == "1")
+    # The WhatsApp number people write to (shown on the console's Link WhatsApp page), e.g. +34600111222.
+    whatsapp_number: str | None = field(default_factory=lambda: _env("MEMORIA_WHATSAPP_NUMBER"))
     host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))
     port: int = field(default_factory=lambda: int(_env("MEMORIA_PORT", "5000")))
 

@@ -6,6 +6,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from memory_core.domain import clock
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
 # The gate passes a message on at p(remember) >= 0.6, or >= 0.7 when its top category is "nothing".
@@ -65,7 +66,7 @@ class ExtractionContext:
     # Attribute names already stored per subject ("self", "org", "contact:<id>"), so a correction
     # reuses the name of the fact it corrects.
     known_attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    today: dt.date = field(default_factory=dt.date.today)
+    today: dt.date = field(default_factory=clock.today)
     # The gate's top category and scope when the gate passed the message (None when no gate ran):
     # an extractor may then keep one generic fact when no specific shape matched.
     gate_category: str | None = None

@@ -80,6 +80,7 @@ from typing import Any, Callable, Literal
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory_core.domain import clock
 from memory_core.backends.base import (
     BackendError,
     ExtractionContext,
@@ -278,7 +279,7 @@ def _retry_after_seconds(response: Any) -> float | None:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.timezone.utc)
-    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+    return max(0.0, (when - clock.now()).total_seconds())
 
 
 def _clean_token(token: str) -> str:

@@ -16,7 +16,6 @@ commit together or not at all.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import unicodedata
 import uuid
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import Access
 from memory_core.backends.base import Fact
@@ -209,12 +209,12 @@ class _Writer:
         if match is not None and normalise(match.value) == normalise(self.fact.value):
             self._add_source(match)
             match.confidence = min(1.0, max(match.confidence, self.fact.confidence) + 0.05)
-            match.updated_at = dt.datetime.now(dt.timezone.utc)
+            match.updated_at = clock.now()
             self._audit("memory.merged", match)
             return WriteResult("merged", memory=match, reason="Already known: added this message as a source.")
         if match is not None:
             match.status = "superseded"
-            match.valid_to = dt.datetime.now(dt.timezone.utc)
+            match.valid_to = clock.now()
             self.s.flush()  # the unique index allows one active row: close the old one first
             row = self._new_row(level, area)
             match.superseded_by = row.id
@@ -247,7 +247,7 @@ def activate_proposal(session: Session, proposal: Memory, *, decided_by: uuid.UU
                       value: str | None = None, sentence: str | None = None) -> WriteResult:
     """Approve a proposal: it becomes the active shared fact, superseding (never overwriting) the
     memory it replaces, or merging into an identical one. Does not commit."""
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     if value is not None:
         proposal.value, proposal.hand_edited = value, True
     if sentence is not None:

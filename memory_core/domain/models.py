@@ -20,6 +20,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from memory_core.domain import clock
 from memory_core.domain.vocabulary import EMBED_DIM
 
 
@@ -31,8 +32,10 @@ def _pk() -> Mapped[uuid.UUID]:
     return mapped_column(UUID(as_uuid=True), primary_key=True, server_default=sql_text("uuidv7()"))
 
 
-def _now() -> Mapped[dt.datetime]:
-    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+def _timestamp() -> Mapped[dt.datetime]:
+    """A row's time, from the clock (memory_core.domain.clock) like every time compared with it; the
+    server default only stamps rows written outside the app (migrations, hand-written SQL)."""
+    return mapped_column(DateTime(timezone=True), default=clock.now, server_default=func.now(), nullable=False)
 
 
 # Full-text: Spanish stemming over unaccented text. `f_unaccent` is an IMMUTABLE wrapper the
@@ -50,7 +53,7 @@ class Organization(Base):
     memory_mode: Mapped[str] = mapped_column(String(20), server_default="automatic")
     # Retention knobs an owner/admin may tighten; None means the platform default in defaults.py.
     settings: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (CheckConstraint("memory_mode in ('automatic','confirmation')", name="memory_mode_valid"),)
 
 
@@ -68,7 +71,7 @@ class User(Base):
     # Bumped on sign-out and (by trigger) on a password, role or membership change: a console session
     # signed with an older version is refused.
     session_version: Mapped[int] = mapped_column(Integer, server_default="0")
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
         CheckConstraint("platform_role is null or platform_role in ('staff','privacy_officer')", name="platform_role_valid"),
     )
@@ -82,7 +85,7 @@ class Membership(Base):
     role: Mapped[str] = mapped_column(String(10), server_default="member")
     # {"contacts": "read", "invoices": "edit", ...}; owners and admins may edit every area.
     permissions: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
-    joined_at: Mapped[dt.datetime] = _now()
+    joined_at: Mapped[dt.datetime] = _timestamp()
     left_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (
         UniqueConstraint("org_id", "user_id"),
@@ -98,7 +101,7 @@ class PhoneAuthorization(Base):
     phone: Mapped[str] = mapped_column(String(32))
     user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     permissions: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (UniqueConstraint("org_id", "phone"), Index("ix_phone_auth_phone", "phone"))
 
@@ -112,7 +115,7 @@ class Contact(Base):
     kind: Mapped[str] = mapped_column(String(10))
     aliases: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=sql_text("'{}'"))
     area: Mapped[str] = mapped_column(String(30), server_default="contacts")
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     search_tsv: Mapped[Any] = _tsv("name || ' ' || coalesce(tax_id, '') || ' ' || public.memoria_words(aliases)")
     __table_args__ = (
         CheckConstraint("kind in ('customer','supplier')", name="contact_kind_valid"),
@@ -136,7 +139,7 @@ class Conversation(Base):
     user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     phone: Mapped[str | None] = mapped_column(String(32))
     temporary: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     # Whose namespace external_id lives in (the org; for org-less rows the phone, else the user).
     id_scope: Mapped[str | None] = mapped_column(Text, Computed(ID_SCOPE, persisted=True))
     __table_args__ = (UniqueConstraint("channel", "id_scope", "external_id"),)
@@ -156,7 +159,7 @@ class Message(Base):
     area: Mapped[str] = mapped_column(String(30), server_default="general")
     role: Mapped[str] = mapped_column(String(20))
     text: Mapped[str] = mapped_column(Text, server_default="")
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     edited_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     # Set by the worker when it indexed the message; null until then.
@@ -185,7 +188,7 @@ class Outbox(Base):
     message_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"))
     # "new", "edited" or "deleted": what happened to the message.
     event: Mapped[str] = mapped_column(String(20), server_default="new")
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     processed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     attempts: Mapped[int] = mapped_column(Integer, server_default="0")
     last_error: Mapped[str | None] = mapped_column(Text)
@@ -230,15 +233,15 @@ class Memory(Base):
     author_former_member: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     # How it came in: background, explicit, console, restore, sheet.
     origin: Mapped[str] = mapped_column(String(12), server_default="background")
-    valid_from: Mapped[dt.datetime] = _now()
+    valid_from: Mapped[dt.datetime] = _timestamp()
     valid_to: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     superseded_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("memories.id", ondelete="SET NULL"))
     hand_edited: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     event_date: Mapped[dt.date | None] = mapped_column(Date)
     embedding: Mapped[Any] = mapped_column(Vector(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
-    created_at: Mapped[dt.datetime] = _now()
-    updated_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
+    updated_at: Mapped[dt.datetime] = _timestamp()
     search_tsv: Mapped[Any] = _tsv("sentence || ' ' || value || ' ' || attribute")
     __table_args__ = (
         CheckConstraint("level in ('personal','private','shared')", name="memory_level_valid"),
@@ -285,7 +288,7 @@ class MemorySource(Base):
     conversation_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
     # For a folded sheet: the loose memory it folds.
     source_memory_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
         UniqueConstraint("memory_id", "message_id"),
         Index("ix_memory_sources_message", "message_id"),
@@ -315,8 +318,8 @@ class Document(Base):
     legal_hold: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     embedding: Mapped[Any] = mapped_column(Vector(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
-    created_at: Mapped[dt.datetime] = _now()
-    updated_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
+    updated_at: Mapped[dt.datetime] = _timestamp()
     search_tsv: Mapped[Any] = _tsv("title || ' ' || text || ' ' || external_ref || ' ' || coalesce(tax_id, '')")
     __table_args__ = (
         UniqueConstraint("org_id", "kind", "external_ref"),
@@ -339,7 +342,7 @@ class LinkCode(Base):
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     used_by_phone: Mapped[str | None] = mapped_column(String(32))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
 
 
 class UsageLedger(Base):
@@ -355,7 +358,7 @@ class UsageLedger(Base):
     output_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
     cost_usd: Mapped[Decimal] = mapped_column(Numeric(14, 8), server_default="0")
     run_tag: Mapped[str | None] = mapped_column(String(80))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (Index("ix_usage_org_day", "org_id", "created_at"), Index("ix_usage_run_tag", "run_tag"))
 
 
@@ -371,7 +374,7 @@ class MemoryTrace(Base):
     channel: Mapped[str | None] = mapped_column(String(30))
     block_text: Mapped[str] = mapped_column(Text)
     tokens: Mapped[int] = mapped_column(Integer, server_default="0")
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (Index("ix_traces_org_created", "org_id", "created_at"),
                       Index("ix_traces_conversation", "conversation_id", "created_at"))
 
@@ -403,7 +406,7 @@ class Notification(Base):
     kind: Mapped[str] = mapped_column(String(30))
     text: Mapped[str] = mapped_column(Text)
     data: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     delivered_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     undone_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     __table_args__ = (Index("ix_notifications_user", "user_id", "delivered_at"),
@@ -411,10 +414,10 @@ class Notification(Base):
 
 
 class PrivacyRequest(Base):
-    """An erasure (GDPR art. 17) or access (art. 15) request."""
+    """An erasure (GDPR art. 17), access (art. 15) or portability (art. 20) request."""
     __tablename__ = "privacy_requests"
     id: Mapped[uuid.UUID] = _pk()
-    kind: Mapped[str] = mapped_column(String(10))
+    kind: Mapped[str] = mapped_column(String(12))
     subject_type: Mapped[str] = mapped_column(String(20))
     # The identifier while the request is open; replaced by a digest once executed.
     subject_ref: Mapped[str] = mapped_column(String(200))
@@ -428,12 +431,12 @@ class PrivacyRequest(Base):
     receipt: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     progress: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     handled_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
-    created_at: Mapped[dt.datetime] = _now()
-    updated_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
+    updated_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
-        CheckConstraint("kind in ('erasure','access')", name="privacy_kind_valid"),
+        CheckConstraint("kind in ('erasure','access','portability')", name="privacy_kind_valid"),
         CheckConstraint("subject_type in ('user','phone','contact','conversation')", name="privacy_subject_valid"),
-        CheckConstraint("status in ('received','verified','previewed','executed','rejected')",
+        CheckConstraint("status in ('received','verified','previewed','executed','delivered','rejected')",
                         name="privacy_status_valid"),
     )
 
@@ -442,7 +445,7 @@ class AuditLog(Base):
     """Append-only: a trigger refuses UPDATE and DELETE."""
     __tablename__ = "audit_log"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    at: Mapped[dt.datetime] = _now()
+    at: Mapped[dt.datetime] = _timestamp()
     actor_user_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     actor_label: Mapped[str] = mapped_column(String(200))
     action: Mapped[str] = mapped_column(String(80))
@@ -460,7 +463,7 @@ class JobRun(Base):
     id: Mapped[uuid.UUID] = _pk()
     job: Mapped[str] = mapped_column(String(80))
     status: Mapped[str] = mapped_column(String(12), server_default="running")
-    started_at: Mapped[dt.datetime] = _now()
+    started_at: Mapped[dt.datetime] = _timestamp()
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     counts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     error: Mapped[str | None] = mapped_column(Text)
@@ -486,7 +489,7 @@ class PolicyExclusion(Base):
     validator: Mapped[str | None] = mapped_column(String(20))
     description: Mapped[str] = mapped_column(Text, server_default="")
     enabled: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("true"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
         UniqueConstraint("org_id", "name"),
         CheckConstraint("kind in ('secret','special')", name="policy_kind_valid"),
@@ -502,7 +505,7 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(16))
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
-    created_at: Mapped[dt.datetime] = _now()
+    created_at: Mapped[dt.datetime] = _timestamp()
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -517,7 +520,7 @@ class ConversationSummary(Base):
     # Messages up to and including this one are covered by the summary.
     covered_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     compactions: Mapped[int] = mapped_column(Integer, server_default="0")
-    updated_at: Mapped[dt.datetime] = _now()
+    updated_at: Mapped[dt.datetime] = _timestamp()
 
 
 class LoginAttempt(Base):
@@ -525,5 +528,5 @@ class LoginAttempt(Base):
     __tablename__ = "login_attempts"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     key: Mapped[str] = mapped_column(String(400))
-    at: Mapped[dt.datetime] = _now()
+    at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (Index("ix_login_attempts_key_at", "key", "at"),)

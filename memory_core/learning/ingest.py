@@ -10,7 +10,6 @@ drains the outbox anyway if the kick is lost.
 """
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import re
 import uuid
@@ -21,6 +20,7 @@ from sqlalchemy import Text, cast, func, select
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID, insert as pg_insert
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput
 from memory_core.domain.models import Conversation, Message, Outbox
 from memory_core.domain.policy import redact
@@ -151,7 +151,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         return _edit(session, existing, text)
 
     conv = _conversation(session, channel, conversation, org_id, user_id, phone)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     message_id = session.scalar(
         pg_insert(Message).values(
             conversation_id=conv.id, channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
@@ -197,7 +197,7 @@ def _edit(session: Session, message: Message, text: str) -> IngestResult:
         # A deleted message stays deleted; the same edit twice is one edit.
         return IngestResult(message_id=message.id, conversation_id=message.conversation_id, duplicate=True)
     message.text = text
-    message.edited_at = dt.datetime.now(dt.timezone.utc)
+    message.edited_at = clock.now()
     # The old vector describes the old text: the worker re-indexes.
     message.embedding, message.embed_model = None, None
     session.add(Outbox(message_id=message.id, event="edited"))
@@ -210,7 +210,7 @@ def _delete(session: Session, message: Message | None) -> IngestResult:
         return IngestResult()  # nothing was stored, so nothing to delete
     if message.deleted_at is not None:
         return IngestResult(message_id=message.id, conversation_id=message.conversation_id, duplicate=True)
-    message.deleted_at = dt.datetime.now(dt.timezone.utc)
+    message.deleted_at = clock.now()
     message.text = ""
     message.embedding, message.embed_model = None, None
     session.add(Outbox(message_id=message.id, event="deleted"))

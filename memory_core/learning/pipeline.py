@@ -21,6 +21,7 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
@@ -192,7 +193,7 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=tuple(c.aliases or ())) for c in contacts),
-        known_attributes=known, today=today or dt.date.today(),
+        known_attributes=known, today=today or clock.today(),
         gate_category=decision.top_category if decision is not None else None,
         gate_scope=decision.top_scope if decision is not None else None)
 
@@ -596,7 +597,7 @@ def undo_learnt(session: Session, notification_id: uuid.UUID, principal: Princip
     if data.get("superseded_id"):
         superseded = session.get(Memory, uuid.UUID(data["superseded_id"]), with_for_update=True)
     # The notification points at the memory with ON DELETE CASCADE: repoint it before deleting.
-    note.undone_at = dt.datetime.now(dt.timezone.utc)
+    note.undone_at = clock.now()
     note.memory_id = superseded.id if superseded is not None else None
     session.flush()
     for m in written:

@@ -4,21 +4,17 @@ ids and counts only.
 """
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 
 from sqlalchemy import and_, delete, exists, func, not_, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import (
     Contact, Conversation, Membership, Memory, MemorySource, Message, MemoryTrace, Notification, PhoneAuthorization, User,
 )
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
 
 
 def memories_only_from(conversation_id: uuid.UUID):
@@ -67,7 +63,7 @@ def member_leaves(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, ac
             Membership.org_id == org_id, Membership.role == "owner", Membership.left_at.is_(None)))
         if owners <= 1:
             raise Conflict("The last owner cannot leave: make someone else owner first.")
-    now = _now()
+    now = clock.now()
     m.left_at = now
     phone = session.scalar(select(User.phone).where(User.id == user_id))
     private = session.execute(delete(Memory).where(

@@ -27,23 +27,27 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.tenancy.accounts import email_key
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
 from memory_core.adapters.security import keyed_digest, secret
+from memory_core.privacy import readable_export
 
-KINDS = ("erasure", "access")
+KINDS = ("erasure", "access", "portability")
+# Access (art. 15) and portability (art. 20) end with an export delivered to the person; erasure (art. 17) with a
+# hard delete. Each kind has its own legal basis, used when the officer writes none.
+EXPORT_KINDS = ("access", "portability")
+BASIS = {"erasure": "GDPR art. 17 (right to erasure)", "access": "GDPR art. 15 (right of access)",
+         "portability": "GDPR art. 20 (right to data portability)"}
+CLOSED = ("executed", "delivered", "rejected")
 SUBJECT_TYPES = ("user", "phone", "contact", "conversation")
 ERASED = "[erased]"
 BATCH = 2000
 # Columns never exported: derived vectors and indexes, and secrets stored as digests.
 NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash"}
 PHONE_RE = re.compile(r"^\+?\d{6,15}$")
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
 
 
 def add_month(when: dt.datetime) -> dt.datetime:
@@ -360,19 +364,18 @@ def intake(session: Session, *, kind: str, subject_type: str, subject_ref: str, 
            verification: str = "", actor: uuid.UUID | None = None) -> PrivacyRequest:
     """Record a request as received, due in one calendar month. Does not commit."""
     if kind not in KINDS:
-        raise InvalidInput("The request must be an erasure or an access request.", field="kind")
+        raise InvalidInput("The request must be an erasure, access or portability request.", field="kind")
     if subject_type not in SUBJECT_TYPES:
         raise InvalidInput("The subject must be a user, a phone, a contact or a conversation.", field="subject_type")
     requested_by, basis = (requested_by or "").strip(), (basis or "").strip()
     if not requested_by:
         raise InvalidInput("Say who asked.", field="requested_by")
-    if not basis:
-        raise InvalidInput("Say on what basis (for example GDPR art. 17 or art. 15).", field="basis")
+    basis = basis or BASIS[kind]
     ref = normalise_ref(session, subject_type, subject_ref)
-    now = _now()
+    now = clock.now()
     req = PrivacyRequest(kind=kind, subject_type=subject_type, subject_ref=ref, requested_by=requested_by[:300],
                          basis=basis, verification=(verification or "").strip(), status="received",
-                         due_at=add_month(now), handled_by=actor, progress={})
+                         created_at=now, due_at=add_month(now), handled_by=actor, progress={})
     session.add(req)
     session.flush()
     _audit(session, req, "privacy.received", actor)
@@ -389,11 +392,12 @@ def verify(session: Session, request_id: uuid.UUID, note: str, actor: uuid.UUID 
     req = _get(session, request_id, lock=True)
     _require(req, "received")
     note = (note or "").strip()
-    if not note:
+    if not note and not req.verification:
         raise InvalidInput("Note how the identity was verified.", field="verification")
-    req.verification = (req.verification + "\n" if req.verification else "") + note
-    req.status, req.updated_at = "verified", _now()
-    req.progress = {**req.progress, "verified_at": _now().isoformat()}
+    if note:  # what was typed at intake is not asked again
+        req.verification = (req.verification + "\n" if req.verification else "") + note
+    req.status, req.updated_at = "verified", clock.now()
+    req.progress = {**req.progress, "verified_at": clock.now().isoformat()}
     _audit(session, req, "privacy.verified", actor)
     return req
 
@@ -404,9 +408,9 @@ def reject(session: Session, request_id: uuid.UUID, reason: str, actor: uuid.UUI
     _require(req, "received", "verified", "previewed")
     if not (reason or "").strip():
         raise InvalidInput("Say why the request is rejected.", field="reason")
-    req.status, req.updated_at = "rejected", _now()
+    req.status, req.updated_at = "rejected", clock.now()
     req.subject_ref = _digest(req.subject_ref)
-    req.progress = {**req.progress, "rejected_at": _now().isoformat(), "rejection": reason.strip()[:500]}
+    req.progress = {**req.progress, "rejected_at": clock.now().isoformat(), "rejection": reason.strip()[:500]}
     _audit(session, req, "privacy.rejected", actor)
     return req
 
@@ -417,13 +421,13 @@ def preview(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) ->
     _require(req, "verified", "previewed")
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     req.preview = compute_preview(session, subject)
-    req.status, req.updated_at = "previewed", _now()
-    req.progress = {**req.progress, "previewed_at": _now().isoformat()}
-    _audit(session, req, "privacy.previewed", actor, counts=_totals(req.preview))
+    req.status, req.updated_at = "previewed", clock.now()
+    req.progress = {**req.progress, "previewed_at": clock.now().isoformat()}
+    _audit(session, req, "privacy.previewed", actor, counts=preview_totals(req.preview))
     return req
 
 
-def _totals(pv: dict[str, Any]) -> dict[str, int]:
+def preview_totals(pv: dict[str, Any]) -> dict[str, int]:
     return {"delete": sum(pv["delete"].values()), "anonymise": sum(pv["anonymise"].values()),
             "keep": sum(e["rows"] for e in pv["keep"].values())}
 
@@ -441,17 +445,17 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
     batch scrubs the request itself, scans every table and writes the receipt. An access request is
     executed once its export was delivered. Commits (per batch)."""
     req = _get(session, request_id, lock=True)
-    if req.status == "executed":
+    if req.status in ("executed", "delivered"):
         return req
     _require(req, "previewed")
-    if req.kind == "access":
+    if req.kind in EXPORT_KINDS:
         return _finish_access(session, req, actor)
     progress = dict(req.progress or {})
     if "subject" not in progress:
         # Snapshot the identifiers: once the user row is gone, a resumed run still knows what to look for.
         progress["subject"] = resolve_subject(session, req.subject_type, req.subject_ref).to_json()
         progress.update(step=0, done={"delete": {}, "anonymise": {}, "keep": {}},
-                        started_at=_now().isoformat(), state="running")
+                        started_at=clock.now().isoformat(), state="running")
         req.progress = progress
         _audit(session, req, "privacy.execution_started", actor)
         session.commit()
@@ -478,7 +482,7 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
             done[step.category][step.table] = done[step.category].get(step.table, 0) + n
         if n < batch_size or (step.category == "keep" and step.set is None):
             progress["step"] = i + 1
-        progress["done"], progress["updated_at"] = done, _now().isoformat()
+        progress["done"], progress["updated_at"] = done, clock.now().isoformat()
         req.progress = progress
         session.commit()
         batches += 1
@@ -519,7 +523,7 @@ def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
 
 
 def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, actor: uuid.UUID | None) -> PrivacyRequest:
-    now = _now()
+    now = clock.now()
     progress = dict(req.progress)
     progress.pop("subject", None)
     _scrub_request(req, subject)
@@ -551,18 +555,18 @@ def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, act
 
 
 def _finish_access(session: Session, req: PrivacyRequest, actor: uuid.UUID | None) -> PrivacyRequest:
-    now = _now()
+    now = clock.now()
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     counts = {t: len(rows) for t, rows in export_rows(session, subject).items()}
     _scrub_request(req, subject)
-    req.receipt = {"receipt": "memoria access receipt", "request_id": str(req.id), "kind": req.kind,
+    req.receipt = {"receipt": f"memoria {req.kind} receipt", "request_id": str(req.id), "kind": req.kind,
                    "subject_type": req.subject_type, "basis": req.basis,
                    "received_at": req.created_at.isoformat(), "due_at": req.due_at.isoformat(),
-                   "executed_at": now.isoformat(), "exported": counts, "on_time": now <= req.due_at,
+                   "delivered_at": now.isoformat(), "exported": counts, "on_time": now <= req.due_at,
                    "note": "Counts only: this receipt names no exported data."}
-    req.status, req.updated_at = "executed", now
+    req.status, req.updated_at = "delivered", now
     req.progress = {**req.progress, "state": "done", "finished_at": now.isoformat()}
-    _audit(session, req, "privacy.executed", actor, counts={"exported": sum(counts.values())})
+    _audit(session, req, "privacy.delivered", actor, counts={"exported": sum(counts.values())})
     session.commit()
     return req
 
@@ -624,7 +628,7 @@ def verification_scan(session: Session, subject: Subject) -> dict[str, Any]:
             hits.append({"table": table, "column": column, "rows": held, "kind": "legal_hold"})
         if n - held:
             hits.append({"table": table, "column": column, "rows": n - held, "kind": "found"})
-    return {"at": _now().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
+    return {"at": clock.now().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
             "identifiers_checked": len(subject.ids) + len(subject.strings) + len(subject.names),
             "seconds": round(time.perf_counter() - started, 3), "hits": hits, "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
 
@@ -677,19 +681,26 @@ def _jsonable(v: Any) -> Any:
 def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> bytes:
     """The access export: a ZIP of JSON files, one per table, plus a manifest. Audited; does not commit."""
     req = _get(session, request_id)
-    if req.status == "executed" or req.status == "rejected":
+    if req.status in CLOSED:
         raise Conflict("This request is closed; its subject is no longer recorded. File a new access request.")
     _require(req, "verified", "previewed")
     subject = resolve_subject(session, req.subject_type, req.subject_ref)
     rows = export_rows(session, subject)
+    generated = clock.now()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": _now().isoformat(),
+        manifest = {"request_id": str(req.id), "subject_type": req.subject_type, "generated_at": generated.isoformat(),
                     "tables": {t: len(r) for t, r in rows.items()},
-                    "note": "Everything memoria stores about the subject, including every memory version and its sources."}
+                    "note": "Everything memoria stores about the subject, including every memory version and its "
+                            "sources. Start with summary.html; csv/ has the same in spreadsheets; the JSON files are "
+                            "the complete rows."}
         zf.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
         for table, table_rows in rows.items():
             zf.writestr(f"{table}.json", json.dumps(table_rows, indent=2, ensure_ascii=False, default=str))
+        names = readable_export.subject_names(session, rows)
+        zf.writestr("summary.html", readable_export.summary_html(rows, names, generated))
+        for name, body in readable_export.csv_files(rows, names).items():
+            zf.writestr(f"csv/{name}", body)
     _audit(session, req, "privacy.exported", actor, rows=sum(len(r) for r in rows.values()))
     return buf.getvalue()
 

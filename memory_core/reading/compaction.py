@@ -26,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.backends.base import Usage
 from memory_core.reading.fence import fenced
 from memory_core.domain.ledger import record_usage
@@ -317,7 +318,7 @@ def compact_conversation(session: Session, conversation_id: uuid.UUID, *, compac
     summary.content = new_content
     summary.covered_until = older[-1].created_at
     summary.compactions += 1
-    summary.updated_at = dt.datetime.now(dt.timezone.utc)
+    summary.updated_at = clock.now()
     if usage.input_tokens or usage.output_tokens or usage.cost_usd:
         record_usage(session, usage, org_id=conv.org_id)
     return CompactionResult(True, "compacted", folded_messages=len(older), kept_tokens=kept, report=report)

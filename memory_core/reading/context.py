@@ -33,6 +33,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
 from memory_core.reading.fence import MEMORY_HEADER, RELATED_HEADER, fenced, safe_label
@@ -372,7 +373,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     A temporary conversation reads memory but stores nothing, not even the trace."""
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or clock.now()
     today = now.date()
     vector = _embed_early(message_text or "", embed)
     conv, sent = _conversation(session, access, conversation_id)
@@ -438,7 +439,7 @@ def memories_for_subjects(session: Session, access: Access | None, subject_ids: 
     agent to attach to a tool result that returns that subject."""
     if access is None:
         return {}
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or clock.now()
     subjects = [s if isinstance(s, str) and ":" in s or s in ("self", "org") else f"contact:{s}" for s in subject_ids]
     if not subjects:
         return {}

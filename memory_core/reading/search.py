@@ -40,6 +40,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.access import (
     Access, contact_visible, document_visible, memory_visible, message_visible, shape, template, template_params,
 )
@@ -533,7 +534,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
         out["name"] = _run(session, _statement("name", form, kinds, k), params)
     if "exact" in retrievers and tokens:
         out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
-    span = date_range(query, now or dt.datetime.now(dt.timezone.utc)) if "date" in retrievers else None
+    span = date_range(query, now or clock.now()) if "date" in retrievers else None
     if span is not None:
         start, end = span
         params |= {"q_from": start, "q_to": end,
@@ -650,7 +651,7 @@ def index_document(session: Session, *, org_id: uuid.UUID, kind: str, external_r
     stmt = stmt.on_conflict_do_update(
         index_elements=["org_id", "kind", "external_ref"],
         set_={k: stmt.excluded[k] for k in values if k not in ("org_id", "kind", "external_ref")}
-        | {"updated_at": func.now()}).returning(Document.id)
+        | {"updated_at": clock.now()}).returning(Document.id)
     return session.scalar(stmt)
 
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.domain.models import LoginAttempt, User
 from memory_core.adapters.security import hash_password, verify_password
@@ -44,7 +45,7 @@ def authenticate(session: Session, email: str, password: str, address: str) -> U
     account = email_key(email)
     limits = {f"{account} from {address}": MAX_FAILURES, f"addr:{address}": MAX_PER_ADDRESS,
               account: MAX_PER_ACCOUNT}
-    since = func.now() - WINDOW
+    since = clock.now() - WINDOW
     for key in sorted(limits):  # one order: two attempts never wait on each other's locks crosswise
         session.execute(text("select pg_advisory_xact_lock(hashtext(:k))"), {"k": "memoria.login:" + key})
     counts = dict(session.execute(select(LoginAttempt.key, func.count()).where(

@@ -8,6 +8,7 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import ApiKey
@@ -45,7 +46,7 @@ def revoke_api_key(session: Session, org_id: uuid.UUID, key_id: uuid.UUID, *, re
     if row is None:
         raise NotFound("No such API key.")
     if row.revoked_at is None:
-        row.revoked_at = dt.datetime.now(dt.timezone.utc)
+        row.revoked_at = clock.now()
         audit.record(session, actor_user_id=revoked_by, actor_label=actor_label, action="api_key.revoked",
                      org_id=org_id, target_type="api_key", target_id=row.id, details={"prefix": row.prefix})
     return row
@@ -62,7 +63,7 @@ def authenticate_api_key(session: Session, presented: str) -> ApiKey | None:
     row = session.scalar(select(ApiKey).where(ApiKey.key_hash == sha256(presented)))
     if row is None or row.revoked_at is not None:
         return None
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     if row.last_used_at is None or now - row.last_used_at > LAST_USED_EVERY:
         row.last_used_at = now
     return row

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from memory_core.domain import clock
 from memory_core.domain import audit
 from memory_core.domain.access import _member_permissions, _weaker
 from memory_core.domain.errors import Conflict, Forbidden, NotFound, TooManyAttempts
@@ -74,10 +75,6 @@ class IssuedCode:
     expires_at: dt.datetime
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
-
-
 def code_digest(code: str) -> str:
     return keyed_digest(secret("link_code_key"), code)
 
@@ -104,7 +101,7 @@ def issue_link_code(session: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> 
         Membership.user_id == user_id, Membership.org_id == org_id, Membership.left_at.is_(None)))
     if member is None:
         raise Forbidden("Only a member of the organization can link a WhatsApp number to it.")
-    now = _now()
+    now = clock.now()
     recent = session.scalar(select(func.count()).select_from(LinkCode).where(
         LinkCode.user_id == user_id, LinkCode.created_at > now - CODE_WINDOW))
     if recent >= MAX_CODES:
@@ -112,7 +109,8 @@ def issue_link_code(session: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> 
     session.execute(update(LinkCode).where(
         LinkCode.user_id == user_id, LinkCode.used_at.is_(None), LinkCode.expires_at > now).values(expires_at=now))
     code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-    row = LinkCode(user_id=user_id, org_id=org_id, code_hmac=code_digest(code), expires_at=now + CODE_TTL)
+    row = LinkCode(user_id=user_id, org_id=org_id, code_hmac=code_digest(code), created_at=now,
+                   expires_at=now + CODE_TTL)
     session.add(row)
     audit.record(session, actor_user_id=user_id, actor_label="console user", action="identity.link_code_issued",
                  org_id=org_id, target_type="user", target_id=user_id)
@@ -139,7 +137,7 @@ def confirm_link(session: Session, phone: str, code: str, org_id: uuid.UUID | No
     owner_locale = session.scalar(select(User.locale).where(User.phone == phone)) if phone else None
     if not phone:
         return _reply(owner_locale, "invalid")
-    now = _now()
+    now = clock.now()
     key = phone_key(phone)
     failures = session.scalar(select(func.count()).select_from(LoginAttempt).where(
         LoginAttempt.key == key, LoginAttempt.at > now - FAILURE_WINDOW))
@@ -236,7 +234,7 @@ def adopt_pre_link_history(session: Session, user_id: uuid.UUID, phone: str, act
     phone = (phone or "").strip()
     if not user.phone or user.phone != phone:
         raise Conflict("That number is not linked to your account.")
-    now = _now()
+    now = clock.now()
     adopted = superseded = 0
     rows = session.scalars(select(Memory).where(
         Memory.owner_phone == phone, Memory.owner_user_id.is_(None),

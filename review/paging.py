@@ -1,0 +1,96 @@
+"""Keyset pages that go both ways, with a total capped for speed: the console's lists use one rule.
+
+A cursor is the sort key of a row, written as text (`2026-11-29T10:00:00+00:00|<uuid>` or `12345`). `after` walks
+away from the start of the list, `before` back towards it; either way the page keeps the list's order."""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy.orm import Session
+
+from memory_core.domain.errors import InvalidInput
+
+COUNT_CAP = 1000
+
+
+@dataclass
+class Page:
+    rows: list[Any]
+    prev_cursor: str | None
+    next_cursor: str | None
+    total: int  # exact up to COUNT_CAP, then COUNT_CAP + 1 ("1000+")
+
+    @property
+    def total_label(self) -> str:
+        return f"{COUNT_CAP}+" if self.total > COUNT_CAP else str(self.total)
+
+
+def _text(value: Any) -> str:
+    return value.isoformat() if isinstance(value, dt.datetime) else str(value)
+
+
+def cursor_of(values: Sequence[Any]) -> str:
+    return "|".join(_text(v) for v in values)
+
+
+def parse_cursor(raw: str | None, types: Sequence[Callable[[str], Any]]) -> tuple | None:
+    if not raw:
+        return None
+    parts = raw.split("|")
+    try:
+        if len(parts) != len(types):
+            raise ValueError(raw)
+        return tuple(t(p) for t, p in zip(types, parts))
+    except (ValueError, OverflowError):
+        raise InvalidInput("That page link is not valid: start again from the first page.", "page") from None
+
+
+def capped_count(s: Session, stmt: Select, cap: int = COUNT_CAP) -> int:
+    return int(s.scalar(select(func.count()).select_from(stmt.order_by(None).limit(cap + 1).subquery())) or 0)
+
+
+def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
+           types: Sequence[Callable[[str], Any]], *, after: str | None = None, before: str | None = None,
+           descending: bool = True, limit: int = 50, scalars: bool = True) -> Page:
+    """One page of `stmt` ordered by `columns` (descending or not), from a cursor either way, with the total."""
+    total = capped_count(s, stmt)
+    sort_key = tuple_(*columns) if len(columns) > 1 else columns[0]
+    back = parse_cursor(before, types)
+    fwd = None if back else parse_cursor(after, types)
+    bound = lambda cur: tuple_(*cur) if len(cur) > 1 else cur[0]  # noqa: E731
+    going_back = back is not None
+    if going_back:
+        stmt = stmt.where(sort_key > bound(back) if descending else sort_key < bound(back))
+    elif fwd is not None:
+        stmt = stmt.where(sort_key < bound(fwd) if descending else sort_key > bound(fwd))
+    order = [c.desc() if descending != going_back else c.asc() for c in columns]
+    result = s.scalars(stmt.order_by(*order).limit(limit + 1)) if scalars else s.execute(stmt.order_by(*order)
+                                                                                            .limit(limit + 1))
+    rows = list(result)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if going_back:
+        rows.reverse()
+    first, last = (cursor_of(key(rows[0])), cursor_of(key(rows[-1]))) if rows else (None, None)
+    prev_cursor = first if (going_back and more) or (fwd is not None and rows) else None
+    next_cursor = last if (not going_back and more) or (going_back and rows) else None
+    return Page(rows, prev_cursor, next_cursor, total)
+
+
+def uuid_type(raw: str) -> uuid.UUID:
+    return uuid.UUID(raw)
+
+
+def datetime_type(raw: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(raw)
+
+
+def bigint_type(raw: str) -> int:
+    value = int(raw)
+    if not 0 < value < 2**63:
+        raise ValueError(raw)
+    return value
