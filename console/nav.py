@@ -46,6 +46,7 @@ NAV = [
     NavEntry("console.settings", "Settings", ADMIN),
     NavEntry("console.api_keys", "API keys", ADMIN),
     NavEntry("console.link_whatsapp", "WhatsApp", MEMBER),
+    NavEntry("console.my_memory_page", "My memory", lambda: True),
 ]
 
 

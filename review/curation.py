@@ -11,11 +11,10 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from memory_core.domain import clock
-from memory_core.domain import audit
+from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
@@ -155,23 +154,10 @@ class MemoryDetail:
         return self.memory.attribute in BANK_ATTRIBUTES
 
 
-def _chain(s: Session, op: Operator, m: Memory) -> list[Memory]:
-    """Every version of the same fact: same org, level, owner, subject and attribute, newest first."""
-    same_owner = (Memory.owner_user_id.is_(None) if m.owner_user_id is None else Memory.owner_user_id == m.owner_user_id)
-    stmt = select(Memory).where(
-        memory_visible(op.access), Memory.level == m.level, Memory.subject == m.subject,
-        Memory.attribute == m.attribute, same_owner, Memory.status.in_(("active", "superseded")),
-        Memory.org_id.is_(None) if m.org_id is None else Memory.org_id == m.org_id)
-    rows = list(s.scalars(stmt.order_by(Memory.valid_from.desc(), Memory.created_at.desc()).limit(200)))
-    if m not in rows:
-        rows.insert(0, m)
-    return rows
-
-
 def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetail:
     m = get_memory(s, op, memory_id)
     labels = Labels(s, op.org_id)
-    chain = _chain(s, op, m)
+    chain = versions.chain(s, op.access, m)
     ids = [v.id for v in chain]
     sources: dict[uuid.UUID, list[Message | None]] = {i: [] for i in ids}
     # Owners and admins read the source of every org fact; anyone else only messages they may see.
@@ -182,41 +168,12 @@ def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetai
                               .where(MemorySource.memory_id.in_(ids)).order_by(MemorySource.created_at)):
         sources[src.memory_id].append(msg)
     current = next((v for v in chain if v.status == "active"), None)
-    versions = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
+    history = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
                         sources[v.id], v.status == "active") for v in chain]
-    return MemoryDetail(m, labels.subject(m.subject), versions, current, may_change(op, m), may_restore(op, m))
+    return MemoryDetail(m, labels.subject(m.subject), history, current, may_change(op, m), may_restore(op, m))
 
 
 # ------------------------------------------------------------------------------------ changing
-
-def _new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: str, hand_edited: bool,
-                 by: uuid.UUID) -> Memory:
-    now = clock.now()
-    row = Memory(org_id=old.org_id, level=old.level, owner_user_id=old.owner_user_id, owner_phone=old.owner_phone,
-                 area=old.area, category=old.category, subject=old.subject, attribute=old.attribute, value=value,
-                 sentence=sentence, confidence=old.confidence, pinned=old.pinned, status="active",
-                 author_user_id=old.author_user_id, author_phone=old.author_phone,
-                 author_former_member=old.author_former_member, origin=origin, hand_edited=hand_edited,
-                 event_date=old.event_date, decided_by=by, decided_at=now, valid_from=now)
-    s.add(row)
-    return row
-
-
-def _supersede(s: Session, current: Memory | None, new_row: Memory) -> None:
-    now = clock.now()
-    if current is not None:
-        current.status, current.valid_to = "superseded", now
-        s.flush()  # one active row per fact: close the current one before the new one exists
-    s.flush()
-    if current is not None:
-        current.superseded_by = new_row.id
-
-
-def _copy_sources(s: Session, from_id: uuid.UUID, to_id: uuid.UUID) -> None:
-    for src in s.scalars(select(MemorySource).where(MemorySource.memory_id == from_id)):
-        s.add(MemorySource(memory_id=to_id, message_id=src.message_id, conversation_id=src.conversation_id,
-                           source_memory_id=src.source_memory_id))
-
 
 def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
     """Restore an old version: a new active version with its value supersedes the current one."""
@@ -225,15 +182,15 @@ def restore(s: Session, op: Operator, version_id: uuid.UUID) -> Memory:
         raise Forbidden("Only an owner or admin can restore a version.")
     if old.status != "superseded":
         raise InvalidInput("Only an older version can be restored.", "version")
-    current = next((v for v in _chain(s, op, old) if v.status == "active"), None)
+    current = next((v for v in versions.chain(s, op.access, old) if v.status == "active"), None)
     if current is not None:
         s.refresh(current, with_for_update=True)
         if current.status != "active":
             current = None
-    row = _new_version(s, old, value=old.value, sentence=old.sentence, origin="restore",
-                       hand_edited=old.hand_edited, by=op.user_id)
-    _supersede(s, current, row)
-    _copy_sources(s, old.id, row.id)
+    row = versions.new_version(s, old, value=old.value, sentence=old.sentence, origin="restore",
+                               hand_edited=old.hand_edited, by=op.user_id)
+    versions.supersede(s, current, row)
+    versions.copy_sources(s, old.id, row.id)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.restored", org_id=row.org_id,
                  target_type="memory", target_id=row.id,
                  details={"restored_from": str(old.id), "superseded": str(current.id) if current else None,
@@ -258,19 +215,7 @@ def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: s
         if normalise_account(typed_account or "").upper() != value:
             raise InvalidInput("The account you typed again does not match. Nothing was changed.", "confirm_account")
         sentence = verified_account_sentence(Labels(s, op.org_id).subject(m.subject))
-    if not value:
-        raise InvalidInput("The value cannot be empty.", "value")
-    if not sentence:
-        raise InvalidInput("The sentence cannot be empty.", "sentence")
-    if len(value) > 2000 or len(sentence) > 4000:
-        raise InvalidInput("That text is too long.", "value")
-    if m.status != "active":
-        raise InvalidInput("Only the current version can be edited; restore an old one instead.", "value")
-    if value == m.value and sentence == m.sentence:
-        raise InvalidInput("Nothing changed.", "value")
-    row = _new_version(s, m, value=value, sentence=sentence, origin="console", hand_edited=True, by=op.user_id)
-    _supersede(s, m, row)
-    _copy_sources(s, m.id, row.id)
+    row = versions.hand_edit(s, m, value, sentence, origin="console", by=op.user_id)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.edited", org_id=row.org_id,
                  target_type="memory", target_id=row.id, details={"superseded": str(m.id), "level": row.level,
                                                                   "attribute": row.attribute})
@@ -295,10 +240,8 @@ def delete_memory(s: Session, op: Operator, memory_id: uuid.UUID) -> int:
     m = get_memory(s, op, memory_id, for_update=True)
     if not may_change(op, m):
         raise Forbidden("You may not delete this memory.")
-    ids = [v.id for v in _chain(s, op, m)]
-    s.execute(update(Memory).where(Memory.replaces_id.in_(ids)).values(replaces_id=None))
-    s.execute(update(Memory).where(Memory.superseded_by.in_(ids)).values(superseded_by=None))
-    count = s.execute(delete(Memory).where(Memory.id.in_(ids))).rowcount
+    ids = [v.id for v in versions.chain(s, op.access, m)]
+    count = versions.delete_versions(s, ids)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.deleted", org_id=m.org_id,
                  target_type="memory", target_id=m.id, details={"versions": count, "level": m.level,
                                                                 "attribute": m.attribute})

@@ -34,10 +34,12 @@ def api_world(factory, system_session):
     conv = factory.conversation(org, ana)
     factory.message(conv, "El CIF de Talleres García es B12345678.")
     contact = factory.contact(org)
+    mine = factory.memory(None, level="personal", subject="self", attribute="nombre", value="Ana", category="person",
+                          owner=ana)
     _, key = create_api_key(system_session, org.id, "fuzz", created_by=ana.id, actor_label="test")
     system_session.commit()
     return {"key": key, "user_id": str(ana.id), "phone": "+34611222333", "conversation_id": str(conv.id),
-            "contact_id": str(contact.id)}
+            "contact_id": str(contact.id), "memory_id": str(mine.id)}
 
 
 
@@ -49,7 +51,7 @@ def _realistic(case, world) -> None:
         for name in ("user_id", "phone", "contact_id", "conversation_id"):
             if name in case.body and case.body[name] is not None:
                 case.body[name] = world[name]
-    for name in ("conversation_id", "contact_id", "user_id"):
+    for name in ("conversation_id", "contact_id", "user_id", "memory_id"):
         if case.path_parameters and name in case.path_parameters:
             case.path_parameters[name] = world[name]
     if case.query and "user_id" in case.query:

@@ -3,6 +3,7 @@ served by werkzeug on 127.0.0.1, on the demo data. Also saves the README's scree
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 from decimal import Decimal
@@ -98,10 +99,33 @@ def test_owner_restores_an_old_version(live, tab, system_session):
     _sign_in(page, live, OWNER)
     page.goto(f"{live}/memories/{current.id}")
     assert page.locator("#current-value").inner_text() == "60 días"
-    page.click("button.restore")
+    page.click("summary.restore")  # the first click only asks, and says what will happen
+    question = page.locator("details.confirm[open] .confirm-box")
+    assert "Makes «30 días» current again" in question.inner_text() and "«60 días»" in question.inner_text()
+    assert page.locator("#current-value").inner_text() == "60 días"
+    question.get_by_role("button", name="Yes, restore it").click()
     assert page.locator(".flash", has_text="Version restored.").is_visible()
     assert page.locator("#current-value").inner_text() == "30 días"
     assert page.locator(".timeline li").count() == 3
+
+
+def test_deleting_a_memory_asks_first_even_without_javascript(live, chromium, system_session):
+    current = system_session.scalar(select(Memory).where(Memory.attribute == "plazo_pago", Memory.status == "active"))
+    context = chromium.new_context(viewport={"width": 1366, "height": 768}, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        _sign_in(page, live, OWNER)
+        page.goto(f"{live}/memories/{current.id}")
+        page.click("summary.danger")
+        assert "It cannot be undone." in page.locator("details.confirm[open]").inner_text()
+        exists = select(Memory.id).where(Memory.id == current.id)
+        assert system_session.scalar(exists) is not None
+        page.get_by_role("button", name="Yes, delete for good").click()
+        page.wait_for_url(f"{live}/memories")
+        system_session.expire_all()
+        assert system_session.scalar(exists) is None
+    finally:
+        context.close()
 
 
 def test_htmx_approve_updates_the_row_without_reloading_the_page(live, tab, system_session):
@@ -178,3 +202,42 @@ def test_screenshots_of_the_main_pages(live, tab, system_session):
     page.goto(f"{live}/review/")
     page.screenshot(path=str(SHOTS / "review-queue-member.png"), full_page=True)
     assert all((SHOTS / f"{n}.png").stat().st_size > 5000 for n, _, _ in pages)
+
+
+def test_a_person_edits_deletes_pauses_and_exports_their_own_memory_on_my_memory(live, tab, system_session):
+    page = tab
+    _sign_in(page, live, OWNER)
+    page.click("nav >> text=My memory")
+    page.wait_for_url(f"{live}/my-memory")
+    assert page.locator("h1", has_text="My memory").is_visible()
+    assert page.locator(".my-sentence", has_text="Se llama Ana.").is_visible()
+    assert page.locator("text=Acme entrega los martes y jueves.").count() == 0  # Marta's private note
+    page.evaluate("window.__noReload = 'still here'")
+
+    treat = system_session.scalar(select(Memory).where(Memory.attribute == "tratamiento", Memory.status == "active"))
+    row = page.locator(f"#my-memory-{treat.id}")
+    row.locator("summary", has_text="Edit or delete").click()
+    row.locator("input[name=value]").fill("usted")
+    row.locator("input[name=sentence]").fill("Prefiere que la traten de usted.")
+    row.locator("button", has_text="Save as a new version").click()
+    edited = page.locator(".my-memory", has_text="Prefiere que la traten de usted.")
+    edited.locator(".badge.hand-edited").wait_for()
+    assert page.evaluate("window.__noReload") == "still here"
+
+    event = system_session.scalar(select(Memory).where(Memory.attribute == "evento", Memory.status == "active"))
+    row = page.locator(f"#my-memory-{event.id}")
+    row.locator("summary", has_text="Edit or delete").click()
+    row.locator("summary", has_text="Delete…").click()
+    row.locator("button.confirm-yes", has_text="Delete for good").click()
+    page.locator(".my-memory.gone", has_text="Deleted.").wait_for()
+    system_session.expire_all()
+    assert system_session.scalar(select(Memory).where(Memory.attribute == "evento")) is None
+
+    page.click("button.pause-learning")
+    assert page.locator("h2", has_text="Learning is paused").is_visible()
+    with page.expect_download() as download:
+        page.click("#export")
+    data = json.loads(Path(download.value.path()).read_text())
+    values = {m["value"] for sec in data["sections"] for g in sec["subjects"] for m in g["memories"]}
+    assert "usted" in values and "Feria de Valencia" not in values and data["learning_paused_at"]
+    page.screenshot(path=str(SHOTS / "my-memory.png"), full_page=True)

@@ -43,6 +43,7 @@ ADMIN_OR_STAFF_OBJECT = rule(member=DENY, staff=OK, outsider=DENY)
 AUDIT = rule(member=DENY, staff=OK, privacy=OK)
 PRIVACY_OFFICER = rule(member=DENY, admin=DENY, owner=DENY, outsider=DENY, privacy=OK)
 API = {r: KEY for r in ROLES}
+OWN_MEMORY = rule(admin=DENY, owner=DENY, outsider=DENY)  # the member's own memory: nobody else reaches it
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,13 @@ ACCESS: dict[str, Route] = {
     "console.link_whatsapp": Route("GET", SIGNED_IN),
     "console.link_whatsapp_code": Route("POST", ORG),
     "console.link_whatsapp_adopt": Route("POST", SIGNED_IN),
+    # My memory: a person's own memory, any role; a memory of the member's is hers alone
+    "console.my_memory_page": Route("GET", SIGNED_IN),
+    "console.my_memory_export": Route("GET", SIGNED_IN),
+    "console.my_memory_learning": Route("POST", SIGNED_IN),
+    "console.my_memory_forget_subject": Route("POST", SIGNED_IN),
+    "console.my_memory_edit": Route("POST", OWN_MEMORY, lambda w: {"memory_id": w.mine}),
+    "console.my_memory_delete": Route("POST", OWN_MEMORY, lambda w: {"memory_id": w.mine}),
     # privacy officer
     "console.privacy": Route("GET", PRIVACY_OFFICER),
     "console.privacy_intake": Route("POST", PRIVACY_OFFICER),
@@ -171,6 +179,8 @@ class World:
                                      category="customer").id
         self.bank = factory.memory(org, subject=subject, attribute="cuenta_bancaria", value="ES00", area="contacts",
                                    category="customer", status="proposed", proposal_kind="bank_account").id
+        self.mine = factory.memory(org, level="private", owner=self.users["member"], subject="org",
+                                   attribute="nota", value="mine").id
         self.exclusion = factory._save(PolicyExclusion(org_id=org.id, kind="secret", name="x", pattern="x")).id
         self.api_key = factory._save(ApiKey(org_id=org.id, name="k", prefix="mk_x", key_hash="0" * 64)).id
         self.trace = factory._save(MemoryTrace(org_id=org.id, block_text="b", channel="web")).id

@@ -71,6 +71,8 @@ class User(Base):
     # Bumped on sign-out and (by trigger) on a password, role or membership change: a console session
     # signed with an older version is refused.
     session_version: Mapped[int] = mapped_column(Integer, server_default="0")
+    # Set while the person has paused learning: the worker learns nothing from their messages.
+    learning_paused_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
         CheckConstraint("platform_role is null or platform_role in ('staff','privacy_officer')", name="platform_role_valid"),

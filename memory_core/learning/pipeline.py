@@ -32,6 +32,7 @@ from memory_core.domain.models import (
     Contact, Memory, MemorySource, Message, Notification, Organization, PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.privacy.my_memory import learning_paused
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def insult_words(text: str) -> str | None:
 @dataclass
 class Outcome:
     """What the pipeline did with one message (also what `memoria eval` scores)."""
-    outcome: str  # skipped | forgotten | indexed | no_access | ignored | refused | learnt | proposed | merged
+    outcome: str  # skipped | forgotten | indexed | no_access | paused | ignored | refused | learnt | proposed | merged
     reason: str = ""
     policy: str | None = None  # secret | insult | special | bank_account, when policy decided
     decision: GateDecision | None = None
@@ -279,6 +280,7 @@ class BatchCache:
         self._exclusions: dict = {}
         self._contacts: dict = {}
         self._access: dict = {}
+        self._paused: dict = {}
         self._orgs: dict = {}
         # The batch's messages, loaded (and locked) by `prepare_messages`: held here so the session's
         # identity map (weak references) still has them when each message is processed.
@@ -299,6 +301,12 @@ class BatchCache:
         if key not in self._access:
             self._access[key] = load_access(session, org_id, user_id=user_id, phone=phone)
         return self._access[key]
+
+    def paused(self, session: Session, user_id: uuid.UUID | None) -> bool:
+        """Whether the writer paused learning, read once per batch like their access."""
+        if user_id not in self._paused:
+            self._paused[user_id] = learning_paused(session, user_id)
+        return self._paused[user_id]
 
     def exclusions(self, session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
         if org_id not in self._exclusions:
@@ -328,6 +336,12 @@ def _share(usage: Usage, part: int, whole: int) -> Usage:
     ratio = part / whole if whole else 0.0
     return replace(usage, input_tokens=round(usage.input_tokens * ratio), output_tokens=0,
                    cost_usd=usage.cost_usd * ratio)
+
+
+def _writer_paused(session: Session, cache: BatchCache, msg: Message) -> bool:
+    """The writer paused learning: their message is indexed, never sent to the gate."""
+    access = cache.access(session, msg.org_id, msg.user_id, msg.phone)
+    return access is not None and cache.paused(session, access.principal.user_id)
 
 
 def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: ModelBackend,
@@ -366,7 +380,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         p = out[msg.id] = Prepared(text=msg.text, message_id=msg.id)
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
-        if msg.role == "user":
+        if msg.role == "user" and not _writer_paused(session, cache, msg):
             previous = previous_of[msg.id]
             p.previous = None if previous and check_text(previous, exclusions).secret else previous
             to_gate.append(p)
@@ -455,6 +469,9 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
               load_access(session, msg.org_id, user_id=msg.user_id, phone=msg.phone))
     if access is None:
         return Outcome("no_access", "The writer has no access to this org any more: nothing is learnt.")
+    if (cache.paused(session, access.principal.user_id) if cache is not None
+            else learning_paused(session, access.principal.user_id)):
+        return Outcome("paused", "The writer paused learning: nothing is learnt from their messages.")
     if cache is not None:
         org = cache.org(session, msg.org_id)
     else:

@@ -25,6 +25,7 @@ from memory_core.learning.pipeline import (
     load_exclusions,
 )
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES
+from memory_core.privacy.my_memory import learning_paused
 
 # Someone other than the speaker: a special-category fact about them is never stored, even on request.
 _THIRD_PERSON = re.compile(
@@ -57,6 +58,9 @@ def remember(session: Session, access: Access, org: Organization | None, text: s
         if "\x00" in text or len(text) > MAX_TEXT_CHARS:
             raise InvalidInput(f"text must have no NUL bytes and at most {MAX_TEXT_CHARS} characters", field="text")
         probe = text
+    if learning_paused(session, access.principal.user_id):
+        return Outcome("refused", "Has pausado el aprendizaje: no guardo nada hasta que lo reanudes.",
+                       policy="paused")
     ledger = _Ledger(session, access.org_id, source.message_id if source else None, run_tag)
     verdict = check_text(probe, load_exclusions(session, org.id if org else None))
     if verdict.secret:
