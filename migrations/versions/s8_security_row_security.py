@@ -56,7 +56,8 @@ POLICIES: dict[str, tuple[str, str | None]] = {
                      and (org_id is null or org_id = {ORG}))""", None),
     "memory_sources": ("exists (select 1 from memories m where m.id = memory_id)", None),
     "usage_ledger": (f"{SYSTEM} or ({SCOPED} and org_id = {ORG})", None),
-    "audit_log": (f"{SYSTEM} or ({MODE} = 'org' and org_id = {ORG})",
+    # A person may read back the rows of their own actions (an insert ... returning needs it).
+    "audit_log": (f"{SYSTEM} or ({MODE} = 'org' and org_id = {ORG}) or ({SCOPED} and actor_user_id = {USER})",
                   f"{SYSTEM} or ({SCOPED} and (org_id = {ORG} or (org_id is null and actor_user_id = {USER})))"),
     "job_runs": (f"{SYSTEM} or ({MODE} = 'org' and org_id = {ORG})", f"{SYSTEM}"),
     "policy_exclusions": (f"{SYSTEM} or ({SCOPED} and (org_id is null or org_id = {ORG}))",
