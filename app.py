@@ -54,9 +54,15 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     app.config.update(config or {})
     if not any(isinstance(f, _RedactOneTimeLinks) for f in logging.getLogger("werkzeug").filters):
         logging.getLogger("werkzeug").addFilter(_RedactOneTimeLinks())
+    if settings.proxy_count > 0:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        n = settings.proxy_count
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)
     # A request holds one connection at a time (RequestSessions): as many as the server has threads,
     # a few more for the request threads' helpers, and a bounded wait that the views answer with a 503.
-    app.extensions["memoria.db"] = Database(resolve_urls(settings).app, pool_size=settings.web_threads,
+    urls = resolve_urls(settings)
+    app.extensions["memoria.db"] = Database(urls.app, system_url=urls.system, pool_size=settings.web_threads,
                                             max_overflow=4, pool_timeout=settings.db_pool_timeout)
     csrf = CSRFProtect(app)
     init_login(app)
@@ -98,6 +104,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("Referrer-Policy", "same-origin")
+        if settings.behind_tls:
+            response.headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
         response.headers.setdefault(
             "Content-Security-Policy",
             "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
@@ -238,7 +246,8 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
         logins = None if no_demo or has_data() or _has_users() else load_demo()
         setup_token = None if _has_users() else _issue_setup_token()
         supervisor.start(children)
-        click.echo(f"\nmemoria console: http://{host}:{port}/  (health: /healthz, /readyz)")
+        click.echo(f"\nmemoria console: http://{host}:{port}/  (health: /healthz, /readyz; development server: "
+                   "`memoria serve` runs the production one)")
         if logins:
             _print_logins(logins)
         elif setup_token:
@@ -277,6 +286,41 @@ def web(host: str | None, port: int | None) -> None:
         pass
     finally:
         server.server_close()
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@cli.command()
+@click.option("--host", default=None, help="Address to bind (default MEMORIA_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default MEMORIA_PORT, 5000).")
+@click.option("--workers", default=None, type=int, help="Worker processes (default MEMORIA_WEB_WORKERS, 2).")
+def serve(host: str | None, port: int | None, workers: int | None) -> None:
+    """Run the console and API under gunicorn, the production web server. It starts nothing else:
+    run `memoria migrate` first, and `memoria worker` and `memoria cron` beside it. Cookies are Secure
+    unless bound to localhost; MEMORIA_BEHIND_TLS=1 (a TLS proxy in front) adds HSTS."""
+    from gunicorn.app.base import BaseApplication
+
+    settings = get_settings()
+    host, port = host or settings.host, port or settings.port
+    workers = workers or settings.web_workers
+    if host not in LOCAL_HOSTS:
+        # Reachable from other machines: the session cookie must never travel over plain http.
+        os.environ["MEMORIA_SECURE_COOKIES"] = "1"
+        settings = get_settings()
+
+    class Server(BaseApplication):
+        def load_config(self):
+            for key, value in {"bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+                               "workers": workers, "accesslog": "-", "timeout": 60,
+                               "forwarded_allow_ips": "*" if settings.proxy_count else "127.0.0.1"}.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            return create_app(settings=settings)
+
+    click.echo(f"memoria serve: gunicorn, {workers} workers, http://{host}:{port}/")
+    Server().run()
 
 
 @cli.group("eval")

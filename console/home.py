@@ -24,11 +24,11 @@ def home():
         d.pending = pending_counts(s, op)
         d.learnt_24h = insights.learnt_since(s, org.org_id, memory_visible(op.access))
         if op.access.is_admin:
-            d.jobs = insights.job_runs(s, limit=5)
+            d.jobs = insights.job_runs(s, limit=5, org_id=org.org_id)
             d.cost_month, d.calls_month = insights.month_cost(s, org.org_id)
     elif current_user.platform_role == "staff":
         s = db(SYSTEM)
-        d.jobs = insights.job_runs(s, limit=5)
+        d.jobs = insights.job_runs(s, limit=5, platform=True)
         d.cost_month, d.calls_month = insights.month_cost(s, None)
         d.orgs = len(insights.org_names(s))
     elif current_user.platform_role == "privacy_officer":

@@ -1,4 +1,4 @@
-"""Run a nightly job now (owners and admins), from the Jobs page."""
+"""Run a nightly job now on the admin's own org (owners and admins), from the Jobs page."""
 from __future__ import annotations
 
 from flask import abort, flash, redirect, url_for
@@ -21,7 +21,7 @@ def run_job(job_name: str):
     if not ActionForm().validate_on_submit():
         abort(400)
     try:
-        job_id = run_job_now(job_name, f"console user {current_user.uid}")
+        job_id = run_job_now(job_name, f"console user {current_user.uid}", org_id=current_user.org().org_id)
     except InvalidInput:
         abort(404)
     s = db(SYSTEM)

@@ -14,8 +14,10 @@ from web.sessions import database
 @bp.route("/jobs")
 @login_required
 def jobs():
-    """Recent job runs (platform-wide: they hold counts, never an org's content)."""
-    s, _org_id, platform = reader()
+    """Recent job runs: staff see every run, an org admin the runs of their own org."""
+    s, org_id, platform = reader()
     job = request.args.get("job") or None
-    return render_template("console/jobs.html", runs=insights.job_runs(s, job), names=insights.job_names(s),
+    org_id = None if platform else org_id
+    return render_template("console/jobs.html", runs=insights.job_runs(s, job, org_id=org_id, platform=platform),
+                           names=insights.job_names(s, org_id=org_id, platform=platform),
                            job=job, platform=platform, health=readiness(database()))

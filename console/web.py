@@ -31,10 +31,13 @@ class ConsoleUser(UserMixin):
         self.email = user.email
         self.name = user.name
         self.platform_role = user.platform_role
+        self.session_version = user.session_version
         self.orgs = orgs
 
     def get_id(self) -> str:
-        return str(self.uid)
+        """What the session cookie holds: the user and their session version, so that bumping the
+        version in the database (sign-out, password or role change) voids every copy of the cookie."""
+        return f"{self.uid}.{self.session_version}"
 
     @property
     def is_staff(self) -> bool:
@@ -100,12 +103,14 @@ def init_login(app) -> None:
     manager.session_protection = "strong"
 
     @manager.user_loader
-    def _load(user_id: str):
+    def _load(session_id: str):
+        uid, _, version = session_id.partition(".")
         try:
-            uid = uuid.UUID(user_id)
+            uid, version = uuid.UUID(uid), int(version)
         except ValueError:
             return None
-        return load_console_user(db(SYSTEM), uid)
+        user = load_console_user(db(SYSTEM), uid)
+        return user if user is not None and user.session_version == version else None
 
     app.teardown_appcontext(close_sessions)
 

@@ -10,6 +10,7 @@ The periods and the rules themselves live in `memory_core/privacy/retention.py`.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,10 +28,12 @@ BATCH = 1000
 
 
 @contextmanager
-def job_run(database: Database, job: str, triggered_by: str) -> Iterator[dict[str, Any]]:
-    """Record a run: a row at start, its counts and end (or error) at the finish."""
+def job_run(database: Database, job: str, triggered_by: str,
+            org_id: uuid.UUID | None = None) -> Iterator[dict[str, Any]]:
+    """Record a run (of one org's rows when org_id is given): a row at start, its counts and end (or
+    error) at the finish."""
     with database.unit_of_work(SYSTEM) as uow:
-        run = JobRun(job=job, status="running", triggered_by=triggered_by[:200])
+        run = JobRun(job=job, status="running", triggered_by=triggered_by[:200], org_id=org_id)
         uow.session.add(run)
         uow.commit()
         run_id = run.id
@@ -61,16 +64,17 @@ def delete_in_batches(database: Database, statement: Delete, batch: int = BATCH)
             return total
 
 
-def run_retention(triggered_by: str = "schedule", *, database: Database | None = None,
-                  batch: int = BATCH) -> dict[str, int]:
-    """Apply every retention rule; returns the rows removed per rule (also kept on the job-run row)."""
+def run_retention(triggered_by: str = "schedule", *, database: Database | None = None, batch: int = BATCH,
+                  org_id: uuid.UUID | None = None) -> dict[str, int]:
+    """Apply every retention rule (to one org's rows when org_id is given); returns the rows removed
+    per rule (also kept on the job-run row)."""
     database = database or get_database()
     now = clock.now()  # one cut-off for the whole run, from the clock that stamped the rows
-    with job_run(database, JOB, triggered_by) as counts:
-        for rule in retention.rules(batch, now):
+    with job_run(database, JOB, triggered_by, org_id) as counts:
+        for rule in retention.rules(batch, now, org_id):
             counts[rule.name] = delete_in_batches(database, rule.statement, batch)
         with database.unit_of_work(SYSTEM) as uow:
-            past = retention.past_events_not_served(now.date())
+            past = retention.past_events_not_served(now.date(), org_id)
             counts["past_events_not_served"] = uow.session.execute(past).scalar_one()
         log.info("retention: %s", counts)
     return dict(counts)

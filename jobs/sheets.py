@@ -47,12 +47,13 @@ def _label(session: Session, subject: str) -> str:
     return {"self": "Persona", "org": "Empresa"}.get(subject, subject)
 
 
-def _groups(session: Session, min_facts: int) -> set[GroupKey]:
-    """Every (owner, subject, area) that has a sheet now or should have one."""
+def _groups(session: Session, min_facts: int, org_id: uuid.UUID | None = None) -> set[GroupKey]:
+    """Every (owner, subject, area) that has a sheet now or should have one (in one org when given)."""
     cols = (Memory.org_id, Memory.level, Memory.owner_user_id, Memory.owner_phone, Memory.subject, Memory.area)
-    loose = select(*cols).where(Memory.status == Status.ACTIVE, Memory.category != "sheet").group_by(*cols) \
-        .having(func.count() >= min_facts)
-    sheets = select(*cols).where(Memory.status == Status.ACTIVE, Memory.category == "sheet")
+    in_org = (Memory.org_id == org_id,) if org_id is not None else ()
+    loose = select(*cols).where(Memory.status == Status.ACTIVE, Memory.category != "sheet", *in_org) \
+        .group_by(*cols).having(func.count() >= min_facts)
+    sheets = select(*cols).where(Memory.status == Status.ACTIVE, Memory.category == "sheet", *in_org)
     return {tuple(r) for r in session.execute(loose)} | {tuple(r) for r in session.execute(sheets)}
 
 
@@ -103,12 +104,13 @@ def rebuild_group(session: Session, key: GroupKey, min_facts: int) -> str:
 
 
 def run_sheets(triggered_by: str = "schedule", *, database: Database | None = None,
-               min_facts: int = MIN_FACTS) -> dict[str, int]:
-    """Fold every subject with many loose facts into its sheet; one short transaction per subject."""
+               min_facts: int = MIN_FACTS, org_id: uuid.UUID | None = None) -> dict[str, int]:
+    """Fold every subject with many loose facts into its sheet (in one org when org_id is given); one
+    short transaction per subject."""
     database = database or get_database()
-    with job_run(database, JOB, triggered_by) as counts:
+    with job_run(database, JOB, triggered_by, org_id) as counts:
         with database.unit_of_work(SYSTEM) as uow:
-            groups = _groups(uow.session, min_facts)
+            groups = _groups(uow.session, min_facts, org_id)
         tally: dict[str, int] = defaultdict(int)
         for key in sorted(groups, key=repr):
             with database.unit_of_work(SYSTEM) as uow:

@@ -88,7 +88,7 @@ def database(servers, owner_engine, _tables):
 
     db = get_database(servers)
     yield db
-    db.engine.dispose()  # no connection of this test survives into the next
+    db.dispose()  # no connection of this test survives into the next
     tables, seed = _tables
     with owner_engine.begin() as c:
         # replica mode: the audit log's append-only trigger stays out of the way of test cleanup

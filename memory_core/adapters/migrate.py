@@ -10,7 +10,7 @@ from psycopg import sql
 from sqlalchemy import make_url
 
 from memory_core.adapters.config import Settings, get_settings
-from memory_core.adapters.db import APP_ROLE, resolve_urls
+from memory_core.adapters.db import APP_ROLE, WORKER_ROLE, resolve_urls
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,8 +42,9 @@ def migrate(settings: Settings | None = None) -> str:
     urls = resolve_urls(settings)
     ensure_database(urls.owner)
     command.upgrade(alembic_config(urls.owner), "heads")
-    if settings.app_db_password:
-        with psycopg.connect(_libpq(urls.owner), autocommit=True) as conn:
-            conn.execute(sql.SQL("alter role {} password {}").format(
-                sql.Identifier(APP_ROLE), sql.Literal(settings.app_db_password)))
+    passwords = {APP_ROLE: settings.app_db_password, WORKER_ROLE: settings.worker_db_password}
+    with psycopg.connect(_libpq(urls.owner), autocommit=True) as conn:
+        for role, password in passwords.items():
+            if password:
+                conn.execute(sql.SQL("alter role {} password {}").format(sql.Identifier(role), sql.Literal(password)))
     return urls.owner

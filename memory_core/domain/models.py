@@ -108,6 +108,9 @@ class User(Base):
     # A verified WhatsApp number; set only by linking with a code sent from that number.
     phone: Mapped[str | None] = mapped_column(String(32), unique=True)
     locale: Mapped[str] = mapped_column(String(10), server_default="es")
+    # Bumped on sign-out and (by trigger) on a password, role or membership change: a console session
+    # signed with an older version is refused.
+    session_version: Mapped[int] = mapped_column(Integer, server_default="0")
     # Set while the person has paused learning: the worker learns nothing from their messages.
     learning_paused_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = _timestamp()
@@ -171,6 +174,10 @@ class Contact(Base):
     )
 
 
+# The namespace of a channel's external ids: one SQL function (migration s8_security_external_id_scope).
+ID_SCOPE = "external_id_scope(org_id, phone, user_id)"
+
+
 class Conversation(Base):
     __tablename__ = "conversations"
     id: Mapped[uuid.UUID] = _pk()
@@ -182,7 +189,9 @@ class Conversation(Base):
     phone: Mapped[str | None] = mapped_column(String(32))
     temporary: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     created_at: Mapped[dt.datetime] = _timestamp()
-    __table_args__ = (UniqueConstraint("channel", "external_id"),)
+    # Whose namespace external_id lives in (the org; for org-less rows the phone, else the user).
+    id_scope: Mapped[str | None] = mapped_column(Text, Computed(ID_SCOPE, persisted=True))
+    __table_args__ = (UniqueConstraint("channel", "id_scope", "external_id"),)
 
 
 class Message(Base):
@@ -208,8 +217,9 @@ class Message(Base):
     embedding: Mapped[Any] = mapped_column(Vector(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
     search_tsv: Mapped[Any] = _tsv("text")
+    id_scope: Mapped[str | None] = mapped_column(Text, Computed(ID_SCOPE, persisted=True))
     __table_args__ = (
-        UniqueConstraint("channel", "external_id"),
+        UniqueConstraint("channel", "id_scope", "external_id"),
         CheckConstraint(one_of("role", MessageRole), name="message_role_valid"),
         CheckConstraint(one_of("visibility", Visibility), name="message_visibility_valid"),
         Index("ix_messages_conversation", "conversation_id", "created_at"),
@@ -517,7 +527,10 @@ class JobRun(Base):
     counts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=sql_text("'{}'::jsonb"))
     error: Mapped[str | None] = mapped_column(Text)
     triggered_by: Mapped[str] = mapped_column(String(200), server_default="schedule")
-    __table_args__ = (Index("ix_job_runs_job_started", "job", "started_at"),)
+    # The org an admin ran it for (only that org's rows); None: a platform-wide run.
+    org_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    __table_args__ = (Index("ix_job_runs_job_started", "job", "started_at"),
+                      Index("ix_job_runs_org_started", "org_id", "started_at"))
 
 
 class PolicyExclusion(Base):

@@ -20,6 +20,7 @@ from memory_core.domain.text import fold
 
 if TYPE_CHECKING:
     from memory_core.backends.base import GateDecision
+from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 
@@ -176,23 +177,85 @@ def pattern_error(pattern: str) -> str | None:
     return None
 
 
-def _matches(exclusion: Exclusion, text: str) -> bool:
+def _found(exclusion: Exclusion, text: str) -> Iterator[re.Match[str]]:
+    """The matches of one rule that pass its checksum (Luhn, DNI letter) when it has one."""
     regex = _compiled(exclusion.pattern)
     if regex is None:
-        return False
+        return
     validator = VALIDATORS.get(exclusion.validator) if exclusion.validator else None
     if exclusion.validator and validator is None:
         # A misconfigured row errs on the side of refusing: every match counts.
         log.warning("unknown policy validator %r on %s", exclusion.validator, exclusion.name)
     for match in regex.finditer(text):
         if validator is None or validator(match.group()):
-            return True
-    return False
+            yield match
+
+
+def _matches(exclusion: Exclusion, text: str) -> bool:
+    return next(_found(exclusion, text), None) is not None
+
+
+# --- redaction --------------------------------------------------------------------------------
+
+# What a redacted secret reads as in the stored text: "[secret: card]". The label says what kind of
+# secret was there, never any of it.
+SECRET_LABELS = {
+    "card_number": "card", "card_mention": "card", "password": "password", "credential_phrase": "password",
+    "login_with": "password", "verification_code": "code", "unlock_code": "code", "api_key": "api key",
+    "access_token": "api key", "national_id": "id number", "id_document": "id number",
+    "social_security": "id number", "passport": "id number",
+}
+REDACTED = re.compile(r"\[secret: ([a-z ]{1,30})\]")
+
+
+def redaction_mark(name: str) -> str:
+    return f"[secret: {SECRET_LABELS.get(name, name.replace('_', ' ').lower()[:30])}]"
+
+
+def redact(text: str, exclusions: Iterable[Exclusion]) -> str:
+    """The text with every secret the exclusion list finds replaced by its mark. Marks already in the
+    text are kept as they are, so redacting twice is redacting once."""
+    secrets = [e for e in exclusions if e.kind == "secret"]
+    if not text or not secrets:
+        return text
+    out, last = [], 0
+    for mark in [*REDACTED.finditer(text), None]:
+        end = mark.start() if mark else len(text)
+        out.append(_redact_plain(text[last:end], secrets))
+        if mark:
+            out.append(mark.group())
+            last = mark.end()
+    return "".join(out)
+
+
+def _redact_plain(text: str, secrets: list[Exclusion]) -> str:
+    # Every rule's matches on the same text; overlapping ones become one mark, so nothing of a secret
+    # two rules see differently survives. A checksum rule's name (card) labels the mark before a
+    # rule that only reads the words around the value.
+    spans = sorted((m.start(), m.end(), e.validator is None, e.name) for e in secrets for m in _found(e, text)
+                   if m.end() > m.start())
+    merged: list[list] = []
+    for start, end, vague, name in spans:
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            last[1] = max(last[1], end)
+            if (vague, name) < (last[2], last[3]):
+                last[2], last[3] = vague, name
+        else:
+            merged.append([start, end, vague, name])
+    out, pos = [], 0
+    for start, end, _, name in merged:
+        out += [text[pos:start], redaction_mark(name)]
+        pos = end
+    return "".join(out) + text[pos:]
 
 
 def check_text(text: str, exclusions: Iterable[Exclusion]) -> PolicyVerdict:
-    """Run the exclusion list over the text; report the first secret and special rule that matched."""
-    secret = special = None
+    """Run the exclusion list over the text; report the first secret and special rule that matched.
+    A secret redacted at ingest still counts: the text held one."""
+    marked = REDACTED.search(text)
+    secret = marked.group(1).replace(" ", "_") if marked else None
+    special = None
     for exclusion in exclusions:
         if exclusion.kind == "secret" and secret is None and _matches(exclusion, text):
             secret = exclusion.name

@@ -1,6 +1,8 @@
 """Ingest: every message from every channel becomes one row of the unified message table, with its
-outbox row in the same transaction. Idempotent on (channel, external_id); edits and deletes are
-messages too. A temporary conversation stores nothing. A WhatsApp `VINCULAR <code>` is answered here,
+outbox row in the same transaction. Idempotent on (channel, external_id) within the writer's org (or
+phone, or user, for org-less traffic: `id_scope`, so orgs never collide); edits and deletes are
+messages too. A temporary conversation stores nothing. Secrets (cards, passwords, codes, keys: the
+policy's exclusion list) are redacted before anything is stored. A WhatsApp `VINCULAR <code>` is answered here,
 before any model sees it, and is not stored.
 
 The caller commits, then kicks the worker (`jobs.outbox.enqueue_drain()`); the per-minute safety net
@@ -15,13 +17,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, func, select
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
 from memory_core.domain.models import Conversation, Message, Outbox
+from memory_core.domain.policy import redact
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
 
 log = logging.getLogger(__name__)
@@ -155,7 +159,10 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         # May read memory, never add to it: no conversation, message or outbox row.
         return IngestResult(temporary=True)
 
-    existing = session.scalar(select(Message).where(Message.channel == channel, Message.external_id == external_id))
+    scope = id_scope(org_id, phone, user_id)
+    text = redact_secrets(session, text, org_id)
+    existing = session.scalar(select(Message).where(Message.channel == channel, Message.id_scope == scope,
+                                                    Message.external_id == external_id))
     if existing is not None:
         _check_same_writer(existing, org_id, user_id, phone)
     if event == "deleted":
@@ -171,15 +178,32 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
             conversation_id=conv.id, channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
             phone=phone, visibility=visibility, area=area, role=role, text=text, sent_at=sent_at,
             edited_at=now if event == "edited" else None)
-        .on_conflict_do_nothing(index_elements=["channel", "external_id"]).returning(Message.id))
+        .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]).returning(Message.id))
     if message_id is None:
         # A concurrent retry won the race: theirs is the row.
-        row = session.scalar(select(Message).where(Message.channel == channel, Message.external_id == external_id))
+        row = session.scalar(select(Message).where(Message.channel == channel, Message.id_scope == scope,
+                                                   Message.external_id == external_id))
+        if row is None:  # the row is there but not ours to see: another writer's message
+            raise Conflict("this external_id already belongs to another writer's message")
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
     # An edit that arrives before its original (webhooks do that) is simply the message's first version.
     session.add(Outbox(message_id=message_id, conversation_id=conv.id, event="new"))
     session.flush()
     return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True)
+
+
+def redact_secrets(session: Session, text: str, org_id: uuid.UUID | None) -> str:
+    """The text with every secret of the exclusion list (the org's included) replaced by its mark,
+    before anything stores or indexes it: "[secret: card]"."""
+    from memory_core.learning.pipeline import load_exclusions
+
+    return redact(text, load_exclusions(session, org_id)) if text else text
+
+
+def id_scope(org_id: uuid.UUID | None, phone: str | None, user_id: uuid.UUID | None):
+    """The namespace of a writer's external ids, computed by the same SQL function as the column."""
+    return func.external_id_scope(cast(org_id, PG_UUID(as_uuid=True)), cast(phone, Text),
+                                  cast(user_id, PG_UUID(as_uuid=True)))
 
 
 def _check_same_writer(existing: Message, org_id, user_id, phone) -> None:
@@ -220,8 +244,9 @@ def _conversation(session: Session, channel: str, external_id: str, org_id, user
     session.execute(
         pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
                                        phone=phone)
-        .on_conflict_do_nothing(index_elements=["channel", "external_id"]))
+        .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]))
     conv = session.scalar(select(Conversation).where(Conversation.channel == channel,
+                                                     Conversation.id_scope == id_scope(org_id, phone, user_id),
                                                      Conversation.external_id == external_id))
     if (conv.user_id is not None and user_id is not None and conv.user_id != user_id) or (
             conv.phone is not None and phone is not None and conv.phone != phone):

@@ -37,6 +37,7 @@ from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
 from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus, PrivacySubjectType
 from memory_core.privacy import readable_export
+from memory_core.tenancy.accounts import email_key
 
 KINDS = tuple(PrivacyKind)
 # Access (art. 15) and portability (art. 20) end with an export delivered to the person; erasure (art. 17) with a
@@ -256,7 +257,8 @@ def plan(subject: Subject) -> list[Step]:
             Step("phone_authorizations", "delete", "user_id = :uid or phone = :phone"),
             Step("memberships", "delete", "user_id = :uid"),
             Step("documents", "delete", "(owner_user_id = :uid or owner_phone = :phone) and not legal_hold"),
-            Step("login_attempts", "delete", "key = :email_key or key = :phone_key"),
+            Step("login_attempts", "delete",
+                 "key = :email_key or key = :phone_key or starts_with(key, :email_key || ' from ')"),
         ]
     if subject.type == "user":
         steps.append(Step("users", "delete", "id = :uid"))
@@ -297,7 +299,7 @@ def _params(subject: Subject) -> dict[str, Any]:
         if isinstance(p.get(k), str):
             p[k] = uuid.UUID(p[k])
     key = secret("link_code_key")
-    p["email_key"] = f"email:{p['email']}" if p.get("email") else None
+    p["email_key"] = email_key(p["email"]) if p.get("email") else None
     p["phone_key"] = ("link:" + keyed_digest(key, "phone:" + p["phone"])) if p.get("phone") else None
     p["pattern"] = mention_pattern(subject)
     p["id_list"] = list(subject.ids)
@@ -521,7 +523,10 @@ def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
         return value
 
     req.subject_ref = _digest(req.subject_ref)
-    req.requested_by, req.basis, req.verification = clean(req.requested_by), clean(req.basis), clean(req.verification)
+    # Who asked is free text typed at intake, most often the subject in their own words ("Ana herself"):
+    # no pattern can tell which of it identifies them, so none of it is kept.
+    req.requested_by = ERASED
+    req.basis, req.verification = clean(req.basis), clean(req.verification)
 
 
 def _finish_erasure(session: Session, req: PrivacyRequest, subject: Subject, actor: uuid.UUID | None) -> PrivacyRequest:

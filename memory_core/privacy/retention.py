@@ -7,6 +7,7 @@ the org's own periods in `organizations.settings["retention"]`. Both read the de
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,34 +74,42 @@ def _batch_delete(model: type[Base], pick) -> Delete:
     return delete(model).where(model.id.in_(pick))
 
 
-def rules(batch: int, now: dt.datetime) -> list[Rule]:
+def rules(batch: int, now: dt.datetime, org_id: uuid.UUID | None = None) -> list[Rule]:
     """Every rule, each deleting at most `batch` rows per run of its statement, picked with
     FOR UPDATE SKIP LOCKED so that two runs at once take different rows. `now` is the clock's (the one that
-    stamped the rows), never the database's."""
+    stamped the rows), never the database's. With `org_id`, only that org's rows (an org admin's run);
+    sign-in failures belong to no org, so only a platform-wide run removes them."""
     p = DEFAULTS
     now = literal(now)
-    by_org = Organization.id == Memory.org_id
-    return [
-        Rule("superseded_versions", _batch_delete(Memory, select(Memory.id).outerjoin(Organization, by_org).where(
-            Memory.status == Status.SUPERSEDED,
-            Memory.valid_to < now - _org_days("superseded_days", p["superseded_days"]))
-            .order_by(Memory.valid_to).limit(batch).with_for_update(of=Memory, skip_locked=True))),
-        Rule("stale_proposals", _batch_delete(Memory, select(Memory.id).outerjoin(Organization, by_org).where(
-            Memory.status == Status.PROPOSED, Memory.created_at < now - _org_days("proposal_days", p["proposal_days"]))
-            .order_by(Memory.created_at).limit(batch).with_for_update(of=Memory, skip_locked=True))),
-        Rule("expired_link_codes", _batch_delete(LinkCode, select(LinkCode.id).where(
-            LinkCode.expires_at < now - LINK_CODE_GRACE)
-            .limit(batch).with_for_update(skip_locked=True))),
-        Rule("old_traces", _batch_delete(MemoryTrace, select(MemoryTrace.id).outerjoin(
-            Organization, Organization.id == MemoryTrace.org_id).where(
-            MemoryTrace.created_at < now - _org_days("trace_days", p["trace_days"]))
-            .order_by(MemoryTrace.created_at).limit(batch).with_for_update(of=MemoryTrace, skip_locked=True))),
-        Rule("login_attempts", _batch_delete(LoginAttempt, select(LoginAttempt.id).where(
-            LoginAttempt.at < now - LOGIN_ATTEMPT_AGE).limit(batch).with_for_update(skip_locked=True))),
+
+    def pick(model: type[Base], *where, order=None, of=None):
+        stmt = select(model.id)
+        if model is not LinkCode and model is not LoginAttempt:
+            stmt = stmt.outerjoin(Organization, Organization.id == model.org_id)
+        stmt = stmt.where(*where, *((model.org_id == org_id,) if org_id is not None else ()))
+        if order is not None:
+            stmt = stmt.order_by(order)
+        return _batch_delete(model, stmt.limit(batch).with_for_update(of=of or model, skip_locked=True))
+
+    out = [
+        Rule("superseded_versions", pick(
+            Memory, Memory.status == Status.SUPERSEDED,
+            Memory.valid_to < now - _org_days("superseded_days", p["superseded_days"]), order=Memory.valid_to)),
+        Rule("stale_proposals", pick(
+            Memory, Memory.status == Status.PROPOSED,
+            Memory.created_at < now - _org_days("proposal_days", p["proposal_days"]), order=Memory.created_at)),
+        Rule("expired_link_codes", pick(LinkCode, LinkCode.expires_at < now - LINK_CODE_GRACE)),
+        Rule("old_traces", pick(
+            MemoryTrace, MemoryTrace.created_at < now - _org_days("trace_days", p["trace_days"]),
+            order=MemoryTrace.created_at)),
     ]
+    if org_id is None:
+        out.append(Rule("login_attempts", pick(LoginAttempt, LoginAttempt.at < now - LOGIN_ATTEMPT_AGE)))
+    return out
 
 
-def past_events_not_served(today: dt.date):
+def past_events_not_served(today: dt.date, org_id: uuid.UUID | None = None):
     """Past events are history, never deleted: the reader stops serving them; this counts them."""
+    in_org = (Memory.org_id == org_id,) if org_id is not None else ()
     return select(func.count()).select_from(Memory).where(and_(
-        Memory.status == Status.ACTIVE, Memory.category == Category.EVENT, Memory.event_date < today))
+        Memory.status == Status.ACTIVE, Memory.category == Category.EVENT, Memory.event_date < today, *in_org))

@@ -64,7 +64,7 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
-from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced
+from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
@@ -193,16 +193,19 @@ def _not_past_event(today: dt.date):
 
 
 def _label(attribute: str, lang: str = "es") -> str:
-    """The attribute as a label in the block's language ("" for a generic note)."""
+    """The attribute as a label in the block's language ("" for a generic note). A name that does not have a
+    label's shape (an attribute is text a model chose) is fenced, never rendered as an instruction."""
     from memory_core.domain.ladder import NOTE_SEPARATOR, attribute_family
 
     name = attribute.split(NOTE_SEPARATOR, 1)[0]
     if name.startswith(NOTE_PREFIXES):
         return ""
+    if not name.strip():
+        return "Fact" if lang == "en" else "Dato"
     if lang == "en":
         family = attribute_family(name)
         name = ENGLISH_LABELS.get(name) or ENGLISH_LABELS.get(family) or name
-    return name.replace("_", " ").strip().capitalize()
+    return safe_label(name)
 
 
 def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:

@@ -57,3 +57,17 @@ def fenced(value: str, max_chars: int = 600) -> str:
         clean = clean[: max_chars - 1].rstrip() + ELLIPSIS
     # Escaping replaces one character with one, so it cannot push the text past the cap.
     return f"{OPEN}{_escape_markers(clean)}{CLOSE}"
+
+
+# An attribute name shown as a plain label: at most three short words of letters and digits
+# ("hijo_juan", "cuenta_bancaria", "evento_2026-03-15"). A stored attribute can come from a model or
+# an API caller, so anything longer or with other characters is shown fenced, like a value.
+_PLAIN_LABEL = re.compile(r"[^\W_]{1,20}(?:[_ -][^\W_]{1,20}){0,2}(?:_\d{4}-\d{2}-\d{2})?")
+LABEL_MAX_CHARS = 60
+
+
+def safe_label(attribute: str) -> str:
+    """The label of a fact's attribute for the memory block: plain when it has a label's shape, else fenced."""
+    if len(attribute) <= 32 and _PLAIN_LABEL.fullmatch(attribute):
+        return attribute.replace("_", " ").strip().capitalize()
+    return fenced(attribute.replace("_", " "), LABEL_MAX_CHARS)
