@@ -154,7 +154,8 @@ def owner(up):
 @pytest.fixture
 def agent(up):
     """An org with a person and an API key, in up's database."""
-    db = Database(resolve_urls(up.settings()).app, pool_size=1)
+    urls = resolve_urls(up.settings())
+    db = Database(urls.app, system_url=urls.system, pool_size=1)
     with db.unit_of_work(SYSTEM) as uow:
         f = Factory(uow.session)
         org = f.org(f"Faults {uuid.uuid4().hex[:6]}")
@@ -279,7 +280,8 @@ def test_ctrl_c_mid_drain_stops_every_process_and_loses_nothing(data_dir):
     server.start()
     try:
         db_settings = server.settings()
-        db = Database(resolve_urls(db_settings).app, pool_size=1)
+        urls = resolve_urls(db_settings)
+        db = Database(urls.app, system_url=urls.system, pool_size=1)
         with db.unit_of_work(SYSTEM) as uow:
             f = Factory(uow.session)
             org = f.org("Ctrl-C")

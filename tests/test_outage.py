@@ -22,11 +22,14 @@ def unreachable(app, servers):
     """Swap the app's database for one whose server is down (a real refused connection)."""
     from sqlalchemy import make_url
 
-    url = make_url(resolve_urls(servers).app).set(host="127.0.0.1", port=_closed_port(), query={})
+    urls = resolve_urls(servers)
+    port = _closed_port()
+    url, system = (make_url(u).set(host="127.0.0.1", port=port, query={}) for u in (urls.app, urls.system))
     working = app.extensions["memoria.db"]
 
     def go_down():
-        app.extensions["memoria.db"] = Database(url.render_as_string(hide_password=False), pool_timeout=1)
+        app.extensions["memoria.db"] = Database(url.render_as_string(hide_password=False), pool_timeout=1,
+                                                system_url=system.render_as_string(hide_password=False))
     yield go_down
     app.extensions["memoria.db"].dispose()
     app.extensions["memoria.db"] = working

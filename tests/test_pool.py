@@ -25,7 +25,9 @@ def keyed(factory, system_session):
 
 def test_the_memory_block_needs_only_one_pooled_connection(app, keyed, servers):
     """The key and person lookup and the person's row-security read share one connection in turn."""
-    app.extensions["memoria.db"] = Database(resolve_urls(servers).app, pool_size=1, max_overflow=0, pool_timeout=2)
+    urls = resolve_urls(servers)
+    app.extensions["memoria.db"] = Database(urls.app, system_url=urls.system, pool_size=1, max_overflow=0,
+                                            pool_timeout=2)
     headers, body = keyed
     try:
         resp = app.test_client().post("/api/v1/context", json=body, headers=headers)
@@ -35,7 +37,8 @@ def test_the_memory_block_needs_only_one_pooled_connection(app, keyed, servers):
 
 
 def test_a_request_that_gets_no_connection_in_time_is_told_to_retry(app, keyed, servers):
-    db = Database(resolve_urls(servers).app, pool_size=1, max_overflow=0, pool_timeout=0.5)
+    urls = resolve_urls(servers)
+    db = Database(urls.app, system_url=urls.system, pool_size=1, max_overflow=0, pool_timeout=0.5)
     app.extensions["memoria.db"] = db
     headers, body = keyed
     held = db.engine.connect()  # another request holds the only connection
