@@ -1,7 +1,6 @@
 """API keys: owners and admins create them (the key is shown once) and revoke them; every action audited."""
 from __future__ import annotations
 
-import secrets
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
@@ -10,10 +9,9 @@ from flask_wtf import FlaskForm
 from wtforms import StringField
 from wtforms.validators import DataRequired, Length
 
-from console import bp
+from console import bp, shown_once
 from console.forms import EmptyForm
 from console.web import actor_label, org_db, org_role_required
-from memory_core.adapters.queue import get_redis
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.tenancy.api_keys import create_api_key, list_api_keys, revoke_api_key
 
@@ -29,14 +27,6 @@ def _page(form: ApiKeyForm, new_key: str | None = None, status: int = 200):
                            revoke_form=EmptyForm(), org=org), status
 
 
-# A new key waits here, for its creator only, until the page after the redirect shows it (once).
-SHOWN_TTL_SECONDS = 300
-
-
-def _shown_key(nonce: str) -> str:
-    return f"memoria:console:new-api-key:{current_user.uid}:{nonce}"
-
-
 @bp.route("/api-keys", methods=["GET"])
 @org_role_required("owner", "admin")
 def api_keys():
@@ -44,11 +34,11 @@ def api_keys():
     nonce = request.args.get("shown", "")
     if not nonce:
         return _page(ApiKeyForm())
-    key = get_redis().getdel(_shown_key(nonce[:64]))
+    key = shown_once.take("api-key", nonce)
     if key is None:
         flash("A new key is shown only once. If it was not copied, revoke it and create another.", "error")
         return redirect(url_for("console.api_keys"))
-    page, _ = _page(ApiKeyForm(), new_key=key.decode() if isinstance(key, bytes) else key)
+    page, _ = _page(ApiKeyForm(), new_key=key)
     return page, 200, {"Cache-Control": "no-store"}
 
 
@@ -68,9 +58,7 @@ def create_key():
         form.name.errors.append(str(exc))
         return _page(form, status=400)
     s.commit()
-    nonce = secrets.token_urlsafe(16)
-    get_redis().set(_shown_key(nonce), key, ex=SHOWN_TTL_SECONDS)
-    return redirect(url_for("console.api_keys", shown=nonce)), 303
+    return redirect(url_for("console.api_keys", shown=shown_once.stash("api-key", key))), 303
 
 
 @bp.route("/api-keys/<key_id>/revoke", methods=["POST"])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import uuid
 
-from flask import abort, flash, redirect, render_template, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
 from wtforms import EmailField, SelectField, StringField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional
 
-from console import bp
+from console import bp, shown_once
 from console.forms import EmptyForm
 from console.web import console_actor, db, one_time_link, platform_role_required
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
@@ -144,14 +144,22 @@ def _keys_page(form=None, new_key=None, status=200):
 @bp.route("/platform/keys", methods=["GET"])
 @platform_role_required("platform_admin")
 def platform_keys():
-    """Platform API keys (they may create organizations over the API)."""
-    return _keys_page()
+    """Platform API keys (they may create organizations over the API); right after creating one, the new key,
+    shown this once."""
+    nonce = request.args.get("shown", "")
+    if not nonce:
+        return _keys_page()
+    key = shown_once.take("platform-key", nonce)
+    if key is None:
+        flash("A new key is shown only once. If it was not copied, revoke it and create another.", "error")
+        return redirect(url_for("console.platform_keys"))
+    return _keys_page(new_key=key)
 
 
 @bp.route("/platform/keys", methods=["POST"])
 @platform_role_required("platform_admin")
 def platform_key_create():
-    """Create a platform key and show it this once."""
+    """Create a platform key, then redirect to the page that shows it once (a reload creates nothing)."""
     form = KeyForm()
     if not form.validate_on_submit():
         return _keys_page(form, status=400)
@@ -162,7 +170,7 @@ def platform_key_create():
         form.name.errors.append(str(exc))
         return _keys_page(form, status=400)
     s.commit()
-    return _keys_page(new_key=key)
+    return redirect(url_for("console.platform_keys", shown=shown_once.stash("platform-key", key))), 303
 
 
 @bp.route("/platform/keys/<key_id>/revoke", methods=["POST"])

@@ -138,8 +138,11 @@ def test_platform_admin_lists_suspends_grants_roles_and_creates_a_platform_key(c
     assert re.search(r"/invitation/[\w-]+", invited.get_data(as_text=True))
     last = _post(client, "/platform/people", token, email=root.email, role="")
     assert last.status_code == 409 and "last platform administrator" in last.get_data(as_text=True)
-    created = _post(client, "/platform/keys", token, name="host app").get_data(as_text=True)
+    posted = _post(client, "/platform/keys", token, name="host app")
+    assert posted.status_code == 303  # redirect after the POST: a reload creates nothing
+    created = client.get(posted.headers["Location"]).get_data(as_text=True)
     key = re.search(r"memp_\w+_[\w-]+", created).group(0)
+    assert key not in client.get(posted.headers["Location"], follow_redirects=True).get_data(as_text=True)
     assert authenticate_platform_key(system_session, key) is not None
     actions = set(system_session.scalars(select(AuditLog.action).where(AuditLog.actor_user_id == root.id)))
     assert {"org.suspended", "platform_role.changed", "invitation.created", "platform_key.created"} <= actions
