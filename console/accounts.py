@@ -9,7 +9,7 @@ from wtforms import EmailField, PasswordField, StringField
 from wtforms.validators import DataRequired, EqualTo, Length, Optional
 
 from console import bp
-from console.web import db, load_console_user
+from console.web import db, load_console_user, person_db
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Organization
 from memory_core.tenancy import members, platform, tokens
@@ -41,7 +41,7 @@ class JoinForm(FlaskForm):
 def _sign_in(user) -> None:
     logout_user()
     session.clear()
-    login_user(load_console_user(db(), user.id))
+    login_user(load_console_user(person_db(user.id), user.id))
 
 
 def _invalid(exc: Exception):

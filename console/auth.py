@@ -9,7 +9,8 @@ from flask_login import current_user, login_required, login_user, logout_user
 
 from console import bp
 from console.forms import EmptyForm, LoginForm, OrgSwitchForm
-from console.web import db, load_console_user
+from console.web import db, load_console_user, person_db
+from memory_core.adapters.db import Scope
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.tenancy.accounts import authenticate, revoke_sessions
@@ -22,15 +23,15 @@ def login():
         return redirect(url_for("console.home"))
     form = LoginForm()
     if form.validate_on_submit():
-        s = db()
         try:
-            user = authenticate(s, form.email.data, form.password.data, request.remote_addr or "unknown")
+            user_id = authenticate(db(Scope()), form.email.data, form.password.data, request.remote_addr or "unknown")
         except (InvalidCredentials, TooManyAttempts) as exc:
             form.password.errors.append(str(exc))
             return render_template("console/login.html", form=form), 429 if isinstance(exc, TooManyAttempts) else 200
         session.clear()
-        login_user(load_console_user(s, user.id))
-        audit.record(s, actor_user_id=user.id, actor_label="console sign-in", action="console.login")
+        s = person_db(user_id)
+        login_user(load_console_user(s, user_id))
+        audit.record(s, actor_user_id=user_id, actor_label="console sign-in", action="console.login")
         s.commit()
         return redirect(_safe_next(request.args.get("next")) or url_for("console.home"))
     return render_template("console/login.html", form=form)
@@ -56,7 +57,7 @@ def logout():
     """Sign out."""
     if not EmptyForm().validate_on_submit():
         abort(400)
-    s = db()
+    s = person_db(current_user.uid)
     revoke_sessions(s, current_user.uid)
     s.commit()
     logout_user()

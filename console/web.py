@@ -11,7 +11,7 @@ from flask_login import LoginManager, UserMixin, current_user, login_required
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.db import SYSTEM, org_scope
+from memory_core.adapters.db import org_scope, person_scope
 from memory_core.domain.models import Membership, Organization, User
 from web.sessions import close_sessions
 from web.sessions import request_session as db
@@ -84,7 +84,13 @@ def org_db() -> Session:
     return db(org_scope(org.org_id, current_user.uid))
 
 
+def person_db(user_id: uuid.UUID) -> Session:
+    """A session in the person's own row-security scope (no org): what sign-in and the user loader read."""
+    return db(person_scope(user_id))
+
+
 def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | None:
+    """The person and their active orgs, read in their own scope (`person_db`) or the system's."""
     user = session.get(User, user_id)
     if user is None:
         return None
@@ -109,7 +115,7 @@ def init_login(app) -> None:
             uid, version = uuid.UUID(uid), int(version)
         except ValueError:
             return None
-        user = load_console_user(db(SYSTEM), uid)
+        user = load_console_user(person_db(uid), uid)
         return user if user is not None and user.session_version == version else None
 
     app.teardown_appcontext(close_sessions)

@@ -57,6 +57,11 @@ def org_scope(org_id: uuid.UUID, user_id: uuid.UUID | None = None) -> Scope:
     return Scope(mode="org", org_id=org_id, user_id=user_id)
 
 
+def person_scope(user_id: uuid.UUID) -> Scope:
+    """A signed-in person outside any org: their own rows, their memberships and the orgs they belong to."""
+    return Scope(mode="principal", user_id=user_id)
+
+
 @event.listens_for(Session, "after_begin")
 def _apply_scope(session: Session, transaction, connection) -> None:
     if transaction.nested:

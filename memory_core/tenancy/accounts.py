@@ -14,13 +14,13 @@ import secrets
 import uuid
 from functools import lru_cache
 
-from sqlalchemy import delete, func, or_, select, text, update
+from sqlalchemy import text, update
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import hash_password, verify_password
 from memory_core.domain import clock
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
-from memory_core.domain.models import LoginAttempt, User
+from memory_core.domain.models import User
 
 MAX_FAILURES = 5  # an account from one address ...
 MAX_PER_ADDRESS = 20  # one address, any accounts ...
@@ -39,30 +39,31 @@ def email_key(email: str) -> str:
     return f"email:{email.strip().lower()}"
 
 
-def authenticate(session: Session, email: str, password: str, address: str) -> User:
-    """The user with these credentials; raises TooManyAttempts or InvalidCredentials. Commits."""
+def authenticate(session: Session, email: str, password: str, address: str) -> uuid.UUID:
+    """The id of the user with these credentials, in any scope; raises TooManyAttempts or InvalidCredentials.
+
+    Commits."""
     email = email.strip().lower()
     account = email_key(email)
     limits = {f"{account} from {address}": MAX_FAILURES, f"addr:{address}": MAX_PER_ADDRESS,
               account: MAX_PER_ACCOUNT}
-    since = clock.now() - WINDOW
-    for key in sorted(limits):  # one order: two attempts never wait on each other's locks crosswise
-        session.execute(text("select pg_advisory_xact_lock(hashtext(:k))"), {"k": "memoria.login:" + key})
-    counts = dict(session.execute(select(LoginAttempt.key, func.count()).where(
-        LoginAttempt.key.in_(limits), LoginAttempt.at > since).group_by(LoginAttempt.key)).all())
-    if any(counts.get(key, 0) >= limit for key, limit in limits.items()):
+    now = clock.now()
+    # The limiter and the account lookup are SECURITY DEFINER functions (migration
+    # t1_sysscope_definer_lookups): the web process signs people in without system scope.
+    slots = session.execute(text("select memoria_sign_in_slots(:keys, :limits, :since, :now)"), {
+        "keys": list(limits), "limits": list(limits.values()), "since": now - WINDOW, "now": now}).scalar_one()
+    if slots is None:
         session.rollback()
         raise TooManyAttempts("Too many failed sign-ins. Wait 15 minutes and try again.")
-    slots = [LoginAttempt(key=k) for k in limits]
-    session.add_all(slots)
     session.commit()  # the slots are taken (and the locks released) before the slow password check
-    user = session.scalar(select(User).where(func.lower(User.email) == email))
-    if not verify_password((user.password_hash if user else None) or _dummy_hash(), password) or user is None:
+    found = session.execute(text("select user_id, password_hash from memoria_sign_in_account(:e)"),
+                            {"e": email}).first()
+    if not verify_password((found.password_hash if found else None) or _dummy_hash(), password) or found is None:
         raise InvalidCredentials("Wrong email or password.")
-    session.execute(delete(LoginAttempt).where(or_(LoginAttempt.id.in_([s.id for s in slots]),
-                                                   LoginAttempt.key == f"{account} from {address}")))
+    session.execute(text("select memoria_sign_in_clear(:ids, :key)"),
+                    {"ids": slots, "key": f"{account} from {address}"})
     session.commit()
-    return user
+    return found.user_id
 
 
 def revoke_sessions(session: Session, user_id: uuid.UUID) -> None:

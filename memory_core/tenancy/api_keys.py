@@ -4,8 +4,9 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import uuid
+from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import sha256
@@ -55,14 +56,18 @@ def list_api_keys(session: Session, org_id: uuid.UUID) -> list[ApiKey]:
     return list(session.scalars(select(ApiKey).where(ApiKey.org_id == org_id).order_by(ApiKey.created_at.desc())))
 
 
-def authenticate_api_key(session: Session, presented: str) -> ApiKey | None:
-    """The active key matching `presented`, or None. Touches last_used_at (the caller commits)."""
+@dataclass(frozen=True)
+class KeyMatch:
+    """The active key a presented one matched: its id and, for an org key, its org."""
+    id: uuid.UUID
+    org_id: uuid.UUID | None = None
+
+
+def authenticate_api_key(session: Session, presented: str) -> KeyMatch | None:
+    """The active key matching `presented`, or None, in any scope (a SECURITY DEFINER function looks it
+    up, migration t1_sysscope_definer_lookups). Touches last_used_at (the caller commits)."""
     if not presented.startswith(KEY_PREFIX) or len(presented) > 200:
         return None
-    row = session.scalar(select(ApiKey).where(ApiKey.key_hash == sha256(presented)))
-    if row is None or row.revoked_at is not None:
-        return None
-    now = clock.now()
-    if row.last_used_at is None or now - row.last_used_at > LAST_USED_EVERY:
-        row.last_used_at = now
-    return row
+    row = session.execute(text("select key_id, org_id from memoria_api_key_by_hash(:h, :now, :every)"),
+                          {"h": sha256(presented), "now": clock.now(), "every": LAST_USED_EVERY}).first()
+    return KeyMatch(row.key_id, row.org_id) if row else None

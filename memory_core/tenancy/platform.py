@@ -6,7 +6,7 @@ import datetime as dt
 import secrets
 import uuid
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, select, text
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import hash_password, sha256
@@ -15,6 +15,7 @@ from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import PlatformApiKey, User
 from memory_core.domain.vocabulary import PLATFORM_ROLES
 from memory_core.tenancy import tokens
+from memory_core.tenancy.api_keys import KeyMatch
 from memory_core.tenancy.members import Actor, clean_email, clean_name, user_by_email
 from memory_core.tenancy.passwords import check_password
 
@@ -141,14 +142,11 @@ def list_platform_keys(session: Session) -> list[PlatformApiKey]:
     return list(session.scalars(select(PlatformApiKey).order_by(PlatformApiKey.created_at.desc())))
 
 
-def authenticate_platform_key(session: Session, presented: str) -> PlatformApiKey | None:
-    """The active platform key matching `presented`, or None. Touches last_used_at (the caller commits)."""
+def authenticate_platform_key(session: Session, presented: str) -> KeyMatch | None:
+    """The active platform key matching `presented`, or None, in any scope (a SECURITY DEFINER function
+    looks it up, migration t1_sysscope_definer_lookups). Touches last_used_at (the caller commits)."""
     if not presented.startswith(PLATFORM_KEY_PREFIX) or len(presented) > 200:
         return None
-    row = session.scalar(select(PlatformApiKey).where(PlatformApiKey.key_hash == sha256(presented)))
-    if row is None or row.revoked_at is not None:
-        return None
-    now = tokens.utcnow()
-    if row.last_used_at is None or now - row.last_used_at > LAST_USED_EVERY:
-        row.last_used_at = now
-    return row
+    row = session.execute(text("select key_id from memoria_platform_key_by_hash(:h, :now, :every)"),
+                          {"h": sha256(presented), "now": tokens.utcnow(), "every": LAST_USED_EVERY}).first()
+    return KeyMatch(row.key_id) if row else None
