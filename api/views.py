@@ -52,7 +52,7 @@ from api.schemas import (
     UsedOut,
     WriteOut,
 )
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import SYSTEM, org_scope
 from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
 from memory_core.backends.base import BackendError
 from memory_core.domain.access import Access, load_access
@@ -242,7 +242,7 @@ def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
     """Mark used memories on one of the org's traces."""
     from memory_core.reading.context import record_usage
 
-    s = db(SYSTEM)
+    s = db(org_scope(org_id))
     if s.scalar(select(MemoryTrace.org_id).where(MemoryTrace.id == trace_id)) != org_id:
         raise NotFound("No such trace.")
     marked = record_usage(s, trace_id, body.memory_ids)
@@ -322,7 +322,7 @@ def create_link_code(org_id, body: LinkCodeIn):
     from memory_core.tenancy.linking import issue_link_code
 
     principal_access(org_id, body.user_id, None)
-    s = db(SYSTEM)
+    s = db(org_scope(org_id, body.user_id))  # the member's own code, in the key's org
     issued = issue_link_code(s, body.user_id, org_id)
     s.commit()
     return LinkCodeOut(code=issued.code, expires_at=issued.expires_at)
@@ -380,7 +380,7 @@ def put_document(org_id, body: DocumentIn):
     """Upsert a host record by (kind, external_ref)."""
     from memory_core.reading.search import index_document, query_embedder
 
-    s = db(SYSTEM)
+    s = db(org_scope(org_id))
     if body.owner_user_id is not None or body.owner_phone is not None:
         principal_access(org_id, body.owner_user_id, body.owner_phone)
     if body.contact_id is not None and s.scalar(select(Contact.org_id).where(Contact.id == body.contact_id)) != org_id:
@@ -400,7 +400,7 @@ def delete_document(org_id, query: DocumentRefQuery):
     """Drop a host record by (kind, external_ref)."""
     from memory_core.reading.search import remove_document
 
-    s = db(SYSTEM)
+    s = db(org_scope(org_id))
     removed = remove_document(s, org_id=org_id, kind=query.kind, external_ref=query.external_ref)
     s.commit()
     return RemovedOut(removed=removed)
@@ -445,7 +445,7 @@ def after_reply(org_id, conversation_id: uuid.UUID, body: AfterReplyIn):
 
     access = principal_access(org_id, body.user_id, body.phone)
     conv = owned_conversation(reader(access), access, conversation_id)
-    if not needs_compaction(db(SYSTEM), conv, body.prompt_tokens):
+    if not needs_compaction(reader(access), conv, body.prompt_tokens):
         return AfterReplyOut(compaction="not_needed")
     enqueue_compaction(conv.id)
     return AfterReplyOut(compaction="queued")

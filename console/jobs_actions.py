@@ -6,8 +6,7 @@ from flask_login import current_user
 
 from console import bp
 from console.linking import ActionForm
-from console.web import db, org_role_required
-from memory_core.adapters.db import SYSTEM
+from console.web import org_db, org_role_required
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidInput
 
@@ -24,7 +23,7 @@ def run_job(job_name: str):
         job_id = run_job_now(job_name, f"console user {current_user.uid}", org_id=current_user.org().org_id)
     except InvalidInput:
         abort(404)
-    s = db(SYSTEM)
+    s = org_db()  # the run is the current org's: its audit row is written in that org's scope
     audit.record(s, actor_user_id=current_user.uid, actor_label="console user", action="job.run_now",
                  org_id=current_user.org().org_id, target_type="job", target_id=job_name, details={"rq_job": job_id})
     s.commit()

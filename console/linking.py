@@ -7,7 +7,7 @@ from flask_login import current_user, login_required
 from flask_wtf import FlaskForm
 
 from console import bp
-from console.web import db
+from console.web import db, org_db
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
 from memory_core.domain.models import User
@@ -44,7 +44,7 @@ def link_whatsapp_code():
     org = current_user.org()
     if org is None or not ActionForm().validate_on_submit():
         abort(403 if org is None else 400)
-    s = db(SYSTEM)
+    s = org_db()  # the member's code in their current org: no system scope
     try:
         issued = linking.issue_link_code(s, current_user.uid, org.org_id)
     except (Forbidden, TooManyAttempts) as exc:
