@@ -10,7 +10,7 @@ from console.operator import current_operator
 from console.services import insights
 from console.services.proposals import KIND_LABELS, pending_counts
 from console.web import db, org_db
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import platform_scope
 from memory_core.domain.access import memory_visible
 
 
@@ -27,10 +27,10 @@ def home():
             d.jobs = insights.job_runs(s, limit=5, org_id=org.org_id)
             d.cost_month, d.calls_month = insights.month_cost(s, org.org_id)
     elif current_user.platform_role == "staff":
-        s = db(SYSTEM)
+        s = db(platform_scope(current_user.uid))
         d.jobs = insights.job_runs(s, limit=5, platform=True)
         d.cost_month, d.calls_month = insights.month_cost(s, None)
         d.orgs = len(insights.org_names(s))
     elif current_user.platform_role == "privacy_officer":
-        d.open_privacy = insights.open_privacy_requests(db(SYSTEM))
+        d.open_privacy = insights.open_privacy_requests(db(platform_scope(current_user.uid)))
     return render_template("console/home.html", org=org, d=d, kinds=KIND_LABELS, switch_form=OrgSwitchForm())

@@ -14,7 +14,7 @@ from wtforms.validators import DataRequired, Length, Optional
 from console import bp
 from console.confirm import ask, confirmed
 from console.web import db, platform_role_required
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import SYSTEM, platform_scope
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
 from memory_core.privacy import requests as privacy
@@ -75,8 +75,14 @@ class ActionForm(FlaskForm):
     """Only the CSRF token: preview and execute buttons."""
 
 
-def _request_or_404(request_id: uuid.UUID):
-    req = db(SYSTEM).get(privacy.PrivacyRequest, request_id)
+def _officer_db():
+    """The privacy officer's reads (requests, their steps and receipts) run in the platform scope; intake,
+    preview, execution and export, which resolve a subject in every table, still run in system scope."""
+    return db(platform_scope(current_user.uid))
+
+
+def _request_or_404(request_id: uuid.UUID, s=None):
+    req = (s or _officer_db()).get(privacy.PrivacyRequest, request_id)
     if req is None:
         abort(404)
     return req
@@ -86,8 +92,8 @@ def _request_or_404(request_id: uuid.UUID):
 @officer
 def privacy_requests():
     """Every request with its status and due date, and the intake form."""
-    return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=IntakeForm(),
-                           now=clock.now())
+    return render_template("console/privacy/list.html", requests=privacy.list_requests(_officer_db()),
+                           form=IntakeForm(), now=clock.now())
 
 
 @bp.route("/privacy/new", methods=["POST"])
@@ -96,7 +102,7 @@ def privacy_intake():
     """Record a new request."""
     form = IntakeForm()
     if not form.validate_on_submit():
-        return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=form,
+        return render_template("console/privacy/list.html", requests=privacy.list_requests(_officer_db()), form=form,
                                now=clock.now()), 422
     s = db(SYSTEM)
     try:
@@ -183,7 +189,7 @@ def privacy_execute(request_id: uuid.UUID):
                    back=url_for("console.privacy_request", request_id=request_id))
 
     def run(s, _form):
-        req = _request_or_404(request_id)
+        req = _request_or_404(request_id, s)
         total = sum(privacy.preview_totals(req.preview).values()) if req.preview else 0
         if req.kind == "erasure" and total > INLINE_LIMIT:
             from jobs.privacy import enqueue_execution

@@ -8,17 +8,17 @@ from flask_login import current_user
 from sqlalchemy.orm import Session
 
 from console.web import actor_label, db, org_db
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import platform_scope
 from memory_core.domain import audit
 
 
 def reader(*, staff: bool = True, privacy: bool = False, roles: tuple[str, ...] = ("owner", "admin"),
            org_param: uuid.UUID | None = None) -> tuple[Session, uuid.UUID | None, bool]:
     """(session, org filter, is_platform). Staff (and privacy officers where allowed) read every org in
-    system scope, optionally filtered; an org admin reads only their org. Anyone else: 403."""
+    the platform scope, optionally filtered; an org admin reads only their org. Anyone else: 403."""
     platform = current_user.platform_role
     if (staff and platform == "staff") or (privacy and platform == "privacy_officer"):
-        return db(SYSTEM), org_param, True
+        return db(platform_scope(current_user.uid)), org_param, True
     org = current_user.org()
     if org is None or org.role not in roles:
         abort(403)

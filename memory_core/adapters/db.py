@@ -33,7 +33,7 @@ DB_NAME = "memoria"
 @dataclass(frozen=True)
 class Scope:
     """What a transaction may see, as row-level security reads it."""
-    mode: str = "none"  # none | principal | org | system
+    mode: str = "none"  # none | principal | org | platform | system
     org_id: uuid.UUID | None = None
     user_id: uuid.UUID | None = None
     phone: str | None = None
@@ -55,6 +55,12 @@ SYSTEM = Scope(mode="system")
 def org_scope(org_id: uuid.UUID, user_id: uuid.UUID | None = None) -> Scope:
     """An operator working on one org: its shared rows, its proposals, and the operator's own rows."""
     return Scope(mode="org", org_id=org_id, user_id=user_id)
+
+
+def platform_scope(user_id: uuid.UUID) -> Scope:
+    """A staff member or privacy officer reading across orgs: only the tables their platform role may read
+    (migration t1_sysscope_platform_scope), and only while the database holds that role for them."""
+    return Scope(mode="platform", user_id=user_id)
 
 
 def person_scope(user_id: uuid.UUID) -> Scope:
