@@ -7,7 +7,7 @@ from flask_login import current_user, login_required
 from flask_wtf import FlaskForm
 
 from console import bp
-from console.web import db, org_db
+from console.web import db, org_db, person_db
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
 from memory_core.domain.models import User
@@ -19,7 +19,7 @@ class ActionForm(FlaskForm):
 
 
 def _page(issued=None, status: int = 200):
-    s = db(SYSTEM)
+    s = person_db(current_user.uid)
     phone = s.get(User, current_user.uid).phone
     history = linking.pre_link_history(s, current_user.uid)
     number = current_app.config["MEMORIA_SETTINGS"].whatsapp_number

@@ -506,7 +506,7 @@ def test_web_role_reads_nothing_with_no_scope_or_a_forged_system_scope(app, clie
 
     from memory_core.adapters.db import resolve_urls
 
-    _seed_every_table(factory, system_session, client)
+    _, ana = _seed_every_table(factory, system_session, client)
     with owner_engine.connect() as c:
         tables = c.execute(text("select relname, relrowsecurity, relforcerowsecurity from pg_class "
                                 "where relnamespace = 'public'::regnamespace and relkind = 'r' "
@@ -523,6 +523,12 @@ def test_web_role_reads_nothing_with_no_scope_or_a_forged_system_scope(app, clie
                 c.execute(text("select set_config('memoria.mode', :m, false)"), {"m": forged})
                 seen = {t: c.execute(text(f'select count(*) from "{t}"')).scalar_one() for t in stored}
                 assert {t: n for t, n in seen.items() if n} == {}, forged
+            # The platform scope counts only for a person the database holds a platform role for.
+            for who in (ana.id, uuid.uuid4(), None):
+                c.execute(text("select set_config('memoria.mode', 'platform', false), "
+                               "set_config('memoria.user_id', :u, false)"), {"u": str(who or "")})
+                seen = {t: c.execute(text(f'select count(*) from "{t}"')).scalar_one() for t in stored}
+                assert {t: n for t, n in seen.items() if n} == {}, who
             for role in ("memoria_worker", "postgres"):
                 with pytest.raises(Exception, match="permission denied"):
                     c.execute(text(f"set role {role}"))
@@ -530,3 +536,65 @@ def test_web_role_reads_nothing_with_no_scope_or_a_forged_system_scope(app, clie
     finally:
         web.dispose()
     assert resolve_urls().app != resolve_urls().system
+
+
+def test_platform_scope_shows_staff_and_privacy_officers_only_the_tables_their_role_reads(
+        app, client, factory, system_session, database):
+    from memory_core.adapters.db import platform_scope
+
+    _seed_every_table(factory, system_session, client)
+    staff, officer = factory.user(platform_role="staff"), factory.user(platform_role="privacy_officer")
+    admin = factory.user(platform_role="platform_admin")
+    system_session.commit()
+    tables = {r for r in system_session.scalars(text(
+        "select relname from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' "
+        "and relname <> 'alembic_version'"))}
+
+    def readable(user_id) -> set[str]:
+        with database.unit_of_work(platform_scope(user_id)) as uow:
+            return {t for t in tables if uow.session.execute(text(f'select count(*) from "{t}"')).scalar_one()}
+
+    # Staff never see messages, contacts, documents or keys; an officer sees requests, not job runs.
+    # (memory_sources follows the memories a trace holds: ids linking a memory to its message.)
+    assert readable(staff.id) <= {"organizations", "users", "job_runs", "usage_ledger", "memory_traces",
+                                  "trace_items", "memories", "memory_sources", "audit_log", "policy_exclusions"}
+    assert {"job_runs", "usage_ledger", "memory_traces", "memories"} <= readable(staff.id)
+    assert readable(officer.id) <= {"organizations", "users", "audit_log", "privacy_requests", "policy_exclusions"}
+    assert "privacy_requests" in readable(officer.id)
+    assert readable(admin.id) <= {"policy_exclusions"}  # the seeded exclusion list, readable in any scope
+
+
+def test_web_process_without_the_worker_role_signs_in_loads_people_and_serves_staff_and_keys(
+        app, client, factory, system_session, servers):
+    from memory_core.adapters.db import SYSTEM, Database, SystemScopeUnavailable, resolve_urls
+    from memory_core.tenancy.api_keys import create_api_key
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    staff, officer = factory.user(platform_role="staff"), factory.user(platform_role="privacy_officer")
+    _, key = create_api_key(system_session, org.id, "bot", created_by=ana.id, actor_label="test")
+    system_session.commit()
+    web_only = Database(resolve_urls(servers).app)  # no worker URL: system scope is refused
+    app.extensions["memoria.db"], full = web_only, app.extensions["memoria.db"]
+    try:
+        csrf = sign_in(client, ana)  # sign-in, then the user loader on the page it lands on
+        assert client.get("/").status_code == 200
+        assert client.post("/link-whatsapp/code", data={"csrf_token": csrf}).status_code == 200
+        client.post("/logout", data={"csrf_token": csrf})
+        sign_in(client, staff)
+        for page in ("/traces", "/usage", "/audit", "/jobs"):
+            assert client.get(page).status_code == 200, page
+        client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
+        sign_in(client, officer)
+        assert client.get("/privacy").status_code == 200
+        api = app.test_client()
+        resp = api.delete("/api/v1/documents?kind=invoice&external_ref=F-1",
+                          headers={"Authorization": f"Bearer {key}"})
+        assert resp.status_code == 200 and resp.get_json()["removed"] is False
+        assert api.delete("/api/v1/documents?kind=invoice&external_ref=F-1",
+                          headers={"Authorization": "Bearer mem_wrong"}).status_code == 401
+        with pytest.raises(SystemScopeUnavailable):
+            web_only.session(SYSTEM)
+    finally:
+        app.extensions["memoria.db"] = full
+        web_only.dispose()

@@ -14,7 +14,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import keyed_digest, secret
@@ -213,19 +213,13 @@ class PreLinkHistory:
 
 
 def pre_link_history(session: Session, user_id: uuid.UUID) -> PreLinkHistory:
-    """What the person's linked number said before linking and still owns (nothing when unlinked)."""
-    phone = session.scalar(select(User.phone).where(User.id == user_id))
-    if not phone:
-        return PreLinkHistory(0, 0, 0)
-    return PreLinkHistory(
-        memories=session.scalar(select(func.count()).select_from(Memory).where(
-            Memory.owner_phone == phone, Memory.owner_user_id.is_(None),
-            Memory.level.in_((Level.PERSONAL, Level.PRIVATE)))),
-        messages=session.scalar(select(func.count()).select_from(Message).where(
-            Message.phone == phone, Message.user_id.is_(None))),
-        conversations=session.scalar(select(func.count()).select_from(Conversation).where(
-            Conversation.phone == phone, Conversation.user_id.is_(None))),
-    )
+    """What the person's linked number said before linking and still owns (nothing when unlinked).
+
+    Counted by a SECURITY DEFINER function (migration t1_sysscope_definer_lookups), in any scope: the
+    number's rows lie in every org it wrote in, and the person's console page has no system scope."""
+    row = session.execute(text("select memories, messages, conversations from memoria_pre_link_history(:u)"),
+                          {"u": user_id}).one()
+    return PreLinkHistory(row.memories, row.messages, row.conversations)
 
 
 def adopt_pre_link_history(session: Session, user_id: uuid.UUID, phone: str, actor: uuid.UUID) -> dict[str, int]:

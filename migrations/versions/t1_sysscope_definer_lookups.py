@@ -6,7 +6,8 @@ app role may do:
 - SECURITY DEFINER functions, owned by memoria_worker, that return only the columns their caller
   needs: the sign-in limiter's slots (`memoria_sign_in_slots`, `memoria_sign_in_clear`), the account
   an email signs in to (`memoria_sign_in_account`), the active org or platform API key with a hash
-  (`memoria_api_key_by_hash`, `memoria_platform_key_by_hash`, which also touch last_used_at);
+  (`memoria_api_key_by_hash`, `memoria_platform_key_by_hash`, which also touch last_used_at), and the
+  counts of what a linked number said before it was linked (`memoria_pre_link_history`);
 - the principal scope of a signed-in person (no org) may read the organizations they belong to, so
   the user loader reads the person, their memberships and their orgs' names in their own scope.
 
@@ -93,6 +94,20 @@ FUNCTIONS = {
         where k.key_hash = p_hash and k.revoked_at is null returning k.id;
       {LEAVE}
     end $$""",
+    "memoria_pre_link_history(uuid)": f"""
+    returns table (memories bigint, messages bigint, conversations bigint) language plpgsql as $$
+    -- What a person's linked number said before it was linked and still owns, counted (no rows leave).
+    declare caller text := current_setting('memoria.mode', true); linked text;
+    begin
+      {ENTER}
+      select u.phone into linked from users u where u.id = p_user;
+      return query select
+        (select count(*) from memories m where linked is not null and m.owner_phone = linked
+           and m.owner_user_id is null and m.level in ('personal', 'private')),
+        (select count(*) from messages g where linked is not null and g.phone = linked and g.user_id is null),
+        (select count(*) from conversations c where linked is not null and c.phone = linked and c.user_id is null);
+      {LEAVE}
+    end $$""",
 }
 PARAMS = {
     "memoria_sign_in_slots": "p_keys text[], p_limits integer[], p_since timestamptz, p_at timestamptz",
@@ -100,6 +115,7 @@ PARAMS = {
     "memoria_sign_in_account": "p_email text",
     "memoria_api_key_by_hash": "p_hash text, p_now timestamptz, p_every interval",
     "memoria_platform_key_by_hash": "p_hash text, p_now timestamptz, p_every interval",
+    "memoria_pre_link_history": "p_user uuid",
 }
 
 ORGS_USING = f"{SYSTEM} or ({SCOPED} and id = {ORG})"
