@@ -83,7 +83,7 @@ def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | 
     """The principal's access in the key's org, rebuilt now; 404 when it has none there."""
     from memory_core.learning.ingest import normalise_phone
 
-    s = db(SYSTEM)
+    s = db(org_scope(org_id))  # the key's org: its members, their numbers and the numbers it authorized
     phone = normalise_phone(phone)
     if user_id is not None and phone is not None:
         # Both given: the number must be this person's, never someone else's.

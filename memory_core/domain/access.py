@@ -10,13 +10,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import String, and_, bindparam, false, or_, select
+from sqlalchemy import String, and_, bindparam, false, or_, select, text
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from memory_core.adapters.db import Scope
-from memory_core.domain.models import Contact, Document, Membership, Memory, Message, PhoneAuthorization, User
+from memory_core.domain.models import Contact, Document, Membership, Memory, Message, PhoneAuthorization
 from memory_core.domain.vocabulary import AREAS, DEFAULT_READ_AREAS, Level
 
 RANK = {"read": 1, "edit": 2}
@@ -83,7 +83,9 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     a deactivated membership or a revoked number has no access, so the worker learns nothing from them.
     """
     if user_id is None and phone:
-        user_id = session.scalar(select(User.id).where(User.phone == phone))
+        # A SECURITY DEFINER function (migration t1_sysscope_definer_lookups): the number's account
+        # may be invisible in the caller's scope (the API's org scope, a person who left the org).
+        user_id = session.scalar(text("select memoria_user_of_phone(:p)"), {"p": phone})
     principal = Principal(user_id=user_id, phone=phone)
     if org_id is None:
         # No org picked (a number allowed in several orgs): only personal memory applies.

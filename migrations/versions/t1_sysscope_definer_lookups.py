@@ -7,7 +7,8 @@ app role may do:
   needs: the sign-in limiter's slots (`memoria_sign_in_slots`, `memoria_sign_in_clear`), the account
   an email signs in to (`memoria_sign_in_account`), the active org or platform API key with a hash
   (`memoria_api_key_by_hash`, `memoria_platform_key_by_hash`, which also touch last_used_at), and the
-  counts of what a linked number said before it was linked (`memoria_pre_link_history`);
+  counts of what a linked number said before it was linked (`memoria_pre_link_history`), the account a
+  number is linked to (`memoria_user_of_phone`);
 - the principal scope of a signed-in person (no org) may read the organizations they belong to, so
   the user loader reads the person, their memberships and their orgs' names in their own scope.
 
@@ -108,6 +109,16 @@ FUNCTIONS = {
         (select count(*) from conversations c where linked is not null and c.phone = linked and c.user_id is null);
       {LEAVE}
     end $$""",
+    "memoria_user_of_phone(text)": f"""
+    returns uuid language plpgsql as $$
+    -- The account a number is linked to, if any: how a number resolves to its person in any scope.
+    declare caller text := current_setting('memoria.mode', true); found uuid;
+    begin
+      {ENTER}
+      select u.id into found from users u where u.phone = p_phone;
+      {LEAVE}
+      return found;
+    end $$""",
 }
 PARAMS = {
     "memoria_sign_in_slots": "p_keys text[], p_limits integer[], p_since timestamptz, p_at timestamptz",
@@ -116,6 +127,7 @@ PARAMS = {
     "memoria_api_key_by_hash": "p_hash text, p_now timestamptz, p_every interval",
     "memoria_platform_key_by_hash": "p_hash text, p_now timestamptz, p_every interval",
     "memoria_pre_link_history": "p_user uuid",
+    "memoria_user_of_phone": "p_phone text",
 }
 
 ORGS_USING = f"{SYSTEM} or ({SCOPED} and id = {ORG})"
