@@ -10,6 +10,7 @@ from wtforms.validators import DataRequired, EqualTo, Length, Optional
 
 from console import bp
 from console.web import db, load_console_user, person_db
+from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Organization
 from memory_core.tenancy import members, platform, tokens
@@ -51,7 +52,7 @@ def _invalid(exc: Exception):
 @bp.route("/setup/<token>", methods=["GET", "POST"])
 def setup(token: str):
     """Create the first platform administrator with the one-time setup link."""
-    s = db()
+    s = db(SYSTEM)
     try:
         platform_ready = platform.has_platform_admin(s)
         if platform_ready:
@@ -78,7 +79,7 @@ def setup(token: str):
 @bp.route("/invitation/<token>", methods=["GET", "POST"])
 def accept_invitation(token: str):
     """Accept an invitation: set a password (new account) or join with the existing account."""
-    s = db()
+    s = db(SYSTEM)
     try:
         invitation, has_account = members.invitation(s, token)
     except NotFound as exc:
@@ -111,7 +112,7 @@ def accept_invitation(token: str):
 @bp.route("/reset-password/<token>", methods=["GET", "POST"])
 def reset_password(token: str):
     """Set a new password with a one-time reset link."""
-    s = db()
+    s = db(SYSTEM)
     try:
         tokens.peek(s, "reset", token)
     except NotFound as exc:

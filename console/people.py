@@ -16,6 +16,7 @@ from console import bp
 from console.forms import EmptyForm
 from console.operator import is_htmx
 from console.web import console_actor, db, one_time_link, org_role_required
+from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.vocabulary import AREAS, ROLES
 from memory_core.tenancy import members, phones
@@ -84,7 +85,7 @@ def _person_choices(people: list[MemberRow]) -> list[tuple[str, str]]:
 
 
 def _page(invite_form=None, phone_form=None, shown_link: str | None = None, status: int = 200):
-    s, org_id = db(), _org_id()
+    s, org_id = db(SYSTEM), _org_id()
     people = members.list_members(s, org_id)
     phone_form = phone_form or PhoneForm(formdata=None)
     phone_form.person.choices = _person_choices(people)
@@ -108,7 +109,7 @@ def people_invite():
     form = InviteForm()
     if not form.validate_on_submit():
         return _page(invite_form=form, status=400)
-    s = db()
+    s = db(SYSTEM)
     try:
         _row, token = members.invite(s, _org_id(), form.email.data, role=form.role.data, name=form.name.data or "",
                                      permissions=form.permissions(), actor=console_actor())
@@ -122,7 +123,7 @@ def people_invite():
 
 def _member(user_id: str) -> MemberRow:
     uid = _uuid(user_id)
-    for p in members.list_members(db(), _org_id()):
+    for p in members.list_members(db(SYSTEM), _org_id()):
         if p.user_id == uid:
             return p
     abort(404)
@@ -148,7 +149,7 @@ def _change(user_id: str, form: FlaskForm, change) -> tuple:
     target = _member(user_id)
     if not form.validate_on_submit():
         return _person_page(target, error="Check the form and try again.", status=400)
-    s = db()
+    s = db(SYSTEM)
     try:
         change(s, target)
     except (InvalidInput, Conflict, Forbidden) as exc:
@@ -194,7 +195,7 @@ def person_reset_link(user_id: str):
     target = _member(user_id)
     if not EmptyForm().validate_on_submit():
         abort(400)
-    s = db()
+    s = db(SYSTEM)
     try:
         token = members.org_reset_link(s, _org_id(), target.user_id, actor=console_actor())
     except Forbidden as exc:
@@ -210,7 +211,7 @@ def person_remove_preview(user_id: str):
     """What removing the member forgets and keeps, and the button that does it."""
     target = _member(user_id)
     try:
-        preview = members.removal_preview(db(), _org_id(), target.user_id)
+        preview = members.removal_preview(db(SYSTEM), _org_id(), target.user_id)
     except Conflict as exc:
         return _person_page(target, error=str(exc), status=409)
     return render_template("console/person_remove.html", person=target, preview=preview,
@@ -225,7 +226,7 @@ def person_remove(user_id: str):
     form = RemoveForm()
     if not form.validate_on_submit() or form.confirm.data != "remove":
         abort(400)
-    s = db()
+    s = db(SYSTEM)
     try:
         counts = members.remove_member(s, _org_id(), target.user_id, actor=console_actor())
     except (Conflict, Forbidden) as exc:
@@ -245,7 +246,7 @@ def phone_authorize():
     if not form.validate_on_submit():
         return _page(phone_form=form, status=400)
     person_id = _uuid(form.person.data) if form.person.data else None
-    s = db()
+    s = db(SYSTEM)
     try:
         phones.authorize_phone(s, _org_id(), form.phone.data, user_id=person_id, permissions=form.permissions(),
                                actor=console_actor())
@@ -264,7 +265,7 @@ def phone_revoke(auth_id: str):
     """The number stops speaking in the org."""
     if not EmptyForm().validate_on_submit():
         abort(400)
-    s = db()
+    s = db(SYSTEM)
     try:
         auth = phones.revoke_phone(s, _org_id(), _uuid(auth_id), actor=console_actor())
     except NotFound:

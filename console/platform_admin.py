@@ -13,6 +13,7 @@ from wtforms.validators import DataRequired, Length, Optional
 from console import bp, shown_once
 from console.forms import EmptyForm
 from console.web import console_actor, db, one_time_link, platform_role_required
+from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.tenancy import orgs, platform
 
@@ -46,7 +47,8 @@ class KeyForm(FlaskForm):
 # ---------------------------------------------------------------------------- organizations
 
 def _orgs_page(form=None, shown_link=None, status=200):
-    return render_template("console/platform/orgs.html", orgs=orgs.list_orgs(db()), form=form or OrgForm(formdata=None),
+    return render_template("console/platform/orgs.html", orgs=orgs.list_orgs(db(SYSTEM)),
+                           form=form or OrgForm(formdata=None),
                            suspend_form=SuspendForm(formdata=None), shown_link=shown_link), status, NO_STORE
 
 
@@ -64,7 +66,7 @@ def platform_org_create():
     form = OrgForm()
     if not form.validate_on_submit():
         return _orgs_page(form, status=400)
-    s = db()
+    s = db(SYSTEM)
     try:
         _org, (_row, token) = orgs.create_org(s, form.name.data, owner_email=form.owner_email.data,
                                               owner_name=form.owner_name.data or "", actor=console_actor())
@@ -88,7 +90,7 @@ def platform_org_suspend(org_id: str):
         oid = uuid.UUID(org_id)
     except ValueError:
         abort(404)
-    s = db()
+    s = db(SYSTEM)
     try:
         org = orgs.set_suspended(s, oid, form.suspend.data == "1", actor=console_actor())
     except NotFound:
@@ -101,7 +103,7 @@ def platform_org_suspend(org_id: str):
 # ---------------------------------------------------------------------------- platform roles
 
 def _people_page(form=None, shown_link=None, status=200):
-    return render_template("console/platform/people.html", people=platform.platform_people(db()),
+    return render_template("console/platform/people.html", people=platform.platform_people(db(SYSTEM)),
                            form=form or RoleGrantForm(formdata=None), shown_link=shown_link), status, NO_STORE
 
 
@@ -119,7 +121,7 @@ def platform_role_set():
     form = RoleGrantForm()
     if not form.validate_on_submit():
         return _people_page(form, status=400)
-    s = db()
+    s = db(SYSTEM)
     try:
         token = platform.grant_or_invite(s, form.email.data, form.role.data or None, actor=console_actor())
     except (InvalidInput, Conflict) as exc:
@@ -136,7 +138,7 @@ def platform_role_set():
 # ---------------------------------------------------------------------------- platform API keys
 
 def _keys_page(form=None, new_key=None, status=200):
-    return render_template("console/platform/keys.html", keys=platform.list_platform_keys(db()),
+    return render_template("console/platform/keys.html", keys=platform.list_platform_keys(db(SYSTEM)),
                            form=form or KeyForm(formdata=None), revoke_form=EmptyForm(), new_key=new_key), \
         status, NO_STORE
 
@@ -163,7 +165,7 @@ def platform_key_create():
     form = KeyForm()
     if not form.validate_on_submit():
         return _keys_page(form, status=400)
-    s = db()
+    s = db(SYSTEM)
     try:
         _row, key = platform.create_platform_key(s, form.name.data, actor=console_actor())
     except InvalidInput as exc:
@@ -183,7 +185,7 @@ def platform_key_revoke(key_id: str):
         kid = uuid.UUID(key_id)
     except ValueError:
         abort(404)
-    s = db()
+    s = db(SYSTEM)
     try:
         row = platform.revoke_platform_key(s, kid, actor=console_actor())
     except NotFound:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import current_app, g
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.db import SYSTEM, Database, RequestSessions, Scope
+from memory_core.adapters.db import Database, RequestSessions, Scope
 
 _KEY = "memoria_sessions"
 
@@ -14,8 +14,9 @@ def database() -> Database:
     return current_app.extensions["memoria.db"]
 
 
-def request_session(scope: Scope = SYSTEM) -> Session:
-    """The request's session in a given scope; opened on first use, closed at teardown."""
+def request_session(scope: Scope) -> Session:
+    """The request's session in a given scope; opened on first use, closed at teardown. No default: every
+    use of system scope in the web process is written out (the aim is that none is left)."""
     if _KEY not in g:
         setattr(g, _KEY, RequestSessions(database()))
     return getattr(g, _KEY).get(scope)

@@ -4,7 +4,9 @@ Three URLs: the owner URL runs migrations; the app URL connects as `memoria_app`
 SUPERUSER or BYPASSRLS, so PostgreSQL enforces the ownership rule a second time; the system URL
 connects as `memoria_worker` (a member of memoria_app), the only role whose "system" scope the
 policies honour: memoria_app may set memoria.mode to 'system' and then sees nothing. A Database
-opens system-scope sessions on the system URL, and refuses them when it has none. Every transaction
+opens system-scope sessions on the system URL, and refuses them when it has none. The web's narrower
+ways around system scope: SECURITY DEFINER functions for pre-sign-in lookups and the "platform" mode
+for staff and privacy officers (migrations t1_sysscope_*). Every transaction
 starts by setting its scope (`memoria.mode`, org, user, phone, readable areas) with set_config(...,
 true), from `session.info["scope"]`. No scope set means mode "none": the policies show nothing.
 """
