@@ -30,6 +30,8 @@ OWN_LEVELS = ("personal", "private")
 OWN_LIMIT = 1000
 SHARED_LIMIT = 200
 SHARED_EXPORT_LIMIT = 5000
+# Counting every shared memory of a big org costs more than the page: the list counts up to this many.
+COUNT_CAP = 1000
 EXCERPT_CHARS = 200
 SHARED_ONLY_SEEN = ("Shared memories belong to the organization: they are listed here to see, not to change "
                     "(whoever may edit their area changes them in the organization's memories).")
@@ -74,10 +76,15 @@ class Section:
     groups: list[SubjectGroup]
     total: int
     shown: int
+    capped: bool = False  # there are more than `total`
 
     @property
     def truncated(self) -> bool:
-        return self.shown < self.total
+        return self.shown < self.total or self.capped
+
+    @property
+    def total_text(self) -> str:
+        return f"{self.total}+" if self.capped else str(self.total)
 
 
 def owned(access: Access):
@@ -152,7 +159,12 @@ def _section(s: Session, access: Access, kind: str, org_name: str | None, limit:
              with_versions: bool = False) -> Section:
     """The active memories of one level (kind) the access may see, newest first, at most `limit`."""
     where = and_(memory_visible(access), Memory.level == kind, Memory.status == "active")
-    total = s.scalar(select(func.count()).select_from(Memory).where(where)) or 0
+    cap = None if limit is None else max(limit, COUNT_CAP)  # an export of their own counts them all
+    counted = select(Memory.id).where(where)
+    total = s.scalar(select(func.count()).select_from((counted if cap is None else counted.limit(cap + 1))
+                                                      .subquery())) or 0
+    capped = cap is not None and total > cap
+    total = min(total, cap) if cap is not None else total
     stmt = select(Memory).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
     rows = list(s.scalars(stmt if limit is None else stmt.limit(limit))) if total else []
     editable = kind in OWN_LEVELS
@@ -170,7 +182,8 @@ def _section(s: Session, access: Access, kind: str, org_name: str | None, limit:
     ids = [m.id for m in rows] + [v.id for vs in older.values() for v in vs]
     in_org = kind != "personal"
     return Section(kind, access.org_id if in_org else None, org_name if in_org else None, editable,
-                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older), total, len(rows))
+                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older), total, len(rows),
+                   capped)
 
 
 def sections(s: Session, access: Access, *, personal: bool = True, export: bool = False) -> list[Section]:
@@ -326,7 +339,8 @@ def _source_json(src: SourceRef) -> dict[str, Any]:
 
 def section_json(sec: Section) -> dict[str, Any]:
     return {"kind": sec.kind, "org_id": str(sec.org_id) if sec.org_id else None, "org_name": sec.org_name,
-            "editable": sec.editable, "total": sec.total, "truncated": sec.truncated,
+            "editable": sec.editable, "total": sec.total, "total_is_at_least": sec.capped,
+            "truncated": sec.truncated,
             "subjects": [{"subject": g.subject, "label": g.label, "memories": [
                 _memory_json(i.memory) | {"editable": i.editable, "sources": [_source_json(x) for x in i.sources],
                                           "older_versions": [_memory_json(v) for v in i.older_versions]}
