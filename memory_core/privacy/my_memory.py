@@ -1,7 +1,8 @@
 """A person's own memory controls, like "manage memory" in the assistants people already use: what
 memoria knows about them, edit and delete what is theirs, forget a subject, pause learning, export.
 
-Everything is read through `access.memory_visible` (the one visibility rule) for one Access: the
+Everything is read through `access.memory_visible` (the one visibility rule; its own arms are
+`access.memory_owned`) for one Access: the
 person's personal memories, their private ones in the access's org and the shared ones they may
 read there. What is theirs is exactly the personal and private rows of that rule (those arms already
 require the person to own them); shared facts belong to the org: the person may see them, never
@@ -20,14 +21,22 @@ from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit, clock, versions
-from memory_core.domain.access import Access, Principal, contact_visible, memory_visible, message_visible
+from memory_core.domain.access import (
+    Access,
+    Principal,
+    contact_visible,
+    memory_owned,
+    memory_shared,
+    memory_visible,
+    message_visible,
+)
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, Message, Organization, User
 
 OWN_LEVELS = ("personal", "private")
 # The list shows at most this many of the person's own memories and of the shared ones per org,
 # newest first, and says how many there are; the export has every own memory.
-OWN_LIMIT = 1000
+OWN_LIMIT = 200
 SHARED_LIMIT = 200
 SHARED_EXPORT_LIMIT = 5000
 # Counting every shared memory of a big org costs more than the page: the list counts up to this many.
@@ -89,7 +98,7 @@ class Section:
 
 def owned(access: Access):
     """The person's own memories: the personal and private arms of memory_visible."""
-    return and_(memory_visible(access), Memory.level.in_(OWN_LEVELS))
+    return memory_owned(access)
 
 
 def _subject_labels(s: Session, access: Access, subjects: set[str], org_name: str | None) -> dict[str, str]:
@@ -158,7 +167,10 @@ def item(s: Session, access: Access, m: Memory) -> Item:
 def _section(s: Session, access: Access, kind: str, org_name: str | None, limit: int | None, *,
              with_versions: bool = False) -> Section:
     """The active memories of one level (kind) the access may see, newest first, at most `limit`."""
-    where = and_(memory_visible(access), Memory.level == kind, Memory.status == "active")
+    # By the arm of the visibility rule for this level (the same rows), which the planner reads
+    # through an index; through the whole rule's OR it scans the org's memories.
+    where = and_(memory_owned(access) if kind in OWN_LEVELS else memory_shared(access), Memory.level == kind,
+                 Memory.status == "active")
     cap = None if limit is None else max(limit, COUNT_CAP)  # an export of their own counts them all
     counted = select(Memory.id).where(where)
     total = s.scalar(select(func.count()).select_from((counted if cap is None else counted.limit(cap + 1))
