@@ -54,9 +54,9 @@ from api.schemas import (
 )
 from memory_core.adapters.db import SYSTEM
 from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
-from memory_core.backends.base import BackendError
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
+from memory_core.domain.model_port import BackendError
 from memory_core.domain.models import (
     Contact,
     Conversation,
@@ -287,8 +287,8 @@ def search(org_id, body: SearchIn):
 def remember(org_id, body: RememberIn):
     """The explicit path: no gate, same policy and ladder."""
     from memory_core.backends import get_backend
-    from memory_core.backends.base import Fact
     from memory_core.domain.ladder import Source
+    from memory_core.domain.model_port import Fact
     from memory_core.learning.remember import remember as save
     from memory_core.reading.retrieval import owned_conversation
 

@@ -20,7 +20,6 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
-from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain import audit, clock, policy
@@ -28,6 +27,7 @@ from memory_core.domain.access import Access, Principal, load_access, memory_vis
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage
+from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain.models import (
     Contact,
     Memory,

@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memory_core.backends.base import ExtractionContext, Fact
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
-from memory_core.backends.local_extractor.dates import find_date
-from memory_core.backends.local_extractor.families import MEMBER_OF, reuse_attribute
 from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, looks_like_company, name_runs
 from memory_core.backends.local_extractor.subjects import contact_subject
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
+from memory_core.domain.dates import find_date
+from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
+from memory_core.domain.model_port import ExtractionContext, Fact
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.vocabulary import GATE_CATEGORIES
 
