@@ -81,7 +81,7 @@ def _actor() -> str:
 
 def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | None) -> Access:
     """The principal's access in the key's org, rebuilt now; 404 when it has none there."""
-    from memory_core.learning.ingest import normalise_phone
+    from memory_core.domain.phones import normalise_phone
 
     s = db(SYSTEM)
     phone = normalise_phone(phone)
@@ -362,7 +362,7 @@ def delete_contact(org_id, contact_id: uuid.UUID):
        tag="forgetting", response=CountsOut, errors=(400, 401, 404, 409, 422))
 def end_membership(org_id, user_id: uuid.UUID):
     """A member leaves the key's org."""
-    from memory_core.privacy.forgetting import member_leaves
+    from memory_core.tenancy.leaving import member_leaves
 
     s = db(SYSTEM)
     if s.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id)) is None:
@@ -385,7 +385,7 @@ def put_document(org_id, body: DocumentIn):
         principal_access(org_id, body.owner_user_id, body.owner_phone)
     if body.contact_id is not None and s.scalar(select(Contact.org_id).where(Contact.id == body.contact_id)) != org_id:
         raise NotFound("No such contact.")
-    from memory_core.learning.ingest import normalise_phone
+    from memory_core.domain.phones import normalise_phone
 
     data = body.model_dump() | {"owner_phone": normalise_phone(body.owner_phone)}
     embed, model = query_embedder()

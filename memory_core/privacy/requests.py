@@ -35,6 +35,7 @@ from memory_core.adapters.security import keyed_digest, secret
 from memory_core.domain import audit, clock
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
+from memory_core.domain.phones import normalise_phone
 from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus, PrivacySubjectType
 from memory_core.privacy import readable_export
 from memory_core.tenancy.accounts import email_key
@@ -51,7 +52,6 @@ ERASED = "[erased]"
 BATCH = 2000
 # Columns never exported: derived vectors and indexes, and secrets stored as digests.
 NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash", "token_hash"}
-PHONE_RE = re.compile(r"^\+?\d{6,15}$")
 
 
 def add_month(when: dt.datetime) -> dt.datetime:
@@ -105,10 +105,11 @@ def normalise_ref(session: Session, subject_type: str, ref: str) -> str:
             raise NotFound("No such user.")
         return str(uid)
     if subject_type == "phone":
-        compact = re.sub(r"[\s\-().]", "", ref)
-        if not PHONE_RE.match(compact):
-            raise InvalidInput("A phone must be an international number like +34611222333.", field="subject_ref")
-        return "+" + compact.lstrip("+")
+        try:
+            return normalise_phone(ref)
+        except InvalidInput:
+            raise InvalidInput("A phone must be an international number like +34611222333.",
+                               field="subject_ref") from None
     model = {"contact": Contact, "conversation": Conversation}.get(subject_type)
     if model is None:
         raise InvalidInput("The subject must be a user, a phone, a contact or a conversation.", field="subject_type")
