@@ -1,4 +1,7 @@
-"""The agent API views: parse (api.openapi.route does it), call one service, answer JSON."""
+"""The agent API views: parse (api.openapi.route does it), call one service, answer JSON.
+
+One module on purpose (~550 lines): one blueprint of short views (one service call each) that share the
+key's org and person checks (`principal_access`); split by tag, each file would import those checks back."""
 from __future__ import annotations
 
 import logging

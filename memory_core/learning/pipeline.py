@@ -6,6 +6,9 @@ can undo). It rebuilds the writer's access from the database as it is now: a mem
 meanwhile teaches nothing. It runs inside the caller's transaction and never commits, so the outbox
 row is marked done in the same transaction as everything learnt (at-least-once, idempotent: a second
 run merges into what the first wrote and adds no source, notification or memory).
+
+One module on purpose (~680 lines): the batch preparation, the unit of work, its notifications and their
+undo share the Outcome, the Ledger and the batch cache; split apart, each would reach into the others.
 """
 from __future__ import annotations
 

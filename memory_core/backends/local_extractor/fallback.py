@@ -4,6 +4,9 @@ The gate already judged the message durable; this keeps its first stated clause 
 subject resolved as the rules do, the gate's category, an attribute named after the clause's topic
 (stable for the same topic, reusing a stored name), the clause as the value (fenced-safe and capped) and
 a plain third-person sentence. Questions, hypotheticals, orders and injections still yield nothing.
+
+Long on purpose (~460 lines): the generic fact is one decision (subject, attribute, value, sentence) whose
+steps read the same clause; most of the length is the two languages' word lists and pronoun tables.
 """
 from __future__ import annotations
 
