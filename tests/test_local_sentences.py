@@ -143,11 +143,10 @@ def test_being_lucky_to_have_a_husband_and_kids_is_kept_as_a_family_fact(backend
 
 
 def test_only_the_sentence_on_a_protected_topic_is_refused(backend):
-    for text, kids in (("My wife was diagnosed with diabetes last year. We have two kids, Leo and Alba.", "Leo and Alba"),
-                       ("A mi mujer le diagnosticaron diabetes el año pasado. Tenemos dos hijos, Leo y Alba.",
-                        "Leo y Alba")):
+    for text in ("My wife was diagnosed with diabetes last year. We have two kids, Leo and Alba.",
+                 "A mi mujer le diagnosticaron diabetes el año pasado. Tenemos dos hijos, Leo y Alba."):
         facts = learn(backend, text)
-        assert ("self", "hijos", kids) in triples(facts), text
+        assert {("self", "hijos_leo", "Leo"), ("self", "hijos_alba", "Alba")} <= triples(facts), text
         assert not any("diabet" in fold(f.value) for f in facts), text
 
 
@@ -229,3 +228,44 @@ def test_a_pet_named_in_the_next_sentence_gets_its_name(backend):
     assert ("self", "mascota_coco", "dog Coco") in facts
     facts = triples(learn(backend, "Tengo una perrita nueva. Se llama Luna."))
     assert ("self", "mascota_luna", "perro Luna") in facts
+
+
+# --- enumerations: one fact per member -------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["tengo dos críos, Pau y Marina", "I have two kids, Pau and Marina"])
+def test_two_children_named_at_once_are_two_facts(backend, text):
+    facts = learn(backend, text)
+    assert triples(facts) == {("self", "hijos_pau", "Pau"), ("self", "hijos_marina", "Marina")}
+    assert all(f.category == "person" for f in facts)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Tengo dos hijas, Lucía y Carmen", {("self", "hija_lucia", "Lucía"), ("self", "hija_carmen", "Carmen")}),
+    ("My kids' names are Leo, Alba and Max",
+     {("self", "hijos_leo", "Leo"), ("self", "hijos_alba", "Alba"), ("self", "hijos_max", "Max")}),
+    ("Tengo tres hermanos: Ana, Luis y Marta",
+     {("self", "hermanos_ana", "Ana"), ("self", "hermanos_luis", "Luis"), ("self", "hermanos_marta", "Marta")}),
+    ("I have two sisters, Ana and Marta", {("self", "hermana_ana", "Ana"), ("self", "hermana_marta", "Marta")})])
+def test_every_named_family_member_is_a_fact_of_its_own(backend, text, expected):
+    assert expected <= triples(learn(backend, text))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Tengo dos perros, Luna y Max", {("self", "mascota_luna", "perro Luna"), ("self", "mascota_max", "perro Max")}),
+    ("I have two dogs, Luna and Max", {("self", "mascota_luna", "dog Luna"), ("self", "mascota_max", "dog Max")}),
+    ("I have a dog named Luna and a cat named Oliver",
+     {("self", "mascota_luna", "dog Luna"), ("self", "mascota_oliver", "cat Oliver")}),
+    ("Tengo un perro que se llama Luna y un gato que se llama Oliver",
+     {("self", "mascota_luna", "perro Luna"), ("self", "mascota_oliver", "gato Oliver")})])
+def test_every_named_pet_is_a_fact_of_its_own(backend, text, expected):
+    assert expected <= triples(learn(backend, text))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I love painting, hiking and reading",
+     {("self", "aficion_painting", "painting"), ("self", "aficion_hiking", "hiking"),
+      ("self", "aficion_reading", "reading")}),
+    ("Me encanta pintar, correr y leer",
+     {("self", "aficion_pintar", "pintar"), ("self", "aficion_correr", "correr"), ("self", "aficion_leer", "leer")})])
+def test_every_hobby_of_an_enumeration_is_a_fact_of_its_own(backend, text, expected):
+    assert expected <= triples(learn(backend, text))

@@ -172,7 +172,8 @@ class LocalExtractor:
             return "event"
         if subject.key == "self":
             family = {"nombre", "hijo", "hija", "hijos", "pareja", "madre", "padre", "hermano", "hermana"}
-            return "person" if f.attribute in family else "preference"
+            member = f.attribute.split("_", 1)[0] in family or f.attribute.startswith("hermanos_")
+            return "person" if f.attribute in family or member else "preference"
         return subject.category
 
 
