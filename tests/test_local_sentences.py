@@ -42,7 +42,11 @@ def triples(facts):
 # --- pleasantries ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["Thanks, Mel!", "Hey Jon!", "Yep!", "Thanks so much, Melanie!", "Wow", "lol",
-                                  "¡Gracias, Lucía!", "¡Hola Pedro!", "Vale, perfecto", "jajaja qué bueno"])
+                                  "¡Gracias, Lucía!", "¡Hola Pedro!", "Vale, perfecto", "jajaja qué bueno",
+                                  "Hey Gina, thanks for being there for me and believing in me.",
+                                  "Hola Lucía, gracias por estar siempre ahí y creer en mí.",
+                                  "Hey John, I'm good.", "Hola Pedro, estoy bien, gracias.",
+                                  "Yeah, I love to.", "Sí, me encantaría."])
 def test_pleasantries_teach_nothing(backend, text):
     assert learn(backend, text) == []
 
@@ -269,3 +273,45 @@ def test_every_named_pet_is_a_fact_of_its_own(backend, text, expected):
      {("self", "aficion_pintar", "pintar"), ("self", "aficion_correr", "correr"), ("self", "aficion_leer", "leer")})])
 def test_every_hobby_of_an_enumeration_is_a_fact_of_its_own(backend, text, expected):
     assert expected <= triples(learn(backend, text))
+
+
+@pytest.mark.parametrize("text", ["I'm good at chess", "Soy bueno jugando al ajedrez"])
+def test_being_good_at_something_is_no_pleasantry(backend, text):
+    assert [f.subject for f in learn(backend, text)] == ["self"]
+
+
+# --- the writer's own life, said in passing -------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["Hey Mel! We even had a picnic last week with my friends!",
+                                  "¡Hola Ana! El sábado pasado hicimos un pícnic con mis amigos."])
+def test_a_plain_account_of_the_writers_week_is_a_note_about_them(backend, text):
+    facts = learn(backend, text)
+    assert [f.subject for f in facts] == ["self"]
+    assert "picnic" in fold(facts[0].value) or "picnic" in fold(facts[0].value.replace("í", "i"))
+    assert not fold(facts[0].value).startswith(("hey", "hola"))
+
+
+@pytest.mark.parametrize("text", [
+    "It made me reflect on how far I've come since I started painting three years ago",
+    "Me hizo pensar en lo mucho que he avanzado desde que empecé a pintar hace tres años"])
+def test_a_sentence_opening_like_a_reaction_but_telling_the_writers_story_is_kept(backend, text):
+    assert [f.subject for f in learn(backend, text)] == ["self"]
+
+
+@pytest.mark.parametrize("text", ["Gonna explore more and volunteer at shelters next month.",
+                                  "Voy a explorar más y hacer voluntariado en refugios el mes que viene."])
+def test_a_plan_without_a_pronoun_is_the_writers(backend, text):
+    facts = learn(backend, text)
+    assert [f.subject for f in facts] == ["self"] and "volunt" in fold(facts[0].value)
+
+
+@pytest.mark.parametrize("text", ["I'm so proud of you for spreading awareness and inspiring others",
+                                  "Estoy muy orgullosa de ti por ayudar a tanta gente",
+                                  "q me queda por cobrar de este mes", "what's left to collect this month"])
+def test_praise_for_the_listener_and_quick_questions_teach_nothing(backend, text):
+    assert learn(backend, text) == []
+
+
+def test_a_past_tense_note_reads_well_in_third_person(backend):
+    facts = learn(backend, "We even had a picnic last week with my friends!")
+    assert facts and facts[0].sentence == "The person even had a picnic last week with their friends."
