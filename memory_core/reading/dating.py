@@ -1,7 +1,7 @@
 """The date a memory line shows: the event's own date, else a date its words name read against the day it
 was said ("yesterday" said on 2023-05-08 is 2023-05-07), else the day it was said.
 
-The words are read by the one date parser (`local_extractor.dates`): `past_range` for dates looked back at
+The words are read by the one date parser (`domain.dates`): `past_range` for dates looked back at
 ("ayer", "last year", "in May") and `find_date` for days named outright ("el 3 de mayo"), taken as the
 occurrence nearest to when it was said unless a year is written, since people mostly tell of days close by.
 """
@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from memory_core.backends.local_extractor.dates import find_date, past_range
+from memory_core.domain.dates import find_date, past_range
 from memory_core.domain.text import fold
 
 # A named day (no year written) more than this far after the day it was said is last year's.
