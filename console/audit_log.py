@@ -24,7 +24,7 @@ def audit():
             s, org_id, q=q, action=a.get("action") or None, who=parse_uuid(a.get("who")),
             q_actor_ids=audit_view.actor_ids_matching(s, q) if q and len(q) <= 200 else None,
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
-            after=a.get("after"), before=a.get("before"))
+            after=a.get("after"), before=a.get("before"), oldest_first=a.get("sort") == "oldest")
     except MemoriaError as exc:
         error = str(exc)
     if platform:

@@ -130,3 +130,21 @@ def actors(s: Session, org_id: uuid.UUID | None) -> list[tuple[uuid.UUID, str]]:
         stmt = stmt.where(AuditLog.org_id == org_id)
     found = people(s, set(s.scalars(stmt.limit(200))))
     return sorted(((uid, f"{name} <{email}>") for uid, (name, email) in found.items()), key=lambda p: p[1].lower())
+
+
+CONSOLE_TRIGGER = "console user "  # how console/jobs_actions.py names the person who started a run
+
+
+def job_triggers(s: Session, runs: list) -> dict[uuid.UUID, tuple[str, str | None]]:
+    """Who started each run, as they are now: (name, email) for a console user ("erased user" once erased),
+    else the recorded trigger (the schedule, a conversation...)."""
+    ids: dict[uuid.UUID, uuid.UUID] = {}
+    for run in runs:
+        if run.triggered_by.startswith(CONSOLE_TRIGGER):
+            try:
+                ids[run.id] = uuid.UUID(run.triggered_by.removeprefix(CONSOLE_TRIGGER))
+            except ValueError:
+                pass
+    found = people(s, set(ids.values()))
+    return {run.id: (found.get(ids[run.id], (ERASED, None)) if run.id in ids else (run.triggered_by, None))
+            for run in runs}

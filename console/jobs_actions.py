@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import abort, flash, redirect, url_for
 from flask_login import current_user
 
-from console import bp
+from console import audit_view, bp
 from console.linking import ActionForm
 from console.web import db, org_role_required
 from memory_core.adapters.db import SYSTEM
@@ -21,7 +21,8 @@ def run_job(job_name: str):
     if not ActionForm().validate_on_submit():
         abort(400)
     try:
-        job_id = run_job_now(job_name, f"console user {current_user.uid}", org_id=current_user.org().org_id)
+        job_id = run_job_now(job_name, f"{audit_view.CONSOLE_TRIGGER}{current_user.uid}",
+                             org_id=current_user.org().org_id)
     except InvalidInput:
         abort(404)
     s = db(SYSTEM)

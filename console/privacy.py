@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from flask import Response, abort, flash, redirect, render_template, url_for
+from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField, TextAreaField
@@ -13,10 +13,12 @@ from wtforms.validators import DataRequired, Length, Optional
 
 from console import bp
 from console.confirm import ask, confirmed
+from console.services import insights, paging
 from console.web import db, platform_role_required
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
+from memory_core.domain.vocabulary import PrivacyStatus
 from memory_core.privacy import requests as privacy
 
 # Larger erasures go to the worker in resumable batches; smaller ones run within the request.
@@ -85,9 +87,21 @@ def _request_or_404(request_id: uuid.UUID):
 @bp.route("/privacy", endpoint="privacy")
 @officer
 def privacy_requests():
-    """Every request with its status and due date, and the intake form."""
-    return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=IntakeForm(),
-                           now=clock.now())
+    """Every request with its status and due date (search, filter, sort, pages), and the intake form."""
+    return _list_page(IntakeForm())
+
+
+def _list_page(form: IntakeForm, status: int = 200):
+    a = request.args
+    page, error = paging.Page([], None, None, 0), None
+    try:
+        page = insights.list_privacy_requests(db(SYSTEM), status=a.get("status") or None, kind=a.get("kind") or None,
+                                              q=(a.get("q") or "").strip() or None, sort=a.get("sort") or "due",
+                                              after=a.get("after"), before=a.get("before"))
+    except MemoriaError as exc:
+        error, status = str(exc), 422
+    return render_template("console/privacy/list.html", requests=page.rows, page=page, args=a, error=error,
+                           form=form, now=clock.now(), statuses=tuple(PrivacyStatus)), status
 
 
 @bp.route("/privacy/new", methods=["POST"])
@@ -96,8 +110,7 @@ def privacy_intake():
     """Record a new request."""
     form = IntakeForm()
     if not form.validate_on_submit():
-        return render_template("console/privacy/list.html", requests=privacy.list_requests(db(SYSTEM)), form=form,
-                               now=clock.now()), 422
+        return _list_page(form, 422)
     s = db(SYSTEM)
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
@@ -105,9 +118,9 @@ def privacy_intake():
                              basis=form.basis.data or "", verification=form.verification.data or "",
                              actor=current_user.uid)
     except (InvalidInput, NotFound) as exc:
+        s.rollback()
         form.subject_ref.errors.append(str(exc))
-        return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
-                               now=clock.now()), 422
+        return _list_page(form, 422)
     s.commit()
     flash("Request recorded. Verify the requester's identity next.")
     return redirect(url_for("console.privacy_request", request_id=req.id))

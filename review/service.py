@@ -56,15 +56,24 @@ class QueueRow:
 @dataclass
 class Queue:
     rows: list[QueueRow]
-    counts: dict[str, int]
-    total: int
-    next_cursor: str | None
+    counts: dict[str, int]  # pending per kind (the counters), whatever the filters
+    page: paging.Page  # this page's cursors and the filtered list's total
     areas: list[str] = field(default_factory=list)
 
 
+def _rows(s: Session, op: Operator, page: paging.Page, since) -> list[QueueRow]:
+    labels = Labels(s, op.org_id).prefetch(page.rows)
+    now = clock.now()
+    return [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - since(p)),
+                     p.status == Status.PROPOSED and can_decide(op, p),
+                     KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in page.rows]
+
+
 def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
-               q: str | None = None, after: str | None = None, limit: int = PAGE_SIZE) -> Queue:
-    """Pending proposals, oldest first (they have waited longest), with counts per kind."""
+               q: str | None = None, after: str | None = None, before: str | None = None,
+               newest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
+    """Pending proposals, oldest first by default (they have waited longest), keyset pages both ways with the
+    filtered total, and the counts per kind."""
     if kind and kind not in PROPOSAL_KINDS:
         raise InvalidInput("Unknown kind of proposal.", "kind")
     if area and area not in AREAS:
@@ -78,35 +87,31 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
         stmt = stmt.where(Memory.area == area)
     if q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
-    cur = paging.parse_cursor(after, CURSOR_TYPES)
-    if cur:
-        stmt = stmt.where(func.row(Memory.created_at, Memory.id) > func.row(*cur))
-    rows = list(s.scalars(stmt.order_by(Memory.created_at, Memory.id).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    labels = Labels(s, op.org_id).prefetch(rows)
-    now = clock.now()
-    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
-                    can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
-    return Queue(out, counts, sum(counts.values()),
-                 paging.cursor_of((rows[-1].created_at, rows[-1].id)) if more and rows else None, list(AREAS))
+    page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id), CURSOR_TYPES,
+                         after=after, before=before, descending=newest_first, limit=limit)
+    return Queue(_rows(s, op, page, lambda p: p.created_at), counts, page, list(AREAS))
 
 
-def list_decided(s: Session, op: Operator, *, before: str | None = None, limit: int = PAGE_SIZE) -> Queue:
-    """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first."""
+def list_decided(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
+                 q: str | None = None, after: str | None = None, before: str | None = None,
+                 oldest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
+    """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first by
+    default, with the same filters and pages as the queue."""
+    if kind and kind not in PROPOSAL_KINDS:
+        raise InvalidInput("Unknown kind of proposal.", "kind")
+    if area and area not in AREAS:
+        raise InvalidInput("Unknown area.", "area")
     stmt = select(Memory).where(visible_proposals(op, decided=True))
-    cur = paging.parse_cursor(before, CURSOR_TYPES)
-    if cur:
-        stmt = stmt.where(func.row(Memory.decided_at, Memory.id) < func.row(*cur))
-    rows = list(s.scalars(stmt.order_by(Memory.decided_at.desc(), Memory.id.desc()).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    labels = Labels(s, op.org_id).prefetch(rows)
-    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(clock.now() - p.decided_at), False,
-                    KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
+    if kind:
+        stmt = stmt.where(Memory.proposal_kind == kind)
+    if area:
+        stmt = stmt.where(Memory.area == area)
+    if q:
+        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
+    page = paging.keyset(s, stmt, (Memory.decided_at, Memory.id), lambda m: (m.decided_at, m.id), CURSOR_TYPES,
+                         after=after, before=before, descending=not oldest_first, limit=limit)
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
-    nxt = paging.cursor_of((rows[-1].decided_at, rows[-1].id)) if more and rows else None
-    return Queue(out, counts, sum(counts.values()), nxt, list(AREAS))
+    return Queue(_rows(s, op, page, lambda p: p.decided_at), counts, page, list(AREAS))
 
 
 def pending_counts(s: Session, op: Operator) -> dict[str, int]:

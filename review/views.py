@@ -22,12 +22,14 @@ def queue():
     op, s = current_operator(), org_db()
     args = request.args
     decided = args.get("state") == "decided"
+    filters = {"kind": args.get("kind") or None, "area": args.get("area") or None,
+               "q": (args.get("q") or "").strip()[:200] or None, "after": args.get("after"),
+               "before": args.get("before")}
     try:
         if decided:
-            result = service.list_decided(s, op, before=args.get("before"))
+            result = service.list_decided(s, op, oldest_first=args.get("sort") == "oldest", **filters)
         else:
-            result = service.list_queue(s, op, kind=args.get("kind") or None, area=args.get("area") or None,
-                                        q=(args.get("q") or "").strip()[:200] or None, after=args.get("after"))
+            result = service.list_queue(s, op, newest_first=args.get("sort") == "newest", **filters)
     except MemoriaError as exc:
         flash(str(exc), "error")
         return redirect(url_for("review.queue"))

@@ -21,7 +21,7 @@ from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
 from memory_core.domain.policy import iban_valid
-from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, Level, Status
+from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, ContactKind, Level, Status
 
 PAGE_SIZE = 50
 
@@ -257,19 +257,37 @@ class ContactPage:
     proposals: list[Memory]
 
 
-def list_contacts(s: Session, op: Operator, q: str | None = None, limit: int = 200) -> list[tuple[Contact, int]]:
-    """Contacts this operator may read, each with how many active facts are known about it."""
+# The contacts list's sort orders: (key columns, descending); a name sort breaks ties on the id.
+CONTACT_SORTS = {"name": ((Contact.name, Contact.id), False), "name_desc": ((Contact.name, Contact.id), True),
+                 "newest": ((Contact.created_at, Contact.id), True),
+                 "oldest": ((Contact.created_at, Contact.id), False)}
+
+
+def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str | None = None, sort: str = "name",
+                  after: str | None = None, before: str | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Contacts this operator may read, each with how many active facts are known about it: keyset pages both
+    ways in the chosen order (name A-Z by default), with the capped total; rows are (contact, facts)."""
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
+    if kind and kind not in tuple(ContactKind):
+        raise InvalidInput("Unknown kind of contact.", "kind")
+    if sort not in CONTACT_SORTS:
+        raise InvalidInput("Unknown sort order.", "sort")
     facts = (select(func.count()).where(Memory.subject == func.concat("contact:", Contact.id),
                                         Memory.status == Status.ACTIVE, memory_visible(op.access))
              .correlate(Contact).scalar_subquery())
     stmt = select(Contact, facts).where(contact_visible(op.access))
+    if kind:
+        stmt = stmt.where(Contact.kind == kind)
     if q:
         like = f"%{q.replace('%', '').replace('_', '')}%"
         stmt = stmt.where(or_(Contact.name.ilike(like), Contact.tax_id.ilike(like),
                               Contact.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q))))
-    return [(c, n) for c, n in s.execute(stmt.order_by(Contact.name).limit(limit))]
+    columns, descending = CONTACT_SORTS[sort]
+    first = paging.text_type if columns[0] is Contact.name else paging.datetime_type
+    return paging.keyset(s, stmt, columns, lambda r: (getattr(r[0], columns[0].key), r[0].id),
+                         (first, paging.uuid_type), after=after, before=before, descending=descending,
+                         limit=limit, scalars=False)
 
 
 def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage:
