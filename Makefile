@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: up test install browser
+.PHONY: up test install browser screenshots
 
 # Every dependency, the local embedder's model package (packages/memoria-use-onnx) included, is
 # declared in pyproject.toml and setup.py: a plain `pip install .` gets the same install.
@@ -23,3 +23,7 @@ browser:
 
 test: install browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The README's console pictures (docs/screenshots, 1366 px and phone-*.png at 390 px), from the browser matrix.
+screenshots: install browser
+	MEMORIA_SCREENSHOTS=1 $(BIN)/python -m pytest tests/test_console_matrix.py -k screenshots -p no:logging $(PYTEST_ARGS)

@@ -1,4 +1,4 @@
-"""The review queue in a real browser: select all on the page, and counters that follow htmx decisions."""
+"""The review queue in a real browser: counters that follow htmx decisions (select all: tests/test_console_matrix.py)."""
 from __future__ import annotations
 
 import pytest
@@ -15,17 +15,6 @@ def live(live_server, system_session):
 
     load_demo(force=True)
     return live_server
-
-
-def test_select_all_ticks_every_row_of_the_page(live, tab):  # noqa: F811
-    _sign_in(tab, live, ADMIN)
-    tab.goto(f"{live}/review/")
-    boxes = tab.locator('input[name="ids"]')
-    assert boxes.count() >= 1
-    tab.check("input.select-all")
-    assert all(boxes.nth(i).is_checked() for i in range(boxes.count()))
-    tab.uncheck("input.select-all")
-    assert not any(boxes.nth(i).is_checked() for i in range(boxes.count()))
 
 
 def test_counters_follow_an_approval_made_in_the_row(live, tab):  # noqa: F811
