@@ -63,6 +63,11 @@ def site(servers, owner_engine, _tables, chromium):
     s = db.session(SYSTEM)
     _sample_traces_and_usage(s)
     plazo = s.scalar(select(Memory).where(Memory.attribute == "plazo_pago", Memory.status == "active"))
+    for n in range(len(VIEWPORTS) * len(LANGUAGES)):  # one low-permission proposal for each view to approve
+        s.add(Memory(org_id=plazo.org_id, level="shared", subject=plazo.subject, attribute=f"nota_horario_{n}",
+                     value=f"de {8 + n} a 15", sentence=f"Atiende de {8 + n} a 15 (matriz).", category="customer",
+                     area="contacts", status="proposed", proposal_kind="low_permission"))
+    s.commit()
     ids = {"memory": plazo.id, "contact": plazo.subject.split(":", 1)[1],
            "proposal": s.scalar(select(Memory.id).where(Memory.status == "proposed",
                                                          Memory.proposal_kind == "bank_account")),
@@ -277,6 +282,19 @@ def test_review_queue_selects_every_row_of_the_page(site, as_role, view):
     assert all(boxes.nth(i).is_checked() for i in range(boxes.count()))
     page.uncheck("input.select-all")
     assert not any(boxes.nth(i).is_checked() for i in range(boxes.count()))
+
+
+def test_counters_follow_an_approval_made_in_the_row_without_a_reload(site, as_role, view):
+    base, _, _ = site
+    page = as_role("admin")
+    page.goto(f"{base}/review/?kind=low_permission&q=matriz")
+    page.evaluate("window.__noReload = 'still here'")
+    counter = page.locator("#count-low_permission")
+    before = int(counter.inner_text())
+    row = page.locator("tr.proposal-row", has=page.locator("button.approve")).first
+    row.locator("button.approve").click()
+    expect(counter).to_have_text(str(before - 1))
+    assert page.evaluate("window.__noReload") == "still here"
 
 
 def test_traces_show_who_when_and_the_first_words_and_filter_by_use(site, as_role, view):
