@@ -32,11 +32,11 @@ def login():
         login_user(load_console_user(s, user.id))
         audit.record(s, actor_user_id=user.id, actor_label="console sign-in", action="console.login")
         s.commit()
-        return redirect(_safe_next(request.args.get("next")) or url_for("console.home"))
+        return redirect(safe_next(request.args.get("next")) or url_for("console.home"))
     return render_template("console/login.html", form=form)
 
 
-def _safe_next(target: str | None) -> str | None:
+def safe_next(target: str | None) -> str | None:
     """Only same-site relative paths: never redirect to another host after sign-in.
 
     Browsers drop tabs and newlines from a URL and read a backslash as a slash, so "/%09/evil.com"

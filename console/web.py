@@ -31,6 +31,7 @@ class ConsoleUser(UserMixin):
         self.email = user.email
         self.name = user.name
         self.platform_role = user.platform_role
+        self.ui_locale = user.ui_locale
         self.session_version = user.session_version
         self.orgs = orgs
 
