@@ -27,6 +27,6 @@ test: install browser
 # The console's translations: re-extract the strings, merge them into each catalog, compile the .mo files
 # (committed, so that a fresh clone needs no build step). Translate the new msgids in the .po, then run again.
 translations: install
-	$(BIN)/pybabel extract -F babel.cfg --no-location --sort-output -o translations/messages.pot .
-	$(BIN)/pybabel update -i translations/messages.pot -d translations --no-location --no-fuzzy-matching
+	$(BIN)/pybabel extract -F babel.cfg -k _l --no-location --sort-output -o translations/messages.pot .
+	$(BIN)/pybabel update -i translations/messages.pot -d translations --no-fuzzy-matching
 	$(BIN)/pybabel compile -d translations --statistics

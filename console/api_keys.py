@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import StringField
@@ -78,5 +79,5 @@ def revoke_key(key_id: str):
     except NotFound:
         abort(404)
     s.commit()
-    flash(f"Key {row.prefix}… revoked.")
+    flash(gettext("Key %(prefix)s… revoked.", prefix=row.prefix))
     return redirect(url_for("console.api_keys"))

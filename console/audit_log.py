@@ -32,5 +32,5 @@ def audit():
     entries = audit_view.present(s, page.rows, may_open_privacy=current_user.platform_role == "privacy_officer")
     return render_template("console/audit.html", entries=entries, page=page, args=a, error=error,
                            platform=platform, orgs=insights.org_names(s) if platform else {},
-                           actions=insights.audit_actions(s, org_id),
+                           actions=insights.audit_actions(s, org_id), action_name=audit_view.action_name,
                            actors=audit_view.actors(s, org_id)), 422 if error else 200

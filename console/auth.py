@@ -5,6 +5,7 @@ import uuid
 from urllib.parse import urlsplit
 
 from flask import abort, flash, redirect, render_template, request, session, url_for
+from flask_babel import gettext
 from flask_login import current_user, login_required, login_user, logout_user
 
 from console import bp
@@ -61,7 +62,7 @@ def logout():
     s.commit()
     logout_user()
     session.clear()
-    flash("Signed out.")
+    flash(gettext("Signed out."))
     return redirect(url_for("console.login"))
 
 

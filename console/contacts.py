@@ -9,10 +9,11 @@ from flask_login import login_required
 from console import bp
 from console.operator import current_operator
 from console.services import curation
-from console.services.proposals import KIND_LABELS
+from console.services.proposals import kind_labels
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
 from web.errors import status_of
+from web.language import select_language
 
 
 @bp.route("/contacts")
@@ -37,4 +38,4 @@ def contact(contact_id: uuid.UUID):
         page = curation.contact_page(s, op, contact_id)
     except MemoriaError as exc:
         abort(status_of(exc))
-    return render_template("console/contact.html", page=page, kinds=KIND_LABELS)
+    return render_template("console/contact.html", page=page, kinds=kind_labels(select_language()))

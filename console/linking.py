@@ -3,6 +3,7 @@ said before it was linked."""
 from __future__ import annotations
 
 from flask import abort, current_app, flash, make_response, redirect, render_template, url_for
+from flask_babel import gettext
 from flask_login import current_user, login_required
 from flask_wtf import FlaskForm
 
@@ -68,5 +69,6 @@ def link_whatsapp_adopt():
         flash(str(exc), "error")
         return redirect(url_for("console.link_whatsapp"))
     s.commit()
-    flash(f"Adopted {counts['memories']} memories and {counts['messages']} messages from your number.")
+    flash(gettext("Adopted %(memories)d memories and %(messages)d messages from your number.",
+                  memories=counts["memories"], messages=counts["messages"]))
     return redirect(url_for("console.link_whatsapp"))

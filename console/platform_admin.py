@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import EmailField, SelectField, StringField
 from wtforms.fields.choices import SelectChoice
@@ -15,32 +17,32 @@ from console.forms import EmptyForm
 from console.web import console_actor, db, one_time_link, platform_role_required
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.tenancy import orgs, platform
+from web.language import lazy_term
 
 NO_STORE = {"Cache-Control": "no-store"}
 
 
 class OrgForm(FlaskForm):
-    name = StringField("Name", validators=[DataRequired(), Length(max=200)])
-    owner_email = EmailField("Owner's email", validators=[DataRequired(), Length(max=320)])
-    owner_name = StringField("Owner's name", validators=[Optional(), Length(max=200)])
+    name = StringField(_l("Name"), validators=[DataRequired(), Length(max=200)])
+    owner_email = EmailField(_l("Owner's email"), validators=[DataRequired(), Length(max=320)])
+    owner_name = StringField(_l("Owner's name"), validators=[Optional(), Length(max=200)])
 
 
 class SuspendForm(FlaskForm):
-    suspend = SelectField(choices=[SelectChoice("1", "suspend"), SelectChoice("0", "restore")],
+    suspend = SelectField(choices=[SelectChoice("1", _l("suspend")), SelectChoice("0", _l("restore"))],
                           validators=[DataRequired()])
 
 
 class RoleGrantForm(FlaskForm):
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320)])
-    role = SelectField("Platform role", choices=[SelectChoice("staff"),
-                                                 SelectChoice("privacy_officer", "privacy officer"),
-                                                 SelectChoice("platform_admin", "platform admin"),
-                                                 SelectChoice("", "none")],
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320)])
+    role = SelectField(_l("Platform role"), choices=[
+        *(SelectChoice(r, lazy_term("role", r)) for r in ("staff", "privacy_officer", "platform_admin")),
+        SelectChoice("", _l("none"))],
                        validate_choice=True)
 
 
 class KeyForm(FlaskForm):
-    name = StringField("Name", validators=[DataRequired(), Length(max=100)])
+    name = StringField(_l("Name"), validators=[DataRequired(), Length(max=100)])
 
 
 # ---------------------------------------------------------------------------- organizations
@@ -129,7 +131,7 @@ def platform_role_set():
     s.commit()
     if token:
         return _people_page(shown_link=one_time_link("invite", token))
-    flash("Platform role saved.")
+    flash(gettext("Platform role saved."))
     return redirect(url_for("console.platform_people"))
 
 
@@ -189,5 +191,5 @@ def platform_key_revoke(key_id: str):
     except NotFound:
         abort(404)
     s.commit()
-    flash(f"Key {row.prefix}… revoked.")
+    flash(gettext("Key %(prefix)s… revoked.", prefix=row.prefix))
     return redirect(url_for("console.platform_keys"))

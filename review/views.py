@@ -4,11 +4,13 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext
 from flask_login import login_required
 
 from console.operator import current_operator, is_htmx, parse_uuid
 from console.services import proposals
 from console.web import org_db
+from memory_core.domain import labels
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.vocabulary import Status
 from review import bp, service
@@ -31,7 +33,7 @@ def queue():
     except MemoriaError as exc:
         flash(str(exc), "error")
         return redirect(url_for("review.queue"))
-    return render_template("review/queue.html", queue=result, args=args, kinds=proposals.KIND_LABELS, op=op,
+    return render_template("review/queue.html", queue=result, args=args, kinds=proposals.kind_labels(op.lang), op=op,
                            decided=decided)
 
 
@@ -61,7 +63,7 @@ def edit(proposal_id: uuid.UUID):
     """Edit the value and sentence, then approve."""
     return _decide(proposal_id, lambda s, op: service.approve(
         s, op, proposal_id, value=request.form.get("value", ""), sentence=request.form.get("sentence", "")),
-        "Edited and approved.")
+        gettext("Edited and approved."))
 
 
 @bp.route("/<uuid:proposal_id>/reject", methods=["POST"])
@@ -102,10 +104,11 @@ def _decide(proposal_id, action, done_message: str):
         return _error(s, op, proposal_id, exc, code)
     s.commit()
     if proposal.status == Status.PROPOSED:  # a member confirmed where she may only read: an editor shares it
-        done_message = f"Confirmed: someone who may edit {proposal.area} will share it."
+        done_message = gettext("Confirmed: someone who may edit %(area)s will share it.",
+                               area=labels.term("area", proposal.area, op.lang))
     if is_htmx():  # the row, and the counters out of band so they agree with the queue
         return render_template("review/_decided.html", r=service.queue_row(s, op, proposal), message=done_message,
-                               counts=proposals.pending_counts(s, op), kinds=proposals.KIND_LABELS, op=op)
+                               counts=proposals.pending_counts(s, op), kinds=proposals.kind_labels(op.lang), op=op)
     flash(f"{done_message} {proposal.sentence}")
     return redirect(url_for("review.queue")), 303
 

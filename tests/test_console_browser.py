@@ -183,7 +183,7 @@ def test_screenshots_of_the_main_pages(live, tab, system_session):
         ("review-queue", "/review/", "Review queue"),
         ("review-bank-account", f"/review/{bank.id}", "Unverified bank account"),
         ("memories", "/memories", "Memories"),
-        ("memory-versions", f"/memories/{plazo.id}", "plazo_pago"),
+        ("memory-versions", f"/memories/{plazo.id}", "Payment term"),
         ("contact", f"/contacts/{contact_id}", "Talleres García"),
         ("traces", "/traces", "Memory traces"),
         ("trace", f"/traces/{trace.id}", "Memory block of"),

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from babel.numbers import format_currency
 from flask import Flask, current_app, g, request
-from flask_babel import Babel, format_date, format_datetime, format_decimal, format_time, get_locale
+from flask_babel import Babel, LazyString, format_date, format_datetime, format_decimal, format_time, get_locale
 from flask_login import current_user
 
 from memory_core.adapters.outage import OUTAGE_ERRORS
+from memory_core.domain import labels
 from memory_core.tenancy.preferences import CONSOLE_LANGUAGES
 
 # Each language by its own name, as a switch shows it.
@@ -76,8 +77,24 @@ def money(value, digits: int = 2) -> str:
     """An amount in US dollars (what the model providers bill in), with `digits` decimals."""
     if value is None:
         return "—"
-    return format_currency(round(float(value), digits), "USD", locale=get_locale(), currency_digits=False,
-                           decimal_quantization=False)
+    locale = get_locale()
+    pattern = locale.currency_formats["standard"].pattern.split(";")[0].replace(".00", "." + "0" * digits)
+    return format_currency(value, "USD", pattern, locale=locale, currency_digits=False)
 
 
-FILTERS = {"day": day, "when": when, "clock": clock_time, "number": number, "money": money}
+def term(value, family: str) -> str:
+    """An internal word (a status, a level, an area...) as the page's language names it."""
+    return labels.term(family, value, select_language())
+
+
+def attribute_label(value) -> str:
+    return labels.attribute(value, select_language())
+
+
+FILTERS = {"day": day, "when": when, "clock": clock_time, "number": number, "money": money, "term": term,
+           "attribute_label": attribute_label}
+
+
+def lazy_term(family: str, value: str) -> LazyString:
+    """A term for a form's choices, built before any request: named in the page's language when rendered."""
+    return LazyString(term, value, family)
