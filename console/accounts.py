@@ -16,6 +16,7 @@ from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Organization
 from memory_core.tenancy import members, platform, tokens
 from memory_core.tenancy.passwords import MIN_LENGTH
+from web.language import said
 
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 def password_help() -> str:
@@ -48,7 +49,7 @@ def _sign_in(user) -> None:
 
 
 def _invalid(exc: Exception):
-    return render_template("console/tenancy/link_invalid.html", message=str(exc)), 404, NO_STORE
+    return render_template("console/tenancy/link_invalid.html", message=said(exc)), 404, NO_STORE
 
 
 @bp.route("/setup/<token>", methods=["GET", "POST"])
@@ -69,7 +70,7 @@ def setup(token: str):
         except (InvalidInput, Conflict, NotFound) as exc:
             s.rollback()
             named = getattr(exc, "field", None)
-            (form[named] if named in form else form.email).errors.append(str(exc))
+            (form[named] if named in form else form.email).errors.append(said(exc))
         else:
             s.commit()
             _sign_in(user)
@@ -99,7 +100,7 @@ def accept_invitation(token: str):
             s.rollback()
             if isinstance(exc, NotFound):
                 return _invalid(exc)
-            form.password.errors.append(str(exc))
+            form.password.errors.append(said(exc))
         else:
             s.commit()
             _sign_in(user)
@@ -127,7 +128,7 @@ def reset_password(token: str):
             s.rollback()
             if isinstance(exc, NotFound):
                 return _invalid(exc)
-            form.password.errors.append(str(exc))
+            form.password.errors.append(said(exc))
         else:
             s.commit()
             _sign_in(user)

@@ -9,6 +9,7 @@ from console.operator import parse_uuid
 from console.services import insights, paging
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
+from web.language import said
 
 
 @bp.route("/audit")
@@ -26,7 +27,7 @@ def audit():
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
             after=a.get("after"), before=a.get("before"))
     except MemoriaError as exc:
-        error = str(exc)
+        error = said(exc)
     if platform:
         audit_platform_view(s, "audit", org_id, rows=len(page.rows))
     entries = audit_view.present(s, page.rows, may_open_privacy=current_user.platform_role == "privacy_officer")

@@ -14,6 +14,7 @@ from console.web import db, load_console_user
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.tenancy.accounts import authenticate, revoke_sessions
+from web.language import said
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -27,7 +28,7 @@ def login():
         try:
             user = authenticate(s, form.email.data, form.password.data, request.remote_addr or "unknown")
         except (InvalidCredentials, TooManyAttempts) as exc:
-            form.password.errors.append(str(exc))
+            form.password.errors.append(said(exc))
             return render_template("console/login.html", form=form), 429 if isinstance(exc, TooManyAttempts) else 200
         session.clear()
         login_user(load_console_user(s, user.id))

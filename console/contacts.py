@@ -13,7 +13,7 @@ from console.services.proposals import kind_labels
 from console.web import org_db, org_read_db
 from memory_core.domain.errors import MemoriaError
 from web.errors import status_of
-from web.language import select_language
+from web.language import said, select_language
 
 
 @bp.route("/contacts")
@@ -25,7 +25,7 @@ def contacts():
     try:
         rows, error = curation.list_contacts(s, op, q), None
     except MemoriaError as exc:
-        rows, error = [], str(exc)
+        rows, error = [], said(exc)
     return render_template("console/contacts.html", rows=rows, q=q or "", error=error), 422 if error else 200
 
 

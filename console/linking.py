@@ -13,6 +13,7 @@ from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
 from memory_core.domain.models import User
 from memory_core.tenancy import linking
+from web.language import said
 
 
 class ActionForm(FlaskForm):
@@ -49,7 +50,7 @@ def link_whatsapp_code():
     try:
         issued = linking.issue_link_code(s, current_user.uid, org.org_id)
     except (Forbidden, TooManyAttempts) as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return _page(status=429 if isinstance(exc, TooManyAttempts) else 403)
     s.commit()
     return _page(issued)
@@ -66,7 +67,7 @@ def link_whatsapp_adopt():
     try:
         counts = linking.adopt_pre_link_history(s, current_user.uid, phone or "", actor=current_user.uid)
     except (Conflict, Forbidden) as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("console.link_whatsapp"))
     s.commit()
     flash(gettext("Adopted %(memories)d memories and %(messages)d messages from your number.",

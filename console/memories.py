@@ -18,6 +18,7 @@ from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
 from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
 from web.errors import status_of
+from web.language import said
 
 
 @bp.route("/memories")
@@ -35,7 +36,7 @@ def memories():
                                       oldest_first=a.get("sort") == "oldest")
         error = None
     except MemoriaError as exc:
-        page, error = curation.MemoryPage([], None), str(exc)
+        page, error = curation.MemoryPage([], None), said(exc)
     contacts = s.execute(select(Contact.id, Contact.name).where(contact_visible(op.access))
                          .order_by(Contact.name).limit(500)).all()
     return render_template("console/memories.html", page=page, args=a, error=error, contacts=contacts,
@@ -153,7 +154,7 @@ def _act(memory_id, action, done: str):
         except MemoriaError as again:
             abort(status_of(again))
         field = getattr(exc, "field", None)
-        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)},
+        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": said(exc)},
                      form=request.form), code
     s.commit()
     flash(done)

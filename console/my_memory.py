@@ -19,7 +19,7 @@ from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Forbidden, MemoriaError, NotFound
 from memory_core.privacy import my_memory
 from web.errors import status_of
-from web.language import select_language
+from web.language import said, select_language
 
 
 def _views() -> list[tuple[Session, Access]]:
@@ -86,9 +86,9 @@ def my_memory_edit(memory_id: uuid.UUID):
         s.rollback()
         if is_htmx():  # 200 so htmx swaps the row in with the message next to the form
             m = my_memory.get_own(s, access, memory_id)
-            return render_template("console/_my_memory_item.html", i=my_memory.item(s, access, m), error=str(exc),
+            return render_template("console/_my_memory_item.html", i=my_memory.item(s, access, m), error=said(exc),
                                    form=request.form)
-        return _page({memory_id: str(exc)}, request.form, status_of(exc))
+        return _page({memory_id: said(exc)}, request.form, status_of(exc))
     s.commit()
     if is_htmx():
         return render_template("console/_my_memory_item.html", i=my_memory.item(s, access, row),
@@ -125,7 +125,7 @@ def my_memory_forget_subject():
     try:
         subject = my_memory.check_subject(subject)
     except MemoriaError as exc:
-        return _page({"forget": str(exc)}, request.form, status_of(exc))
+        return _page({"forget": said(exc)}, request.form, status_of(exc))
     if not confirmed():
         return ask(action=url_for("console.my_memory_forget_subject", subject=subject),
                    question=gettext("Forget everything of yours about this subject?"),

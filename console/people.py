@@ -22,7 +22,7 @@ from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFoun
 from memory_core.domain.vocabulary import AREAS, ROLES
 from memory_core.tenancy import members, phones
 from memory_core.tenancy.members import MemberRow
-from web.language import lazy_term
+from web.language import lazy_term, said
 
 LEVELS = [SelectChoice("none", _l("no access")), SelectChoice("read", _l("read")),
           SelectChoice("edit", _l("read and edit"))]
@@ -119,7 +119,7 @@ def people_invite():
                                      permissions=form.permissions(), actor=console_actor())
     except (InvalidInput, Conflict, Forbidden) as exc:
         named = getattr(exc, "field", None)
-        (form[named] if named in form else form.email).errors.append(str(exc))
+        (form[named] if named in form else form.email).errors.append(said(exc))
         return _page(invite_form=form, status=400 if isinstance(exc, InvalidInput) else 409)
     s.commit()
     return _page(shown_link=one_time_link("invite", token))
@@ -159,7 +159,7 @@ def _change(user_id: str, form: FlaskForm, change) -> tuple:
     except (InvalidInput, Conflict, Forbidden) as exc:
         s.rollback()
         status = 400 if isinstance(exc, InvalidInput) else 403 if isinstance(exc, Forbidden) else 409
-        return _person_page(_member(user_id), error=str(exc), status=status)
+        return _person_page(_member(user_id), error=said(exc), status=status)
     s.commit()
     flash("Saved.")
     return redirect(url_for("console.person", user_id=user_id))
@@ -204,7 +204,7 @@ def person_reset_link(user_id: str):
         token = members.org_reset_link(s, _org_id(), target.user_id, actor=console_actor())
     except Forbidden as exc:
         s.rollback()
-        return _person_page(target, error=str(exc), status=403)
+        return _person_page(target, error=said(exc), status=403)
     s.commit()
     return _person_page(target, shown_link=one_time_link("reset", token))
 
@@ -217,7 +217,7 @@ def person_remove_preview(user_id: str):
     try:
         preview = members.removal_preview(db(), _org_id(), target.user_id)
     except Conflict as exc:
-        return _person_page(target, error=str(exc), status=409)
+        return _person_page(target, error=said(exc), status=409)
     return render_template("console/person_remove.html", person=target, preview=preview,
                            form=RemoveForm(formdata=None, confirm="remove"))
 
@@ -235,7 +235,7 @@ def person_remove(user_id: str):
         counts = members.remove_member(s, _org_id(), target.user_id, actor=console_actor())
     except (Conflict, Forbidden) as exc:
         s.rollback()
-        return _person_page(target, error=str(exc), status=409 if isinstance(exc, Conflict) else 403)
+        return _person_page(target, error=said(exc), status=409 if isinstance(exc, Conflict) else 403)
     s.commit()
     flash(f"{target.name} was removed: {counts['private_removed']} private memories deleted, "
           f"{counts['shared_kept']} shared ones kept.")
@@ -256,7 +256,7 @@ def phone_authorize():
                                actor=console_actor())
     except (InvalidInput, Conflict, NotFound) as exc:
         s.rollback()
-        form.phone.errors.append(str(exc))
+        form.phone.errors.append(said(exc))
         return _page(phone_form=form, status=400 if isinstance(exc, InvalidInput) else 409)
     s.commit()
     flash(gettext("Number authorized."))

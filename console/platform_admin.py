@@ -17,7 +17,7 @@ from console.forms import EmptyForm
 from console.web import console_actor, db, one_time_link, platform_role_required
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.tenancy import orgs, platform
-from web.language import lazy_term
+from web.language import lazy_term, said
 
 NO_STORE = {"Cache-Control": "no-store"}
 
@@ -73,7 +73,7 @@ def platform_org_create():
     except (InvalidInput, Conflict) as exc:
         s.rollback()
         named = {"email": "owner_email"}.get(getattr(exc, "field", None), getattr(exc, "field", None))
-        (form[named] if named in form else form.name).errors.append(str(exc))
+        (form[named] if named in form else form.name).errors.append(said(exc))
         return _orgs_page(form, status=400)
     s.commit()
     return _orgs_page(shown_link=one_time_link("invite", token))
@@ -126,7 +126,7 @@ def platform_role_set():
         token = platform.grant_or_invite(s, form.email.data, form.role.data or None, actor=console_actor())
     except (InvalidInput, Conflict) as exc:
         s.rollback()
-        form.email.errors.append(str(exc))
+        form.email.errors.append(said(exc))
         return _people_page(form, status=400 if isinstance(exc, InvalidInput) else 409)
     s.commit()
     if token:
@@ -169,7 +169,7 @@ def platform_key_create():
     try:
         _row, key = platform.create_platform_key(s, form.name.data, actor=console_actor())
     except InvalidInput as exc:
-        form.name.errors.append(str(exc))
+        form.name.errors.append(said(exc))
         return _keys_page(form, status=400)
     s.commit()
     return redirect(url_for("console.platform_keys", shown=shown_once.stash("platform-key", key))), 303

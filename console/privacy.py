@@ -21,7 +21,7 @@ from memory_core.domain import clock, labels
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
 from memory_core.domain.vocabulary import PrivacyKind
 from memory_core.privacy import requests as privacy
-from web.language import select_language
+from web.language import said, select_language
 
 # Larger erasures go to the worker in resumable batches; smaller ones run within the request.
 INLINE_LIMIT = 20_000
@@ -97,7 +97,7 @@ def privacy_intake():
                              basis=form.basis.data or "", verification=form.verification.data or "",
                              actor=current_user.uid)
     except (InvalidInput, NotFound) as exc:
-        form.subject_ref.errors.append(str(exc))
+        form.subject_ref.errors.append(said(exc))
         return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
                                now=clock.now()), 422
     s.commit()
@@ -136,7 +136,7 @@ def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
         flash(message if isinstance(message, str) else done)
     except MemoriaError as exc:
         s.rollback()
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         if isinstance(exc, NotFound):
             abort(404)
     return redirect(url_for("console.privacy_request", request_id=request_id))
@@ -219,7 +219,7 @@ def privacy_export(request_id: uuid.UUID):
     except NotFound:
         abort(404)
     except Conflict as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("console.privacy_request", request_id=request_id))
     s.commit()
     return Response(data, mimetype="application/zip", headers={

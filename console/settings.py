@@ -14,6 +14,7 @@ from console.web import actor_label, org_db, org_role_required
 from memory_core.domain.errors import MemoriaError
 from memory_core.privacy import retention
 from web.errors import status_of
+from web.language import said
 
 
 @bp.route("/settings")
@@ -77,7 +78,7 @@ def _change(action, done: str):
         s.rollback()
         if status_of(exc) == 404:
             abort(404)
-        return _page({getattr(exc, "field", None) or "form": str(exc)}, request.form, status_of(exc))
+        return _page({getattr(exc, "field", None) or "form": said(exc)}, request.form, status_of(exc))
     s.commit()
     flash(done)
     return redirect(url_for("console.settings")), 303

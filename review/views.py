@@ -15,6 +15,7 @@ from memory_core.domain.errors import MemoriaError
 from memory_core.domain.vocabulary import Status
 from review import bp, service
 from web.errors import status_of
+from web.language import said
 
 
 @bp.route("/")
@@ -31,7 +32,7 @@ def queue():
             result = service.list_queue(s, op, kind=args.get("kind") or None, area=args.get("area") or None,
                                         q=(args.get("q") or "").strip()[:200] or None, after=args.get("after"))
     except MemoriaError as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("review.queue"))
     return render_template("review/queue.html", queue=result, args=args, kinds=proposals.kind_labels(op.lang), op=op,
                            decided=decided)
@@ -83,7 +84,7 @@ def bulk():
     try:
         result = service.bulk(s, op, request.form.get("action", ""), ids, request.form.get("reason", ""))
     except MemoriaError as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("review.queue")), 303
     s.commit()
     verb = "Approved" if request.form.get("action") == "approve" else "Rejected"
@@ -119,9 +120,9 @@ def _error(s, op, proposal_id, exc, code):
         if is_htmx():
             p = service.get_proposal(s, op, proposal_id)
             # 200 so htmx swaps the row in and the message shows next to the buttons.
-            return render_template("review/_row.html", r=service.queue_row(s, op, p), error=str(exc))
+            return render_template("review/_row.html", r=service.queue_row(s, op, p), error=said(exc))
         d = service.detail(s, op, proposal_id)
     except MemoriaError as again:
         abort(status_of(again))
-    return render_template("review/detail.html", d=d, op=op, errors={getattr(exc, "field", None) or "form": str(exc)},
+    return render_template("review/detail.html", d=d, op=op, errors={getattr(exc, "field", None) or "form": said(exc)},
                            form=request.form), code

@@ -201,3 +201,13 @@ def test_dates_and_amounts_are_written_the_way_each_language_writes_them(app, fa
     spanish = client.get("/jobs").get_data(as_text=True)
     assert "1 dic 2026, 17:05:00" in spanish and "1234" in spanish.replace(".", "")
     assert "Retención" in spanish and "Retention" not in spanish
+
+
+def test_a_failed_sign_in_says_so_in_the_page_language(client, factory):
+    user = factory.user()
+    page = client.get("/login", headers={"Accept-Language": "es"}).get_data(as_text=True)
+    resp = client.post("/login", data={"email": user.email, "password": "wrong", "csrf_token": csrf_from(page)},
+                       headers={"Accept-Language": "es"})
+    html = resp.get_data(as_text=True)
+    assert "El email o la contraseña no son correctos." in html
+    assert_speaks(html, "es", "failed sign-in")

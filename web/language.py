@@ -3,9 +3,8 @@ a cookie before sign-in), else the browser's Accept-Language, else English. Flas
 formats their dates and numbers in that language."""
 from __future__ import annotations
 
-from babel.numbers import format_currency
 from flask import Flask, current_app, g, request
-from flask_babel import Babel, LazyString, format_date, format_datetime, format_decimal, format_time, get_locale
+from flask_babel import Babel, LazyString, format_date, format_datetime, format_decimal, format_time, gettext
 from flask_login import current_user
 
 from memory_core.adapters.outage import OUTAGE_ERRORS
@@ -77,9 +76,7 @@ def money(value, digits: int = 2) -> str:
     """An amount in US dollars (what the model providers bill in), with `digits` decimals."""
     if value is None:
         return "—"
-    locale = get_locale()
-    pattern = locale.currency_formats["standard"].pattern.split(";")[0].replace(".00", "." + "0" * digits)
-    return format_currency(value, "USD", pattern, locale=locale, currency_digits=False)
+    return labels.money(value, select_language(), digits)
 
 
 def term(value, family: str) -> str:
@@ -98,3 +95,10 @@ FILTERS = {"day": day, "when": when, "clock": clock_time, "number": number, "mon
 def lazy_term(family: str, value: str) -> LazyString:
     """A term for a form's choices, built before any request: named in the page's language when rendered."""
     return LazyString(term, value, family)
+
+
+def said(exc: BaseException) -> str:
+    """A domain error's message in the page's language: the catalog has the domain's messages (web/domain_messages.py);
+    one it lacks stays as the domain wrote it."""
+    text = str(exc)
+    return gettext(text) if text else text

@@ -223,3 +223,20 @@ def named_subject(subject: str, *texts: str | None) -> str:
             if at >= 0:
                 return text[at:at + len(key)]
     return " ".join(w[:1].upper() + w[1:] for w in key.split())
+
+
+def money(value, lang: str = "en", digits: int = 2) -> str:
+    """An amount in US dollars (what the model providers bill in), with `digits` decimals, as the language writes it."""
+    from babel import Locale
+    from babel.numbers import format_currency
+
+    locale = Locale.parse(lang[:2] if lang[:2] in LANGUAGES else "en")
+    pattern = locale.currency_formats["standard"].pattern.split(";")[0].replace(".00", "." + "0" * digits)
+    return format_currency(value, "USD", pattern, locale=locale, currency_digits=False)
+
+
+def short_day(day, lang: str = "en") -> str:
+    """A day as a chart's axis names it: "1 Dec" / "1 dic"."""
+    from babel.dates import format_skeleton
+
+    return format_skeleton("MMMd", day, locale=lang[:2] if lang[:2] in LANGUAGES else "en")
