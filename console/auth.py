@@ -5,6 +5,7 @@ import uuid
 from urllib.parse import urlsplit
 
 from flask import abort, flash, redirect, render_template, request, session, url_for
+from flask_babel import gettext
 from flask_login import current_user, login_required, login_user, logout_user
 
 from console import bp
@@ -13,6 +14,7 @@ from console.web import db, load_console_user
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.tenancy.accounts import authenticate, revoke_sessions
+from web.language import said
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -26,17 +28,17 @@ def login():
         try:
             user = authenticate(s, form.email.data, form.password.data, request.remote_addr or "unknown")
         except (InvalidCredentials, TooManyAttempts) as exc:
-            form.password.errors.append(str(exc))
+            form.password.errors.append(said(exc))
             return render_template("console/login.html", form=form), 429 if isinstance(exc, TooManyAttempts) else 200
         session.clear()
         login_user(load_console_user(s, user.id))
         audit.record(s, actor_user_id=user.id, actor_label="console sign-in", action="console.login")
         s.commit()
-        return redirect(_safe_next(request.args.get("next")) or url_for("console.home"))
+        return redirect(safe_next(request.args.get("next")) or url_for("console.home"))
     return render_template("console/login.html", form=form)
 
 
-def _safe_next(target: str | None) -> str | None:
+def safe_next(target: str | None) -> str | None:
     """Only same-site relative paths: never redirect to another host after sign-in.
 
     Browsers drop tabs and newlines from a URL and read a backslash as a slash, so "/%09/evil.com"
@@ -61,7 +63,7 @@ def logout():
     s.commit()
     logout_user()
     session.clear()
-    flash("Signed out.")
+    flash(gettext("Signed out."))
     return redirect(url_for("console.login"))
 
 

@@ -9,25 +9,26 @@ from flask_login import login_required
 from console import bp
 from console.operator import current_operator
 from console.services import curation, paging
-from console.services.proposals import KIND_LABELS
-from console.web import org_db
+from console.services.proposals import kind_labels
+from console.web import org_db, org_read_db
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.vocabulary import ContactKind
 from web.errors import status_of
+from web.language import said, select_language
 
 
 @bp.route("/contacts")
 @login_required
 def contacts():
     """Contacts list: search, filter by kind, sort, pages both ways."""
-    op, s, a = current_operator(), org_db(), request.args
+    op, s, a = current_operator(), org_read_db(), request.args
     q = (a.get("q") or "").strip() or None
     page, error = paging.Page([], None, None, 0), None
     try:
         page = curation.list_contacts(s, op, q, kind=a.get("kind") or None, sort=a.get("sort") or "name",
                                       after=a.get("after"), before=a.get("before"))
     except MemoriaError as exc:
-        error = str(exc)
+        error = said(exc)
     return render_template("console/contacts.html", rows=page.rows, page=page, args=a, q=q or "", error=error,
                            kinds=tuple(ContactKind)), 422 if error else 200
 
@@ -41,4 +42,4 @@ def contact(contact_id: uuid.UUID):
         page = curation.contact_page(s, op, contact_id)
     except MemoriaError as exc:
         abort(status_of(exc))
-    return render_template("console/contact.html", page=page, kinds=KIND_LABELS)
+    return render_template("console/contact.html", page=page, kinds=kind_labels(select_language()))

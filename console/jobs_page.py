@@ -9,6 +9,7 @@ from console.services import insights, paging
 from console.staffing import reader
 from memory_core.adapters.health import readiness
 from memory_core.domain.errors import MemoriaError
+from web.language import said
 from web.sessions import database
 
 
@@ -26,7 +27,7 @@ def jobs():
                                       oldest_first=a.get("sort") == "oldest", after=a.get("after"),
                                       before=a.get("before"))
     except MemoriaError as exc:
-        error = str(exc)
+        error = said(exc)
     return render_template("console/jobs.html", runs=page.rows, page=page, args=a, error=error,
                            triggers=audit_view.job_triggers(s, page.rows),
                            names=insights.job_names(s, org_id=org_id, platform=platform),

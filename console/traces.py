@@ -11,6 +11,7 @@ from console.operator import current_operator, parse_uuid
 from console.services import insights, paging
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
+from web.language import said
 
 
 @bp.route("/traces")
@@ -29,7 +30,7 @@ def traces():
             q=(a.get("q") or "").strip() or None, oldest_first=a.get("sort") == "oldest",
             viewer=None if platform else current_operator().access)
     except MemoriaError as exc:
-        error = str(exc)
+        error = said(exc)
     if platform:
         audit_platform_view(s, "traces", org_id, rows=len(page.rows))
     return render_template("console/traces.html", rows=page.rows, page=page, args=a, error=error, platform=platform,

@@ -16,13 +16,13 @@ from sqlalchemy.orm import Session
 
 from console.services import paging
 from console.services.proposals import (
-    KIND_LABELS,
     Labels,
     Operator,
     age,
     can_decide,
     can_view,
     capped_counts,
+    kind_labels,
     normalise_account,
     verified_account_sentence,
     visible_kinds,
@@ -34,7 +34,7 @@ from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFoun
 from memory_core.domain.ladder import activate_proposal
 from memory_core.domain.models import Memory, MemorySource, Message, Notification
 from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, Level, ProposalKind, Status
-from memory_core.reading.fence import fenced
+from memory_core.reading.fence import quoted
 
 PAGE_SIZE = 50
 MAX_BULK = 200
@@ -62,11 +62,11 @@ class Queue:
 
 
 def _rows(s: Session, op: Operator, page: paging.Page, since) -> list[QueueRow]:
-    labels = Labels(s, op.org_id).prefetch(page.rows)
-    now = clock.now()
-    return [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - since(p)),
+    labels = Labels(s, op.org_id, op.lang).prefetch(page.rows)
+    now, kinds = clock.now(), kind_labels(op.lang)
+    return [QueueRow(p, labels.subject(p.subject, p.sentence, p.value), labels.author(p), age(now - since(p)),
                      p.status == Status.PROPOSED and can_decide(op, p),
-                     KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in page.rows]
+                     kinds.get(p.proposal_kind, p.proposal_kind)) for p in page.rows]
 
 
 def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
@@ -121,11 +121,12 @@ def pending_counts(s: Session, op: Operator) -> dict[str, int]:
 
 def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
     """One row of the queue, for the htmx partial after an action."""
-    labels = Labels(s, op.org_id)
-    return QueueRow(proposal, labels.subject(proposal.subject), labels.author(proposal),
+    labels = Labels(s, op.org_id, op.lang)
+    return QueueRow(proposal, labels.subject(proposal.subject, proposal.sentence, proposal.value),
+                    labels.author(proposal),
                     age(clock.now() - proposal.created_at),
                     proposal.status == Status.PROPOSED and can_decide(op, proposal),
-                    KIND_LABELS.get(proposal.proposal_kind, proposal.proposal_kind))
+                    kind_labels(op.lang).get(proposal.proposal_kind, proposal.proposal_kind))
 
 
 @dataclass
@@ -159,7 +160,7 @@ def get_proposal(s: Session, op: Operator, proposal_id: uuid.UUID, *, for_update
 
 def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
     p = get_proposal(s, op, proposal_id)
-    labels = Labels(s, op.org_id)
+    labels = Labels(s, op.org_id, op.lang)
     stmt = (select(Message).join(MemorySource, MemorySource.message_id == Message.id)
             .where(MemorySource.memory_id == p.id).order_by(Message.created_at))
     if not op.access.is_admin:
@@ -168,7 +169,7 @@ def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
     msgs = s.execute(stmt).scalars().all()
     sources = [SourceMessage(m.created_at, m.channel,
                              labels.user(m.user_id) if m.user_id else (m.phone or m.role),
-                             fenced(m.text, 2000)) for m in msgs]
+                             quoted(m.text, 2000)) for m in msgs]
     replaces = _replaced(s, p)
     before = replaces.value if replaces else ""
     return Detail(queue_row(s, op, p), sources, replaces, word_diff(before, p.value))
@@ -228,7 +229,7 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")
         # Verified now: the fact must stop reading "sin verificar" wherever it is shown or sent.
-        p.sentence = verified_account_sentence(Labels(s, op.org_id).subject(p.subject))
+        p.sentence = verified_account_sentence(Labels(s, op.org_id, "es").subject(p.subject))
     if p.proposal_kind == ProposalKind.CONFIRMATION and not op.access.can_edit(p.area):
         # The author confirms the fact, but may not share in this area: someone who may must approve it.
         p.proposal_kind = ProposalKind.LOW_PERMISSION

@@ -4,22 +4,25 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext
 from flask_login import login_required
 
 from console.operator import current_operator, is_htmx, parse_uuid
 from console.services import proposals
-from console.web import org_db
+from console.web import org_db, org_read_db
+from memory_core.domain import labels
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.vocabulary import Status
 from review import bp, service
 from web.errors import status_of
+from web.language import said
 
 
 @bp.route("/")
 @login_required
 def queue():
     """Pending proposals with filters and counts per kind; or, with state=decided, the decisions taken."""
-    op, s = current_operator(), org_db()
+    op, s = current_operator(), org_read_db()
     args = request.args
     decided = args.get("state") == "decided"
     filters = {"kind": args.get("kind") or None, "area": args.get("area") or None,
@@ -31,9 +34,9 @@ def queue():
         else:
             result = service.list_queue(s, op, newest_first=args.get("sort") == "newest", **filters)
     except MemoriaError as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("review.queue"))
-    return render_template("review/queue.html", queue=result, args=args, kinds=proposals.KIND_LABELS, op=op,
+    return render_template("review/queue.html", queue=result, args=args, kinds=proposals.kind_labels(op.lang), op=op,
                            decided=decided)
 
 
@@ -63,7 +66,7 @@ def edit(proposal_id: uuid.UUID):
     """Edit the value and sentence, then approve."""
     return _decide(proposal_id, lambda s, op: service.approve(
         s, op, proposal_id, value=request.form.get("value", ""), sentence=request.form.get("sentence", "")),
-        "Edited and approved.")
+        gettext("Edited and approved."))
 
 
 @bp.route("/<uuid:proposal_id>/reject", methods=["POST"])
@@ -83,7 +86,7 @@ def bulk():
     try:
         result = service.bulk(s, op, request.form.get("action", ""), ids, request.form.get("reason", ""))
     except MemoriaError as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("review.queue")), 303
     s.commit()
     verb = "Approved" if request.form.get("action") == "approve" else "Rejected"
@@ -104,10 +107,11 @@ def _decide(proposal_id, action, done_message: str):
         return _error(s, op, proposal_id, exc, code)
     s.commit()
     if proposal.status == Status.PROPOSED:  # a member confirmed where she may only read: an editor shares it
-        done_message = f"Confirmed: someone who may edit {proposal.area} will share it."
+        done_message = gettext("Confirmed: someone who may edit %(area)s will share it.",
+                               area=labels.term("area", proposal.area, op.lang))
     if is_htmx():  # the row, and the counters out of band so they agree with the queue
         return render_template("review/_decided.html", r=service.queue_row(s, op, proposal), message=done_message,
-                               counts=proposals.pending_counts(s, op), kinds=proposals.KIND_LABELS, op=op)
+                               counts=proposals.pending_counts(s, op), kinds=proposals.kind_labels(op.lang), op=op)
     flash(f"{done_message} {proposal.sentence}")
     return redirect(url_for("review.queue")), 303
 
@@ -118,9 +122,9 @@ def _error(s, op, proposal_id, exc, code):
         if is_htmx():
             p = service.get_proposal(s, op, proposal_id)
             # 200 so htmx swaps the row in and the message shows next to the buttons.
-            return render_template("review/_row.html", r=service.queue_row(s, op, p), error=str(exc))
+            return render_template("review/_row.html", r=service.queue_row(s, op, p), error=said(exc))
         d = service.detail(s, op, proposal_id)
     except MemoriaError as again:
         abort(status_of(again))
-    return render_template("review/detail.html", d=d, op=op, errors={getattr(exc, "field", None) or "form": str(exc)},
+    return render_template("review/detail.html", d=d, op=op, errors={getattr(exc, "field", None) or "form": said(exc)},
                            form=request.form), code

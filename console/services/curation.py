@@ -117,8 +117,9 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before,
                          descending=not oldest_first, limit=limit)
-    labels = Labels(s, op.org_id).prefetch(page.rows)
-    return MemoryPage([MemoryRow(m, labels.subject(m.subject), labels.author(m)) for m in page.rows],
+    labels = Labels(s, op.org_id, op.lang).prefetch(page.rows)
+    return MemoryPage([MemoryRow(m, labels.subject(m.subject, m.sentence, m.value), labels.author(m))
+                       for m in page.rows],
                       page.next_cursor, page.prev_cursor, page.total_label)
 
 
@@ -155,7 +156,7 @@ class MemoryDetail:
 
 def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetail:
     m = get_memory(s, op, memory_id)
-    labels = Labels(s, op.org_id)
+    labels = Labels(s, op.org_id, op.lang)
     chain = versions.chain(s, op.access, m)
     ids = [v.id for v in chain]
     sources: dict[uuid.UUID, list[Message | None]] = {i: [] for i in ids}
@@ -169,7 +170,8 @@ def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetai
     current = next((v for v in chain if v.status == "active"), None)
     history = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
                         sources[v.id], v.status == "active") for v in chain]
-    return MemoryDetail(m, labels.subject(m.subject), history, current, may_change(op, m), may_restore(op, m))
+    return MemoryDetail(m, labels.subject(m.subject, m.sentence, m.value),
+                        history, current, may_change(op, m), may_restore(op, m))
 
 
 # ------------------------------------------------------------------------------------ changing
@@ -213,7 +215,7 @@ def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: s
             raise InvalidInput("That is not a valid IBAN (check the country code, length and check digits).", "value")
         if normalise_account(typed_account or "").upper() != value:
             raise InvalidInput("The account you typed again does not match. Nothing was changed.", "confirm_account")
-        sentence = verified_account_sentence(Labels(s, op.org_id).subject(m.subject))
+        sentence = verified_account_sentence(Labels(s, op.org_id, "es").subject(m.subject))
     row = versions.hand_edit(s, m, value, sentence, origin="console", by=op.user_id)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.edited", org_id=row.org_id,
                  target_type="memory", target_id=row.id, details={"superseded": str(m.id), "level": row.level,

@@ -14,7 +14,7 @@ from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from console.services import paging
-from memory_core.domain import clock
+from memory_core.domain import clock, labels
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
@@ -174,7 +174,8 @@ class Usage:
     until: dt.date
 
 
-def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None, until: dt.date | None = None) -> Usage:
+def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None, until: dt.date | None = None,
+          lang: str = "en") -> Usage:
     """Cost and calls per day, purpose and model, with a bar chart of the daily cost."""
     until = until or clock.today()
     since = since or until - dt.timedelta(days=29)
@@ -197,11 +198,11 @@ def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None,
     for line in lines:
         per_day[line.day] = per_day.get(line.day, Decimal(0)) + line.cost
     return Usage(lines, sum((ln.cost for ln in lines), Decimal(0)), sum(ln.calls for ln in lines),
-                 daily_chart(per_day, since, until), since, until)
+                 daily_chart(per_day, since, until, lang=lang), since, until)
 
 
 def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date, width: int = 760,
-                height: int = 200) -> Chart:
+                height: int = 200, lang: str = "en") -> Chart:
     """Geometry for a server-rendered SVG bar chart: one bar per day, the tallest fills the height."""
     days = [(since + dt.timedelta(days=i)) for i in range((until - since).days + 1)]
     top = max(per_day.values(), default=Decimal(0))
@@ -212,10 +213,11 @@ def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date,
         v = per_day.get(d, Decimal(0))
         h = float(v / top) * plot_h if top else 0.0
         bars.append(Bar(x=left + i * slot + slot * 0.15, y=height - bottom - h, width=max(1.0, slot * 0.7), height=h,
-                        label=d.strftime("%d %b") if i % max(1, len(days) // 8) == 0 else "",
-                        title=f"{d.isoformat()}: ${v:.4f}"))
-    ticks = [(height - bottom - plot_h * f, f"${float(top) * f:.4f}") for f in (0, 0.5, 1)] if top else []
-    return Chart(width, height, bars, f"${top:.4f}", ticks)
+                        label=labels.short_day(d, lang) if i % max(1, len(days) // 8) == 0 else "",
+                        title=f"{d.isoformat()}: {labels.money(v, lang, 4)}"))
+    ticks = ([(height - bottom - plot_h * f, labels.money(top * Decimal(f), lang, 4)) for f in (0, 0.5, 1)]
+             if top else [])
+    return Chart(width, height, bars, labels.money(top, lang, 4), ticks)
 
 
 # ------------------------------------------------------------------------------------ audit log

@@ -51,6 +51,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
+from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES
 from memory_core.domain.models import (
     Contact,
     Conversation,
@@ -110,27 +111,6 @@ WORDS = {
     "en": {"core": "About the person:", "profile": "Profile:", "self": "You", "org": "Your company",
            "customer": "customer", "supplier": "supplier", "contact": "contact", "fact": "Fact"},
 }
-# Attribute names are stored in Spanish; an English block names the known ones in English.
-ENGLISH_LABELS = {
-    "nombre": "name", "apodo": "nickname", "tono": "tone", "tratamiento": "form of address", "idioma": "language",
-    "pareja": "partner", "esposa": "wife", "esposo": "husband", "marido": "husband", "mujer": "wife",
-    "hijo": "son", "hija": "daughter", "hijos": "children", "madre": "mother", "padre": "father",
-    "hermano": "brother", "hermana": "sister", "ciudad": "city", "profesion": "profession", "cargo": "role",
-    "empresa": "company", "empleo": "job", "trabajo": "job", "familia": "family", "mascota": "pet",
-    "aficiones": "hobbies", "dieta": "diet", "vivienda": "home", "ubicacion": "location", "perfil": "profile",
-    "relacion": "relationship", "evento": "event", "plan": "plan", "planes": "plans",
-    "plazo_pago": "payment term", "forma_pago": "payment method", "persona_contacto": "contact person",
-    "canal_preferido": "preferred channel", "formato_factura": "invoice format", "formato_importes": "amounts format",
-    "direccion": "address", "nif": "tax ID", "razon_social": "legal name", "actividad": "activity",
-    "cuenta_bancaria": "bank account", "email": "email", "telefono": "phone", "descuento": "discount",
-    "horario": "opening hours", "entregas": "deliveries", "precios": "prices", "facturacion": "invoicing",
-    "avisos": "reminders", "estilo_respuesta": "answer style", "plantilla": "staff", "web": "website",
-    "seguros": "insurance", "fiscal": "tax", "fundacion": "founded", "moneda": "currency", "garantia": "warranty",
-    "herramientas": "tools", "socio": "partner", "regimen_iva": "VAT scheme",
-    "retencion_irpf": "income tax withholding",
-}
-# A generic note's attribute names only its first word: the value says it all, so it goes without one.
-NOTE_PREFIXES = ("nota_", "note_")
 # Recent messages of the conversation read for its language and the subjects it is about.
 RECENT_MESSAGES = 6
 # Memories of each subject the conversation named, offered to the related section after its own hits.
@@ -512,17 +492,20 @@ def block_language(session: Session, access: Access, texts: Sequence[str], langu
 
 def assemble_context(session: Session, access: Access | None, conversation_id: uuid.UUID | None, message_text: str,
                      *, now: dt.datetime | None = None, embed: Embed | None = None, embed_model: str | None = None,
-                     message_id: uuid.UUID | None = None, language: str | None = None) -> MemoryBlock:
+                     message_id: uuid.UUID | None = None, language: str | None = None,
+                     primary: Session | None = None) -> MemoryBlock:
     """The memory block for one turn, and its trace (added to the session; the caller commits).
 
     `now` defaults to the current message's send time (`message_id`), else the clock: relative dates in
     the message ("what did I say yesterday?") are resolved against it. `language` (es, en) overrides the
     org's setting and the conversation's language. A temporary conversation reads memory but stores
-    nothing, not even the trace."""
+    nothing, not even the trace. `primary`: when `session` reads a standby, the primary's session, which
+    reads the conversation (the standby may not have the message just ingested) and stores the trace."""
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
     vector = _embed_early(message_text or "", embed)
-    conv, sent = _conversation(session, access, conversation_id, message_id)
+    primary = primary or session
+    conv, sent = _conversation(primary, access, conversation_id, message_id)
     now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
         or clock.now()
     today = now.date()
@@ -556,7 +539,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     tokens = estimate_tokens(text)
     trace_id = None
     if conv is not None and not conv.temporary:
-        trace_id = _store_trace(session, conv, message_id, text, tokens, items)
+        trace_id = _store_trace(primary, conv, message_id, text, tokens, items)
     return MemoryBlock(text=text, core=core_text, profile=profile_text, related=related_text, items=items,
                        trace_id=trace_id, tokens=tokens)
 
