@@ -14,7 +14,8 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
-from memory_core.domain.models import ApiKey, Memory, MemoryTrace
+from memory_core.domain import clock
+from memory_core.domain.models import ApiKey, JobRun, Memory, MemoryTrace, User
 from tests.conftest import empty_tables, serving
 from tests.test_console_browser import SHOTS, _sample_traces_and_usage
 
@@ -71,6 +72,11 @@ def site(servers, owner_engine, _tables, chromium):
         s.add(Memory(org_id=plazo.org_id, level="shared", subject=plazo.subject, attribute=f"nota_horario_{n}",
                      value=f"de {8 + n} a 15", sentence=f"Atiende de {8 + n} a 15 (matriz).", category="customer",
                      area="contacts", status="proposed", proposal_kind="low_permission"))
+    carlos = s.scalar(select(User.id).where(User.email == ROLES["admin"][0]))
+    s.add_all([JobRun(job="retention", status="succeeded", finished_at=clock.now(), org_id=plazo.org_id,
+                      counts={"versions_removed": 2}, triggered_by=f"console user {carlos}"),
+               JobRun(job="subject_sheets", status="failed", finished_at=clock.now(), org_id=plazo.org_id,
+                      counts={"sheets": 1}, error="timeout after 3600 s", triggered_by="schedule")])
     s.commit()
     ids = {"memory": plazo.id, "contact": plazo.subject.split(":", 1)[1],
            "proposal": s.scalar(select(Memory.id).where(Memory.status == "proposed",
