@@ -38,7 +38,7 @@ def api_keys():
         return _page(ApiKeyForm())
     key = shown_once.take("api-key", nonce)
     if key is None:
-        flash("A new key is shown only once. If it was not copied, revoke it and create another.", "error")
+        flash(gettext("A new key is shown only once. If it was not copied, revoke it and create another."), "error")
         return redirect(url_for("console.api_keys"))
     page, _ = _page(ApiKeyForm(), new_key=key)
     return page, 200, {"Cache-Control": "no-store"}

@@ -161,7 +161,7 @@ def _change(user_id: str, form: FlaskForm, change) -> tuple:
         status = 400 if isinstance(exc, InvalidInput) else 403 if isinstance(exc, Forbidden) else 409
         return _person_page(_member(user_id), error=said(exc), status=status)
     s.commit()
-    flash("Saved.")
+    flash(gettext("Saved."))
     return redirect(url_for("console.person", user_id=user_id))
 
 
@@ -237,8 +237,8 @@ def person_remove(user_id: str):
         s.rollback()
         return _person_page(target, error=said(exc), status=409 if isinstance(exc, Conflict) else 403)
     s.commit()
-    flash(f"{target.name} was removed: {counts['private_removed']} private memories deleted, "
-          f"{counts['shared_kept']} shared ones kept.")
+    flash(gettext("%(name)s was removed: %(removed)d private memories deleted, %(kept)d shared ones kept.",
+                  name=target.name, removed=counts["private_removed"], kept=counts["shared_kept"]))
     return redirect(url_for("console.people"))
 
 

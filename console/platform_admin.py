@@ -96,7 +96,8 @@ def platform_org_suspend(org_id: str):
     except NotFound:
         abort(404)
     s.commit()
-    flash(f"{org.name} is {'suspended' if org.suspended_at else 'active again'}.")
+    flash(gettext("%(org)s is suspended.", org=org.name) if org.suspended_at
+          else gettext("%(org)s is active again.", org=org.name))
     return redirect(url_for("console.platform_orgs"))
 
 
@@ -153,7 +154,7 @@ def platform_keys():
         return _keys_page()
     key = shown_once.take("platform-key", nonce)
     if key is None:
-        flash("A new key is shown only once. If it was not copied, revoke it and create another.", "error")
+        flash(gettext("A new key is shown only once. If it was not copied, revoke it and create another."), "error")
         return redirect(url_for("console.platform_keys"))
     return _keys_page(new_key=key)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
-from flask_babel import gettext
+from flask_babel import gettext, ngettext
 from flask_login import login_required
 
 from console.operator import current_operator, is_htmx, parse_uuid
@@ -57,7 +57,7 @@ def detail(proposal_id: uuid.UUID):
 def approve(proposal_id: uuid.UUID):
     """Approve; a bank account needs the account typed again."""
     return _decide(proposal_id, lambda s, op: service.approve(
-        s, op, proposal_id, typed_account=request.form.get("confirm_account")), "Approved.")
+        s, op, proposal_id, typed_account=request.form.get("confirm_account")), gettext("Approved."))
 
 
 @bp.route("/<uuid:proposal_id>/edit", methods=["POST"])
@@ -74,7 +74,7 @@ def edit(proposal_id: uuid.UUID):
 def reject(proposal_id: uuid.UUID):
     """Reject with a reason."""
     return _decide(proposal_id, lambda s, op: service.reject(s, op, proposal_id, request.form.get("reason", "")),
-                   "Rejected.")
+                   gettext("Rejected."))
 
 
 @bp.route("/bulk", methods=["POST"])
@@ -89,9 +89,13 @@ def bulk():
         flash(said(exc), "error")
         return redirect(url_for("review.queue")), 303
     s.commit()
-    verb = "Approved" if request.form.get("action") == "approve" else "Rejected"
-    flash(f"{verb} {len(result.done)} proposal(s)." + (
-        f" Skipped {len(result.skipped)}: {result.skipped[0][1]}" if result.skipped else ""))
+    n = len(result.done)
+    done = (ngettext("Approved %(num)d proposal.", "Approved %(num)d proposals.", n)
+            if request.form.get("action") == "approve"
+            else ngettext("Rejected %(num)d proposal.", "Rejected %(num)d proposals.", n))
+    skipped = (" " + gettext("Skipped %(num)d: %(why)s", num=len(result.skipped), why=gettext(result.skipped[0][1]))
+               if result.skipped else "")
+    flash(done + skipped)
     return redirect(url_for("review.queue")), 303
 
 

@@ -340,7 +340,7 @@ def test_bulk_approve_skips_bank_accounts(client, w):
                                              "ids": [str(w.low.id), str(w.low_company.id), str(w.bank.id)]},
                        follow_redirects=True)
     page = resp.get_data(as_text=True)
-    assert "Approved 2 proposal(s)." in page and "Bank accounts are verified one by one." in page
+    assert "Approved 2 proposals." in page and "Bank accounts are verified one by one." in page
     assert _fresh(w.s, w.low).status == _fresh(w.s, w.low_company).status == "active"
     assert _fresh(w.s, w.bank).status == "proposed"
     assert w.s.scalar(select(AuditLog.details).where(AuditLog.action == "proposal.bulk_approve")) == {

@@ -33,6 +33,7 @@ MESSAGES = (
     _l("Select at least one proposal."),
     _l("Say why you reject them: the authors will read it."),
     _l("Someone already decided on this proposal."),
+    _l("Bank accounts are verified one by one."),
     _l("You may not decide on this proposal."),
     _l("Search for at most 200 characters."),
     _l("No such memory, or you may not see it."),

@@ -56,6 +56,9 @@ class LocalBackend:
             if read:
                 decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER),
                                    special=decision.special if protected else min(decision.special, RULE_READ_SPECIAL))
+            elif not decision.passes and self.extractor.writer_notes(message):
+                # A first-person statement of the writer's life the gate was less sure of: the extractor keeps it.
+                decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER))
             out.append((decision, usage))
         return out
 

@@ -108,6 +108,9 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
                "organization": ("organización", "organization"), "conversation": ("conversación", "conversation"),
                "membership": ("pertenencia", "membership"), "phone": ("teléfono", "phone"),
                "exclusion": ("regla de exclusión", "exclusion rule"), "proposal": ("propuesta", "proposal")},
+    # What a model call was for (the usage ledger); the English names are the stored ones.
+    "purpose": {"gate": ("filtro", "gate"), "extract": ("extracción", "extract"), "embed": ("vectores", "embed"),
+                "compact": ("resumen", "compact")},
     "block": {"core": ("sobre la persona", "about the person"), "profile": ("perfil", "profile"),
               "related": ("relacionada", "related")},
     "subject_type": {"user": ("usuario", "user"), "phone": ("número de WhatsApp", "WhatsApp number"),
