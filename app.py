@@ -39,6 +39,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     from console.web import init_login
     from memory_core.adapters.db import Database, resolve_urls
     from memory_core.adapters.security import secret
+    from web.language import init_language
 
     settings = settings or get_settings()
     app = Flask(__name__, template_folder="templates", static_folder="static")
@@ -70,6 +71,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
                                             pool_timeout=settings.db_pool_timeout)
     csrf = CSRFProtect(app)
     init_login(app)
+    init_language(app)
 
     from console import bp as console_bp
 

@@ -12,6 +12,7 @@ DEPENDENCIES = [
     "flask>=3.1,<4",
     "flask-login>=0.6.3,<0.7",
     "flask-wtf>=1.2,<2",
+    "flask-babel>=4,<5",
     "sqlalchemy>=2.0.30,<2.2",
     "alembic>=1.13,<2",
     "psycopg[binary]>=3.2,<4",

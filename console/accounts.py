@@ -3,6 +3,8 @@ invitation (setting a password), and resetting a password. Each link works once 
 from __future__ import annotations
 
 from flask import flash, redirect, render_template, session, url_for
+from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
 from wtforms import EmailField, PasswordField, StringField
@@ -15,24 +17,26 @@ from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Organization
 from memory_core.tenancy import members, platform, tokens
 from memory_core.tenancy.passwords import MIN_LENGTH
+from web.language import said
 
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
-PASSWORD_HELP = f"At least {MIN_LENGTH} characters; not a common password."
+def password_help() -> str:
+    return gettext("At least %(num)s characters; not a common password.", num=MIN_LENGTH)
 
 
 class NewPasswordForm(FlaskForm):
-    password = PasswordField("Password", validators=[DataRequired(), Length(max=200)])
-    confirm = PasswordField("Repeat the password",
-                            validators=[DataRequired(), EqualTo("password", "The passwords differ.")])
+    password = PasswordField(_l("Password"), validators=[DataRequired(), Length(max=200)])
+    confirm = PasswordField(_l("Repeat the password"),
+                            validators=[DataRequired(), EqualTo("password", _l("The passwords differ."))])
 
 
 class SetupForm(NewPasswordForm):
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320)])
-    name = StringField("Name", validators=[DataRequired(), Length(max=200)])
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320)])
+    name = StringField(_l("Name"), validators=[DataRequired(), Length(max=200)])
 
 
 class AcceptForm(NewPasswordForm):
-    name = StringField("Your name", validators=[Optional(), Length(max=200)])
+    name = StringField(_l("Your name"), validators=[Optional(), Length(max=200)])
 
 
 class JoinForm(FlaskForm):
@@ -46,7 +50,7 @@ def _sign_in(user) -> None:
 
 
 def _invalid(exc: Exception):
-    return render_template("console/tenancy/link_invalid.html", message=str(exc)), 404, NO_STORE
+    return render_template("console/tenancy/link_invalid.html", message=said(exc)), 404, NO_STORE
 
 
 @bp.route("/setup/<token>", methods=["GET", "POST"])
@@ -67,13 +71,13 @@ def setup(token: str):
         except (InvalidInput, Conflict, NotFound) as exc:
             s.rollback()
             named = getattr(exc, "field", None)
-            (form[named] if named in form else form.email).errors.append(str(exc))
+            (form[named] if named in form else form.email).errors.append(said(exc))
         else:
             s.commit()
             _sign_in(user)
-            flash("Welcome: you are the platform administrator. Create the first organization.")
+            flash(gettext("Welcome: you are the platform administrator. Create the first organization."))
             return redirect(url_for("console.platform_orgs"))
-    return render_template("console/tenancy/setup.html", form=form, help=PASSWORD_HELP), 200, NO_STORE
+    return render_template("console/tenancy/setup.html", form=form, help=password_help()), 200, NO_STORE
 
 
 @bp.route("/invitation/<token>", methods=["GET", "POST"])
@@ -86,7 +90,7 @@ def accept_invitation(token: str):
         return _invalid(exc)
     org = s.get(Organization, invitation.org_id) if invitation.org_id else None
     if has_account and not (current_user.is_authenticated and current_user.email.lower() == invitation.email):
-        flash("This invitation is for an existing account: sign in as that person, then open the link again.")
+        flash(gettext("This invitation is for an existing account: sign in as that person, then open the link again."))
         return redirect(url_for("console.login", next=url_for("console.accept_invitation", token=token)))
     form = JoinForm() if has_account else AcceptForm()
     if form.validate_on_submit():
@@ -97,16 +101,16 @@ def accept_invitation(token: str):
             s.rollback()
             if isinstance(exc, NotFound):
                 return _invalid(exc)
-            form.password.errors.append(str(exc))
+            form.password.errors.append(said(exc))
         else:
             s.commit()
             _sign_in(user)
             if invitation.org_id:
                 session["org_id"] = str(invitation.org_id)
-            flash(f"Welcome{' to ' + org.name if org else ''}.")
+            flash(gettext("Welcome to %(org)s.", org=org.name) if org else gettext("Welcome."))
             return redirect(url_for("console.home"))
     return render_template("console/tenancy/invitation.html", form=form, invitation=invitation, org=org,
-                           has_account=has_account, help=PASSWORD_HELP), 200, NO_STORE
+                           has_account=has_account, help=password_help()), 200, NO_STORE
 
 
 @bp.route("/reset-password/<token>", methods=["GET", "POST"])
@@ -125,10 +129,10 @@ def reset_password(token: str):
             s.rollback()
             if isinstance(exc, NotFound):
                 return _invalid(exc)
-            form.password.errors.append(str(exc))
+            form.password.errors.append(said(exc))
         else:
             s.commit()
             _sign_in(user)
-            flash("Your password was changed.")
+            flash(gettext("Your password was changed."))
             return redirect(url_for("console.home"))
-    return render_template("console/tenancy/reset_password.html", form=form, help=PASSWORD_HELP), 200, NO_STORE
+    return render_template("console/tenancy/reset_password.html", form=form, help=password_help()), 200, NO_STORE

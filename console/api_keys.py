@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import StringField
@@ -14,6 +15,7 @@ from console.forms import EmptyForm
 from console.web import actor_label, org_db, org_role_required
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.tenancy.api_keys import create_api_key, list_api_keys, revoke_api_key
+from web.language import said
 
 
 class ApiKeyForm(FlaskForm):
@@ -36,7 +38,7 @@ def api_keys():
         return _page(ApiKeyForm())
     key = shown_once.take("api-key", nonce)
     if key is None:
-        flash("A new key is shown only once. If it was not copied, revoke it and create another.", "error")
+        flash(gettext("A new key is shown only once. If it was not copied, revoke it and create another."), "error")
         return redirect(url_for("console.api_keys"))
     page, _ = _page(ApiKeyForm(), new_key=key)
     return page, 200, {"Cache-Control": "no-store"}
@@ -55,7 +57,7 @@ def create_key():
         _row, key = create_api_key(s, current_user.org().org_id, form.name.data, created_by=current_user.uid,
                                    actor_label=actor_label())
     except InvalidInput as exc:
-        form.name.errors.append(str(exc))
+        form.name.errors.append(said(exc))
         return _page(form, status=400)
     s.commit()
     return redirect(url_for("console.api_keys", shown=shown_once.stash("api-key", key))), 303
@@ -78,5 +80,5 @@ def revoke_key(key_id: str):
     except NotFound:
         abort(404)
     s.commit()
-    flash(f"Key {row.prefix}… revoked.")
+    flash(gettext("Key %(prefix)s… revoked.", prefix=row.prefix))
     return redirect(url_for("console.api_keys"))

@@ -9,6 +9,7 @@ from console.operator import parse_uuid
 from console.services import insights, paging
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
+from web.language import said
 
 
 @bp.route("/audit")
@@ -24,13 +25,13 @@ def audit():
             s, org_id, q=q, action=a.get("action") or None, who=parse_uuid(a.get("who")),
             q_actor_ids=audit_view.actor_ids_matching(s, q) if q and len(q) <= 200 else None,
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
-            after=a.get("after"), before=a.get("before"))
+            after=a.get("after"), before=a.get("before"), oldest_first=a.get("sort") == "oldest")
     except MemoriaError as exc:
-        error = str(exc)
+        error = said(exc)
     if platform:
         audit_platform_view(s, "audit", org_id, rows=len(page.rows))
     entries = audit_view.present(s, page.rows, may_open_privacy=current_user.platform_role == "privacy_officer")
     return render_template("console/audit.html", entries=entries, page=page, args=a, error=error,
                            platform=platform, orgs=insights.org_names(s) if platform else {},
-                           actions=insights.audit_actions(s, org_id),
+                           actions=insights.audit_actions(s, org_id), action_name=audit_view.action_name,
                            actors=audit_view.actors(s, org_id)), 422 if error else 200

@@ -6,55 +6,57 @@ import uuid
 from dataclasses import dataclass
 
 from flask import url_for
+from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from memory_core.domain import labels
 from memory_core.domain.models import AuditLog, User
-
-ERASED = "erased user"
+from web.language import select_language
 
 # What each action means, as the end of "<who> ...". Details fill the {placeholders}; a missing one falls back to
 # the action's plain sentence without it.
 SENTENCES = {
-    "console.login": "signed in to the console",
-    "memory.learnt": "learnt a fact in the background",
-    "memory.proposed": "proposed a fact for review",
-    "memory.merged": "confirmed a fact that was already known",
-    "memory.superseded": "replaced a fact with a newer value",
-    "memory.edited": "edited a memory by hand",
-    "memory.restored": "restored an older version of a memory",
-    "memory.deleted": "deleted a memory with its {versions} version(s)",
-    "memory.pinned": "pinned a memory",
-    "memory.unpinned": "unpinned a memory",
-    "memory.undone": "undid a fact that had just been learnt",
-    "memory.forgotten_with_message": "forgot a memory whose only source was deleted",
-    "proposal.approved": "approved a proposal",
-    "proposal.confirmed": "confirmed their own proposal",
-    "proposal.rejected": "rejected a proposal",
-    "proposal.bulk_approve": "approved {count} proposals at once",
-    "proposal.bulk_reject": "rejected {count} proposals at once",
-    "api_key.created": "created an API key",
-    "api_key.revoked": "revoked an API key",
-    "contact.deleted": "deleted a contact and its facts",
-    "conversation.deleted": "deleted a conversation",
-    "membership.ended": "ended a membership",
-    "identity.link_code_issued": "asked for a WhatsApp link code",
-    "identity.linked": "linked a WhatsApp number",
-    "identity.link_refused": "tried to link a number that belongs to another account",
-    "identity.history_adopted": "adopted what their number said before it was linked",
-    "settings.memory_mode": "changed the memory mode to {mode}",
-    "settings.retention": "changed how long memory is kept",
-    "settings.exclusion_added": "added a word to the exclusion list",
-    "settings.exclusion_removed": "removed a word from the exclusion list",
-    "settings.exclusion_toggled": "switched an exclusion on or off",
-    "privacy.received": "recorded a {kind} request",
-    "privacy.verified": "noted how the requester's identity was verified",
-    "privacy.previewed": "previewed a privacy request",
-    "privacy.execution_started": "started executing an erasure",
-    "privacy.executed": "executed a privacy request",
-    "privacy.exported": "downloaded a privacy export",
-    "privacy.rejected": "rejected a privacy request",
-    "job.run_now": "ran the {job} job now",
+    "console.login": _l("signed in to the console"),
+    "memory.learnt": _l("learnt a fact in the background"),
+    "memory.proposed": _l("proposed a fact for review"),
+    "memory.merged": _l("confirmed a fact that was already known"),
+    "memory.superseded": _l("replaced a fact with a newer value"),
+    "memory.edited": _l("edited a memory by hand"),
+    "memory.restored": _l("restored an older version of a memory"),
+    "memory.deleted": _l("deleted a memory with its {versions} version(s)"),
+    "memory.pinned": _l("pinned a memory"),
+    "memory.unpinned": _l("unpinned a memory"),
+    "memory.undone": _l("undid a fact that had just been learnt"),
+    "memory.forgotten_with_message": _l("forgot a memory whose only source was deleted"),
+    "proposal.approved": _l("approved a proposal"),
+    "proposal.confirmed": _l("confirmed their own proposal"),
+    "proposal.rejected": _l("rejected a proposal"),
+    "proposal.bulk_approve": _l("approved {count} proposals at once"),
+    "proposal.bulk_reject": _l("rejected {count} proposals at once"),
+    "api_key.created": _l("created an API key"),
+    "api_key.revoked": _l("revoked an API key"),
+    "contact.deleted": _l("deleted a contact and its facts"),
+    "conversation.deleted": _l("deleted a conversation"),
+    "membership.ended": _l("ended a membership"),
+    "identity.link_code_issued": _l("asked for a WhatsApp link code"),
+    "identity.linked": _l("linked a WhatsApp number"),
+    "identity.link_refused": _l("tried to link a number that belongs to another account"),
+    "identity.history_adopted": _l("adopted what their number said before it was linked"),
+    "settings.memory_mode": _l("changed the memory mode to {mode}"),
+    "settings.retention": _l("changed how long memory is kept"),
+    "settings.exclusion_added": _l("added a word to the exclusion list"),
+    "settings.exclusion_removed": _l("removed a word from the exclusion list"),
+    "settings.exclusion_toggled": _l("switched an exclusion on or off"),
+    "privacy.received": _l("recorded a {kind} request"),
+    "privacy.verified": _l("noted how the requester's identity was verified"),
+    "privacy.previewed": _l("previewed a privacy request"),
+    "privacy.execution_started": _l("started executing an erasure"),
+    "privacy.executed": _l("executed a privacy request"),
+    "privacy.exported": _l("downloaded a privacy export"),
+    "privacy.rejected": _l("rejected a privacy request"),
+    "job.run_now": _l("ran the {job} job now"),
 }
 
 
@@ -67,16 +69,32 @@ class Entry:
     link: str | None
 
 
+# Details that name an internal word, and the family of labels that names it (memory_core.domain.labels).
+DETAIL_TERMS = {"mode": "memory_mode", "kind": "privacy_kind", "job": "job"}
+
+
 def sentence(row: AuditLog) -> str:
+    lang = select_language()
     if row.action.startswith("staff.view."):
-        return f"viewed {row.action.removeprefix('staff.view.').replace('_', ' ')} as platform staff"
+        what = labels.term("staff_view", row.action.removeprefix("staff.view."), lang)
+        return gettext("viewed %(what)s as platform staff", what=what)
     text = SENTENCES.get(row.action)
     if text is None:
-        return row.action.replace(".", ": ").replace("_", " ")
+        return labels.humanise(row.action.replace(".", ": ").replace("_", " "))
+    details = {k: labels.term(DETAIL_TERMS[k], v, lang) if k in DETAIL_TERMS else v
+               for k, v in (row.details or {}).items()}
     try:
-        return text.format(**(row.details or {}))
+        return str(text).format(**details)
     except (KeyError, IndexError, ValueError):
-        return text.split(" {")[0].replace("{", "").replace("}", "")
+        return str(text).split(" {")[0].split(" ({")[0].replace("{", "").replace("}", "")
+
+
+def action_name(action: str) -> str:
+    """An action as the Action filter lists it: its sentence without the details."""
+    if action.startswith("staff.view."):
+        return sentence(AuditLog(action=action, details={}))
+    text = SENTENCES.get(action)
+    return str(text).split(" {")[0].split(" ({")[0] if text is not None else action
 
 
 def _link(row: AuditLog, may_open_privacy: bool) -> str | None:
@@ -112,7 +130,7 @@ def present(s: Session, rows: list[AuditLog], *, may_open_privacy: bool) -> list
         if r.actor_user_id is None:
             who, email = r.actor_label, None
         else:
-            who, email = found.get(r.actor_user_id, (ERASED, None))
+            who, email = found.get(r.actor_user_id, (labels.phrase("erased_user", select_language()), None))
         out.append(Entry(r, who, email, sentence(r), _link(r, may_open_privacy)))
     return out
 
@@ -130,3 +148,20 @@ def actors(s: Session, org_id: uuid.UUID | None) -> list[tuple[uuid.UUID, str]]:
         stmt = stmt.where(AuditLog.org_id == org_id)
     found = people(s, set(s.scalars(stmt.limit(200))))
     return sorted(((uid, f"{name} <{email}>") for uid, (name, email) in found.items()), key=lambda p: p[1].lower())
+
+
+CONSOLE_TRIGGER = "console user "  # how console/jobs_actions.py names the person who started a run
+
+
+def job_triggers(s: Session, runs: list) -> dict[uuid.UUID, tuple[str, str | None]]:
+    """Who started each run, as they are now: (name, email) for a console user ("erased user" once erased),
+    else the recorded trigger (the schedule, a conversation...)."""
+    ids: dict[uuid.UUID, uuid.UUID] = {}
+    for run in runs:
+        if run.triggered_by.startswith(CONSOLE_TRIGGER):
+            try:
+                ids[run.id] = uuid.UUID(run.triggered_by.removeprefix(CONSOLE_TRIGGER))
+            except ValueError:
+                pass
+    found, erased = people(s, set(ids.values())), (labels.phrase("erased_user", select_language()), None)
+    return {run.id: found.get(ids[run.id], erased) if run.id in ids else (run.triggered_by, None) for run in runs}

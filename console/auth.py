@@ -5,6 +5,7 @@ import uuid
 from urllib.parse import urlsplit
 
 from flask import abort, flash, redirect, render_template, request, session, url_for
+from flask_babel import gettext
 from flask_login import current_user, login_required, login_user, logout_user
 
 from console import bp
@@ -14,6 +15,7 @@ from memory_core.adapters.db import Scope
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.tenancy.accounts import authenticate, revoke_sessions
+from web.language import said
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -26,18 +28,18 @@ def login():
         try:
             user_id = authenticate(db(Scope()), form.email.data, form.password.data, request.remote_addr or "unknown")
         except (InvalidCredentials, TooManyAttempts) as exc:
-            form.password.errors.append(str(exc))
+            form.password.errors.append(said(exc))
             return render_template("console/login.html", form=form), 429 if isinstance(exc, TooManyAttempts) else 200
         session.clear()
         s = person_db(user_id)
         login_user(load_console_user(s, user_id))
         audit.record(s, actor_user_id=user_id, actor_label="console sign-in", action="console.login")
         s.commit()
-        return redirect(_safe_next(request.args.get("next")) or url_for("console.home"))
+        return redirect(safe_next(request.args.get("next")) or url_for("console.home"))
     return render_template("console/login.html", form=form)
 
 
-def _safe_next(target: str | None) -> str | None:
+def safe_next(target: str | None) -> str | None:
     """Only same-site relative paths: never redirect to another host after sign-in.
 
     Browsers drop tabs and newlines from a URL and read a backslash as a slash, so "/%09/evil.com"
@@ -62,7 +64,7 @@ def logout():
     s.commit()
     logout_user()
     session.clear()
-    flash("Signed out.")
+    flash(gettext("Signed out."))
     return redirect(url_for("console.login"))
 
 

@@ -8,24 +8,29 @@ from flask_login import login_required
 
 from console import bp
 from console.operator import current_operator
-from console.services import curation
-from console.services.proposals import KIND_LABELS
+from console.services import curation, paging
+from console.services.proposals import kind_labels
 from console.web import org_db, org_read_db
 from memory_core.domain.errors import MemoriaError
+from memory_core.domain.vocabulary import ContactKind
 from web.errors import status_of
+from web.language import said, select_language
 
 
 @bp.route("/contacts")
 @login_required
 def contacts():
-    """Contacts list with a search box."""
-    op, s = current_operator(), org_read_db()
-    q = (request.args.get("q") or "").strip() or None
+    """Contacts list: search, filter by kind, sort, pages both ways."""
+    op, s, a = current_operator(), org_read_db(), request.args
+    q = (a.get("q") or "").strip() or None
+    page, error = paging.Page([], None, None, 0), None
     try:
-        rows, error = curation.list_contacts(s, op, q), None
+        page = curation.list_contacts(s, op, q, kind=a.get("kind") or None, sort=a.get("sort") or "name",
+                                      after=a.get("after"), before=a.get("before"))
     except MemoriaError as exc:
-        rows, error = [], str(exc)
-    return render_template("console/contacts.html", rows=rows, q=q or "", error=error), 422 if error else 200
+        error = said(exc)
+    return render_template("console/contacts.html", rows=page.rows, page=page, args=a, q=q or "", error=error,
+                           kinds=tuple(ContactKind)), 422 if error else 200
 
 
 @bp.route("/contacts/<uuid:contact_id>")
@@ -37,4 +42,4 @@ def contact(contact_id: uuid.UUID):
         page = curation.contact_page(s, op, contact_id)
     except MemoriaError as exc:
         abort(status_of(exc))
-    return render_template("console/contact.html", page=page, kinds=KIND_LABELS)
+    return render_template("console/contact.html", page=page, kinds=kind_labels(select_language()))

@@ -4,13 +4,14 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from flask import render_template, request, url_for
+from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import HTTPException
 
 MESSAGES = {
-    403: ("You may not open this page", "Your role in this organization does not allow it. If you think it should, "
-          "ask an owner or admin of your organization."),
-    404: ("Page not found", "It may have been deleted, or the link is wrong."),
-    405: ("That did not work", "This page cannot be used that way. Go back and use its buttons."),
+    403: (_l("You may not open this page"), _l("Your role in this organization does not allow it. If you think it "
+                                               "should, ask an owner or admin of your organization.")),
+    404: (_l("Page not found"), _l("It may have been deleted, or the link is wrong.")),
+    405: (_l("That did not work"), _l("This page cannot be used that way. Go back and use its buttons.")),
 }
 
 

@@ -15,3 +15,8 @@ class EmptyForm(FlaskForm):
 
 class OrgSwitchForm(FlaskForm):
     org_id = StringField(validators=[DataRequired(), Length(max=36)])
+
+
+class LanguageForm(FlaskForm):
+    language = StringField(validators=[DataRequired(), Length(max=5)])
+    next = StringField(validators=[Length(max=2000)])

@@ -8,10 +8,11 @@ from console import bp
 from console.forms import OrgSwitchForm
 from console.operator import current_operator
 from console.services import insights
-from console.services.proposals import KIND_LABELS, pending_counts
+from console.services.proposals import kind_labels, pending_counts
 from console.web import db, org_db
 from memory_core.adapters.db import platform_scope
 from memory_core.domain.access import memory_visible
+from web.language import select_language
 
 
 @bp.route("/")
@@ -33,4 +34,5 @@ def home():
         d.orgs = len(insights.org_names(s))
     elif current_user.platform_role == "privacy_officer":
         d.open_privacy = insights.open_privacy_requests(db(platform_scope(current_user.uid)))
-    return render_template("console/home.html", org=org, d=d, kinds=KIND_LABELS, switch_form=OrgSwitchForm())
+    return render_template("console/home.html", org=org, d=d, kinds=kind_labels(select_language()),
+                           switch_form=OrgSwitchForm())

@@ -3,6 +3,7 @@ said before it was linked."""
 from __future__ import annotations
 
 from flask import abort, current_app, flash, make_response, redirect, render_template, url_for
+from flask_babel import gettext
 from flask_login import current_user, login_required
 from flask_wtf import FlaskForm
 
@@ -12,6 +13,7 @@ from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
 from memory_core.domain.models import User
 from memory_core.tenancy import linking
+from web.language import said
 
 
 class ActionForm(FlaskForm):
@@ -48,7 +50,7 @@ def link_whatsapp_code():
     try:
         issued = linking.issue_link_code(s, current_user.uid, org.org_id)
     except (Forbidden, TooManyAttempts) as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return _page(status=429 if isinstance(exc, TooManyAttempts) else 403)
     s.commit()
     return _page(issued)
@@ -65,8 +67,9 @@ def link_whatsapp_adopt():
     try:
         counts = linking.adopt_pre_link_history(s, current_user.uid, phone or "", actor=current_user.uid)
     except (Conflict, Forbidden) as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("console.link_whatsapp"))
     s.commit()
-    flash(f"Adopted {counts['memories']} memories and {counts['messages']} messages from your number.")
+    flash(gettext("Adopted %(memories)d memories and %(messages)d messages from your number.",
+                  memories=counts["memories"], messages=counts["messages"]))
     return redirect(url_for("console.link_whatsapp"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext, ngettext
 from flask_login import login_required
 from sqlalchemy import select
 
@@ -17,6 +18,7 @@ from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
 from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
 from web.errors import status_of
+from web.language import said
 
 
 @bp.route("/memories")
@@ -34,7 +36,7 @@ def memories():
                                       oldest_first=a.get("sort") == "oldest")
         error = None
     except MemoriaError as exc:
-        page, error = curation.MemoryPage([], None), str(exc)
+        page, error = curation.MemoryPage([], None), said(exc)
     contacts = s.execute(select(Contact.id, Contact.name).where(contact_visible(op.access))
                          .order_by(Contact.name).limit(500)).all()
     return render_template("console/memories.html", page=page, args=a, error=error, contacts=contacts,
@@ -62,10 +64,11 @@ def memory_restore(memory_id: uuid.UUID):
         d = _detail_or_abort(memory_id)
         if not d.may_restore:
             abort(403)
-        return ask(action=url_for("console.memory_restore", memory_id=memory_id), question="Restore this version?",
-                   consequence=restore_consequence(d, memory_id), button="Restore this version",
+        return ask(action=url_for("console.memory_restore", memory_id=memory_id),
+                   question=gettext("Restore this version?"),
+                   consequence=restore_consequence(d, memory_id), button=gettext("Restore this version"),
                    back=url_for("console.memory", memory_id=memory_id), danger=False)
-    return _act(memory_id, lambda s, op: curation.restore(s, op, memory_id), "Version restored.")
+    return _act(memory_id, lambda s, op: curation.restore(s, op, memory_id), gettext("Version restored."))
 
 
 @bp.route("/memories/<uuid:memory_id>/edit", methods=["POST"])
@@ -75,7 +78,7 @@ def memory_edit(memory_id: uuid.UUID):
     f = request.form
     return _act(memory_id, lambda s, op: curation.edit(s, op, memory_id, f.get("value", ""), f.get("sentence", ""),
                                                        typed_account=f.get("confirm_account")),
-                                                       "Saved as a new version.")
+                                                       gettext("Saved as a new version."))
 
 
 @bp.route("/memories/<uuid:memory_id>/pin", methods=["POST"])
@@ -84,7 +87,7 @@ def memory_pin(memory_id: uuid.UUID):
     """Pin or unpin."""
     pinned = request.form.get("pinned") == "1"
     return _act(memory_id, lambda s, op: curation.set_pinned(s, op, memory_id, pinned),
-                "Pinned." if pinned else "Unpinned.")
+                gettext("Pinned.") if pinned else gettext("Unpinned."))
 
 
 @bp.route("/memories/<uuid:memory_id>/delete", methods=["POST"])
@@ -96,29 +99,33 @@ def memory_delete(memory_id: uuid.UUID):
         if not d.may_change:
             abort(403)
         return ask(action=url_for("console.memory_delete", memory_id=memory_id),
-                   question="Delete this memory with its versions?", consequence=delete_consequence(d),
-                   button="Delete for good", back=url_for("console.memory", memory_id=memory_id))
+                   question=gettext("Delete this memory with its versions?"), consequence=delete_consequence(d),
+                   button=gettext("Delete for good"), back=url_for("console.memory", memory_id=memory_id))
     op, s = current_operator(), org_db()
     try:
         n = curation.delete_memory(s, op, memory_id)
     except MemoriaError as exc:
         abort(status_of(exc))
     s.commit()
-    flash(f"Deleted the memory and its {n - 1} older version(s)." if n > 1 else "Deleted the memory.")
+    flash(ngettext("Deleted the memory and its %(num)d older version.",
+                   "Deleted the memory and its %(num)d older versions.", n - 1) if n > 1
+          else gettext("Deleted the memory."))
     return redirect(url_for("console.memories")), 303
 
 
 def delete_consequence(d) -> str:
     n = len(d.versions)
-    return (f"This deletes {n} version{'s' if n != 1 else ''} of this fact, with their sources. "
-            "It cannot be undone.")
+    return ngettext("This deletes %(num)d version of this fact, with its sources. It cannot be undone.",
+                    "This deletes %(num)d versions of this fact, with their sources. It cannot be undone.", n)
 
 
 def restore_consequence(d, version_id) -> str:
     old = next((v.memory for v in d.versions if v.memory.id == version_id), None)
-    now = f"the current value «{d.current.value}» is kept as an older version" if d.current else "it becomes current"
-    value = f"«{old.value}»" if old else "this value"
-    return f"Makes {value} current again as a new version; {now}."
+    value = f"«{old.value}»" if old else gettext("this value")
+    if d.current:
+        return gettext("Makes %(value)s current again as a new version; the current value «%(current)s» is kept as "
+                       "an older version.", value=value, current=d.current.value)
+    return gettext("Makes %(value)s current again as a new version; it becomes current.", value=value)
 
 
 def _page(d, errors=None, form=None):
@@ -147,7 +154,7 @@ def _act(memory_id, action, done: str):
         except MemoriaError as again:
             abort(status_of(again))
         field = getattr(exc, "field", None)
-        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)},
+        return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": said(exc)},
                      form=request.form), code
     s.commit()
     flash(done)

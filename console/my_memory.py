@@ -7,6 +7,7 @@ import json
 import uuid
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext, ngettext
 from flask_login import current_user, login_required
 from sqlalchemy.orm import Session
 
@@ -18,6 +19,7 @@ from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Forbidden, MemoriaError, NotFound
 from memory_core.privacy import my_memory
 from web.errors import status_of
+from web.language import said, select_language
 
 
 def _views() -> list[tuple[Session, Access]]:
@@ -45,13 +47,19 @@ def _locate(memory_id: uuid.UUID) -> tuple[Session, Access]:
     abort(404)
 
 
+def shared_note() -> str:
+    """my_memory.SHARED_ONLY_SEEN in the page's language."""
+    return gettext("Shared memories belong to the organization: they are listed here to see, not to change (whoever "
+                   "may edit their area changes them in the organization's memories).")
+
+
 def _page(errors: dict | None = None, form=None, status: int = 200):
     views = _views()
-    sections = my_memory.person_sections(views)
+    sections = my_memory.person_sections(views, lang=select_language())
     paused = my_memory.paused_since(views[0][0], views[0][1].principal)
     subjects = {g.subject: g.label for sec in sections if sec.editable for g in sec.groups}
     return render_template("console/my_memory.html", sections=sections, paused=paused, errors=errors or {},
-                           form=form or {}, subjects=subjects, shared_note=my_memory.SHARED_ONLY_SEEN), status
+                           form=form or {}, subjects=subjects, shared_note=shared_note()), status
 
 
 def _done(message: str):
@@ -78,14 +86,14 @@ def my_memory_edit(memory_id: uuid.UUID):
         s.rollback()
         if is_htmx():  # 200 so htmx swaps the row in with the message next to the form
             m = my_memory.get_own(s, access, memory_id)
-            return render_template("console/_my_memory_item.html", i=my_memory.item(s, access, m), error=str(exc),
+            return render_template("console/_my_memory_item.html", i=my_memory.item(s, access, m), error=said(exc),
                                    form=request.form)
-        return _page({memory_id: str(exc)}, request.form, status_of(exc))
+        return _page({memory_id: said(exc)}, request.form, status_of(exc))
     s.commit()
     if is_htmx():
         return render_template("console/_my_memory_item.html", i=my_memory.item(s, access, row),
-                               message="Saved as a new version, marked edited by hand.", form={})
-    return _done("Saved as a new version, marked edited by hand.")
+                               message=gettext("Saved as a new version, marked edited by hand."), form={})
+    return _done(gettext("Saved as a new version, marked edited by hand."))
 
 
 @bp.route("/my-memory/<uuid:memory_id>/delete", methods=["POST"])
@@ -95,13 +103,15 @@ def my_memory_delete(memory_id: uuid.UUID):
     s, access = _locate(memory_id)
     if not confirmed():
         return ask(action=url_for("console.my_memory_delete", memory_id=memory_id),
-                   question="Delete this memory with its versions?",
-                   consequence=f"“{my_memory.get_own(s, access, memory_id).sentence}” and every older version of it "
-                               "are deleted for good; the assistant stops using it.",
-                   button="Delete for good", back=url_for("console.my_memory_page"))
+                   question=gettext("Delete this memory with its versions?"),
+                   consequence=gettext("“%(sentence)s” and every older version of it are deleted for good; the "
+                                       "assistant stops using it.",
+                                       sentence=my_memory.get_own(s, access, memory_id).sentence),
+                   button=gettext("Delete for good"), back=url_for("console.my_memory_page"))
     n = my_memory.delete_own(s, access, memory_id, actor_label=actor_label())
     s.commit()
-    message = "Deleted." if n == 1 else f"Deleted, with its {n - 1} older version(s)."
+    message = gettext("Deleted.") if n == 1 else ngettext("Deleted, with its %(num)d older version.",
+                                                          "Deleted, with its %(num)d older versions.", n - 1)
     if is_htmx():
         return render_template("console/_my_memory_gone.html", message=message)
     return _done(message)
@@ -115,19 +125,20 @@ def my_memory_forget_subject():
     try:
         subject = my_memory.check_subject(subject)
     except MemoriaError as exc:
-        return _page({"forget": str(exc)}, request.form, status_of(exc))
+        return _page({"forget": said(exc)}, request.form, status_of(exc))
     if not confirmed():
         return ask(action=url_for("console.my_memory_forget_subject", subject=subject),
-                   question="Forget everything of yours about this subject?",
-                   consequence="Your personal and private memories about it, with their older versions, are deleted "
-                               "for good in every organization. Shared facts stay.",
-                   button="Forget for good", back=url_for("console.my_memory_page"))
+                   question=gettext("Forget everything of yours about this subject?"),
+                   consequence=gettext("Your personal and private memories about it, with their older versions, are "
+                                       "deleted for good in every organization. Shared facts stay."),
+                   button=gettext("Forget for good"), back=url_for("console.my_memory_page"))
     n, views = 0, _views()
     for s, access in views:
         n += my_memory.forget_subject(s, access, subject, actor_label=actor_label())
     for s, _ in views:
         s.commit()
-    return _done(f"Forgot {n} memory row(s) about it." if n else "Nothing of yours was about it.")
+    return _done(ngettext("Forgot %(num)d memory row about it.", "Forgot %(num)d memory rows about it.", n) if n
+                 else gettext("Nothing of yours was about it."))
 
 
 @bp.route("/my-memory/learning", methods=["POST"])
@@ -140,8 +151,8 @@ def my_memory_learning():
     s, access = _views()[0]
     my_memory.set_learning_paused(s, access.principal, paused == "1", actor_label=actor_label())
     s.commit()
-    return _done("Learning paused: nothing new is learnt from your messages until you resume it."
-                 if paused == "1" else "Learning resumed.")
+    return _done(gettext("Learning paused: nothing new is learnt from your messages until you resume it.")
+                 if paused == "1" else gettext("Learning resumed."))
 
 
 @bp.route("/my-memory/export.json")

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from flask import current_app, request, url_for
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from console import bp
@@ -34,23 +35,23 @@ class NavEntry:
 
 
 NAV = [
-    NavEntry("console.home", "Dashboard", lambda: True),
-    NavEntry("review.queue", "Review", MEMBER),
-    NavEntry("console.memories", "Memories", MEMBER),
-    NavEntry("console.contacts", "Contacts", MEMBER),
-    NavEntry("console.traces", "Traces", _any(ADMIN, _platform("staff"))),
-    NavEntry("console.usage", "Usage", _any(ADMIN, _platform("staff"))),
-    NavEntry("console.jobs", "Jobs", _any(ADMIN, _platform("staff"))),
-    NavEntry("console.privacy", "Privacy", _platform("privacy_officer")),
-    NavEntry("console.audit", "Audit log", _any(ADMIN, _platform("staff", "privacy_officer"))),
-    NavEntry("console.settings", "Settings", ADMIN),
-    NavEntry("console.api_keys", "API keys", ADMIN),
-    NavEntry("console.people", "People", ADMIN),
-    NavEntry("console.platform_orgs", "Organizations", _platform("platform_admin")),
-    NavEntry("console.platform_people", "Platform roles", _platform("platform_admin")),
-    NavEntry("console.platform_keys", "Platform keys", _platform("platform_admin")),
-    NavEntry("console.link_whatsapp", "WhatsApp", MEMBER),
-    NavEntry("console.my_memory_page", "My memory", lambda: True),
+    NavEntry("console.home", _l("Dashboard"), lambda: True),
+    NavEntry("review.queue", _l("Review"), MEMBER),
+    NavEntry("console.memories", _l("Memories"), MEMBER),
+    NavEntry("console.contacts", _l("Contacts"), MEMBER),
+    NavEntry("console.traces", _l("Traces"), _any(ADMIN, _platform("staff"))),
+    NavEntry("console.usage", _l("Usage"), _any(ADMIN, _platform("staff"))),
+    NavEntry("console.jobs", _l("Jobs"), _any(ADMIN, _platform("staff"))),
+    NavEntry("console.privacy", _l("Privacy"), _platform("privacy_officer")),
+    NavEntry("console.audit", _l("Audit log"), _any(ADMIN, _platform("staff", "privacy_officer"))),
+    NavEntry("console.settings", _l("Settings"), ADMIN),
+    NavEntry("console.api_keys", _l("API keys"), ADMIN),
+    NavEntry("console.people", _l("People"), ADMIN),
+    NavEntry("console.platform_orgs", _l("Organizations"), _platform("platform_admin")),
+    NavEntry("console.platform_people", _l("Platform roles"), _platform("platform_admin")),
+    NavEntry("console.platform_keys", _l("Platform keys"), _platform("platform_admin")),
+    NavEntry("console.link_whatsapp", _l("WhatsApp"), MEMBER),
+    NavEntry("console.my_memory_page", _l("My memory"), lambda: True),
 ]
 
 
@@ -65,6 +66,6 @@ class NavItem:
 def _nav():
     def nav_items() -> list[NavItem]:
         rules = current_app.view_functions
-        return [NavItem(url_for(e.endpoint), e.label, request.endpoint == e.endpoint)
+        return [NavItem(url_for(e.endpoint), str(e.label), request.endpoint == e.endpoint)
                 for e in NAV if e.endpoint in rules and e.visible()]
     return {"nav_items": nav_items}

@@ -9,6 +9,7 @@ from flask_login import current_user
 from console.services.proposals import Operator
 from console.web import actor_label, org_db
 from memory_core.domain.access import load_access
+from web.language import select_language
 
 
 def current_operator():
@@ -19,7 +20,7 @@ def current_operator():
     access = load_access(org_db(), org.org_id, user_id=current_user.uid)
     if access is None:
         abort(403)
-    return Operator(access=access, label=actor_label(), name=current_user.name)
+    return Operator(access=access, label=actor_label(), name=current_user.name, lang=select_language())
 
 
 def parse_uuid(raw: str | None) -> uuid.UUID | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, url_for
+from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import EmailField, HiddenField, SelectField, StringField
@@ -21,8 +23,10 @@ from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFoun
 from memory_core.domain.vocabulary import AREAS, ROLES
 from memory_core.tenancy import members, phones
 from memory_core.tenancy.members import MemberRow
+from web.language import lazy_term, said
 
-LEVELS = [SelectChoice("none", "no access"), SelectChoice("read", "read"), SelectChoice("edit", "read and edit")]
+LEVELS = [SelectChoice("none", _l("no access")), SelectChoice("read", _l("read")),
+          SelectChoice("edit", _l("read and edit"))]
 
 
 class AreasMixin:
@@ -30,7 +34,7 @@ class AreasMixin:
 
     @classmethod
     def with_areas(cls):
-        attrs = {f"area_{a}": SelectField(a, choices=LEVELS, default="none") for a in AREAS}
+        attrs = {f"area_{a}": SelectField(lazy_term("area", a), choices=LEVELS, default="none") for a in AREAS}
         return type(cls.__name__, (cls,), attrs)
 
     def permissions(self) -> dict[str, str]:
@@ -38,9 +42,9 @@ class AreasMixin:
 
 
 class InviteForm(AreasMixin, FlaskForm):
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320)])
-    name = StringField("Name", validators=[Optional(), Length(max=200)])
-    role = SelectField("Role", choices=[SelectChoice(r) for r in ROLES], default="member")
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320)])
+    name = StringField(_l("Name"), validators=[Optional(), Length(max=200)])
+    role = SelectField(_l("Role"), choices=[SelectChoice(r, lazy_term("role", r)) for r in ROLES], default="member")
 
 
 class AreasForm(AreasMixin, FlaskForm):
@@ -48,11 +52,12 @@ class AreasForm(AreasMixin, FlaskForm):
 
 
 class RoleForm(FlaskForm):
-    role = SelectField("Role", choices=[SelectChoice(r) for r in ROLES], validators=[DataRequired()])
+    role = SelectField(_l("Role"), choices=[SelectChoice(r, lazy_term("role", r)) for r in ROLES],
+                       validators=[DataRequired()])
 
 
 class ActiveForm(FlaskForm):
-    active = SelectField(choices=[SelectChoice("1", "active"), SelectChoice("0", "deactivated")],
+    active = SelectField(choices=[SelectChoice("1", _l("active")), SelectChoice("0", _l("deactivated"))],
                          validators=[DataRequired()])
 
 
@@ -61,8 +66,8 @@ class RemoveForm(FlaskForm):
 
 
 class PhoneForm(AreasMixin, FlaskForm):
-    phone = StringField("Phone number", validators=[DataRequired(), Length(max=32)])
-    person = SelectField("Person behind it", choices=[], validate_choice=False, default="")
+    phone = StringField(_l("Phone number"), validators=[DataRequired(), Length(max=32)])
+    person = SelectField(_l("Person behind it"), choices=[], validate_choice=False, default="")
 
 
 InviteForm, AreasForm, PhoneForm = InviteForm.with_areas(), AreasForm.with_areas(), PhoneForm.with_areas()
@@ -80,8 +85,8 @@ def _uuid(raw: str) -> uuid.UUID:
 
 
 def _person_choices(people: list[MemberRow]) -> list[tuple[str, str]]:
-    return [SelectChoice("", "nobody (a shared number)")] + [SelectChoice(str(p.user_id), f"{p.name} ({p.email})")
-                                                             for p in people]
+    return [SelectChoice("", gettext("nobody (a shared number)"))] + [
+        SelectChoice(str(p.user_id), f"{p.name} ({p.email})") for p in people]
 
 
 def _page(invite_form=None, phone_form=None, shown_link: str | None = None, status: int = 200):
@@ -115,7 +120,7 @@ def people_invite():
                                      permissions=form.permissions(), actor=console_actor())
     except (InvalidInput, Conflict, Forbidden) as exc:
         named = getattr(exc, "field", None)
-        (form[named] if named in form else form.email).errors.append(str(exc))
+        (form[named] if named in form else form.email).errors.append(said(exc))
         return _page(invite_form=form, status=400 if isinstance(exc, InvalidInput) else 409)
     s.commit()
     return _page(shown_link=one_time_link("invite", token))
@@ -148,16 +153,16 @@ def _change(user_id: str, form: FlaskForm, change) -> tuple:
     """Validate the form, run one tenancy change, commit, back to the person (or their page with the error)."""
     target = _member(user_id)
     if not form.validate_on_submit():
-        return _person_page(target, error="Check the form and try again.", status=400)
+        return _person_page(target, error=gettext("Check the form and try again."), status=400)
     s = db(SYSTEM)
     try:
         change(s, target)
     except (InvalidInput, Conflict, Forbidden) as exc:
         s.rollback()
         status = 400 if isinstance(exc, InvalidInput) else 403 if isinstance(exc, Forbidden) else 409
-        return _person_page(_member(user_id), error=str(exc), status=status)
+        return _person_page(_member(user_id), error=said(exc), status=status)
     s.commit()
-    flash("Saved.")
+    flash(gettext("Saved."))
     return redirect(url_for("console.person", user_id=user_id))
 
 
@@ -200,7 +205,7 @@ def person_reset_link(user_id: str):
         token = members.org_reset_link(s, _org_id(), target.user_id, actor=console_actor())
     except Forbidden as exc:
         s.rollback()
-        return _person_page(target, error=str(exc), status=403)
+        return _person_page(target, error=said(exc), status=403)
     s.commit()
     return _person_page(target, shown_link=one_time_link("reset", token))
 
@@ -213,7 +218,7 @@ def person_remove_preview(user_id: str):
     try:
         preview = members.removal_preview(db(SYSTEM), _org_id(), target.user_id)
     except Conflict as exc:
-        return _person_page(target, error=str(exc), status=409)
+        return _person_page(target, error=said(exc), status=409)
     return render_template("console/person_remove.html", person=target, preview=preview,
                            form=RemoveForm(formdata=None, confirm="remove"))
 
@@ -231,10 +236,10 @@ def person_remove(user_id: str):
         counts = members.remove_member(s, _org_id(), target.user_id, actor=console_actor())
     except (Conflict, Forbidden) as exc:
         s.rollback()
-        return _person_page(target, error=str(exc), status=409 if isinstance(exc, Conflict) else 403)
+        return _person_page(target, error=said(exc), status=409 if isinstance(exc, Conflict) else 403)
     s.commit()
-    flash(f"{target.name} was removed: {counts['private_removed']} private memories deleted, "
-          f"{counts['shared_kept']} shared ones kept.")
+    flash(gettext("%(name)s was removed: %(removed)d private memories deleted, %(kept)d shared ones kept.",
+                  name=target.name, removed=counts["private_removed"], kept=counts["shared_kept"]))
     return redirect(url_for("console.people"))
 
 
@@ -252,10 +257,10 @@ def phone_authorize():
                                actor=console_actor())
     except (InvalidInput, Conflict, NotFound) as exc:
         s.rollback()
-        form.phone.errors.append(str(exc))
+        form.phone.errors.append(said(exc))
         return _page(phone_form=form, status=400 if isinstance(exc, InvalidInput) else 409)
     s.commit()
-    flash("Number authorized.")
+    flash(gettext("Number authorized."))
     return redirect(url_for("console.people"))
 
 
@@ -274,5 +279,5 @@ def phone_revoke(auth_id: str):
     if is_htmx():
         row = next(r for r in phones.list_phones(s, _org_id()) if r.id == auth.id)
         return render_template("console/tenancy/_phone_row.html", ph=row)
-    flash("Number revoked.")
+    flash(gettext("Number revoked."))
     return redirect(url_for("console.people"))

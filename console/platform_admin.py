@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import EmailField, SelectField, StringField
 from wtforms.fields.choices import SelectChoice
@@ -16,32 +18,32 @@ from console.web import console_actor, db, one_time_link, platform_role_required
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.tenancy import orgs, platform
+from web.language import lazy_term, said
 
 NO_STORE = {"Cache-Control": "no-store"}
 
 
 class OrgForm(FlaskForm):
-    name = StringField("Name", validators=[DataRequired(), Length(max=200)])
-    owner_email = EmailField("Owner's email", validators=[DataRequired(), Length(max=320)])
-    owner_name = StringField("Owner's name", validators=[Optional(), Length(max=200)])
+    name = StringField(_l("Name"), validators=[DataRequired(), Length(max=200)])
+    owner_email = EmailField(_l("Owner's email"), validators=[DataRequired(), Length(max=320)])
+    owner_name = StringField(_l("Owner's name"), validators=[Optional(), Length(max=200)])
 
 
 class SuspendForm(FlaskForm):
-    suspend = SelectField(choices=[SelectChoice("1", "suspend"), SelectChoice("0", "restore")],
+    suspend = SelectField(choices=[SelectChoice("1", _l("suspend")), SelectChoice("0", _l("restore"))],
                           validators=[DataRequired()])
 
 
 class RoleGrantForm(FlaskForm):
-    email = EmailField("Email", validators=[DataRequired(), Length(max=320)])
-    role = SelectField("Platform role", choices=[SelectChoice("staff"),
-                                                 SelectChoice("privacy_officer", "privacy officer"),
-                                                 SelectChoice("platform_admin", "platform admin"),
-                                                 SelectChoice("", "none")],
+    email = EmailField(_l("Email"), validators=[DataRequired(), Length(max=320)])
+    role = SelectField(_l("Platform role"), choices=[
+        *(SelectChoice(r, lazy_term("role", r)) for r in ("staff", "privacy_officer", "platform_admin")),
+        SelectChoice("", _l("none"))],
                        validate_choice=True)
 
 
 class KeyForm(FlaskForm):
-    name = StringField("Name", validators=[DataRequired(), Length(max=100)])
+    name = StringField(_l("Name"), validators=[DataRequired(), Length(max=100)])
 
 
 # ---------------------------------------------------------------------------- organizations
@@ -73,7 +75,7 @@ def platform_org_create():
     except (InvalidInput, Conflict) as exc:
         s.rollback()
         named = {"email": "owner_email"}.get(getattr(exc, "field", None), getattr(exc, "field", None))
-        (form[named] if named in form else form.name).errors.append(str(exc))
+        (form[named] if named in form else form.name).errors.append(said(exc))
         return _orgs_page(form, status=400)
     s.commit()
     return _orgs_page(shown_link=one_time_link("invite", token))
@@ -96,7 +98,8 @@ def platform_org_suspend(org_id: str):
     except NotFound:
         abort(404)
     s.commit()
-    flash(f"{org.name} is {'suspended' if org.suspended_at else 'active again'}.")
+    flash(gettext("%(org)s is suspended.", org=org.name) if org.suspended_at
+          else gettext("%(org)s is active again.", org=org.name))
     return redirect(url_for("console.platform_orgs"))
 
 
@@ -126,12 +129,12 @@ def platform_role_set():
         token = platform.grant_or_invite(s, form.email.data, form.role.data or None, actor=console_actor())
     except (InvalidInput, Conflict) as exc:
         s.rollback()
-        form.email.errors.append(str(exc))
+        form.email.errors.append(said(exc))
         return _people_page(form, status=400 if isinstance(exc, InvalidInput) else 409)
     s.commit()
     if token:
         return _people_page(shown_link=one_time_link("invite", token))
-    flash("Platform role saved.")
+    flash(gettext("Platform role saved."))
     return redirect(url_for("console.platform_people"))
 
 
@@ -153,7 +156,7 @@ def platform_keys():
         return _keys_page()
     key = shown_once.take("platform-key", nonce)
     if key is None:
-        flash("A new key is shown only once. If it was not copied, revoke it and create another.", "error")
+        flash(gettext("A new key is shown only once. If it was not copied, revoke it and create another."), "error")
         return redirect(url_for("console.platform_keys"))
     return _keys_page(new_key=key)
 
@@ -169,7 +172,7 @@ def platform_key_create():
     try:
         _row, key = platform.create_platform_key(s, form.name.data, actor=console_actor())
     except InvalidInput as exc:
-        form.name.errors.append(str(exc))
+        form.name.errors.append(said(exc))
         return _keys_page(form, status=400)
     s.commit()
     return redirect(url_for("console.platform_keys", shown=shown_once.stash("platform-key", key))), 303
@@ -191,5 +194,5 @@ def platform_key_revoke(key_id: str):
     except NotFound:
         abort(404)
     s.commit()
-    flash(f"Key {row.prefix}… revoked.")
+    flash(gettext("Key %(prefix)s… revoked.", prefix=row.prefix))
     return redirect(url_for("console.platform_keys"))

@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 import uuid
 
-from flask import Response, abort, flash, redirect, render_template, url_for
+from flask import Response, abort, flash, redirect, render_template, request, url_for
+from flask_babel import format_number, gettext
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField, TextAreaField
@@ -13,11 +15,14 @@ from wtforms.validators import DataRequired, Length, Optional
 
 from console import bp
 from console.confirm import ask, confirmed
+from console.services import insights, paging
 from console.web import db, platform_role_required
 from memory_core.adapters.db import SYSTEM, platform_scope
-from memory_core.domain import clock
+from memory_core.domain import clock, labels
 from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
+from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus
 from memory_core.privacy import requests as privacy
+from web.language import said, select_language
 
 # Larger erasures go to the worker in resumable batches; smaller ones run within the request.
 INLINE_LIMIT = 20_000
@@ -25,50 +30,38 @@ officer = platform_role_required("privacy_officer")
 
 
 class IntakeForm(FlaskForm):
-    kind = SelectField("Request", choices=[SelectChoice("erasure", "Erasure (GDPR art. 17)"),
-                                           SelectChoice("access", "Access: a copy of their data (GDPR art. 15)"),
-                                           SelectChoice("portability", "Portability: their data to take elsewhere "
-                                                                       "(GDPR art. 20)")])
-    subject_type = SelectField("Subject", choices=[
-        SelectChoice("user", "User (email or id)"), SelectChoice("phone", "Phone number"),
-        SelectChoice("contact", "Contact (id)"), SelectChoice("conversation", "Conversation (id)")])
-    subject_ref = StringField("Who or what", validators=[DataRequired(), Length(max=200)])
-    requested_by = StringField("Who asked", validators=[DataRequired(), Length(max=300)])
-    basis = StringField("Basis (leave empty for the article of the request)", validators=[Optional(), Length(max=500)])
-    verification = TextAreaField("Identity verification (so far)", validators=[Length(max=2000)])
-
-
-KIND_NAMES = {"erasure": "Erasure", "access": "Access", "portability": "Portability"}
-# The erasure plan's tables, as an officer reads them.
-RECORD_NAMES = {
-    "users": "The person's account", "memberships": "Memberships", "messages": "Messages",
-    "conversations": "Conversations", "conversation_summaries": "Conversation summaries",
-    "memories": "Memories (every version)", "memory_sources": "Links from memories to their messages",
-    "memory_traces": "Memory blocks sent to the assistant", "trace_items": "Memories shown in those blocks",
-    "notifications": "Notifications", "link_codes": "WhatsApp link codes", "phone_authorizations": "Authorized phones",
-    "documents": "Documents", "outbox": "Messages waiting to be learnt", "login_attempts": "Sign-in attempts",
-    "privacy_requests": "Privacy requests", "usage_ledger": "Usage records", "contacts": "Contacts",
-    "api_keys": "API keys", "platform_api_keys": "Platform API keys",
-    "account_tokens": "Invitation and password-reset links",
-}
+    kind = SelectField(_l("Request"), choices=[
+        SelectChoice("erasure", _l("Erasure (GDPR art. 17)")),
+        SelectChoice("access", _l("Access: a copy of their data (GDPR art. 15)")),
+        SelectChoice("portability", _l("Portability: their data to take elsewhere (GDPR art. 20)"))])
+    subject_type = SelectField(_l("Subject"), choices=[
+        SelectChoice("user", _l("User (email or id)")), SelectChoice("phone", _l("Phone number")),
+        SelectChoice("contact", _l("Contact (id)")), SelectChoice("conversation", _l("Conversation (id)"))])
+    subject_ref = StringField(_l("Who or what"), validators=[DataRequired(), Length(max=200)])
+    requested_by = StringField(_l("Who asked"), validators=[DataRequired(), Length(max=300)])
+    basis = StringField(_l("Basis (leave empty for the article of the request)"),
+                        validators=[Optional(), Length(max=500)])
+    verification = TextAreaField(_l("Identity verification (so far)"), validators=[Length(max=2000)])
 
 
 def record_name(table: str) -> str:
-    return RECORD_NAMES.get(table, table.replace("_", " ").capitalize())
+    """An erasure plan's table, as an officer reads it."""
+    return labels.term("table", table, select_language())
 
 
 @bp.context_processor
 def _privacy_words():
-    return {"kind_names": KIND_NAMES, "closed": privacy.CLOSED, "record_names": record_name}
+    kind_names = {k: labels.term("privacy_kind", k, select_language()) for k in PrivacyKind}
+    return {"kind_names": kind_names, "closed": privacy.CLOSED, "record_names": record_name}
 
 
 class NoteForm(FlaskForm):
-    note = TextAreaField("Note", validators=[DataRequired(), Length(max=2000)])
+    note = TextAreaField(_l("Note"), validators=[DataRequired(), Length(max=2000)])
 
 
 class VerifyForm(FlaskForm):
     """The note may stay empty when the verification was already written at intake."""
-    note = TextAreaField("Note", validators=[Optional(), Length(max=2000)])
+    note = TextAreaField(_l("Note"), validators=[Optional(), Length(max=2000)])
 
 
 class ActionForm(FlaskForm):
@@ -91,9 +84,21 @@ def _request_or_404(request_id: uuid.UUID, s=None):
 @bp.route("/privacy", endpoint="privacy")
 @officer
 def privacy_requests():
-    """Every request with its status and due date, and the intake form."""
-    return render_template("console/privacy/list.html", requests=privacy.list_requests(_officer_db()),
-                           form=IntakeForm(), now=clock.now())
+    """Every request with its status and due date (search, filter, sort, pages), and the intake form."""
+    return _list_page(IntakeForm())
+
+
+def _list_page(form: IntakeForm, status: int = 200):
+    a = request.args
+    page, error = paging.Page([], None, None, 0), None
+    try:
+        page = insights.list_privacy_requests(_officer_db(), status=a.get("status") or None, kind=a.get("kind") or None,
+                                              q=(a.get("q") or "").strip() or None, sort=a.get("sort") or "due",
+                                              after=a.get("after"), before=a.get("before"))
+    except MemoriaError as exc:
+        error, status = said(exc), 422
+    return render_template("console/privacy/list.html", requests=page.rows, page=page, args=a, error=error,
+                           form=form, now=clock.now(), statuses=tuple(PrivacyStatus)), status
 
 
 @bp.route("/privacy/new", methods=["POST"])
@@ -102,8 +107,7 @@ def privacy_intake():
     """Record a new request."""
     form = IntakeForm()
     if not form.validate_on_submit():
-        return render_template("console/privacy/list.html", requests=privacy.list_requests(_officer_db()), form=form,
-                               now=clock.now()), 422
+        return _list_page(form, 422)
     s = db(SYSTEM)
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
@@ -111,11 +115,11 @@ def privacy_intake():
                              basis=form.basis.data or "", verification=form.verification.data or "",
                              actor=current_user.uid)
     except (InvalidInput, NotFound) as exc:
-        form.subject_ref.errors.append(str(exc))
-        return render_template("console/privacy/list.html", requests=privacy.list_requests(s), form=form,
-                               now=clock.now()), 422
+        s.rollback()
+        form.subject_ref.errors.append(said(exc))
+        return _list_page(form, 422)
     s.commit()
-    flash("Request recorded. Verify the requester's identity next.")
+    flash(gettext("Request recorded. Verify the requester's identity next."))
     return redirect(url_for("console.privacy_request", request_id=req.id))
 
 
@@ -140,7 +144,8 @@ def privacy_progress(request_id: uuid.UUID):
 def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
     form = form_cls()
     if not form.validate_on_submit():
-        flash("Please fill in the note." if form_cls is NoteForm else "The form expired; try again.", "error")
+        flash(gettext("Please fill in the note.") if form_cls is NoteForm else gettext("The form expired; try again."),
+              "error")
         return redirect(url_for("console.privacy_request", request_id=request_id))
     s = db(SYSTEM)
     try:
@@ -149,7 +154,7 @@ def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
         flash(message if isinstance(message, str) else done)
     except MemoriaError as exc:
         s.rollback()
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         if isinstance(exc, NotFound):
             abort(404)
     return redirect(url_for("console.privacy_request", request_id=request_id))
@@ -160,7 +165,7 @@ def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
 def privacy_verify(request_id: uuid.UUID):
     """Note how the identity was verified."""
     return _step(request_id, lambda s, f: privacy.verify(s, request_id, f.note.data or "", current_user.uid),
-                 "Identity verification noted. Preview the request next.", VerifyForm)
+                 gettext("Identity verification noted. Preview the request next."), VerifyForm)
 
 
 @bp.route("/privacy/<uuid:request_id>/reject", methods=["POST"])
@@ -168,14 +173,15 @@ def privacy_verify(request_id: uuid.UUID):
 def privacy_reject(request_id: uuid.UUID):
     """Reject the request, with the reason."""
     return _step(request_id, lambda s, f: privacy.reject(s, request_id, f.note.data, current_user.uid),
-                 "Request rejected.", NoteForm)
+                 gettext("Request rejected."), NoteForm)
 
 
 @bp.route("/privacy/<uuid:request_id>/preview", methods=["POST"])
 @officer
 def privacy_preview(request_id: uuid.UUID):
     """Count what the request touches, before anything happens."""
-    return _step(request_id, lambda s, f: privacy.preview(s, request_id, current_user.uid), "Preview ready.")
+    return _step(request_id, lambda s, f: privacy.preview(s, request_id, current_user.uid),
+                 gettext("Preview ready."))
 
 
 @bp.route("/privacy/<uuid:request_id>/execute", methods=["POST"])
@@ -185,7 +191,8 @@ def privacy_execute(request_id: uuid.UUID):
     req = _request_or_404(request_id)
     if req.kind == "erasure" and req.preview and not confirmed():
         return ask(action=url_for("console.privacy_execute", request_id=request_id),
-                   question="Execute this erasure?", consequence=erasure_consequence(req), button="Erase for good",
+                   question=gettext("Execute this erasure?"), consequence=erasure_consequence(req),
+                   button=gettext("Erase for good"),
                    back=url_for("console.privacy_request", request_id=request_id))
 
     def run(s, _form):
@@ -195,16 +202,17 @@ def privacy_execute(request_id: uuid.UUID):
             from jobs.privacy import enqueue_execution
 
             enqueue_execution(request_id, current_user.uid)
-            return "Execution queued: it runs in batches on the worker; progress shows below."
+            return gettext("Execution queued: it runs in batches on the worker; progress shows below.")
         privacy.execute(s, request_id, current_user.uid)
         return None
-    return _step(request_id, run, "Executed. Download the receipt below.")
+    return _step(request_id, run, gettext("Executed. Download the receipt below."))
 
 
 def erasure_consequence(req) -> str:
     totals = privacy.preview_totals(req.preview)
-    return (f"This deletes {totals['delete']} rows, anonymises {totals['anonymise']} and keeps {totals['keep']} "
-            "under legal hold. It cannot be undone.")
+    return gettext("This deletes %(delete)s rows, anonymises %(anonymise)s and keeps %(keep)s under legal hold. It "
+                   "cannot be undone.", delete=format_number(totals["delete"]),
+                   anonymise=format_number(totals["anonymise"]), keep=format_number(totals["keep"]))
 
 
 @bp.route("/privacy/<uuid:request_id>/receipt.json")
@@ -229,7 +237,7 @@ def privacy_export(request_id: uuid.UUID):
     except NotFound:
         abort(404)
     except Conflict as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("console.privacy_request", request_id=request_id))
     s.commit()
     return Response(data, mimetype="application/zip", headers={

@@ -4,6 +4,8 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from console import bp
@@ -12,6 +14,7 @@ from console.web import actor_label, org_db, org_role_required
 from memory_core.domain.errors import MemoriaError
 from memory_core.privacy import retention
 from web.errors import status_of
+from web.language import said
 
 
 @bp.route("/settings")
@@ -27,7 +30,7 @@ def settings_mode():
     """Switch the memory mode."""
     mode = request.form.get("memory_mode", "")
     return _change(lambda s, actor, org_id: org_settings.set_memory_mode(s, actor, org_id, mode),
-                   "Memory mode saved.")
+                   gettext("Memory mode saved."))
 
 
 @bp.route("/settings/language", methods=["POST"])
@@ -36,7 +39,7 @@ def settings_language():
     """Fix the language of the memory block, or leave it to each conversation."""
     return _change(lambda s, actor, org_id: org_settings.set_block_language(s, actor, org_id,
                                                                         request.form.get("language", "")),
-                   "Memory block language saved.")
+                   gettext("Memory block language saved."))
 
 
 @bp.route("/settings/retention", methods=["POST"])
@@ -44,7 +47,7 @@ def settings_language():
 def settings_retention():
     """Tighten retention."""
     return _change(lambda s, actor, org_id: org_settings.set_retention(s, actor, org_id, request.form),
-                   "Retention saved.")
+                   gettext("Retention saved."))
 
 
 @bp.route("/settings/exclusions", methods=["POST"])
@@ -64,7 +67,7 @@ def settings_exclusion_change(exclusion_id: uuid.UUID):
     remove = request.form.get("op") == "remove"
     return _change(lambda s, actor, org_id: org_settings.toggle_exclusion(s, actor, org_id, exclusion_id,
                                                                           remove=remove),
-                   "Rule removed." if remove else "Rule updated.")
+                   gettext("Rule removed.") if remove else gettext("Rule updated."))
 
 
 def _change(action, done: str):
@@ -75,13 +78,18 @@ def _change(action, done: str):
         s.rollback()
         if status_of(exc) == 404:
             abort(404)
-        return _page({getattr(exc, "field", None) or "form": str(exc)}, request.form, status_of(exc))
+        return _page({getattr(exc, "field", None) or "form": said(exc)}, request.form, status_of(exc))
     s.commit()
     flash(done)
     return redirect(url_for("console.settings")), 303
 
 
+# retention.ORG_LABELS, marked here so that the catalog has them (the domain holds no translations).
+_RETENTION_MSGIDS = (_l("Keep superseded versions for (days)"), _l("Remove proposals nobody decided after (days)"))
+
+
 def _page(errors: dict, form, code: int = 200):
     data = org_settings.org_settings(org_db(), current_user.org().org_id)
     return render_template("console/settings.html", d=data, errors=errors, form=form,
-                           labels=retention.ORG_LABELS, defaults=retention.DEFAULTS), code
+                           labels={k: gettext(v) for k, v in retention.ORG_LABELS.items()},
+                           defaults=retention.DEFAULTS), code

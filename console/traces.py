@@ -11,12 +11,14 @@ from console.operator import current_operator, parse_uuid
 from console.services import insights, paging
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
+from web.language import said
 
 
 @bp.route("/traces")
 @login_required
 def traces():
-    """Memory traces, newest first, with filters by org (staff), channel, conversation and date."""
+    """Memory traces, newest or oldest first, searched by words or person, filtered by org (staff), channel,
+    conversation, date and use."""
     s, org_id, platform = reader(org_param=parse_uuid(request.args.get("org")))
     a = request.args
     page, error = paging.Page([], None, None, 0), None
@@ -25,9 +27,10 @@ def traces():
             s, org_id, channel=a.get("channel") or None, conversation_id=parse_uuid(a.get("conversation")),
             date_from=insights.parse_date(a.get("from"), "from"), date_to=insights.parse_date(a.get("to"), "to"),
             after=a.get("after"), before=a.get("before"), used_only=a.get("used") == "1",
+            q=(a.get("q") or "").strip() or None, oldest_first=a.get("sort") == "oldest",
             viewer=None if platform else current_operator().access)
     except MemoriaError as exc:
-        error = str(exc)
+        error = said(exc)
     if platform:
         audit_platform_view(s, "traces", org_id, rows=len(page.rows))
     return render_template("console/traces.html", rows=page.rows, page=page, args=a, error=error, platform=platform,

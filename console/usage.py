@@ -9,6 +9,7 @@ from console.operator import parse_uuid
 from console.services import insights
 from console.staffing import audit_platform_view, reader
 from memory_core.domain.errors import MemoriaError
+from web.language import said, select_language
 
 
 @bp.route("/usage")
@@ -19,9 +20,9 @@ def usage():
     a = request.args
     try:
         u, error = insights.usage(s, org_id, since=insights.parse_date(a.get("since"), "since"),
-                                  until=insights.parse_date(a.get("until"), "until")), None
+                                  until=insights.parse_date(a.get("until"), "until"), lang=select_language()), None
     except MemoriaError as exc:
-        u, error = insights.usage(s, org_id), str(exc)
+        u, error = insights.usage(s, org_id, lang=select_language()), said(exc)
     if platform:
         audit_platform_view(s, "usage", org_id, since=u.since.isoformat(), until=u.until.isoformat())
     return render_template("console/usage.html", u=u, args=a, error=error, platform=platform,

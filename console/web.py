@@ -7,6 +7,7 @@ from functools import wraps
 
 from flask import abort, current_app, request
 from flask import session as flask_session
+from flask_babel import lazy_gettext as _l
 from flask_login import LoginManager, UserMixin, current_user, login_required
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -31,6 +32,7 @@ class ConsoleUser(UserMixin):
         self.email = user.email
         self.name = user.name
         self.platform_role = user.platform_role
+        self.ui_locale = user.ui_locale
         self.session_version = user.session_version
         self.orgs = orgs
 
@@ -114,7 +116,7 @@ def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | Non
 def init_login(app) -> None:
     manager = LoginManager(app)
     manager.login_view = "console.login"
-    manager.login_message = "Please sign in to continue."
+    manager.login_message = _l("Please sign in to continue.")
     manager.session_protection = "strong"
 
     @manager.user_loader

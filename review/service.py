@@ -16,13 +16,13 @@ from sqlalchemy.orm import Session
 
 from console.services import paging
 from console.services.proposals import (
-    KIND_LABELS,
     Labels,
     Operator,
     age,
     can_decide,
     can_view,
     capped_counts,
+    kind_labels,
     normalise_account,
     verified_account_sentence,
     visible_kinds,
@@ -34,7 +34,7 @@ from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFoun
 from memory_core.domain.ladder import activate_proposal
 from memory_core.domain.models import Memory, MemorySource, Message, Notification
 from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, Level, ProposalKind, Status
-from memory_core.reading.fence import fenced
+from memory_core.reading.fence import quoted
 
 PAGE_SIZE = 50
 MAX_BULK = 200
@@ -56,15 +56,24 @@ class QueueRow:
 @dataclass
 class Queue:
     rows: list[QueueRow]
-    counts: dict[str, int]
-    total: int
-    next_cursor: str | None
+    counts: dict[str, int]  # pending per kind (the counters), whatever the filters
+    page: paging.Page  # this page's cursors and the filtered list's total
     areas: list[str] = field(default_factory=list)
 
 
+def _rows(s: Session, op: Operator, page: paging.Page, since) -> list[QueueRow]:
+    labels = Labels(s, op.org_id, op.lang).prefetch(page.rows)
+    now, kinds = clock.now(), kind_labels(op.lang)
+    return [QueueRow(p, labels.subject(p.subject, p.sentence, p.value), labels.author(p), age(now - since(p)),
+                     p.status == Status.PROPOSED and can_decide(op, p),
+                     kinds.get(p.proposal_kind, p.proposal_kind)) for p in page.rows]
+
+
 def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
-               q: str | None = None, after: str | None = None, limit: int = PAGE_SIZE) -> Queue:
-    """Pending proposals, oldest first (they have waited longest), with counts per kind."""
+               q: str | None = None, after: str | None = None, before: str | None = None,
+               newest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
+    """Pending proposals, oldest first by default (they have waited longest), keyset pages both ways with the
+    filtered total, and the counts per kind."""
     if kind and kind not in PROPOSAL_KINDS:
         raise InvalidInput("Unknown kind of proposal.", "kind")
     if area and area not in AREAS:
@@ -78,35 +87,31 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
         stmt = stmt.where(Memory.area == area)
     if q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
-    cur = paging.parse_cursor(after, CURSOR_TYPES)
-    if cur:
-        stmt = stmt.where(func.row(Memory.created_at, Memory.id) > func.row(*cur))
-    rows = list(s.scalars(stmt.order_by(Memory.created_at, Memory.id).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    labels = Labels(s, op.org_id).prefetch(rows)
-    now = clock.now()
-    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(now - p.created_at),
-                    can_decide(op, p), KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
-    return Queue(out, counts, sum(counts.values()),
-                 paging.cursor_of((rows[-1].created_at, rows[-1].id)) if more and rows else None, list(AREAS))
+    page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id), CURSOR_TYPES,
+                         after=after, before=before, descending=newest_first, limit=limit)
+    return Queue(_rows(s, op, page, lambda p: p.created_at), counts, page, list(AREAS))
 
 
-def list_decided(s: Session, op: Operator, *, before: str | None = None, limit: int = PAGE_SIZE) -> Queue:
-    """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first."""
+def list_decided(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
+                 q: str | None = None, after: str | None = None, before: str | None = None,
+                 oldest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
+    """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first by
+    default, with the same filters and pages as the queue."""
+    if kind and kind not in PROPOSAL_KINDS:
+        raise InvalidInput("Unknown kind of proposal.", "kind")
+    if area and area not in AREAS:
+        raise InvalidInput("Unknown area.", "area")
     stmt = select(Memory).where(visible_proposals(op, decided=True))
-    cur = paging.parse_cursor(before, CURSOR_TYPES)
-    if cur:
-        stmt = stmt.where(func.row(Memory.decided_at, Memory.id) < func.row(*cur))
-    rows = list(s.scalars(stmt.order_by(Memory.decided_at.desc(), Memory.id.desc()).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    labels = Labels(s, op.org_id).prefetch(rows)
-    out = [QueueRow(p, labels.subject(p.subject), labels.author(p), age(clock.now() - p.decided_at), False,
-                    KIND_LABELS.get(p.proposal_kind, p.proposal_kind)) for p in rows]
+    if kind:
+        stmt = stmt.where(Memory.proposal_kind == kind)
+    if area:
+        stmt = stmt.where(Memory.area == area)
+    if q:
+        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
+    page = paging.keyset(s, stmt, (Memory.decided_at, Memory.id), lambda m: (m.decided_at, m.id), CURSOR_TYPES,
+                         after=after, before=before, descending=not oldest_first, limit=limit)
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
-    nxt = paging.cursor_of((rows[-1].decided_at, rows[-1].id)) if more and rows else None
-    return Queue(out, counts, sum(counts.values()), nxt, list(AREAS))
+    return Queue(_rows(s, op, page, lambda p: p.decided_at), counts, page, list(AREAS))
 
 
 def pending_counts(s: Session, op: Operator) -> dict[str, int]:
@@ -116,11 +121,12 @@ def pending_counts(s: Session, op: Operator) -> dict[str, int]:
 
 def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
     """One row of the queue, for the htmx partial after an action."""
-    labels = Labels(s, op.org_id)
-    return QueueRow(proposal, labels.subject(proposal.subject), labels.author(proposal),
+    labels = Labels(s, op.org_id, op.lang)
+    return QueueRow(proposal, labels.subject(proposal.subject, proposal.sentence, proposal.value),
+                    labels.author(proposal),
                     age(clock.now() - proposal.created_at),
                     proposal.status == Status.PROPOSED and can_decide(op, proposal),
-                    KIND_LABELS.get(proposal.proposal_kind, proposal.proposal_kind))
+                    kind_labels(op.lang).get(proposal.proposal_kind, proposal.proposal_kind))
 
 
 @dataclass
@@ -154,7 +160,7 @@ def get_proposal(s: Session, op: Operator, proposal_id: uuid.UUID, *, for_update
 
 def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
     p = get_proposal(s, op, proposal_id)
-    labels = Labels(s, op.org_id)
+    labels = Labels(s, op.org_id, op.lang)
     stmt = (select(Message).join(MemorySource, MemorySource.message_id == Message.id)
             .where(MemorySource.memory_id == p.id).order_by(Message.created_at))
     if not op.access.is_admin:
@@ -163,7 +169,7 @@ def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
     msgs = s.execute(stmt).scalars().all()
     sources = [SourceMessage(m.created_at, m.channel,
                              labels.user(m.user_id) if m.user_id else (m.phone or m.role),
-                             fenced(m.text, 2000)) for m in msgs]
+                             quoted(m.text, 2000)) for m in msgs]
     replaces = _replaced(s, p)
     before = replaces.value if replaces else ""
     return Detail(queue_row(s, op, p), sources, replaces, word_diff(before, p.value))
@@ -223,7 +229,7 @@ def approve(s: Session, op: Operator, proposal_id: uuid.UUID, *, typed_account: 
             raise InvalidInput("The account you typed does not match the proposed one. Nothing was changed.",
                                "confirm_account")
         # Verified now: the fact must stop reading "sin verificar" wherever it is shown or sent.
-        p.sentence = verified_account_sentence(Labels(s, op.org_id).subject(p.subject))
+        p.sentence = verified_account_sentence(Labels(s, op.org_id, "es").subject(p.subject))
     if p.proposal_kind == ProposalKind.CONFIRMATION and not op.access.can_edit(p.area):
         # The author confirms the fact, but may not share in this area: someone who may must approve it.
         p.proposal_kind = ProposalKind.LOW_PERMISSION

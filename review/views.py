@@ -4,15 +4,18 @@ from __future__ import annotations
 import uuid
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext, ngettext
 from flask_login import login_required
 
 from console.operator import current_operator, is_htmx, parse_uuid
 from console.services import proposals
 from console.web import org_db, org_read_db
+from memory_core.domain import labels
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.vocabulary import Status
 from review import bp, service
 from web.errors import status_of
+from web.language import said
 
 
 @bp.route("/")
@@ -22,16 +25,18 @@ def queue():
     op, s = current_operator(), org_read_db()
     args = request.args
     decided = args.get("state") == "decided"
+    filters = {"kind": args.get("kind") or None, "area": args.get("area") or None,
+               "q": (args.get("q") or "").strip()[:200] or None, "after": args.get("after"),
+               "before": args.get("before")}
     try:
         if decided:
-            result = service.list_decided(s, op, before=args.get("before"))
+            result = service.list_decided(s, op, oldest_first=args.get("sort") == "oldest", **filters)
         else:
-            result = service.list_queue(s, op, kind=args.get("kind") or None, area=args.get("area") or None,
-                                        q=(args.get("q") or "").strip()[:200] or None, after=args.get("after"))
+            result = service.list_queue(s, op, newest_first=args.get("sort") == "newest", **filters)
     except MemoriaError as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("review.queue"))
-    return render_template("review/queue.html", queue=result, args=args, kinds=proposals.KIND_LABELS, op=op,
+    return render_template("review/queue.html", queue=result, args=args, kinds=proposals.kind_labels(op.lang), op=op,
                            decided=decided)
 
 
@@ -52,7 +57,7 @@ def detail(proposal_id: uuid.UUID):
 def approve(proposal_id: uuid.UUID):
     """Approve; a bank account needs the account typed again."""
     return _decide(proposal_id, lambda s, op: service.approve(
-        s, op, proposal_id, typed_account=request.form.get("confirm_account")), "Approved.")
+        s, op, proposal_id, typed_account=request.form.get("confirm_account")), gettext("Approved."))
 
 
 @bp.route("/<uuid:proposal_id>/edit", methods=["POST"])
@@ -61,7 +66,7 @@ def edit(proposal_id: uuid.UUID):
     """Edit the value and sentence, then approve."""
     return _decide(proposal_id, lambda s, op: service.approve(
         s, op, proposal_id, value=request.form.get("value", ""), sentence=request.form.get("sentence", "")),
-        "Edited and approved.")
+        gettext("Edited and approved."))
 
 
 @bp.route("/<uuid:proposal_id>/reject", methods=["POST"])
@@ -69,7 +74,7 @@ def edit(proposal_id: uuid.UUID):
 def reject(proposal_id: uuid.UUID):
     """Reject with a reason."""
     return _decide(proposal_id, lambda s, op: service.reject(s, op, proposal_id, request.form.get("reason", "")),
-                   "Rejected.")
+                   gettext("Rejected."))
 
 
 @bp.route("/bulk", methods=["POST"])
@@ -81,12 +86,16 @@ def bulk():
     try:
         result = service.bulk(s, op, request.form.get("action", ""), ids, request.form.get("reason", ""))
     except MemoriaError as exc:
-        flash(str(exc), "error")
+        flash(said(exc), "error")
         return redirect(url_for("review.queue")), 303
     s.commit()
-    verb = "Approved" if request.form.get("action") == "approve" else "Rejected"
-    flash(f"{verb} {len(result.done)} proposal(s)." + (
-        f" Skipped {len(result.skipped)}: {result.skipped[0][1]}" if result.skipped else ""))
+    n = len(result.done)
+    done = (ngettext("Approved %(num)d proposal.", "Approved %(num)d proposals.", n)
+            if request.form.get("action") == "approve"
+            else ngettext("Rejected %(num)d proposal.", "Rejected %(num)d proposals.", n))
+    skipped = (" " + gettext("Skipped %(num)d: %(why)s", num=len(result.skipped), why=gettext(result.skipped[0][1]))
+               if result.skipped else "")
+    flash(done + skipped)
     return redirect(url_for("review.queue")), 303
 
 
@@ -102,10 +111,11 @@ def _decide(proposal_id, action, done_message: str):
         return _error(s, op, proposal_id, exc, code)
     s.commit()
     if proposal.status == Status.PROPOSED:  # a member confirmed where she may only read: an editor shares it
-        done_message = f"Confirmed: someone who may edit {proposal.area} will share it."
+        done_message = gettext("Confirmed: someone who may edit %(area)s will share it.",
+                               area=labels.term("area", proposal.area, op.lang))
     if is_htmx():  # the row, and the counters out of band so they agree with the queue
         return render_template("review/_decided.html", r=service.queue_row(s, op, proposal), message=done_message,
-                               counts=proposals.pending_counts(s, op), kinds=proposals.KIND_LABELS, op=op)
+                               counts=proposals.pending_counts(s, op), kinds=proposals.kind_labels(op.lang), op=op)
     flash(f"{done_message} {proposal.sentence}")
     return redirect(url_for("review.queue")), 303
 
@@ -116,9 +126,9 @@ def _error(s, op, proposal_id, exc, code):
         if is_htmx():
             p = service.get_proposal(s, op, proposal_id)
             # 200 so htmx swaps the row in and the message shows next to the buttons.
-            return render_template("review/_row.html", r=service.queue_row(s, op, p), error=str(exc))
+            return render_template("review/_row.html", r=service.queue_row(s, op, p), error=said(exc))
         d = service.detail(s, op, proposal_id)
     except MemoriaError as again:
         abort(status_of(again))
-    return render_template("review/detail.html", d=d, op=op, errors={getattr(exc, "field", None) or "form": str(exc)},
+    return render_template("review/detail.html", d=d, op=op, errors={getattr(exc, "field", None) or "form": said(exc)},
                            form=request.form), code

@@ -28,7 +28,7 @@ document.addEventListener("DOMContentLoaded", function () {
     button.addEventListener("click", function () {
       var source = document.querySelector(button.getAttribute("data-copy"));
       navigator.clipboard.writeText(source.textContent.trim()).then(function () {
-        button.textContent = "Copied";
+        button.textContent = button.getAttribute("data-copied") || "Copied";
       });
     });
   });

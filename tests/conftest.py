@@ -6,6 +6,7 @@ one: every table is truncated after it (the seeded exclusion list is kept).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -89,7 +90,12 @@ def database(servers, owner_engine, _tables):
     db = get_database(servers)
     yield db
     db.dispose()  # no connection of this test survives into the next
-    tables, seed = _tables
+    empty_tables(owner_engine, _tables)
+
+
+def empty_tables(owner_engine, tables_and_seed: tuple[list[str], list[dict]]) -> None:
+    """Truncate every table and put the seeded exclusion list back (after a test, or a module that shares data)."""
+    tables, seed = tables_and_seed
     with owner_engine.begin() as c:
         # replica mode: the audit log's append-only trigger stays out of the way of test cleanup
         c.execute(text("set local session_replication_role = replica"))
@@ -141,6 +147,13 @@ def runner(app):
 @pytest.fixture
 def live_server(app):
     """The app served by werkzeug on a free port of 127.0.0.1, in a thread; yields its base URL."""
+    with serving(app) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def serving(app):
+    """Serve `app` on a free port of 127.0.0.1 in a thread for the block; yields its base URL."""
     import threading
 
     from werkzeug.serving import make_server
@@ -148,9 +161,11 @@ def live_server(app):
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
 
 
 CHROMIUM = "/usr/bin/chromium"

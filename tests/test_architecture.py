@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # The project's top-level packages and modules (bench and app are entry points: they may import anything).
 PROJECT = ("memory_core", "web", "console", "review", "api", "health", "jobs", "client", "evals", "bench", "app")
-FLASK = ("flask", "flask_login", "flask_wtf", "wtforms")
+FLASK = ("flask", "flask_login", "flask_wtf", "flask_babel", "wtforms")
 
 # Who may not import whom: the layers point inwards, to memory_core.
 FORBIDDEN = {

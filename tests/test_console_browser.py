@@ -1,5 +1,5 @@
 """The console in a real browser: Playwright drives Debian's Chromium (/usr/bin/chromium) against the app
-served by werkzeug on 127.0.0.1, on the demo data. Also saves the README's screenshots."""
+served by werkzeug on 127.0.0.1, on the demo data (the README's screenshots: tests/test_console_matrix.py)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -168,42 +168,6 @@ def _sample_traces_and_usage(s):
     s.commit()
 
 
-def test_screenshots_of_the_main_pages(live, tab, system_session):
-    """Every main page opens with its title; each is saved as a PNG for the README."""
-    page = tab
-    _sample_traces_and_usage(system_session)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    bank = _proposal(system_session, "bank_account")
-    plazo = system_session.scalar(select(Memory).where(Memory.attribute == "plazo_pago", Memory.status == "active"))
-    trace = system_session.scalar(select(MemoryTrace).order_by(MemoryTrace.created_at.desc()).limit(1))
-    contact_id = plazo.subject.split(":", 1)[1]
-    _sign_in(page, live, ADMIN)
-    pages = [
-        ("dashboard", "/", "Hello, Carlos Gil"),
-        ("review-queue", "/review/", "Review queue"),
-        ("review-bank-account", f"/review/{bank.id}", "Unverified bank account"),
-        ("memories", "/memories", "Memories"),
-        ("memory-versions", f"/memories/{plazo.id}", "plazo_pago"),
-        ("contact", f"/contacts/{contact_id}", "Talleres García"),
-        ("traces", "/traces", "Memory traces"),
-        ("trace", f"/traces/{trace.id}", "Memory block of"),
-        ("usage", "/usage", "Usage and cost"),
-        ("audit-log", "/audit", "Audit log"),
-        ("settings", "/settings", "Settings of"),
-        ("jobs", "/jobs", "Jobs"),
-    ]
-    for name, path, title in pages:
-        page.goto(f"{live}{path}")
-        assert page.locator("h1", has_text=title).first.is_visible(), name
-        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    page.goto(f"{live}/login")  # signed in: back to the dashboard
-    page.context.clear_cookies()
-    _sign_in(page, live, MEMBER)
-    page.goto(f"{live}/review/")
-    page.screenshot(path=str(SHOTS / "review-queue-member.png"), full_page=True)
-    assert all((SHOTS / f"{n}.png").stat().st_size > 5000 for n, _, _ in pages)
-
-
 def test_a_person_edits_deletes_pauses_and_exports_their_own_memory_on_my_memory(live, tab, system_session):
     page = tab
     _sign_in(page, live, OWNER)
@@ -240,4 +204,3 @@ def test_a_person_edits_deletes_pauses_and_exports_their_own_memory_on_my_memory
     data = json.loads(Path(download.value.path()).read_text())
     values = {m["value"] for sec in data["sections"] for g in sec["subjects"] for m in g["memories"]}
     assert "usted" in values and "Feria de Valencia" not in values and data["learning_paused_at"]
-    page.screenshot(path=str(SHOTS / "my-memory.png"), full_page=True)

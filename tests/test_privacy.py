@@ -343,8 +343,8 @@ def test_the_export_is_readable_by_the_person_summary_and_spreadsheets(world, sy
     zf = zipfile.ZipFile(io.BytesIO(privacy.export_zip(s, req.id, world["officer"].id)))
     summary = zf.read("summary.html").decode()
     assert "What memoria holds about you" in summary and "Talleres García S.L." in summary
-    assert f"contact:{contact.id}" not in summary and "plazo pago" in summary and "<script" not in summary
+    assert f"contact:{contact.id}" not in summary and "Payment term" in summary and "<script" not in summary
     rows = list(csv.reader(io.StringIO(zf.read("csv/memories.csv").decode())))
     assert rows[0][:4] == ["About", "What", "Value", "As a sentence"]
-    assert ["Talleres García S.L.", "plazo pago", "60 días"] in [r[:3] for r in rows[1:]]
+    assert ["Talleres García S.L.", "Payment term", "60 días"] in [r[:3] for r in rows[1:]]
     assert privacy.execute(s, req.id, world["officer"].id).status == "delivered"

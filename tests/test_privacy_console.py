@@ -114,7 +114,7 @@ def test_admin_runs_a_job_now_and_a_member_cannot(client, factory, system_sessio
     jobs_page = client.get("/jobs").get_data(as_text=True)
     assert "Run retention now" in jobs_page
     resp = client.post("/jobs/run/retention", data={"csrf_token": csrf_from(jobs_page)}, follow_redirects=True)
-    assert resp.status_code == 200 and "retention queued" in resp.get_data(as_text=True)
+    assert resp.status_code == 200 and "Retention queued" in resp.get_data(as_text=True)
     queue = get_queue()
     SimpleWorker([queue], connection=queue.connection).work(burst=True)
     run = system_session.scalar(select(JobRun).where(JobRun.job == "retention"))

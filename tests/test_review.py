@@ -112,8 +112,10 @@ def test_detail_shows_fenced_escaped_sources_the_diff_and_the_rule(client, w):
     sign_in(client, w.admin)
     page = client.get(f"/review/{w.bank.id}").get_data(as_text=True)
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "&lt;&lt;&lt;" in page  # the fence opens ...
-    assert "›››" in page  # ... and the forged close marker inside the message is escaped
+    # The page quotes the message in its own box: no prompt fence markers, and a forged close marker inside the
+    # message stays escaped.
+    assert "&lt;&lt;&lt;" not in page and "&gt;&gt;&gt;" not in page
+    assert "›››" in page
     assert "rule for bank_account" in page and "Possible fraud" in page
     assert f'<span class="fenced" id="before-value">{OLD_IBAN}</span>' in page
     diff = page.split('class="diff">', 1)[1].split("</td>", 1)[0]
@@ -338,7 +340,7 @@ def test_bulk_approve_skips_bank_accounts(client, w):
                                              "ids": [str(w.low.id), str(w.low_company.id), str(w.bank.id)]},
                        follow_redirects=True)
     page = resp.get_data(as_text=True)
-    assert "Approved 2 proposal(s)." in page and "Bank accounts are verified one by one." in page
+    assert "Approved 2 proposals." in page and "Bank accounts are verified one by one." in page
     assert _fresh(w.s, w.low).status == _fresh(w.s, w.low_company).status == "active"
     assert _fresh(w.s, w.bank).status == "proposed"
     assert w.s.scalar(select(AuditLog.details).where(AuditLog.action == "proposal.bulk_approve")) == {

@@ -71,6 +71,7 @@ ACCESS: dict[str, Route] = {
     "console.login": Route("GET", PUBLIC),
     "console.logout": Route("POST", {r: LOGIN for r in ROLES}, last=True),  # signs out: back to sign-in
     "console.switch_org": Route("POST", SIGNED_IN),
+    "console.set_language": Route("POST", PUBLIC),  # the sign-in page has the switch too
     "console.home": Route("GET", SIGNED_IN),
     # review
     "review.queue": Route("GET", ORG),

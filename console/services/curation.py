@@ -21,7 +21,7 @@ from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.models import Contact, Memory, MemorySource, Message
 from memory_core.domain.policy import iban_valid
-from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, Level, Status
+from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, ContactKind, Level, Status
 
 PAGE_SIZE = 50
 
@@ -117,8 +117,9 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before,
                          descending=not oldest_first, limit=limit)
-    labels = Labels(s, op.org_id).prefetch(page.rows)
-    return MemoryPage([MemoryRow(m, labels.subject(m.subject), labels.author(m)) for m in page.rows],
+    labels = Labels(s, op.org_id, op.lang).prefetch(page.rows)
+    return MemoryPage([MemoryRow(m, labels.subject(m.subject, m.sentence, m.value), labels.author(m))
+                       for m in page.rows],
                       page.next_cursor, page.prev_cursor, page.total_label)
 
 
@@ -155,7 +156,7 @@ class MemoryDetail:
 
 def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetail:
     m = get_memory(s, op, memory_id)
-    labels = Labels(s, op.org_id)
+    labels = Labels(s, op.org_id, op.lang)
     chain = versions.chain(s, op.access, m)
     ids = [v.id for v in chain]
     sources: dict[uuid.UUID, list[Message | None]] = {i: [] for i in ids}
@@ -169,7 +170,8 @@ def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetai
     current = next((v for v in chain if v.status == "active"), None)
     history = [Version(v, labels.author(v), labels.user(v.decided_by) if v.decided_by else None,
                         sources[v.id], v.status == "active") for v in chain]
-    return MemoryDetail(m, labels.subject(m.subject), history, current, may_change(op, m), may_restore(op, m))
+    return MemoryDetail(m, labels.subject(m.subject, m.sentence, m.value),
+                        history, current, may_change(op, m), may_restore(op, m))
 
 
 # ------------------------------------------------------------------------------------ changing
@@ -213,7 +215,7 @@ def edit(s: Session, op: Operator, memory_id: uuid.UUID, value: str, sentence: s
             raise InvalidInput("That is not a valid IBAN (check the country code, length and check digits).", "value")
         if normalise_account(typed_account or "").upper() != value:
             raise InvalidInput("The account you typed again does not match. Nothing was changed.", "confirm_account")
-        sentence = verified_account_sentence(Labels(s, op.org_id).subject(m.subject))
+        sentence = verified_account_sentence(Labels(s, op.org_id, "es").subject(m.subject))
     row = versions.hand_edit(s, m, value, sentence, origin="console", by=op.user_id)
     audit.record(s, actor_label=op.label, actor_user_id=op.user_id, action="memory.edited", org_id=row.org_id,
                  target_type="memory", target_id=row.id, details={"superseded": str(m.id), "level": row.level,
@@ -257,19 +259,37 @@ class ContactPage:
     proposals: list[Memory]
 
 
-def list_contacts(s: Session, op: Operator, q: str | None = None, limit: int = 200) -> list[tuple[Contact, int]]:
-    """Contacts this operator may read, each with how many active facts are known about it."""
+# The contacts list's sort orders: (key columns, descending); a name sort breaks ties on the id.
+CONTACT_SORTS = {"name": ((Contact.name, Contact.id), False), "name_desc": ((Contact.name, Contact.id), True),
+                 "newest": ((Contact.created_at, Contact.id), True),
+                 "oldest": ((Contact.created_at, Contact.id), False)}
+
+
+def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str | None = None, sort: str = "name",
+                  after: str | None = None, before: str | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Contacts this operator may read, each with how many active facts are known about it: keyset pages both
+    ways in the chosen order (name A-Z by default), with the capped total; rows are (contact, facts)."""
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
+    if kind and kind not in tuple(ContactKind):
+        raise InvalidInput("Unknown kind of contact.", "kind")
+    if sort not in CONTACT_SORTS:
+        raise InvalidInput("Unknown sort order.", "sort")
     facts = (select(func.count()).where(Memory.subject == func.concat("contact:", Contact.id),
                                         Memory.status == Status.ACTIVE, memory_visible(op.access))
              .correlate(Contact).scalar_subquery())
     stmt = select(Contact, facts).where(contact_visible(op.access))
+    if kind:
+        stmt = stmt.where(Contact.kind == kind)
     if q:
         like = f"%{q.replace('%', '').replace('_', '')}%"
         stmt = stmt.where(or_(Contact.name.ilike(like), Contact.tax_id.ilike(like),
                               Contact.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q))))
-    return [(c, n) for c, n in s.execute(stmt.order_by(Contact.name).limit(limit))]
+    columns, descending = CONTACT_SORTS[sort]
+    first = paging.text_type if columns[0] is Contact.name else paging.datetime_type
+    return paging.keyset(s, stmt, columns, lambda r: (getattr(r[0], columns[0].key), r[0].id),
+                         (first, paging.uuid_type), after=after, before=before, descending=descending,
+                         limit=limit, scalars=False)
 
 
 def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage:

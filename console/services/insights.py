@@ -14,7 +14,7 @@ from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from console.services import paging
-from memory_core.domain import clock
+from memory_core.domain import clock, labels
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import (
@@ -29,7 +29,8 @@ from memory_core.domain.models import (
     UsageLedger,
     User,
 )
-from memory_core.domain.vocabulary import PrivacyStatus, Status
+from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus, Status
+from memory_core.privacy import requests as privacy
 
 PAGE_SIZE = 50
 
@@ -66,8 +67,10 @@ class TraceRow:
 def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = None,
                 date_from: dt.date | None = None, date_to: dt.date | None = None,
                 conversation_id: uuid.UUID | None = None, after: str | None = None, before: str | None = None,
-                used_only: bool = False, viewer: Access | None = None, limit: int = PAGE_SIZE) -> paging.Page:
-    """Newest first; each row says who the turn was for, its first words, how many memories went in and how many
+                used_only: bool = False, viewer: Access | None = None, q: str | None = None,
+                oldest_first: bool = False, limit: int = PAGE_SIZE) -> paging.Page:
+    """Newest (or oldest) first; `q` matches the words of the turn (only a message the reader may see) or who it
+    was for. Each row says who the turn was for, its first words, how many memories went in and how many
     were used. An org operator (`viewer`) sees the first words only of messages the visibility rule lets them
     read; platform staff (no viewer) read traces across orgs, every view audited."""
     items = (select(func.count()).where(TraceItem.trace_id == MemoryTrace.id).correlate(MemoryTrace).scalar_subquery())
@@ -77,6 +80,12 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
             .outerjoin(Message, and_(Message.id == MemoryTrace.message_id,
                                      message_visible(viewer) if viewer is not None else true()))
             .outerjoin(User, User.id == MemoryTrace.user_id))
+    if q:
+        if len(q) > 200:
+            raise InvalidInput("Search for at most 200 characters.", "q")
+        like = f"%{q.replace('%', '').replace('_', '')}%"
+        stmt = stmt.where(or_(Message.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)),
+                              User.name.ilike(like)))
     if used_only:
         stmt = stmt.where(select(TraceItem.id).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
                           .correlate(MemoryTrace).exists())
@@ -92,7 +101,7 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
         stmt = stmt.where(MemoryTrace.created_at < _day_start(date_to + dt.timedelta(days=1)))
     page = paging.keyset(s, stmt, (MemoryTrace.created_at, MemoryTrace.id), lambda r: (r[0].created_at, r[0].id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before, limit=limit,
-                         scalars=False)
+                         descending=not oldest_first, scalars=False)
     page.rows = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
                  for t, n, u, words, name in page.rows]
     return page
@@ -165,7 +174,8 @@ class Usage:
     until: dt.date
 
 
-def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None, until: dt.date | None = None) -> Usage:
+def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None, until: dt.date | None = None,
+          lang: str = "en") -> Usage:
     """Cost and calls per day, purpose and model, with a bar chart of the daily cost."""
     until = until or clock.today()
     since = since or until - dt.timedelta(days=29)
@@ -188,11 +198,11 @@ def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None,
     for line in lines:
         per_day[line.day] = per_day.get(line.day, Decimal(0)) + line.cost
     return Usage(lines, sum((ln.cost for ln in lines), Decimal(0)), sum(ln.calls for ln in lines),
-                 daily_chart(per_day, since, until), since, until)
+                 daily_chart(per_day, since, until, lang=lang), since, until)
 
 
 def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date, width: int = 760,
-                height: int = 200) -> Chart:
+                height: int = 200, lang: str = "en") -> Chart:
     """Geometry for a server-rendered SVG bar chart: one bar per day, the tallest fills the height."""
     days = [(since + dt.timedelta(days=i)) for i in range((until - since).days + 1)]
     top = max(per_day.values(), default=Decimal(0))
@@ -203,10 +213,11 @@ def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date,
         v = per_day.get(d, Decimal(0))
         h = float(v / top) * plot_h if top else 0.0
         bars.append(Bar(x=left + i * slot + slot * 0.15, y=height - bottom - h, width=max(1.0, slot * 0.7), height=h,
-                        label=d.strftime("%d %b") if i % max(1, len(days) // 8) == 0 else "",
-                        title=f"{d.isoformat()}: ${v:.4f}"))
-    ticks = [(height - bottom - plot_h * f, f"${float(top) * f:.4f}") for f in (0, 0.5, 1)] if top else []
-    return Chart(width, height, bars, f"${top:.4f}", ticks)
+                        label=labels.short_day(d, lang) if i % max(1, len(days) // 8) == 0 else "",
+                        title=f"{d.isoformat()}: {labels.money(v, lang, 4)}"))
+    ticks = ([(height - bottom - plot_h * f, labels.money(top * Decimal(f), lang, 4)) for f in (0, 0.5, 1)]
+             if top else [])
+    return Chart(width, height, bars, labels.money(top, lang, 4), ticks)
 
 
 # ------------------------------------------------------------------------------------ audit log
@@ -214,9 +225,10 @@ def daily_chart(per_day: dict[dt.date, Decimal], since: dt.date, until: dt.date,
 def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, action: str | None = None,
                  date_from: dt.date | None = None, date_to: dt.date | None = None, after: str | None = None,
                  before: str | None = None, who: uuid.UUID | None = None,
-                 q_actor_ids: list[uuid.UUID] | None = None, limit: int = PAGE_SIZE) -> paging.Page:
-    """Newest first, keyset pages both ways on the id; `q` matches the actor (label, or a person whose name or
-    email matched: `q_actor_ids`), the action or the target id; `who` is one person."""
+                 q_actor_ids: list[uuid.UUID] | None = None, oldest_first: bool = False,
+                 limit: int = PAGE_SIZE) -> paging.Page:
+    """Newest (or oldest) first, keyset pages both ways on the id; `q` matches the actor (label, or a person whose
+    name or email matched: `q_actor_ids`), the action or the target id; `who` is one person."""
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     stmt = select(AuditLog)
@@ -237,7 +249,7 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
     if date_to:
         stmt = stmt.where(AuditLog.at < _day_start(date_to + dt.timedelta(days=1)))
     return paging.keyset(s, stmt, (AuditLog.id,), lambda r: (r.id,), (paging.bigint_type,), after=after,
-                         before=before, limit=limit)
+                         before=before, descending=not oldest_first, limit=limit)
 
 
 def audit_actions(s: Session, org_id: uuid.UUID | None) -> list[str]:
@@ -260,6 +272,30 @@ def job_runs(s: Session, job: str | None = None, limit: int = 100, *, org_id: uu
     if job:
         stmt = stmt.where(JobRun.job == job)
     return list(s.scalars(stmt.order_by(JobRun.started_at.desc()).limit(limit)))
+
+
+JOB_STATUSES = ("running", "succeeded", "failed")
+
+
+def list_job_runs(s: Session, *, org_id: uuid.UUID | None = None, platform: bool = False, job: str | None = None,
+                  status: str | None = None, q: str | None = None, oldest_first: bool = False,
+                  after: str | None = None, before: str | None = None, limit: int = PAGE_SIZE) -> paging.Page:
+    """Job runs newest (or oldest) first, keyset pages both ways; `q` matches who triggered it or the error."""
+    if status and status not in JOB_STATUSES:
+        raise InvalidInput("Unknown status.", "status")
+    if q and len(q) > 200:
+        raise InvalidInput("Search for at most 200 characters.", "q")
+    stmt = _runs_of(select(JobRun), org_id, platform)
+    if job:
+        stmt = stmt.where(JobRun.job == job)
+    if status:
+        stmt = stmt.where(JobRun.status == status)
+    if q:
+        like = f"%{q.replace('%', '').replace('_', '')}%"
+        stmt = stmt.where(or_(JobRun.triggered_by.ilike(like), JobRun.error.ilike(like), JobRun.job.ilike(like)))
+    return paging.keyset(s, stmt, (JobRun.started_at, JobRun.id), lambda r: (r.started_at, r.id),
+                         (paging.datetime_type, paging.uuid_type), after=after, before=before,
+                         descending=not oldest_first, limit=limit)
 
 
 def job_names(s: Session, *, org_id: uuid.UUID | None = None, platform: bool = False) -> list[str]:
@@ -296,5 +332,43 @@ def learnt_since(s: Session, org_id: uuid.UUID, visible, hours: int = 24) -> int
 
 
 def open_privacy_requests(s: Session) -> int:
-    closed = (PrivacyStatus.EXECUTED, PrivacyStatus.REJECTED)
-    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_(closed))) or 0)
+    return int(s.scalar(select(func.count()).where(PrivacyRequest.status.notin_(privacy.CLOSED))) or 0)
+
+
+# ------------------------------------------------------------------------------------ privacy requests
+
+# The privacy list's sort orders: (key columns, descending); the soonest due first by default.
+PRIVACY_SORTS = {"due": ((PrivacyRequest.due_at, PrivacyRequest.id), False),
+                 "newest": ((PrivacyRequest.created_at, PrivacyRequest.id), True),
+                 "oldest": ((PrivacyRequest.created_at, PrivacyRequest.id), False)}
+
+
+def list_privacy_requests(s: Session, *, status: str | None = None, kind: str | None = None, q: str | None = None,
+                          sort: str = "due", after: str | None = None, before: str | None = None,
+                          limit: int = PAGE_SIZE) -> paging.Page:
+    """Privacy requests in the chosen order, keyset pages both ways; `status` is one status, "open" or
+    "closed"; `q` matches who asked or the subject (while the request still holds it)."""
+    if status and status not in ("open", "closed", *PrivacyStatus):
+        raise InvalidInput("Unknown status.", "status")
+    if kind and kind not in tuple(PrivacyKind):
+        raise InvalidInput("Unknown kind of request.", "kind")
+    if sort not in PRIVACY_SORTS:
+        raise InvalidInput("Unknown sort order.", "sort")
+    if q and len(q) > 200:
+        raise InvalidInput("Search for at most 200 characters.", "q")
+    stmt = select(PrivacyRequest)
+    if status == "open":
+        stmt = stmt.where(PrivacyRequest.status.notin_(privacy.CLOSED))
+    elif status == "closed":
+        stmt = stmt.where(PrivacyRequest.status.in_(privacy.CLOSED))
+    elif status:
+        stmt = stmt.where(PrivacyRequest.status == status)
+    if kind:
+        stmt = stmt.where(PrivacyRequest.kind == kind)
+    if q:
+        like = f"%{q.replace('%', '').replace('_', '')}%"
+        stmt = stmt.where(or_(PrivacyRequest.requested_by.ilike(like), PrivacyRequest.subject_ref.ilike(like)))
+    columns, descending = PRIVACY_SORTS[sort]
+    return paging.keyset(s, stmt, columns, lambda r: (getattr(r, columns[0].key), r.id),
+                         (paging.datetime_type, paging.uuid_type), after=after, before=before,
+                         descending=descending, limit=limit)

@@ -41,7 +41,7 @@ def cursor_of(values: Sequence[Any]) -> str:
 def parse_cursor(raw: str | None, types: Sequence[Callable[[str], Any]]) -> tuple | None:
     if not raw:
         return None
-    parts = raw.split("|")
+    parts = raw.rsplit("|", len(types) - 1)  # only a leading text key (a name) may itself hold a "|"
     try:
         if len(parts) != len(types):
             raise ValueError(raw)
@@ -80,6 +80,12 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     prev_cursor = first if (going_back and more) or (fwd is not None and rows) else None
     next_cursor = last if (not going_back and more) or (going_back and rows) else None
     return Page(rows, prev_cursor, next_cursor, total)
+
+
+def text_type(raw: str) -> str:
+    if len(raw) > 300:
+        raise ValueError(raw)
+    return raw
 
 
 def uuid_type(raw: str) -> uuid.UUID:

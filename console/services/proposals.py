@@ -16,16 +16,17 @@ from sqlalchemy import and_, false, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.domain import labels
 from memory_core.domain.access import Access
 from memory_core.domain.models import Contact, Memory, Organization, User
 from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, ProposalKind, Status
 
 COUNT_CAP = 1000
-KIND_LABELS = {
-    "bank_account": "Unverified bank account",
-    "confirmation": "Confirmation",
-    "low_permission": "Low permission",
-}
+
+
+def kind_labels(lang: str = "en") -> dict[str, str]:
+    """The proposal kinds as a page names them, in its language."""
+    return {k: labels.term("proposal_kind", k, lang) for k in PROPOSAL_KINDS}
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Operator:
     access: Access
     label: str  # for the audit log (email)
     name: str = ""  # for the author's notification
+    lang: str = "en"  # the language of the operator's pages
 
     @property
     def user_id(self) -> uuid.UUID:
@@ -113,8 +115,8 @@ def age(delta: dt.timedelta) -> str:
 class Labels:
     """Readable names for subjects and authors, looked up once per request."""
 
-    def __init__(self, s: Session, org_id: uuid.UUID):
-        self.s, self.org_id = s, org_id
+    def __init__(self, s: Session, org_id: uuid.UUID, lang: str = "en"):
+        self.s, self.org_id, self.lang = s, org_id, lang
         self._contacts: dict[str, str] = {}
         self._users: dict[uuid.UUID, str] = {}
         self._org: str | None = None
@@ -131,21 +133,22 @@ class Labels:
         if ids:
             found = dict(self.s.execute(select(Contact.id, Contact.name).where(Contact.id.in_(list(ids)))).all())
             for cid, subject in ids.items():
-                self._contacts[subject] = found.get(cid) or "a contact you may not see"
+                self._contacts[subject] = found.get(cid) or labels.phrase("hidden_contact", self.lang)
         users = {m.author_user_id for m in rows if m.author_user_id} - set(self._users)
         if users:
             found = dict(self.s.execute(select(User.id, User.name).where(User.id.in_(list(users)))).all())
             for uid in users:
-                self._users[uid] = found.get(uid) or "a former user"
+                self._users[uid] = found.get(uid) or labels.phrase("former_user", self.lang)
         return self
 
-    def subject(self, subject: str) -> str:
+    def subject(self, subject: str, *texts: str | None) -> str:
+        """The subject by name; `texts` (the fact's sentence, value) give a named subject its own spelling."""
         if subject == "self":
-            return "the author (about themselves)"
+            return labels.phrase("self", self.lang)
         if subject == "org":
             if self._org is None:
                 name = self.s.scalar(select(Organization.name).where(Organization.id == self.org_id))
-                self._org = name or "the company"
+                self._org = name or labels.phrase("org", self.lang)
             return self._org
         if subject.startswith("contact:"):
             if subject not in self._contacts:
@@ -154,21 +157,23 @@ class Labels:
                 except ValueError:
                     return subject
                 name = self.s.scalar(select(Contact.name).where(Contact.id == cid))
-                self._contacts[subject] = name or "a contact you may not see"
+                self._contacts[subject] = name or labels.phrase("hidden_contact", self.lang)
             return self._contacts[subject]
-        return subject.split(":", 1)[-1]
+        return labels.named_subject(subject, *texts)
 
     def user(self, user_id: uuid.UUID | None) -> str:
         if user_id is None:
             return "—"
         if user_id not in self._users:
-            self._users[user_id] = self.s.scalar(select(User.name).where(User.id == user_id)) or "a former user"
+            name = self.s.scalar(select(User.name).where(User.id == user_id))
+            self._users[user_id] = name or labels.phrase("former_user", self.lang)
         return self._users[user_id]
 
     def author(self, m: Memory) -> str:
         if m.author_user_id is not None:
             name = self.user(m.author_user_id)
-            return f"{name} (former member)" if m.author_former_member else name
+            former = labels.phrase("former_member", self.lang)
+            return f"{name} ({former})" if m.author_former_member else name
         return f"WhatsApp {m.author_phone}" if m.author_phone else "—"
 
 

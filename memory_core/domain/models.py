@@ -108,6 +108,8 @@ class User(Base):
     # A verified WhatsApp number; set only by linking with a code sent from that number.
     phone: Mapped[str | None] = mapped_column(String(32), unique=True)
     locale: Mapped[str] = mapped_column(String(10), server_default="es")
+    # The console's language the person chose (es, en); None until they pick one: the browser's then decides.
+    ui_locale: Mapped[str | None] = mapped_column(String(5))
     # Bumped on sign-out and (by trigger) on a password, role or membership change: a console session
     # signed with an older version is refused.
     session_version: Mapped[int] = mapped_column(Integer, server_default="0")
@@ -116,6 +118,7 @@ class User(Base):
     created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (
         CheckConstraint(one_of("platform_role", PlatformRole, nullable=True), name="platform_role_valid"),
+        CheckConstraint("ui_locale in ('es', 'en')", name="ui_locale_valid"),
     )
 
 

@@ -31,6 +31,7 @@ from memory_core.domain.access import (
     message_visible,
 )
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
+from memory_core.domain.labels import named_subject, phrase
 from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, Message, Organization, User
 
 OWN_LEVELS = ("personal", "private")
@@ -101,7 +102,8 @@ def owned(access: Access):
     return memory_owned(access)
 
 
-def _subject_labels(s: Session, access: Access, subjects: set[str], org_name: str | None) -> dict[str, str]:
+def _subject_labels(s: Session, access: Access, subjects: set[str], org_name: str | None,
+                    lang: str = "en") -> dict[str, str]:
     ids = {}
     for subject in subjects:
         if subject.startswith("contact:"):
@@ -114,14 +116,14 @@ def _subject_labels(s: Session, access: Access, subjects: set[str], org_name: st
     labels = {}
     for subject in subjects:
         if subject == "self":
-            labels[subject] = "You"
+            labels[subject] = phrase("you", lang)
         elif subject == "org":
-            labels[subject] = org_name or "Your organization"
+            labels[subject] = org_name or phrase("your_org", lang)
         elif subject in ids.values():
             cid = uuid.UUID(subject.split(":", 1)[1])
-            labels[subject] = names.get(cid) or "A contact you may not see"
+            labels[subject] = names.get(cid) or phrase("hidden_contact", lang).capitalize()
         else:
-            labels[subject] = subject.split(":", 1)[-1]
+            labels[subject] = named_subject(subject)
     return labels
 
 
@@ -147,12 +149,12 @@ def _sources(s: Session, access: Access, memory_ids: list[uuid.UUID]) -> dict[uu
 
 
 def _group(s: Session, access: Access, rows: list[Memory], org_name: str | None, editable: bool,
-           sources: dict[uuid.UUID, list[SourceRef]], older: dict[uuid.UUID, list[Memory]] | None = None
-           ) -> list[SubjectGroup]:
+           sources: dict[uuid.UUID, list[SourceRef]], older: dict[uuid.UUID, list[Memory]] | None = None,
+           lang: str = "en") -> list[SubjectGroup]:
     by_subject: dict[str, list[Memory]] = defaultdict(list)
     for m in rows:
         by_subject[m.subject].append(m)
-    labels = _subject_labels(s, access, set(by_subject), org_name)
+    labels = _subject_labels(s, access, set(by_subject), org_name, lang)
     order = sorted(by_subject, key=lambda subj: (subj != "self", subj != "org", labels[subj].casefold()))
     return [SubjectGroup(subj, labels[subj], [
         Item(m, sources.get(m.id, []), editable, (older or {}).get(m.id, []))
@@ -165,7 +167,7 @@ def item(s: Session, access: Access, m: Memory) -> Item:
 
 
 def _section(s: Session, access: Access, kind: str, org_name: str | None, limit: int | None, *,
-             with_versions: bool = False) -> Section:
+             with_versions: bool = False, lang: str = "en") -> Section:
     """The active memories of one level (kind) the access may see, newest first, at most `limit`."""
     # By the arm of the visibility rule for this level (the same rows), which the planner reads
     # through an index; through the whole rule's OR it scans the org's memories.
@@ -194,11 +196,12 @@ def _section(s: Session, access: Access, kind: str, org_name: str | None, limit:
     ids = [m.id for m in rows] + [v.id for vs in older.values() for v in vs]
     in_org = kind != "personal"
     return Section(kind, access.org_id if in_org else None, org_name if in_org else None, editable,
-                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older), total, len(rows),
-                   capped)
+                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older, lang), total,
+                   len(rows), capped)
 
 
-def sections(s: Session, access: Access, *, personal: bool = True, export: bool = False) -> list[Section]:
+def sections(s: Session, access: Access, *, personal: bool = True, export: bool = False,
+             lang: str = "en") -> list[Section]:
     """What memoria knows about the person from one access: their personal memories (unless
     `personal` is False: a caller showing several orgs lists them once), their private ones in the
     access's org, and the shared ones they may read there. `export`: every own memory with its older
@@ -207,19 +210,22 @@ def sections(s: Session, access: Access, *, personal: bool = True, export: bool 
     org_name = s.scalar(select(Organization.name).where(Organization.id == access.org_id)) if access.org_id else None
     out = []
     if personal:
-        out.append(_section(s, access, "personal", org_name, own_limit, with_versions=export))
+        out.append(_section(s, access, "personal", org_name, own_limit, with_versions=export, lang=lang))
     if access.org_id is not None:
-        out.append(_section(s, access, "private", org_name, own_limit, with_versions=export))
-        out.append(_section(s, access, "shared", org_name, SHARED_EXPORT_LIMIT if export else SHARED_LIMIT))
+        out.append(_section(s, access, "private", org_name, own_limit, with_versions=export, lang=lang))
+        out.append(_section(s, access, "shared", org_name, SHARED_EXPORT_LIMIT if export else SHARED_LIMIT,
+                            lang=lang))
     return out
 
 
-def person_sections(views: list[tuple[Session, Access]], *, export: bool = False) -> list[Section]:
+def person_sections(views: list[tuple[Session, Access]], *, export: bool = False,
+                    lang: str = "en") -> list[Section]:
     """`sections` of one person seen from several places: `views` are (session, access) pairs, each
     session in its access's scope, the first one listing the personal memories (the console passes
     the org-less one, then one per org). A personal memory learnt in an org shows its source message
     as read in that org's scope."""
-    out = [sec for i, (s, access) in enumerate(views) for sec in sections(s, access, personal=i == 0, export=export)]
+    out = [sec for i, (s, access) in enumerate(views) for sec in sections(s, access, personal=i == 0, export=export,
+                                                                                    lang=lang)]
     items = [i for sec in out if sec.kind == "personal" for g in sec.groups for i in g.items]
     missing = {src.message_id for i in items for src in i.sources if src.excerpt is None and src.message_id}
     found: dict[uuid.UUID, str] = {}

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from memory_core.domain import labels
 from memory_core.domain.models import Contact, Organization
 
 # Each table a person may find in their export: its title and the columns worth reading, with their names.
@@ -64,9 +65,10 @@ def _cell(column: str, value: Any, names: dict[str, str]) -> str:
     if value is None or value == "":
         return ""
     if column in ("subject", "org_id"):
-        return names.get(str(value), str(value).split(":", 1)[-1])
+        found = names.get(str(value))
+        return found if found is not None else labels.named_subject(str(value))
     if column == "attribute":
-        return str(value).replace("_", " ")
+        return labels.attribute(str(value), "en")
     if column == "level":
         return LEVELS.get(str(value), str(value))
     if isinstance(value, str) and len(value) >= 19 and value[4:5] == "-" and value[10:11] == "T":

@@ -399,5 +399,3 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None)
     return buf.getvalue()
 
 
-def list_requests(session: Session) -> list[PrivacyRequest]:
-    return list(session.scalars(select(PrivacyRequest).order_by(PrivacyRequest.due_at)))

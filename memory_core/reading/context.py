@@ -51,6 +51,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
+from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES
 from memory_core.domain.models import (
     Contact,
     Conversation,
@@ -117,27 +118,6 @@ WORDS = {
     "en": {"core": "About the person:", "profile": "Profile:", "self": "You", "org": "Your company",
            "customer": "customer", "supplier": "supplier", "contact": "contact", "fact": "Fact"},
 }
-# Attribute names are stored in Spanish; an English block names the known ones in English.
-ENGLISH_LABELS = {
-    "nombre": "name", "apodo": "nickname", "tono": "tone", "tratamiento": "form of address", "idioma": "language",
-    "pareja": "partner", "esposa": "wife", "esposo": "husband", "marido": "husband", "mujer": "wife",
-    "hijo": "son", "hija": "daughter", "hijos": "children", "madre": "mother", "padre": "father",
-    "hermano": "brother", "hermana": "sister", "ciudad": "city", "profesion": "profession", "cargo": "role",
-    "empresa": "company", "empleo": "job", "trabajo": "job", "familia": "family", "mascota": "pet",
-    "aficiones": "hobbies", "dieta": "diet", "vivienda": "home", "ubicacion": "location", "perfil": "profile",
-    "relacion": "relationship", "evento": "event", "plan": "plan", "planes": "plans",
-    "plazo_pago": "payment term", "forma_pago": "payment method", "persona_contacto": "contact person",
-    "canal_preferido": "preferred channel", "formato_factura": "invoice format", "formato_importes": "amounts format",
-    "direccion": "address", "nif": "tax ID", "razon_social": "legal name", "actividad": "activity",
-    "cuenta_bancaria": "bank account", "email": "email", "telefono": "phone", "descuento": "discount",
-    "horario": "opening hours", "entregas": "deliveries", "precios": "prices", "facturacion": "invoicing",
-    "avisos": "reminders", "estilo_respuesta": "answer style", "plantilla": "staff", "web": "website",
-    "seguros": "insurance", "fiscal": "tax", "fundacion": "founded", "moneda": "currency", "garantia": "warranty",
-    "herramientas": "tools", "socio": "partner", "regimen_iva": "VAT scheme",
-    "retencion_irpf": "income tax withholding",
-}
-# A generic note's attribute names only its first word: the value says it all, so it goes without one.
-NOTE_PREFIXES = ("nota_", "note_")
 # Recent messages of the conversation read for its language and the subjects it is about.
 RECENT_MESSAGES = 6
 # Memories of each subject the conversation named, offered to the related section after its own hits.

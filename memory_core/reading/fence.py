@@ -71,3 +71,9 @@ def safe_label(attribute: str) -> str:
     if len(attribute) <= 32 and _PLAIN_LABEL.fullmatch(attribute):
         return attribute.replace("_", " ").strip().capitalize()
     return fenced(attribute.replace("_", " "), LABEL_MAX_CHARS)
+
+
+def quoted(value: str, max_chars: int = 600) -> str:
+    """The value cleaned, capped and escaped as `fenced` does, without the markers: how a page quotes a message
+    (the page's own markup sets it apart; the markers are for prompts)."""
+    return fenced(value, max_chars)[len(OPEN):-len(CLOSE)]
