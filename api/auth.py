@@ -8,16 +8,15 @@ from flask import g, request
 
 from api.errors import ApiError
 from memory_core.adapters.db import SYSTEM
-from memory_core.tenancy.api_keys import authenticate_api_key
+from memory_core.tenancy.api_keys import ORG, PLATFORM, authenticate_key
 from memory_core.tenancy.orgs import is_suspended
-from memory_core.tenancy.platform import authenticate_platform_key
 from web.sessions import request_session as db
 
 
 def authenticate() -> uuid.UUID:
     """The org of the request's key; 401 for no key, a wrong key or a revoked one (same answer for all)."""
     s = db(SYSTEM)
-    key = authenticate_api_key(s, _presented())
+    key = authenticate_key(s, ORG, _presented())
     if key is None:
         raise ApiError(401, "unauthorized", "The API key is not valid or was revoked.")
     s.commit()  # last_used_at
@@ -30,7 +29,7 @@ def authenticate() -> uuid.UUID:
 def authenticate_platform() -> uuid.UUID:
     """The platform key of the request; 401 for no key, a wrong key, a revoked one or an org key."""
     s = db(SYSTEM)
-    key = authenticate_platform_key(s, _presented())
+    key = authenticate_key(s, PLATFORM, _presented())
     if key is None:
         raise ApiError(401, "unauthorized", "This operation needs a platform API key (not valid or revoked).")
     s.commit()  # last_used_at
