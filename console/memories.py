@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from console import bp
 from console.confirm import ask, confirmed
-from console.operator import current_operator, is_htmx, parse_uuid
+from console.operator import current_operator, is_htmx, or_abort, parse_uuid
 from console.services import curation
 from console.web import org_db
 from memory_core.domain.access import contact_visible
@@ -46,12 +46,7 @@ def memories():
 @login_required
 def memory(memory_id: uuid.UUID):
     """One memory: its versions (who, when, from which message, superseded by what) and actions."""
-    op, s = current_operator(), org_db()
-    try:
-        d = curation.memory_detail(s, op, memory_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
-    return _page(d)
+    return _page(_detail_or_abort(memory_id))
 
 
 @bp.route("/memories/<uuid:memory_id>/restore", methods=["POST"])
@@ -98,11 +93,8 @@ def memory_delete(memory_id: uuid.UUID):
         return ask(action=url_for("console.memory_delete", memory_id=memory_id),
                    question="Delete this memory with its versions?", consequence=delete_consequence(d),
                    button="Delete for good", back=url_for("console.memory", memory_id=memory_id))
-    op, s = current_operator(), org_db()
-    try:
-        n = curation.delete_memory(s, op, memory_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
+    s = org_db()
+    n = or_abort(curation.delete_memory, s, current_operator(), memory_id)
     s.commit()
     flash(f"Deleted the memory and its {n - 1} older version(s)." if n > 1 else "Deleted the memory.")
     return redirect(url_for("console.memories")), 303
@@ -127,10 +119,7 @@ def _page(d, errors=None, form=None):
 
 
 def _detail_or_abort(memory_id):
-    try:
-        return curation.memory_detail(org_db(), current_operator(), memory_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
+    return or_abort(curation.memory_detail, org_db(), current_operator(), memory_id)
 
 
 def _act(memory_id, action, done: str):
@@ -142,10 +131,7 @@ def _act(memory_id, action, done: str):
         code = status_of(exc)
         if code in (403, 404):
             abort(code)
-        try:
-            d = curation.memory_detail(s, op, memory_id)
-        except MemoriaError as again:
-            abort(status_of(again))
+        d = or_abort(curation.memory_detail, s, op, memory_id)
         field = getattr(exc, "field", None)
         return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)},
                      form=request.form), code

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from typing import TypeVar
 
 from flask import abort, request
 from flask_login import current_user
@@ -9,6 +11,10 @@ from flask_login import current_user
 from console.services.proposals import Operator
 from console.web import actor_label, org_db
 from memory_core.domain.access import load_access
+from memory_core.domain.errors import MemoriaError
+from web.errors import status_of
+
+T = TypeVar("T")
 
 
 def current_operator():
@@ -20,6 +26,14 @@ def current_operator():
     if access is None:
         abort(403)
     return Operator(access=access, label=actor_label(), name=current_user.name)
+
+
+def or_abort(call: Callable[..., T], *args) -> T:
+    """`call(*args)`; a domain error (not found, forbidden...) aborts the request with its HTTP status."""
+    try:
+        return call(*args)
+    except MemoriaError as exc:
+        abort(status_of(exc))
 
 
 def parse_uuid(raw: str | None) -> uuid.UUID | None:

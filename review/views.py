@@ -6,7 +6,7 @@ import uuid
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from console.operator import current_operator, is_htmx, parse_uuid
+from console.operator import current_operator, is_htmx, or_abort, parse_uuid
 from console.services import proposals
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
@@ -39,11 +39,8 @@ def queue():
 @login_required
 def detail(proposal_id: uuid.UUID):
     """One proposal: its source messages, the before/after diff, the rule, and the decisions."""
-    op, s = current_operator(), org_db()
-    try:
-        d = service.detail(s, op, proposal_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
+    op = current_operator()
+    d = or_abort(service.detail, org_db(), op, proposal_id)
     return render_template("review/detail.html", d=d, op=op, errors={}, form=request.form)
 
 
