@@ -9,14 +9,13 @@ from sqlalchemy import select
 
 from console import bp
 from console.confirm import ask, confirmed
-from console.operator import current_operator, is_htmx, or_abort, parse_uuid
+from console.operator import Done, act, current_operator, is_htmx, or_abort, parse_uuid
 from console.services import curation
 from console.web import org_db
 from memory_core.domain.access import contact_visible
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
 from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
-from web.errors import status_of
 
 
 @bp.route("/memories")
@@ -123,21 +122,17 @@ def _detail_or_abort(memory_id):
 
 
 def _act(memory_id, action, done: str):
-    op, s = current_operator(), org_db()
-    try:
-        row = action(s, op)
-    except MemoriaError as exc:
-        s.rollback()
-        code = status_of(exc)
-        if code in (403, 404):
-            abort(code)
+    def refused(s, op, exc, code):
         d = or_abort(curation.memory_detail, s, op, memory_id)
         field = getattr(exc, "field", None)
         return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": str(exc)},
                      form=request.form), code
-    s.commit()
+
+    acted = act(action, refused)
+    if not isinstance(acted, Done):
+        return acted
     flash(done)
-    target = url_for("console.memory", memory_id=row.id)
+    target = url_for("console.memory", memory_id=acted.result.id)
     if is_htmx():
         return "", 204, {"HX-Redirect": target}
     return redirect(target), 303

@@ -6,7 +6,7 @@ import uuid
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from console.operator import current_operator, is_htmx, or_abort, parse_uuid
+from console.operator import Done, act, current_operator, is_htmx, or_abort, parse_uuid
 from console.services import proposals
 from console.web import org_db
 from memory_core.domain.errors import MemoriaError
@@ -88,16 +88,10 @@ def bulk():
 
 
 def _decide(proposal_id, action, done_message: str):
-    op, s = current_operator(), org_db()
-    try:
-        proposal = action(s, op)
-    except MemoriaError as exc:
-        s.rollback()
-        code = status_of(exc)
-        if code in (403, 404):
-            abort(code)
-        return _error(s, op, proposal_id, exc, code)
-    s.commit()
+    acted = act(action, lambda s, op, exc, code: _error(s, op, proposal_id, exc, code))
+    if not isinstance(acted, Done):
+        return acted
+    s, op, proposal = acted.session, acted.op, acted.result
     if proposal.status == Status.PROPOSED:  # a member confirmed where she may only read: an editor shares it
         done_message = f"Confirmed: someone who may edit {proposal.area} will share it."
     if is_htmx():  # the row, and the counters out of band so they agree with the queue
