@@ -11,7 +11,7 @@ from console import bp
 from console.confirm import ask, confirmed
 from console.operator import Done, act, current_operator, is_htmx, or_abort, parse_uuid
 from console.services import curation
-from console.web import org_db
+from console.web import org_db, org_read_db
 from memory_core.domain.access import contact_visible
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
@@ -22,7 +22,7 @@ from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
 @login_required
 def memories():
     """Browse and search the memories this person may see."""
-    op, s = current_operator(), org_db()
+    op, s = current_operator(), org_read_db()
     a = request.args
     f = curation.MemoryFilters(q=(a.get("q") or "").strip() or None, subject=a.get("subject") or None,
                                contact_id=parse_uuid(a.get("contact")), owner=a.get("owner") or None,

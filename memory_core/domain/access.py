@@ -165,9 +165,8 @@ def _owned_by(who: _Who, user_col, phone_col) -> ColumnElement[bool]:
     return or_(*clauses) if clauses else false()
 
 
-def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
-    """The ownership filter on memories: personal and private rows of the principal, shared rows of
-    readable areas in its org. Status (active, proposed...) is the caller's choice."""
+def memory_owned(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The principal's own memories: the personal and private arms of memory_visible."""
     who = _who(access)
     if who is None:
         return false()
@@ -175,10 +174,28 @@ def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     clauses = [and_(Memory.level == Level.PERSONAL, own)]
     if who.has_org:
         clauses.append(and_(Memory.level == Level.PRIVATE, Memory.org_id == who.org_id, own))
-        if who.has_areas:
-            clauses.append(and_(Memory.level == Level.SHARED, Memory.org_id == who.org_id,
-                                Memory.area.in_(who.read_areas)))
     return or_(*clauses)
+
+
+def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The ownership filter on memories: personal and private rows of the principal, shared rows of
+    readable areas in its org. Status (active, proposed...) is the caller's choice."""
+    who = _who(access)
+    if who is None:
+        return false()
+    if who.has_org and who.has_areas:
+        return or_(memory_owned(who), memory_shared(who))
+    return memory_owned(who)
+
+
+def memory_shared(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The shared arm of memory_visible: the org's shared rows in the areas the principal may read.
+    Alone (for a list of shared memories) the planner reads it in an index's order, which it cannot
+    do through the whole rule's OR."""
+    who = _who(access)
+    if who is None or not (who.has_org and who.has_areas):
+        return false()
+    return and_(Memory.level == Level.SHARED, Memory.org_id == who.org_id, Memory.area.in_(who.read_areas))
 
 
 def message_visible(access: Access | _Who | None) -> ColumnElement[bool]:
