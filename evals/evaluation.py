@@ -19,9 +19,9 @@ from sqlalchemy import delete, func, select
 
 from evals.scratch import remove_scratch
 from memory_core.adapters.db import SYSTEM, Database
-from memory_core.backends.base import ModelBackend
 from memory_core.domain import clock
 from memory_core.domain.errors import InvalidInput
+from memory_core.domain.model_port import ModelBackend
 from memory_core.domain.models import Membership, Organization, Outbox, UsageLedger, User
 from memory_core.domain.vocabulary import AREAS
 from memory_core.learning.ingest import ingest_message

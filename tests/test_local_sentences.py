@@ -10,9 +10,9 @@ import datetime as dt
 import pytest
 
 from memory_core.backends import get_backend
-from memory_core.backends.base import ExtractionContext, KnownContact
 from memory_core.backends.local_extractor import fold, normalise_name
 from memory_core.backends.local_extractor.units import units
+from memory_core.domain.model_port import ExtractionContext, KnownContact
 
 MONDAY = dt.date(2026, 3, 2)
 LEVANTE = KnownContact("c9", "Construcciones Levante S.L.", "customer")

@@ -1,6 +1,6 @@
 """The memory block of one turn: core, profile and related memories, fenced, with its trace.
 
-One module on purpose (~460 lines): the three blocks share one candidate query, one ranking and one
+One module on purpose (~620 lines): the three blocks share one candidate query, one ranking and one
 character budget; split apart, each would re-read what the others decided.
 
 - core: the person's stable facts (who they are, tone, family, key preferences), at most 15 lines in

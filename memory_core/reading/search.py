@@ -54,7 +54,6 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
-from memory_core.backends.local_extractor.dates import past_range
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -66,6 +65,7 @@ from memory_core.domain.access import (
     template,
     template_params,
 )
+from memory_core.domain.dates import past_range
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
 from memory_core.domain.text import fold
@@ -176,7 +176,7 @@ def fts_text(query: str) -> str:
 
 def date_range(query: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
     """The days a relative date in the query points at, [start, end); None when it names none (see
-    `local_extractor.dates.past_range`, the one date parser)."""
+    `domain.dates.past_range`, the one date parser)."""
     return past_range(fold(query), now.date())
 
 

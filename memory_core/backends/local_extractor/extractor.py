@@ -9,17 +9,17 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import generic_fact, note, sensitive
-from memory_core.backends.local_extractor.families import reuse_attribute
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
 from memory_core.backends.local_extractor.subjects import Subject, resolve_contact, sentence_for
 from memory_core.backends.local_extractor.text import Sentence, fold, is_english, name_tokens, normalise_name
 from memory_core.backends.local_extractor.units import units
+from memory_core.domain.families import reuse_attribute
+from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
 
 MODEL = "local-extractor-v1"

@@ -4,20 +4,23 @@ The gate already judged the message durable; this keeps its first stated clause 
 subject resolved as the rules do, the gate's category, an attribute named after the clause's topic
 (stable for the same topic, reusing a stored name), the clause as the value (fenced-safe and capped) and
 a plain third-person sentence. Questions, hypotheticals, orders and injections still yield nothing.
+
+Long on purpose (~460 lines): the generic fact is one decision (subject, attribute, value, sentence) whose
+steps read the same clause; most of the length is the two languages' word lists and pronoun tables.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
 
-from memory_core.backends.base import ExtractionContext, Fact
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
-from memory_core.backends.local_extractor.dates import find_date
-from memory_core.backends.local_extractor.families import MEMBER_OF, reuse_attribute
 from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, looks_like_company, name_runs
 from memory_core.backends.local_extractor.subjects import contact_subject
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
+from memory_core.domain.dates import find_date
+from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
+from memory_core.domain.model_port import ExtractionContext, Fact
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.vocabulary import GATE_CATEGORIES
 

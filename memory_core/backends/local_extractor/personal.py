@@ -6,10 +6,10 @@ import datetime as dt
 import re
 from collections.abc import Iterator
 
-from memory_core.backends.local_extractor.dates import find_date
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
+from memory_core.domain.dates import find_date
 
 _NAME_CUES = [
     (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),

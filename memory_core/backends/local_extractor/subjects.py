@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory_core.backends.base import KnownContact
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, name_runs
 from memory_core.backends.local_extractor.text import Sentence, normalise_name
+from memory_core.domain.model_port import KnownContact
 
 SUPPLIER_WORDS = re.compile(r"\b(?:proveedor|proveedora|proveedores|supplier|vendor|nos vende|nos suministra|"
                              r"le compramos|les compramos|le pagamos|les pagamos|pagamos a|we pay|we buy)\b")
