@@ -341,6 +341,23 @@ def eval_group() -> None:
     """Evaluate memoria on labelled datasets (formats in docs/evals.md)."""
 
 
+def _eval_dataset(load, dataset_path: str):
+    """The dataset as `load` reads it (a malformed one is a usage error), and the database to evaluate on:
+    `memoria eval` runs alone, so it starts the embedded servers it needs and migrates first."""
+    from memory_core.adapters.db import get_database
+    from memory_core.adapters.migrate import migrate as run_migrations
+    from memory_core.adapters.runtime import start_servers
+    from memory_core.domain.errors import InvalidInput
+
+    try:
+        data = load(dataset_path)
+    except InvalidInput as exc:
+        raise click.ClickException(str(exc)) from exc
+    start_servers()
+    run_migrations()
+    return data, get_database()
+
+
 @eval_group.command("search")
 @click.option("--dataset", "dataset_path", show_default=True,
               default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "evals", "search.json"),
@@ -352,20 +369,11 @@ def eval_search(dataset_path: str, as_json: bool, no_baselines: bool) -> None:
     import json
 
     from evals.search_eval import evaluate, load_dataset
-    from memory_core.adapters.db import get_database
-    from memory_core.adapters.migrate import migrate as run_migrations
-    from memory_core.adapters.runtime import start_servers
-    from memory_core.domain.errors import InvalidInput
     from memory_core.reading.search import query_embedder
 
-    try:
-        data = load_dataset(dataset_path)
-    except InvalidInput as exc:
-        raise click.ClickException(str(exc)) from exc
-    start_servers()  # `memoria eval` runs alone: it starts the embedded servers it needs
-    run_migrations()
+    data, database = _eval_dataset(load_dataset, dataset_path)
     embed, model = query_embedder()
-    report = evaluate(get_database(), data, embed, model, baselines=not no_baselines)
+    report = evaluate(database, data, embed, model, baselines=not no_baselines)
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False))
         return
@@ -387,20 +395,11 @@ def eval_gate(dataset_path: str, as_json: bool, errors: bool) -> None:
 
     from evals.evaluation import eval_gate as run
     from evals.evaluation import load_gate_rows
-    from memory_core.adapters.db import get_database
-    from memory_core.adapters.migrate import migrate as run_migrations
-    from memory_core.adapters.runtime import start_servers
     from memory_core.backends import get_backend
-    from memory_core.domain.errors import InvalidInput
 
-    try:
-        rows = load_gate_rows(dataset_path)
-    except InvalidInput as exc:
-        raise click.ClickException(str(exc)) from exc
-    start_servers()  # `memoria eval` runs alone: it starts the embedded servers it needs
-    run_migrations()
+    rows, database = _eval_dataset(load_gate_rows, dataset_path)
     misses: list | None = [] if errors else None
-    report = run(get_database(), get_backend(), rows, errors=misses)
+    report = run(database, get_backend(), rows, errors=misses)
     for miss in misses or []:
         click.echo(json.dumps(miss, ensure_ascii=False), err=True)
     if as_json:

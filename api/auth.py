@@ -5,22 +5,19 @@ from __future__ import annotations
 import uuid
 
 from flask import g, request
+from sqlalchemy.orm import Session
 
 from api.errors import ApiError
 from memory_core.adapters.db import Scope, org_scope
-from memory_core.tenancy.api_keys import authenticate_api_key
+from memory_core.tenancy.api_keys import ORG, PLATFORM, KeyKind, authenticate_key
 from memory_core.tenancy.orgs import is_suspended
-from memory_core.tenancy.platform import authenticate_platform_key
 from web.sessions import request_session as db
 
 
 def authenticate() -> uuid.UUID:
     """The org of the request's key; 401 for no key, a wrong key or a revoked one (same answer for all)."""
     s = db(Scope())  # the key is looked up by a SECURITY DEFINER function, in no scope
-    key = authenticate_api_key(s, _presented())
-    if key is None:
-        raise ApiError(401, "unauthorized", "The API key is not valid or was revoked.")
-    s.commit()  # last_used_at
+    key = _active_key(s, ORG, "The API key is not valid or was revoked.")
     if is_suspended(db(org_scope(key.org_id)), key.org_id):
         raise ApiError(403, "suspended", "This organization is suspended.")
     g.api_key_id, g.api_org_id = key.id, key.org_id
@@ -29,13 +26,18 @@ def authenticate() -> uuid.UUID:
 
 def authenticate_platform() -> uuid.UUID:
     """The platform key of the request; 401 for no key, a wrong key, a revoked one or an org key."""
-    s = db(Scope())
-    key = authenticate_platform_key(s, _presented())
-    if key is None:
-        raise ApiError(401, "unauthorized", "This operation needs a platform API key (not valid or revoked).")
-    s.commit()  # last_used_at
+    key = _active_key(db(Scope()), PLATFORM, "This operation needs a platform API key (not valid or revoked).")
     g.platform_key_id = key.id
     return key.id
+
+
+def _active_key(s: Session, kind: KeyKind, refused: str):
+    """The request's active key of `kind` (its last use saved), or 401 with `refused`."""
+    key = authenticate_key(s, kind, _presented())
+    if key is None:
+        raise ApiError(401, "unauthorized", refused)
+    s.commit()  # last_used_at
+    return key
 
 
 def _presented() -> str:

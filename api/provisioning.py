@@ -4,9 +4,12 @@ twice changes nothing the second time."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from typing import TypeVar
 
 from flask import current_app, g
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from api import bp
 from api.openapi import route
@@ -33,6 +36,7 @@ from memory_core.tenancy.members import Actor
 from web.sessions import request_session as db
 
 WRITES = (400, 401, 403, 404, 409, 422)
+T = TypeVar("T")
 
 
 def _org_actor() -> Actor:
@@ -49,8 +53,29 @@ def _person(row: members.MemberRow, created: bool = False) -> PersonOut:
                      joined_at=row.joined_at, created=created)
 
 
-def _member_row(s, org_id: uuid.UUID, user_id: uuid.UUID) -> members.MemberRow:
+def _member_row(s: Session, org_id: uuid.UUID, user_id: uuid.UUID) -> members.MemberRow:
     return next(r for r in members.list_members(s, org_id) if r.user_id == user_id)
+
+
+def _phone_row(s: Session, org_id: uuid.UUID, auth_id: uuid.UUID) -> phones.PhoneRow:
+    return next(r for r in phones.list_phones(s, org_id) if r.id == auth_id)
+
+
+def _as_org_key(change: Callable[[Session, Actor], T]) -> tuple[Session, T]:
+    """Make one change to the key's org (as the system, audited as the key) and commit it; the session, to
+    read the result back, and what the change returned."""
+    s = db(SYSTEM)
+    done = change(s, _org_actor())
+    s.commit()
+    return s, done
+
+
+def _upsert(upsert: Callable[..., T], org_id: uuid.UUID, ref: str, body: PersonIn | PhoneIn,
+            **fields) -> tuple[Session, T]:
+    """Create or update a person or a phone of the key's org by the host's id (`ref`), with its per-area
+    permissions and whether it is active: the PUT of people and phones alike."""
+    return _as_org_key(lambda s, actor: upsert(s, org_id, ref, permissions=dict(body.permissions),
+                                               active=body.active, actor=actor, **fields))
 
 
 def _phone(row: phones.PhoneRow) -> PhoneOut:
@@ -72,10 +97,8 @@ def list_people(org_id):
        errors=WRITES)
 def put_person(org_id, ref: str, body: PersonIn):
     """Upsert a person of the key's org."""
-    s = db(SYSTEM)
-    done = provisioning.upsert_person(s, org_id, ref, email=body.email, name=body.name, role=body.role,
-                                      permissions=dict(body.permissions), active=body.active, actor=_org_actor())
-    s.commit()
+    s, done = _upsert(provisioning.upsert_person, org_id, ref, body, email=body.email, name=body.name,
+                      role=body.role)
     return _person(_member_row(s, org_id, done.user.id), created=done.created)
 
 
@@ -94,9 +117,7 @@ def person_removal_preview(org_id, ref: str):
        "they shared stays", tag="provisioning", response=CountsOut, errors=(401, 403, 404, 409))
 def delete_person(org_id, ref: str):
     """The member-leaves forgetting rule for the host's person."""
-    s = db(SYSTEM)
-    counts = provisioning.remove_person(s, org_id, ref, actor=_org_actor())
-    s.commit()
+    _s, counts = _as_org_key(lambda s, actor: provisioning.remove_person(s, org_id, ref, actor=actor))
     return CountsOut(counts=counts)
 
 
@@ -114,22 +135,17 @@ def list_phones(org_id):
        errors=WRITES)
 def put_phone(org_id, ref: str, body: PhoneIn):
     """Upsert an authorized number of the key's org."""
-    s = db(SYSTEM)
-    auth = provisioning.upsert_phone(s, org_id, ref, phone=body.phone, person_ref=body.person,
-                                     permissions=dict(body.permissions), active=body.active, actor=_org_actor())
-    s.commit()
-    return _phone(next(r for r in phones.list_phones(s, org_id) if r.id == auth.id))
+    s, auth = _upsert(provisioning.upsert_phone, org_id, ref, body, phone=body.phone, person_ref=body.person)
+    return _phone(_phone_row(s, org_id, auth.id))
 
 
 @route(bp, "/phones/<ref>", "DELETE", summary="Revoke an authorized phone number", tag="provisioning",
        response=PhoneOut, errors=(401, 403, 404))
 def delete_phone(org_id, ref: str):
     """The number stops speaking in the org."""
-    s = db(SYSTEM)
-    auth = provisioning.phone_by_ref(s, org_id, ref)
-    phones.revoke_phone(s, org_id, auth.id, actor=_org_actor())
-    s.commit()
-    return _phone(next(r for r in phones.list_phones(s, org_id) if r.id == auth.id))
+    s, auth = _as_org_key(lambda s, actor: phones.revoke_phone(s, org_id, provisioning.phone_by_ref(s, org_id, ref).id,
+                                                               actor=actor))
+    return _phone(_phone_row(s, org_id, auth.id))
 
 
 # ---------------------------------------------------------------------------- organizations (platform key)

@@ -30,6 +30,13 @@ class Out(BaseModel):
     pass
 
 
+def someone(model: In, refused: str) -> In:
+    """The model if it names a person (by user id, phone, or both); else ValueError(refused)."""
+    if model.user_id is None and model.phone is None:
+        raise ValueError(refused)
+    return model
+
+
 class PrincipalIn(In):
     """Who the agent acts for: a user id, a phone, or both once linked."""
     user_id: uuid.UUID | None = None
@@ -37,9 +44,7 @@ class PrincipalIn(In):
 
     @model_validator(mode="after")
     def _someone(self):
-        if self.user_id is None and self.phone is None:
-            raise ValueError("give user_id, phone, or both")
-        return self
+        return someone(self, "give user_id, phone, or both")
 
 
 class PrincipalQuery(PrincipalIn):
@@ -66,9 +71,7 @@ class IngestIn(In):
 
     @model_validator(mode="after")
     def _writer(self):
-        if self.user_id is None and self.phone is None:
-            raise ValueError("a message needs its writer: user_id, phone, or both")
-        return self
+        return someone(self, "a message needs its writer: user_id, phone, or both")
 
 
 class IngestOut(Out):

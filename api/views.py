@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 
 from flask import current_app, g, jsonify, request
 from sqlalchemy import select
@@ -344,26 +345,27 @@ def create_link_code(org_id, body: LinkCodeIn):
        "only from it", tag="forgetting", response=CountsOut)
 def delete_conversation(org_id, conversation_id: uuid.UUID):
     """Forget one of the org's conversations."""
-    from memory_core.privacy.forgetting import delete_conversation as forget
+    from memory_core.privacy.forgetting import delete_conversation
 
-    s = db(SYSTEM)
-    if s.scalar(select(Conversation.org_id).where(Conversation.id == conversation_id)) != org_id:
-        raise NotFound("No such conversation.")
-    counts = forget(s, conversation_id, actor_label=_actor())
-    s.commit()
-    return CountsOut(counts=counts)
+    return _forget(org_id, Conversation, conversation_id, delete_conversation, "No such conversation.")
 
 
 @route(bp, "/contacts/<contact_id>", "DELETE", summary="Delete a contact and every fact about it",
        tag="forgetting", response=CountsOut)
 def delete_contact(org_id, contact_id: uuid.UUID):
     """Delete one of the org's contacts."""
-    from memory_core.privacy.forgetting import delete_contact as forget
+    from memory_core.privacy.forgetting import delete_contact
 
+    return _forget(org_id, Contact, contact_id, delete_contact, "No such contact.")
+
+
+def _forget(org_id: uuid.UUID, model: type[Conversation] | type[Contact], row_id: uuid.UUID,
+            forget: Callable[..., dict[str, int]], missing: str) -> CountsOut:
+    """Forget one of the key's org's rows with `forget`; another org's row is NotFound, like one that never was."""
     s = db(SYSTEM)
-    if s.scalar(select(Contact.org_id).where(Contact.id == contact_id)) != org_id:
-        raise NotFound("No such contact.")
-    counts = forget(s, contact_id, actor_label=_actor())
+    if s.scalar(select(model.org_id).where(model.id == row_id)) != org_id:
+        raise NotFound(missing)
+    counts = forget(s, row_id, actor_label=_actor())
     s.commit()
     return CountsOut(counts=counts)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import re
 import statistics
 import sys
 import time
@@ -25,13 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import delete, insert  # noqa: E402
+from locomo_learn import sessions_of, turn_text  # noqa: E402  (beside this file)
+from sqlalchemy import insert  # noqa: E402
 
+from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
 from memory_core.domain.access import load_access  # noqa: E402
-from memory_core.domain.models import Conversation, Membership, Message, Organization, User  # noqa: E402
+from memory_core.domain.models import Conversation, Message  # noqa: E402
 from memory_core.reading.search import RETRIEVERS, search  # noqa: E402
 
 # The shared data sits beside the checkout (/work/main -> /work/shared) or beside its worktrees' folder.
@@ -42,28 +43,10 @@ VARIANTS = {"fts_only": ("fts",), "vector_only": ("vector",), "fused": RETRIEVER
 KS = (5, 10)
 
 
-def _session_date(text: str | None) -> dt.datetime:
-    """'1:56 pm on 8 May, 2023' -> a datetime; the epoch when unparseable (dates are not scored)."""
-    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
-        try:
-            return dt.datetime.strptime((text or "").strip(), fmt).replace(tzinfo=dt.timezone.utc)
-        except ValueError:
-            continue
-    return dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)
-
-
 def turns_of(conv: dict) -> list[tuple[str, str, dt.datetime]]:
     """(dia_id, "Speaker: text", session date) for every turn, in order."""
-    out = []
-    sessions = sorted((int(m.group(1)), k) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
-    for n, key in sessions:
-        when = _session_date(conv.get(f"session_{n}_date_time"))
-        for turn in conv[key]:
-            text = turn.get("text", "")
-            if turn.get("blip_caption"):
-                text += f" [image: {turn['blip_caption']}]"
-            out.append((turn["dia_id"], f"{turn['speaker']}: {text}", when))
-    return out
+    return [(turn["dia_id"], f"{turn['speaker']}: {turn_text(turn)}", when)
+            for _n, when, turns in sessions_of(conv) for turn in turns]
 
 
 def questions_of(conv: dict) -> list[dict]:
@@ -76,11 +59,8 @@ def load(db, name: str, turns, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid
     vectors = embedder.embed([t for _, t, _ in turns])
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        org = Organization(name=f"bench-locomo-{name}-{tag}")
-        user = User(email=f"locomo-{tag}@bench.invalid", name=name)
-        s.add_all([org, user])
-        s.flush()
-        s.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+        org, user = scratch_org(s, f"bench-locomo-{name}-{tag}", owner_email=f"locomo-{tag}@bench.invalid",
+                                owner_name=name)
         conv = Conversation(channel="bench", external_id=f"locomo-{name}-{tag}", org_id=org.id, user_id=user.id)
         s.add(conv)
         s.flush()
@@ -94,10 +74,7 @@ def load(db, name: str, turns, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid
 
 
 def remove(db, org_id: uuid.UUID, user_id: uuid.UUID) -> None:
-    with db.unit_of_work(SYSTEM) as uow:
-        uow.session.execute(delete(Organization).where(Organization.id == org_id))
-        uow.session.execute(delete(User).where(User.id == user_id))
-        uow.commit()
+    remove_scratch(db, org_id, [user_id])
 
 
 def pct(values: list[float], p: float) -> float:

@@ -38,7 +38,7 @@ import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from sqlalchemy import delete, or_, select, text
+from sqlalchemy import or_, select, text
 
 HELD_OUT = ("44", "47", "48", "49", "50")
 TUNE = ("26", "30", "41", "42", "43")
@@ -254,15 +254,9 @@ def drain(db, backend) -> dict[str, int]:
 
 
 def remove(db, loaded: dict) -> None:
-    from memory_core.adapters.db import SYSTEM
-    from memory_core.domain.models import Memory, Organization, User
+    from evals.scratch import remove_scratch
 
-    with db.unit_of_work(SYSTEM) as uow:
-        ids = list(loaded["users"].values())
-        uow.session.execute(delete(Memory).where(Memory.owner_user_id.in_(ids)))
-        uow.session.execute(delete(Organization).where(Organization.id == loaded["org_id"]))
-        uow.session.execute(delete(User).where(User.id.in_(ids)))
-        uow.commit()
+    remove_scratch(db, loaded["org_id"], loaded["users"].values())
 
 
 def learnt(db, loaded: dict) -> tuple[list, dict[uuid.UUID, list[uuid.UUID]], dict[uuid.UUID, str]]:

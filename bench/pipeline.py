@@ -29,15 +29,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("MEMORIA_BACKEND", "local")
 
-from sqlalchemy import delete, func, select  # noqa: E402
+from sqlalchemy import func, select  # noqa: E402
 
+from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
 from jobs.worker import freeze_heap  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
-from memory_core.domain.models import Contact, Membership, Memory, Message, Organization, Outbox, User  # noqa: E402
+from memory_core.domain.models import Contact, Memory, Message, Outbox  # noqa: E402
 from memory_core.learning.ingest import ingest_message  # noqa: E402
 
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
@@ -60,11 +61,8 @@ def message(i: int) -> str:
 def setup(db) -> tuple[uuid.UUID, uuid.UUID]:
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        org = Organization(name=f"bench {uuid.uuid4().hex[:6]}")
-        user = User(email=f"bench-{uuid.uuid4().hex}@bench.memoria.invalid", name="Bench")
-        s.add_all([org, user])
-        s.flush()
-        s.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+        org, user = scratch_org(s, f"bench {uuid.uuid4().hex[:6]}",
+                                owner_email=f"bench-{uuid.uuid4().hex}@bench.memoria.invalid", owner_name="Bench")
         for name in SURNAMES:
             s.add(Contact(org_id=org.id, name=f"Talleres {name} S.L.", kind="customer"))
         uow.commit()
@@ -72,11 +70,7 @@ def setup(db) -> tuple[uuid.UUID, uuid.UUID]:
 
 
 def teardown(db, org_id, user_id) -> None:
-    with db.unit_of_work(SYSTEM) as uow:
-        uow.session.execute(delete(Memory).where(Memory.owner_user_id == user_id))
-        uow.session.execute(delete(Organization).where(Organization.id == org_id))
-        uow.session.execute(delete(User).where(User.id == user_id))
-        uow.commit()
+    remove_scratch(db, org_id, [user_id])
 
 
 def drain(db, backend, batch: int) -> int:

@@ -139,56 +139,47 @@ def generate(args, sentences: list[str], pool: np.ndarray) -> dict:
             rest = rng.integers(1, len(orgs), size=total - big) if len(orgs) > 1 else np.zeros(total - big, int)
             return np.concatenate([np.zeros(big, dtype=np.int64), rest])
 
+        def rows_of(total: int):
+            """(n, org, user, roll in [0, 1), sentence, vector) for `total` synthetic rows, drawn 20,000 at a time."""
+            owners = org_of_rows(total)
+            for start in range(0, total, 20_000):
+                chunk = owners[start:start + 20_000]
+                idx = rng.integers(0, len(sentences), size=len(chunk))
+                vecs = noisy(pool, idx, rng)
+                roll = rng.random(len(chunk))
+                for k, (oi, si) in enumerate(zip(chunk, idx)):
+                    o = orgs[oi]
+                    yield start + k, o, users[o][int(roll[k] * 1000) % len(users[o])], roll[k], sentences[si], vecs[k]
+
         t1 = time.perf_counter()
-        mem_org = org_of_rows(args.memories)
         with conn.cursor() as cur, cur.copy(
                 "copy memories (org_id, level, owner_user_id, area, category, subject, attribute, value, sentence, "
                 "confidence, embedding, embed_model, valid_from) from stdin (format binary)") as cp:
             cp.set_types(["uuid", "varchar", "uuid", "varchar", "varchar", "varchar", "varchar", "text", "text",
                           "float8", "vector", "varchar", "timestamptz"])
-            for start in range(0, args.memories, 20_000):
-                chunk = mem_org[start:start + 20_000]
-                idx = rng.integers(0, len(sentences), size=len(chunk))
-                vecs = noisy(pool, idx, rng)
-                roll = rng.random(len(chunk))
-                for k, (oi, si) in enumerate(zip(chunk, idx)):
-                    o = orgs[oi]
-                    u = users[o][int(roll[k] * 1000) % len(users[o])]
-                    r = roll[k]
-                    s = sentences[si]
-                    if r < 0.25:
-                        row = (None, "personal", u, "general", "preference", "self")
-                    elif r < 0.40:
-                        row = (o, "private", u, "general", "company", "org")
-                    elif r < 0.65:
-                        row = (o, "shared", None, "general", "company", "org")
-                    else:
-                        c = contacts[o][int(r * 997) % len(contacts[o])]
-                        row = (o, "shared", None, "contacts", "customer", f"contact:{c}")
-                    age = dt.timedelta(days=int(r * 10_000) % 700)
-                    cp.write_row((*row, f"a{start + k}", s.rsplit(" ", 2)[-1], s, 0.5 + (r * 7) % 0.5,
-                                  vecs[k], MODEL, NOW - age))
+            for n, o, u, r, s, vec in rows_of(args.memories):
+                if r < 0.25:
+                    row = (None, "personal", u, "general", "preference", "self")
+                elif r < 0.40:
+                    row = (o, "private", u, "general", "company", "org")
+                elif r < 0.65:
+                    row = (o, "shared", None, "general", "company", "org")
+                else:
+                    c = contacts[o][int(r * 997) % len(contacts[o])]
+                    row = (o, "shared", None, "contacts", "customer", f"contact:{c}")
+                age = dt.timedelta(days=int(r * 10_000) % 700)
+                cp.write_row((*row, f"a{n}", s.rsplit(" ", 2)[-1], s, 0.5 + (r * 7) % 0.5, vec, MODEL, NOW - age))
         timings["memories_copy_s"] = round(time.perf_counter() - t1, 1)
 
         t2 = time.perf_counter()
-        msg_org = org_of_rows(args.messages)
         with conn.cursor() as cur, cur.copy(
                 "copy messages (conversation_id, channel, external_id, org_id, user_id, visibility, area, role, "
                 "text, created_at, embedding, embed_model) from stdin (format binary)") as cp:
             cp.set_types(["uuid", "varchar", "varchar", "uuid", "uuid", "varchar", "varchar", "varchar", "text",
                           "timestamptz", "vector", "varchar"])
-            for start in range(0, args.messages, 20_000):
-                chunk = msg_org[start:start + 20_000]
-                idx = rng.integers(0, len(sentences), size=len(chunk))
-                vecs = noisy(pool, idx, rng)
-                roll = rng.random(len(chunk))
-                for k, (oi, si) in enumerate(zip(chunk, idx)):
-                    o = orgs[oi]
-                    u = users[o][int(roll[k] * 1000) % len(users[o])]
-                    shared = roll[k] < 0.2
-                    cp.write_row((convs[u], "web", f"m{start + k}", o, u,
-                                  "shared_in_org" if shared else "private_in_org", "general", "user", sentences[si],
-                                  NOW - dt.timedelta(minutes=start + k), vecs[k], MODEL))
+            for n, o, u, r, s, vec in rows_of(args.messages):
+                cp.write_row((convs[u], "web", f"m{n}", o, u, "shared_in_org" if r < 0.2 else "private_in_org",
+                              "general", "user", s, NOW - dt.timedelta(minutes=n), vec, MODEL))
         timings["messages_copy_s"] = round(time.perf_counter() - t2, 1)
 
         t3 = time.perf_counter()

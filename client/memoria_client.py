@@ -117,6 +117,7 @@ class Message(TypedDict):
     role: str
     text: str
     created_at: str
+    sent_at: str
     edited_at: str | None
 
 

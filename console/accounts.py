@@ -2,11 +2,15 @@
 invitation (setting a password), and resetting a password. Each link works once and expires."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from flask import flash, redirect, render_template, session, url_for
 from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
+from sqlalchemy.orm import Session
 from wtforms import EmailField, PasswordField, StringField
 from wtforms.validators import DataRequired, EqualTo, Length, Optional
 
@@ -14,7 +18,7 @@ from console import bp
 from console.web import db, load_console_user, person_db
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
-from memory_core.domain.models import Organization
+from memory_core.domain.models import Organization, User
 from memory_core.tenancy import members, platform, tokens
 from memory_core.tenancy.passwords import MIN_LENGTH
 from web.language import said
@@ -53,30 +57,54 @@ def _invalid(exc: Exception):
     return render_template("console/tenancy/link_invalid.html", message=said(exc)), 404, NO_STORE
 
 
+def _redeem(form: FlaskForm, use: Callable[[Session], User], field: str, welcome: Callable[[User], Any]):
+    """Use the one-time link with `use` once the form is posted valid: commit, sign in the person it returns
+    and answer `welcome(user)`. Refused input rolls back and is shown at its field (else at `field`); a link
+    gone by now (used or expired meanwhile) shows the invalid-link page. None: show the form (again)."""
+    if not form.validate_on_submit():
+        return None
+    s = db(SYSTEM)
+    try:
+        user = use(s)
+    except NotFound as exc:
+        s.rollback()
+        return _invalid(exc)
+    except (InvalidInput, Conflict) as exc:
+        s.rollback()
+        named = getattr(exc, "field", None)
+        target = named if named in form else field
+        if target in form:
+            form[target].errors.append(said(exc))
+        else:
+            flash(said(exc), "error")
+        return None
+    s.commit()
+    _sign_in(user)
+    return welcome(user)
+
+
+def _welcome(message: str, endpoint: str):
+    flash(message)
+    return redirect(url_for(endpoint))
+
+
 @bp.route("/setup/<token>", methods=["GET", "POST"])
 def setup(token: str):
     """Create the first platform administrator with the one-time setup link."""
     s = db(SYSTEM)
     try:
-        platform_ready = platform.has_platform_admin(s)
-        if platform_ready:
+        if platform.has_platform_admin(s):
             raise NotFound("This installation already has a platform administrator: sign in instead.")
         tokens.peek(s, "setup", token)
     except NotFound as exc:
         return _invalid(exc)
     form = SetupForm()
-    if form.validate_on_submit():
-        try:
-            user = platform.complete_setup(s, token, form.email.data, form.name.data, form.password.data)
-        except (InvalidInput, Conflict, NotFound) as exc:
-            s.rollback()
-            named = getattr(exc, "field", None)
-            (form[named] if named in form else form.email).errors.append(said(exc))
-        else:
-            s.commit()
-            _sign_in(user)
-            flash(gettext("Welcome: you are the platform administrator. Create the first organization."))
-            return redirect(url_for("console.platform_orgs"))
+    done = _redeem(form, lambda s: platform.complete_setup(s, token, form.email.data, form.name.data,
+                                                           form.password.data), "email",
+                   lambda _user: _welcome(gettext("Welcome: you are the platform administrator. Create the first "
+                                                  "organization."), "console.platform_orgs"))
+    if done is not None:
+        return done
     return render_template("console/tenancy/setup.html", form=form, help=password_help()), 200, NO_STORE
 
 
@@ -93,22 +121,20 @@ def accept_invitation(token: str):
         flash(gettext("This invitation is for an existing account: sign in as that person, then open the link again."))
         return redirect(url_for("console.login", next=url_for("console.accept_invitation", token=token)))
     form = JoinForm() if has_account else AcceptForm()
-    if form.validate_on_submit():
-        try:
-            user = members.accept_invitation(s, token, password=None if has_account else form.password.data,
-                                             name=None if has_account else form.name.data)
-        except (InvalidInput, NotFound) as exc:
-            s.rollback()
-            if isinstance(exc, NotFound):
-                return _invalid(exc)
-            form.password.errors.append(said(exc))
-        else:
-            s.commit()
-            _sign_in(user)
-            if invitation.org_id:
-                session["org_id"] = str(invitation.org_id)
-            flash(gettext("Welcome to %(org)s.", org=org.name) if org else gettext("Welcome."))
-            return redirect(url_for("console.home"))
+
+    def accept(s: Session) -> User:
+        if has_account:
+            return members.accept_invitation(s, token, password=None)
+        return members.accept_invitation(s, token, password=form.password.data, name=form.name.data)
+
+    def welcome(_user: User):
+        if invitation.org_id:
+            session["org_id"] = str(invitation.org_id)
+        return _welcome(gettext("Welcome to %(org)s.", org=org.name) if org else gettext("Welcome."), "console.home")
+
+    done = _redeem(form, accept, "password", welcome)
+    if done is not None:
+        return done
     return render_template("console/tenancy/invitation.html", form=form, invitation=invitation, org=org,
                            has_account=has_account, help=password_help()), 200, NO_STORE
 
@@ -116,23 +142,13 @@ def accept_invitation(token: str):
 @bp.route("/reset-password/<token>", methods=["GET", "POST"])
 def reset_password(token: str):
     """Set a new password with a one-time reset link."""
-    s = db(SYSTEM)
     try:
-        tokens.peek(s, "reset", token)
+        tokens.peek(db(SYSTEM), "reset", token)
     except NotFound as exc:
         return _invalid(exc)
     form = NewPasswordForm()
-    if form.validate_on_submit():
-        try:
-            user = members.reset_password(s, token, form.password.data)
-        except (InvalidInput, NotFound) as exc:
-            s.rollback()
-            if isinstance(exc, NotFound):
-                return _invalid(exc)
-            form.password.errors.append(said(exc))
-        else:
-            s.commit()
-            _sign_in(user)
-            flash(gettext("Your password was changed."))
-            return redirect(url_for("console.home"))
+    done = _redeem(form, lambda s: members.reset_password(s, token, form.password.data), "password",
+                   lambda _user: _welcome(gettext("Your password was changed."), "console.home"))
+    if done is not None:
+        return done
     return render_template("console/tenancy/reset_password.html", form=form, help=password_help()), 200, NO_STORE

@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import uuid
 
-from flask import abort, render_template, request
+from flask import render_template, request
 from flask_login import login_required
 
 from console import bp
-from console.operator import current_operator
+from console.operator import current_operator, or_abort
 from console.services import curation, paging
 from console.services.proposals import kind_labels
 from console.web import org_db, org_read_db
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.vocabulary import ContactKind
-from web.errors import status_of
 from web.language import said, select_language
 
 
@@ -37,9 +36,5 @@ def contacts():
 @login_required
 def contact(contact_id: uuid.UUID):
     """One contact: every memory about it and its pending proposals."""
-    op, s = current_operator(), org_db()
-    try:
-        page = curation.contact_page(s, op, contact_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
+    page = or_abort(curation.contact_page, org_db(), current_operator(), contact_id)
     return render_template("console/contact.html", page=page, kinds=kind_labels(select_language()))

@@ -10,14 +10,13 @@ from sqlalchemy import select
 
 from console import bp
 from console.confirm import ask, confirmed
-from console.operator import current_operator, is_htmx, parse_uuid
+from console.operator import Done, act, current_operator, is_htmx, or_abort, parse_uuid
 from console.services import curation
 from console.web import org_db, org_read_db
 from memory_core.domain.access import contact_visible
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
 from memory_core.domain.vocabulary import AREAS, MEMORY_CATEGORIES, STATUSES
-from web.errors import status_of
 from web.language import said
 
 
@@ -48,12 +47,7 @@ def memories():
 @login_required
 def memory(memory_id: uuid.UUID):
     """One memory: its versions (who, when, from which message, superseded by what) and actions."""
-    op, s = current_operator(), org_db()
-    try:
-        d = curation.memory_detail(s, op, memory_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
-    return _page(d)
+    return _page(_detail_or_abort(memory_id))
 
 
 @bp.route("/memories/<uuid:memory_id>/restore", methods=["POST"])
@@ -101,11 +95,8 @@ def memory_delete(memory_id: uuid.UUID):
         return ask(action=url_for("console.memory_delete", memory_id=memory_id),
                    question=gettext("Delete this memory with its versions?"), consequence=delete_consequence(d),
                    button=gettext("Delete for good"), back=url_for("console.memory", memory_id=memory_id))
-    op, s = current_operator(), org_db()
-    try:
-        n = curation.delete_memory(s, op, memory_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
+    s = org_db()
+    n = or_abort(curation.delete_memory, s, current_operator(), memory_id)
     s.commit()
     flash(ngettext("Deleted the memory and its %(num)d older version.",
                    "Deleted the memory and its %(num)d older versions.", n - 1) if n > 1
@@ -134,31 +125,21 @@ def _page(d, errors=None, form=None):
 
 
 def _detail_or_abort(memory_id):
-    try:
-        return curation.memory_detail(org_db(), current_operator(), memory_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
+    return or_abort(curation.memory_detail, org_db(), current_operator(), memory_id)
 
 
 def _act(memory_id, action, done: str):
-    op, s = current_operator(), org_db()
-    try:
-        row = action(s, op)
-    except MemoriaError as exc:
-        s.rollback()
-        code = status_of(exc)
-        if code in (403, 404):
-            abort(code)
-        try:
-            d = curation.memory_detail(s, op, memory_id)
-        except MemoriaError as again:
-            abort(status_of(again))
+    def refused(s, op, exc, code):
+        d = or_abort(curation.memory_detail, s, op, memory_id)
         field = getattr(exc, "field", None)
         return _page(d, errors={field if field in ("value", "sentence", "confirm_account") else "form": said(exc)},
                      form=request.form), code
-    s.commit()
+
+    acted = act(action, refused)
+    if not isinstance(acted, Done):
+        return acted
     flash(done)
-    target = url_for("console.memory", memory_id=row.id)
+    target = url_for("console.memory", memory_id=acted.result.id)
     if is_htmx():
         return "", 204, {"HX-Redirect": target}
     return redirect(target), 303

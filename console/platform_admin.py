@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from flask import abort, flash, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, render_template, url_for
 from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
@@ -12,12 +12,13 @@ from wtforms import EmailField, SelectField, StringField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional
 
-from console import bp, shown_once
-from console.forms import EmptyForm
+from console import bp
+from console.key_pages import KeyPages
 from console.web import console_actor, db, one_time_link, platform_role_required
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.tenancy import orgs, platform
+from memory_core.tenancy.api_keys import PLATFORM
 from web.language import lazy_term, said
 
 NO_STORE = {"Cache-Control": "no-store"}
@@ -40,10 +41,6 @@ class RoleGrantForm(FlaskForm):
         *(SelectChoice(r, lazy_term("role", r)) for r in ("staff", "privacy_officer", "platform_admin")),
         SelectChoice("", _l("none"))],
                        validate_choice=True)
-
-
-class KeyForm(FlaskForm):
-    name = StringField(_l("Name"), validators=[DataRequired(), Length(max=100)])
 
 
 # ---------------------------------------------------------------------------- organizations
@@ -140,10 +137,8 @@ def platform_role_set():
 
 # ---------------------------------------------------------------------------- platform API keys
 
-def _keys_page(form=None, new_key=None, status=200):
-    return render_template("console/platform/keys.html", keys=platform.list_platform_keys(db(SYSTEM)),
-                           form=form or KeyForm(formdata=None), revoke_form=EmptyForm(), new_key=new_key), \
-        status, NO_STORE
+KEYS = KeyPages(PLATFORM, "console.platform_keys", "console/platform/keys.html", session=lambda: db(SYSTEM),
+                org_id=lambda: None, headers=NO_STORE)
 
 
 @bp.route("/platform/keys", methods=["GET"])
@@ -151,48 +146,18 @@ def _keys_page(form=None, new_key=None, status=200):
 def platform_keys():
     """Platform API keys (they may create organizations over the API); right after creating one, the new key,
     shown this once."""
-    nonce = request.args.get("shown", "")
-    if not nonce:
-        return _keys_page()
-    key = shown_once.take("platform-key", nonce)
-    if key is None:
-        flash(gettext("A new key is shown only once. If it was not copied, revoke it and create another."), "error")
-        return redirect(url_for("console.platform_keys"))
-    return _keys_page(new_key=key)
+    return KEYS.show()
 
 
 @bp.route("/platform/keys", methods=["POST"])
 @platform_role_required("platform_admin")
 def platform_key_create():
     """Create a platform key, then redirect to the page that shows it once (a reload creates nothing)."""
-    form = KeyForm()
-    if not form.validate_on_submit():
-        return _keys_page(form, status=400)
-    s = db(SYSTEM)
-    try:
-        _row, key = platform.create_platform_key(s, form.name.data, actor=console_actor())
-    except InvalidInput as exc:
-        form.name.errors.append(said(exc))
-        return _keys_page(form, status=400)
-    s.commit()
-    return redirect(url_for("console.platform_keys", shown=shown_once.stash("platform-key", key))), 303
+    return KEYS.create()
 
 
 @bp.route("/platform/keys/<key_id>/revoke", methods=["POST"])
 @platform_role_required("platform_admin")
 def platform_key_revoke(key_id: str):
     """Revoke a platform key."""
-    if not EmptyForm().validate_on_submit():
-        abort(400)
-    try:
-        kid = uuid.UUID(key_id)
-    except ValueError:
-        abort(404)
-    s = db(SYSTEM)
-    try:
-        row = platform.revoke_platform_key(s, kid, actor=console_actor())
-    except NotFound:
-        abort(404)
-    s.commit()
-    flash(gettext("Key %(prefix)s… revoked.", prefix=row.prefix))
-    return redirect(url_for("console.platform_keys"))
+    return KEYS.revoke(key_id)

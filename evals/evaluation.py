@@ -17,11 +17,12 @@ from pathlib import Path
 
 from sqlalchemy import delete, func, select
 
+from evals.scratch import remove_scratch
 from memory_core.adapters.db import SYSTEM, Database
 from memory_core.domain import clock
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.model_port import ModelBackend
-from memory_core.domain.models import Membership, Memory, Organization, Outbox, UsageLedger, User
+from memory_core.domain.models import Membership, Organization, Outbox, UsageLedger, User
 from memory_core.domain.vocabulary import AREAS
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
@@ -69,7 +70,7 @@ def eval_gate(database: Database, backend: ModelBackend, rows: list[dict], *, ru
         for i, row in enumerate(rows):
             results.append((row, _run_line(database, backend, org_id, user_ids, row, i, run_tag)))
     finally:
-        _remove_scratch(database, org_id, user_ids)
+        remove_scratch(database, org_id, user_ids)
     seconds = time.perf_counter() - started
     with database.unit_of_work(SYSTEM) as uow:
         ledger = uow.session.execute(select(UsageLedger.purpose, func.count(), func.sum(UsageLedger.cost_usd),
@@ -114,14 +115,6 @@ def _scratch_org(database) -> tuple[uuid.UUID, list[uuid.UUID]]:
         return org.id, users
 
 
-def _remove_scratch(database, org_id, user_ids) -> None:
-    with database.unit_of_work(SYSTEM) as uow:
-        s = uow.session
-        # Personal memories have no org: they go with their owners.
-        s.execute(delete(Memory).where(Memory.owner_user_id.in_(user_ids)))
-        s.execute(delete(Organization).where(Organization.id == org_id))
-        s.execute(delete(User).where(User.id.in_(user_ids)))
-        uow.commit()
 
 
 def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:

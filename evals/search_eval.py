@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete
-
+from evals.scratch import remove_scratch, scratch_org
 from memory_core.adapters.db import SYSTEM, Database
 from memory_core.domain import clock
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.models import Contact, Conversation, Membership, Memory, Message, Organization, User
+from memory_core.domain.models import Contact, Conversation, Memory, Message
 from memory_core.domain.vocabulary import CATEGORY_AREA, DOCUMENT_KINDS, SEARCH_KINDS
 from memory_core.reading.search import RETRIEVERS, Embed, index_document, search
 
@@ -80,11 +79,8 @@ def load_scratch(db: Database, data: dict[str, Any], embed: Embed, embed_model: 
     ids: dict[str, tuple[str, uuid.UUID]] = {}
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        org = Organization(name=f"eval-search-{tag}")
-        user = User(email=f"eval-search-{tag}@eval.invalid", name="Eval")
-        s.add_all([org, user])
-        s.flush()
-        s.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+        org, user = scratch_org(s, f"eval-search-{tag}", owner_email=f"eval-search-{tag}@eval.invalid",
+                                owner_name="Eval")
         conv = Conversation(channel="eval", external_id=f"eval-{tag}", org_id=org.id, user_id=user.id)
         s.add(conv)
         s.flush()
@@ -127,15 +123,6 @@ def load_scratch(db: Database, data: dict[str, Any], embed: Embed, embed_model: 
             ids[item["id"]] = (kind, row.id)
         uow.commit()
         return Scratch(org_id=org.id, user_id=user.id, ids=ids)
-
-
-def remove_scratch(db: Database, scratch: Scratch) -> None:
-    """Delete the scratch org and its owner; their rows go with them (foreign keys cascade)."""
-    with db.unit_of_work(SYSTEM) as uow:
-        uow.session.execute(delete(Memory).where(Memory.owner_user_id == scratch.user_id))
-        uow.session.execute(delete(Organization).where(Organization.id == scratch.org_id))
-        uow.session.execute(delete(User).where(User.id == scratch.user_id))
-        uow.commit()
 
 
 def _metrics(ranks: list[int | None], latencies: list[float]) -> dict[str, float]:
@@ -193,4 +180,4 @@ def evaluate(db: Database, data: dict[str, Any], embed: Embed, embed_model: str,
         report["not_first"] = misses
         return report
     finally:
-        remove_scratch(db, scratch)
+        remove_scratch(db, scratch.org_id, [scratch.user_id])

@@ -7,7 +7,7 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext, ngettext
 from flask_login import login_required
 
-from console.operator import current_operator, is_htmx, parse_uuid
+from console.operator import Done, act, current_operator, is_htmx, or_abort, parse_uuid
 from console.services import proposals
 from console.web import org_db, org_read_db
 from memory_core.domain import labels
@@ -44,11 +44,8 @@ def queue():
 @login_required
 def detail(proposal_id: uuid.UUID):
     """One proposal: its source messages, the before/after diff, the rule, and the decisions."""
-    op, s = current_operator(), org_db()
-    try:
-        d = service.detail(s, op, proposal_id)
-    except MemoriaError as exc:
-        abort(status_of(exc))
+    op = current_operator()
+    d = or_abort(service.detail, org_db(), op, proposal_id)
     return render_template("review/detail.html", d=d, op=op, errors={}, form=request.form)
 
 
@@ -100,16 +97,10 @@ def bulk():
 
 
 def _decide(proposal_id, action, done_message: str):
-    op, s = current_operator(), org_db()
-    try:
-        proposal = action(s, op)
-    except MemoriaError as exc:
-        s.rollback()
-        code = status_of(exc)
-        if code in (403, 404):
-            abort(code)
-        return _error(s, op, proposal_id, exc, code)
-    s.commit()
+    acted = act(action, lambda s, op, exc, code: _error(s, op, proposal_id, exc, code))
+    if not isinstance(acted, Done):
+        return acted
+    s, op, proposal = acted.session, acted.op, acted.result
     if proposal.status == Status.PROPOSED:  # a member confirmed where she may only read: an editor shares it
         done_message = gettext("Confirmed: someone who may edit %(area)s will share it.",
                                area=labels.term("area", proposal.area, op.lang))

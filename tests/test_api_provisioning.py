@@ -11,6 +11,7 @@ from jobs.outbox import drain_batch
 from memory_core.backends import get_backend
 from memory_core.domain.models import AuditLog, Memory
 from memory_core.tenancy import orgs, platform
+from memory_core.tenancy.api_keys import PLATFORM, issue_key
 from memory_core.tenancy.members import Actor
 
 
@@ -24,7 +25,7 @@ def call(client, method, path, key, body=None):
 def platform_key(system_session):
     root = platform.create_user(system_session, "root@example.test", "Root", "a long and unusual passphrase",
                                 platform_role="platform_admin", actor=Actor("memoria command"))
-    _row, key = platform.create_platform_key(system_session, "host", actor=Actor("console platform admin", root.id))
+    _row, key = issue_key(system_session, PLATFORM, "host", actor=Actor("console platform admin", root.id))
     system_session.commit()
     return key
 

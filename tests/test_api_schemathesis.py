@@ -18,8 +18,8 @@ from schemathesis.generation import GenerationMode
 import api.provisioning  # noqa: F401  (fills the route table)
 import api.views  # noqa: F401
 from api.openapi import ROUTES
-from memory_core.tenancy import platform, provisioning
-from memory_core.tenancy.api_keys import create_api_key
+from memory_core.tenancy import provisioning
+from memory_core.tenancy.api_keys import PLATFORM, create_api_key, issue_key
 from memory_core.tenancy.members import Actor
 
 # One test per operation. (schemathesis' own pytest loader, from_fixture, does not run on pytest 9.)
@@ -46,7 +46,7 @@ def api_world(factory, system_session):
     org.external_id = "org-1"
     provisioning.upsert_person(system_session, org.id, "person-1", email="eva@example.test", actor=Actor("test"))
     provisioning.upsert_phone(system_session, org.id, "phone-1", phone="+34600111222", actor=Actor("test"))
-    _, platform_key = platform.create_platform_key(system_session, "fuzz", actor=Actor("test"))
+    _, platform_key = issue_key(system_session, PLATFORM, "fuzz", actor=Actor("test"))
     system_session.commit()
     return {"key": key, "platform_key": platform_key, "user_id": str(ana.id), "phone": "+34611222333",
             "conversation_id": str(conv.id), "contact_id": str(contact.id), "memory_id": str(mine.id),

@@ -124,6 +124,31 @@ def test_the_client_imports_neither_flask_nor_server_code():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# Each of the client's answer types and the API model it describes (the client imports no server code, so the
+# answer's shape is written on both sides; this keeps the two from drifting apart).
+CLIENT_TYPES = {"IngestResult": "IngestOut", "ContextItem": "ContextItemOut", "MemoryBlock": "ContextOut",
+                "WriteResult": "WriteOut", "RememberResult": "RememberOut", "Hit": "HitOut", "Memory": "MemoryOut",
+                "SubjectMemories": "SubjectsOut", "Message": "MessageOut", "Point": "PointOut",
+                "Retrieved": "RetrieveOut", "History": "HistoryOut", "LinkCode": "LinkCodeOut", "Person": "PersonOut",
+                "AuthorizedPhone": "PhoneOut", "Organization": "OrganizationOut", "MySource": "MySourceOut",
+                "MyMemory": "MyMemoryOut", "MySubject": "MySubjectOut", "MySection": "MySectionOut",
+                "MyMemories": "MyMemoriesOut", "MyEdit": "MyEditOut", "Learning": "LearningOut"}
+
+
+def test_client_answer_types_name_every_field_the_api_answers_with():
+    import typing
+
+    import api.provisioning_schemas
+    import api.schemas
+    import client.memoria_client
+
+    typed = {n for n, t in vars(client.memoria_client).items() if isinstance(t, type) and typing.is_typeddict(t)}
+    assert typed == set(CLIENT_TYPES), "a client answer type without its API model in CLIENT_TYPES"
+    for name, model in CLIENT_TYPES.items():
+        fields = getattr(api.schemas, model, None) or getattr(api.provisioning_schemas, model)
+        assert set(getattr(client.memoria_client, name).__annotations__) == set(fields.model_fields), name
+
+
 def test_against_the_real_app(app, factory, system_session):
     from memory_core.tenancy.api_keys import create_api_key
 

@@ -118,7 +118,7 @@ def test_revoking_a_number_with_htmx_swaps_its_row(client, factory, system_sessi
 
 def test_platform_admin_lists_suspends_grants_roles_and_creates_a_platform_key(client, factory, system_session):
     from memory_core.domain.models import AuditLog, Organization, User
-    from memory_core.tenancy.platform import authenticate_platform_key
+    from memory_core.tenancy.api_keys import PLATFORM, authenticate_key
 
     org = factory.org("Panadería Ruiz")
     owner = factory.member(org, role="owner")
@@ -143,6 +143,6 @@ def test_platform_admin_lists_suspends_grants_roles_and_creates_a_platform_key(c
     created = client.get(posted.headers["Location"]).get_data(as_text=True)
     key = re.search(r"memp_\w+_[\w-]+", created).group(0)
     assert key not in client.get(posted.headers["Location"], follow_redirects=True).get_data(as_text=True)
-    assert authenticate_platform_key(system_session, key) is not None
+    assert authenticate_key(system_session, PLATFORM, key) is not None
     actions = set(system_session.scalars(select(AuditLog.action).where(AuditLog.actor_user_id == root.id)))
     assert {"org.suspended", "platform_role.changed", "invitation.created", "platform_key.created"} <= actions

@@ -11,7 +11,7 @@ from memory_core.adapters.security import sha256, verify_password
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import AccountToken, AuditLog, Memory, PhoneAuthorization, User
-from memory_core.tenancy import members, orgs, phones, platform, provisioning, tokens
+from memory_core.tenancy import api_keys, members, orgs, phones, platform, provisioning, tokens
 from memory_core.tenancy.members import Actor
 from memory_core.tenancy.passwords import check_password
 
@@ -229,12 +229,12 @@ def test_suspending_an_org_is_audited_and_reversible(system_session):
 
 
 def test_platform_key_is_stored_hashed_and_authenticates(system_session):
-    row, key = platform.create_platform_key(system_session, "host", actor=ADMIN)
+    row, key = api_keys.issue_key(system_session, api_keys.PLATFORM, "host", actor=ADMIN)
     system_session.commit()
     assert row.key_hash == sha256(key) and key.startswith("memp_")
-    assert platform.authenticate_platform_key(system_session, key).id == row.id
-    platform.revoke_platform_key(system_session, row.id, actor=ADMIN)
-    assert platform.authenticate_platform_key(system_session, key) is None
+    assert api_keys.authenticate_key(system_session, api_keys.PLATFORM, key).id == row.id
+    api_keys.revoke_key(system_session, api_keys.PLATFORM, row.id, actor=ADMIN)
+    assert api_keys.authenticate_key(system_session, api_keys.PLATFORM, key) is None
 
 
 def test_an_admin_cannot_make_change_or_remove_owners(system_session):

@@ -49,6 +49,21 @@ def _day_start(d: dt.date) -> dt.datetime:
     return dt.datetime.combine(d, dt.time.min, tzinfo=dt.timezone.utc)
 
 
+def _on_days(column, first: dt.date | None, last: dt.date | None) -> list:
+    """`column` (a time) falls on the UTC days from `first` to `last`, both included; None leaves that end open."""
+    conditions = []
+    if first:
+        conditions.append(column >= _day_start(first))
+    if last:
+        conditions.append(column < _day_start(last + dt.timedelta(days=1)))
+    return conditions
+
+
+def _given(*pairs) -> list:
+    """`column == value` for each (column, value) whose value is given: an empty filter does not filter."""
+    return [column == value for column, value in pairs if value]
+
+
 def org_names(s: Session) -> dict[uuid.UUID, str]:
     return dict(s.execute(select(Organization.id, Organization.name).order_by(Organization.name)).all())
 
@@ -89,16 +104,9 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
     if used_only:
         stmt = stmt.where(select(TraceItem.id).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))
                           .correlate(MemoryTrace).exists())
-    if org_id is not None:
-        stmt = stmt.where(MemoryTrace.org_id == org_id)
-    if channel:
-        stmt = stmt.where(MemoryTrace.channel == channel)
-    if conversation_id:
-        stmt = stmt.where(MemoryTrace.conversation_id == conversation_id)
-    if date_from:
-        stmt = stmt.where(MemoryTrace.created_at >= _day_start(date_from))
-    if date_to:
-        stmt = stmt.where(MemoryTrace.created_at < _day_start(date_to + dt.timedelta(days=1)))
+    stmt = stmt.where(*_given((MemoryTrace.org_id, org_id), (MemoryTrace.channel, channel),
+                              (MemoryTrace.conversation_id, conversation_id)),
+                      *_on_days(MemoryTrace.created_at, date_from, date_to))
     page = paging.keyset(s, stmt, (MemoryTrace.created_at, MemoryTrace.id), lambda r: (r[0].created_at, r[0].id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before, limit=limit,
                          descending=not oldest_first, scalars=False)
@@ -186,8 +194,7 @@ def usage(s: Session, org_id: uuid.UUID | None, *, since: dt.date | None = None,
     day = cast(func.date_trunc("day", UsageLedger.created_at), Date)
     stmt = (select(day, UsageLedger.purpose, UsageLedger.model, func.count(), func.sum(UsageLedger.input_tokens),
                    func.sum(UsageLedger.output_tokens), func.sum(UsageLedger.cost_usd))
-            .where(UsageLedger.created_at >= _day_start(since),
-                   UsageLedger.created_at < _day_start(until + dt.timedelta(days=1)))
+            .where(*_on_days(UsageLedger.created_at, since, until))
             .group_by(day, UsageLedger.purpose, UsageLedger.model)
             .order_by(day.desc(), UsageLedger.purpose, UsageLedger.model))
     if org_id is not None:
@@ -232,22 +239,14 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
     if q and len(q) > 200:
         raise InvalidInput("Search for at most 200 characters.", "q")
     stmt = select(AuditLog)
-    if org_id is not None:
-        stmt = stmt.where(AuditLog.org_id == org_id)
-    if action:
-        stmt = stmt.where(AuditLog.action == action)
-    if who:
-        stmt = stmt.where(AuditLog.actor_user_id == who)
+    stmt = stmt.where(*_given((AuditLog.org_id, org_id), (AuditLog.action, action), (AuditLog.actor_user_id, who)),
+                      *_on_days(AuditLog.at, date_from, date_to))
     if q:
         like = f"%{q.replace('%', '').replace('_', '')}%"
         matches = [AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like), AuditLog.target_id.ilike(like)]
         if q_actor_ids:
             matches.append(AuditLog.actor_user_id.in_(q_actor_ids))
         stmt = stmt.where(or_(*matches))
-    if date_from:
-        stmt = stmt.where(AuditLog.at >= _day_start(date_from))
-    if date_to:
-        stmt = stmt.where(AuditLog.at < _day_start(date_to + dt.timedelta(days=1)))
     return paging.keyset(s, stmt, (AuditLog.id,), lambda r: (r.id,), (paging.bigint_type,), after=after,
                          before=before, descending=not oldest_first, limit=limit)
 

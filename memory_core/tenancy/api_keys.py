@@ -1,4 +1,7 @@
-"""Per-org API keys for the HTTP API: created by owners/admins, shown once, stored only as SHA-256."""
+"""API keys for the HTTP API, of two kinds with one rule: an org's keys (created by its owners/admins or a
+platform key; every request is limited to the org) and platform keys (created by a platform admin; they may
+create organizations). A key is shown once and stored only as SHA-256 with a short prefix to recognise it;
+creating and revoking one is audited. No function here commits: the caller's unit of work does."""
 from __future__ import annotations
 
 import datetime as dt
@@ -12,48 +15,70 @@ from sqlalchemy.orm import Session
 from memory_core.adapters.security import sha256
 from memory_core.domain import audit, clock
 from memory_core.domain.errors import InvalidInput, NotFound
-from memory_core.domain.models import ApiKey
+from memory_core.domain.models import ApiKey, PlatformApiKey
+from memory_core.tenancy.members import Actor
 
-KEY_PREFIX = "mem_"
 # last_used_at is written at most this often per key, so every request does not update a row.
 LAST_USED_EVERY = dt.timedelta(minutes=1)
 
 
-def _new_key() -> tuple[str, str]:
-    prefix = secrets.token_hex(4)
-    return f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}", f"{KEY_PREFIX}{prefix}"
+@dataclass(frozen=True)
+class KeyKind:
+    """Who owns a kind of key: its table, the text its keys start with, and its name in the audit log."""
+    name: str                               # audit actions are "<name>.created" / "<name>.revoked"
+    model: type[ApiKey] | type[PlatformApiKey]
+    key_prefix: str
+    target_type: str
+    per_org: bool                           # an org owns each key (and its queries filter by org)
+    lookup: str                             # the SECURITY DEFINER function that finds an active key by hash
 
 
-def create_api_key(session: Session, org_id: uuid.UUID, name: str, *, created_by: uuid.UUID,
-                   actor_label: str) -> tuple[ApiKey, str]:
-    """A new key for the org: the row and the key itself, which is never stored. Does not commit."""
+ORG = KeyKind("api_key", ApiKey, "mem_", "api_key", per_org=True,
+              lookup="select key_id, org_id from memoria_api_key_by_hash(:h, :now, :every)")
+PLATFORM = KeyKind("platform_key", PlatformApiKey, "memp_", "platform_api_key", per_org=False,
+                   lookup="select key_id, null::uuid as org_id from memoria_platform_key_by_hash(:h, :now, :every)")
+
+
+def _owned(kind: KeyKind, org_id: uuid.UUID | None) -> dict:
+    if kind.per_org and org_id is None:
+        raise ValueError(f"An {kind.name} belongs to an org: give its org_id.")
+    return {"org_id": org_id} if kind.per_org else {}
+
+
+def issue_key(session: Session, kind: KeyKind, name: str, *, actor: Actor,
+              org_id: uuid.UUID | None = None) -> tuple[ApiKey | PlatformApiKey, str]:
+    """A new key of `kind` (for `org_id` when an org owns it): the row and the key itself, never stored."""
+    owner = _owned(kind, org_id)
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise InvalidInput("Give the key a name of 1 to 100 characters.", field="name")
-    key, prefix = _new_key()
-    row = ApiKey(org_id=org_id, name=name, prefix=prefix, key_hash=sha256(key), created_by=created_by)
+    prefix = kind.key_prefix + secrets.token_hex(4)
+    key = f"{prefix}_{secrets.token_urlsafe(32)}"
+    row = kind.model(name=name, prefix=prefix, key_hash=sha256(key), created_by=actor.user_id, **owner)
     session.add(row)
     session.flush()
-    audit.record(session, actor_user_id=created_by, actor_label=actor_label, action="api_key.created",
-                 org_id=org_id, target_type="api_key", target_id=row.id, details={"prefix": prefix})
+    audit.record(session, actor_user_id=actor.user_id, actor_label=actor.label, action=f"{kind.name}.created",
+                 org_id=org_id, target_type=kind.target_type, target_id=row.id, details={"prefix": prefix})
     return row, key
 
 
-def revoke_api_key(session: Session, org_id: uuid.UUID, key_id: uuid.UUID, *, revoked_by: uuid.UUID,
-                   actor_label: str) -> ApiKey:
-    """Revoke one of the org's keys (a key of another org is NotFound). Does not commit."""
-    row = session.scalar(select(ApiKey).where(ApiKey.id == key_id, ApiKey.org_id == org_id).with_for_update())
+def revoke_key(session: Session, kind: KeyKind, key_id: uuid.UUID, *, actor: Actor,
+               org_id: uuid.UUID | None = None) -> ApiKey | PlatformApiKey:
+    """Revoke a key of `kind` (for an org's key, one of that org's: another org's is NotFound)."""
+    row = session.scalar(select(kind.model).filter_by(id=key_id, **_owned(kind, org_id)).with_for_update())
     if row is None:
         raise NotFound("No such API key.")
     if row.revoked_at is None:
         row.revoked_at = clock.now()
-        audit.record(session, actor_user_id=revoked_by, actor_label=actor_label, action="api_key.revoked",
-                     org_id=org_id, target_type="api_key", target_id=row.id, details={"prefix": row.prefix})
+        audit.record(session, actor_user_id=actor.user_id, actor_label=actor.label, action=f"{kind.name}.revoked",
+                     org_id=org_id, target_type=kind.target_type, target_id=row.id, details={"prefix": row.prefix})
     return row
 
 
-def list_api_keys(session: Session, org_id: uuid.UUID) -> list[ApiKey]:
-    return list(session.scalars(select(ApiKey).where(ApiKey.org_id == org_id).order_by(ApiKey.created_at.desc())))
+def list_keys(session: Session, kind: KeyKind, org_id: uuid.UUID | None = None) -> list[ApiKey | PlatformApiKey]:
+    """The keys of `kind` (an org's only, for an org's keys), newest first, revoked ones too."""
+    return list(session.scalars(select(kind.model).filter_by(**_owned(kind, org_id))
+                                .order_by(kind.model.created_at.desc())))
 
 
 @dataclass(frozen=True)
@@ -63,11 +88,18 @@ class KeyMatch:
     org_id: uuid.UUID | None = None
 
 
-def authenticate_api_key(session: Session, presented: str) -> KeyMatch | None:
-    """The active key matching `presented`, or None, in any scope (a SECURITY DEFINER function looks it
-    up, migration t1_sysscope_definer_lookups). Touches last_used_at (the caller commits)."""
-    if not presented.startswith(KEY_PREFIX) or len(presented) > 200:
+def authenticate_key(session: Session, kind: KeyKind, presented: str) -> KeyMatch | None:
+    """The active key of `kind` matching `presented`, or None, in any scope (a SECURITY DEFINER function
+    looks it up, migration t1_sysscope_definer_lookups). Touches last_used_at (the caller commits)."""
+    if not presented.startswith(kind.key_prefix) or len(presented) > 200:
         return None
-    row = session.execute(text("select key_id, org_id from memoria_api_key_by_hash(:h, :now, :every)"),
-                          {"h": sha256(presented), "now": clock.now(), "every": LAST_USED_EVERY}).first()
+    row = session.execute(text(kind.lookup), {"h": sha256(presented), "now": clock.now(),
+                                              "every": LAST_USED_EVERY}).first()
     return KeyMatch(row.key_id, row.org_id) if row else None
+
+
+def create_api_key(session: Session, org_id: uuid.UUID, name: str, *, created_by: uuid.UUID | None,
+                   actor_label: str) -> tuple[ApiKey, str]:
+    """A new key of the org: `issue_key` for ORG, the actor given by id and audit label."""
+    return issue_key(session, ORG, name, org_id=org_id, actor=Actor(actor_label, created_by))
+

@@ -1,26 +1,21 @@
-"""The platform: its first administrator (a one-time setup link on an empty install), platform roles
-(platform admin, staff, privacy officer) and platform API keys, which may create organizations."""
+"""The platform: its first administrator (a one-time setup link on an empty install) and platform roles
+(platform admin, staff, privacy officer). Platform API keys are in memory_core.tenancy.api_keys."""
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 import uuid
 
-from sqlalchemy import exists, func, select, text
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.security import hash_password, sha256
+from memory_core.adapters.security import hash_password
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
-from memory_core.domain.models import PlatformApiKey, User
+from memory_core.domain.models import User
 from memory_core.domain.vocabulary import PLATFORM_ROLES
 from memory_core.tenancy import tokens
-from memory_core.tenancy.api_keys import KeyMatch
 from memory_core.tenancy.members import Actor, clean_email, clean_name, user_by_email
 from memory_core.tenancy.passwords import check_password
-
-PLATFORM_KEY_PREFIX = "memp_"
-LAST_USED_EVERY = dt.timedelta(minutes=1)
 
 
 def has_users(session: Session) -> bool:
@@ -109,44 +104,3 @@ def platform_people(session: Session) -> list[User]:
     """Everyone holding a platform role."""
     return list(session.scalars(select(User).where(User.platform_role.is_not(None)).order_by(User.email)))
 
-
-# ---------------------------------------------------------------------------- platform API keys
-
-def create_platform_key(session: Session, name: str, *, actor: Actor) -> tuple[PlatformApiKey, str]:
-    """A new platform key: the row and the key itself, shown once and never stored."""
-    name = (name or "").strip()
-    if not name or len(name) > 100:
-        raise InvalidInput("Give the key a name of 1 to 100 characters.", field="name")
-    prefix = PLATFORM_KEY_PREFIX + secrets.token_hex(4)
-    key = f"{prefix}_{secrets.token_urlsafe(32)}"
-    row = PlatformApiKey(name=name, prefix=prefix, key_hash=sha256(key), created_by=actor.user_id)
-    session.add(row)
-    session.flush()
-    audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="platform_key.created",
-                 target_type="platform_api_key", target_id=row.id, details={"prefix": prefix})
-    return row, key
-
-
-def revoke_platform_key(session: Session, key_id: uuid.UUID, *, actor: Actor) -> PlatformApiKey:
-    row = session.get(PlatformApiKey, key_id, with_for_update=True)
-    if row is None:
-        raise NotFound("No such API key.")
-    if row.revoked_at is None:
-        row.revoked_at = tokens.utcnow()
-        audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="platform_key.revoked",
-                     target_type="platform_api_key", target_id=row.id, details={"prefix": row.prefix})
-    return row
-
-
-def list_platform_keys(session: Session) -> list[PlatformApiKey]:
-    return list(session.scalars(select(PlatformApiKey).order_by(PlatformApiKey.created_at.desc())))
-
-
-def authenticate_platform_key(session: Session, presented: str) -> KeyMatch | None:
-    """The active platform key matching `presented`, or None, in any scope (a SECURITY DEFINER function
-    looks it up, migration t1_sysscope_definer_lookups). Touches last_used_at (the caller commits)."""
-    if not presented.startswith(PLATFORM_KEY_PREFIX) or len(presented) > 200:
-        return None
-    row = session.execute(text("select key_id from memoria_platform_key_by_hash(:h, :now, :every)"),
-                          {"h": sha256(presented), "now": tokens.utcnow(), "every": LAST_USED_EVERY}).first()
-    return KeyMatch(row.key_id) if row else None
