@@ -128,7 +128,7 @@ def test_org_admin_runs_and_sees_only_their_orgs_job_runs(client, factory, syste
 
     csrf = sign_in(client, admin_a)
     page = client.get("/jobs").get_data(as_text=True)
-    assert "org_b_only" not in page and "platform_wide" not in page and "org B" not in page
+    assert "Org b only" not in page and "Platform wide" not in page and "org B" not in page
     resp = client.post("/jobs/run/retention", data={"csrf_token": csrf})
     assert resp.status_code == 302
     SimpleWorker([get_queue()], connection=get_queue().connection).work(burst=True)
@@ -137,12 +137,12 @@ def test_org_admin_runs_and_sees_only_their_orgs_job_runs(client, factory, syste
     run = s.scalar(select(JobRun).where(JobRun.org_id == org_a.id))
     assert run is not None and run.status == "ok"
     page = client.get("/jobs").get_data(as_text=True)
-    assert "superseded_versions=1" in page and "org_b_only" not in page
+    assert "Superseded versions: 1" in page and "Org b only" not in page
 
     client.post("/logout", data={"csrf_token": csrf})
     sign_in(client, staff)
     page = client.get("/jobs").get_data(as_text=True)
-    assert "org_b_only" in page and "platform_wide" in page and "superseded_versions=1" in page
+    assert "Org b only" in page and "Platform wide" in page and "Superseded versions: 1" in page
 
 
 # ---------------------------------------------------------------------------- 6. sessions survive sign-out
