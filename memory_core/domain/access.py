@@ -171,13 +171,29 @@ def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     who = _who(access)
     if who is None:
         return false()
-    own = _owned_by(who, Memory.owner_user_id, Memory.owner_phone)
-    clauses = [and_(Memory.level == Level.PERSONAL, own)]
-    if who.has_org:
-        clauses.append(and_(Memory.level == Level.PRIVATE, Memory.org_id == who.org_id, own))
-        if who.has_areas:
-            clauses.append(and_(Memory.level == Level.SHARED, Memory.org_id == who.org_id,
-                                Memory.area.in_(who.read_areas)))
+    return or_(memory_personal_arm(who), memory_org_arm(who))
+
+
+def memory_personal_arm(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The personal arm of `memory_visible`: the principal's own personal memories (they have no org)."""
+    who = _who(access)
+    if who is None:
+        return false()
+    return and_(Memory.level == Level.PERSONAL, _owned_by(who, Memory.owner_user_id, Memory.owner_phone))
+
+
+def memory_org_arm(access: Access | _Who | None, org_id: Any = None) -> ColumnElement[bool]:
+    """The org arm of `memory_visible`: the principal's private memories in its org and the shared ones of
+    its readable areas. `org_id`, when given, is compared instead of the principal's (a literal lets the
+    planner use an index that holds only that org's rows: reading/org_indexes.py)."""
+    who = _who(access)
+    if who is None or not who.has_org:
+        return false()
+    org = who.org_id if org_id is None else org_id
+    clauses = [and_(Memory.level == Level.PRIVATE, Memory.org_id == org,
+                    _owned_by(who, Memory.owner_user_id, Memory.owner_phone))]
+    if who.has_areas:
+        clauses.append(and_(Memory.level == Level.SHARED, Memory.org_id == org, Memory.area.in_(who.read_areas)))
     return or_(*clauses)
 
 
