@@ -12,6 +12,7 @@ from memory_core.adapters.db import SYSTEM
 from memory_core.domain.access import load_access
 from memory_core.domain.models import JobRun, Memory
 from memory_core.reading import org_indexes
+from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
 
 BIG, SMALL = 400, 100
@@ -42,7 +43,7 @@ def _rows(org, n, vectors, tag, **kw):
 
 
 @pytest.fixture
-def big_org(factory, system_session):
+def big_org(factory, system_session, owner_engine):
     """An org of 480 active memories among 1,500 of another org, with a member who sees part of them."""
     rng = np.random.default_rng(7)
     big, other = factory.org("Grande"), factory.org("Otra")
@@ -57,8 +58,8 @@ def big_org(factory, system_session):
               + _rows(other, 1500, near(1500), "o"))
     system_session.add_all(visible + hidden)
     system_session.commit()
-    system_session.execute(text("analyze memories"))
-    system_session.commit()
+    with owner_engine.begin() as c:  # only the table's owner may analyze it
+        c.execute(text("analyze memories"))
     return big, other, ana, visible, centre, rng
 
 
@@ -124,3 +125,32 @@ def test_a_big_orgs_vector_search_walks_its_own_index_with_the_recall_of_an_exac
     vector_index, _ = org_indexes.index_names(big.id)
     assert vector_index in plan
     assert "ix_memories_embedding" not in plan
+
+
+def test_a_big_orgs_full_text_search_reads_its_own_text_index(
+        database, system_session, big_org, servers, no_org_indexes_left, monkeypatch):
+    big, _, ana, visible, centre, _ = big_org
+    refresh_org_indexes(servers, big=BIG, small=SMALL)
+    # The principal counts as big from 100 candidate rows (3,000 in production) so this small org takes that path.
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)
+    access = load_access(system_session, big.id, user_id=ana.id)
+    statements: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "@@" in statement and "<=>" not in statement:
+            statements.append((statement, parameters))
+
+    event.listen(database.engine, "before_cursor_execute", capture)
+    try:
+        with database.unit_of_work(access.scope()) as uow:
+            got = retrieve(uow.session, access, "117", kinds=["memory"], per_retriever=10,
+                           vector=centre.tolist(), retrievers=["fts", "vector"])["fts"]
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+    visible_ids = {m.id for m in visible}
+    assert got and {f.id for f in got} <= visible_ids
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    _, text_index = org_indexes.index_names(big.id)
+    assert text_index in plan, plan

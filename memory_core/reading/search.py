@@ -261,12 +261,17 @@ def _union(stmts: list, k: int):
     return select(u).order_by(u.c.s.desc(), u.c.id).limit(k)
 
 
-def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False):
+def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | None = None):
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
+    where = src.where(who, kinds)
+    if org is not None and m is Memory:
+        # The org has its own text index (reading/org_indexes.py): its arm names the org as a constant.
+        where = [or_(memory_personal_arm(who), memory_org_arm(who, org_id=org_literal(uuid.UUID(org)))),
+                 Memory.status == Status.ACTIVE]
     cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
                    func.ts_rank(m.search_tsv, q, 1).label("tsr"))
-            .where(*src.where(who, kinds), m.search_tsv.op("@@")(q))
+            .where(*where, m.search_tsv.op("@@")(q))
             .limit(FTS_CANDIDATES_BIG if big else FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
     lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, Q_WORDS))).label("l"))\
         .cte(f"fts_lex_{tag}")
@@ -413,7 +418,8 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
     who = template(form)
     sources = _sources(kinds)
     if retriever == "fts":
-        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail) for src in sources]
+        org = next((d[4:] for d in detail if d.startswith("org:")), None)
+        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail, org) for src in sources]
     elif retriever == "trigram":
         stmts = [_trigram_stmt(who, src, kinds, k) for src in sources if src.name_cols or src.kind not in detail]
     elif retriever == "name":
@@ -513,8 +519,10 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     configure, n_settings = _configure_statement(form, kinds, bool(embed_model), counted)
     counts = [int(v) for v in session.execute(configure, params).one()[n_settings:]]
     big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
+    org_indexed = access.org_id is not None and access.org_id in indexed_orgs(session)
     if "fts" in retrievers and words:
-        out["fts"] = _run(session, _statement("fts", form, kinds, k, big), params)
+        fts_detail = big + ((f"org:{access.org_id}",) if org_indexed and "memory" in big else ())
+        out["fts"] = _run(session, _statement("fts", form, kinds, k, fts_detail), params)
     if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
         out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
     if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
@@ -533,7 +541,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
             modes = tuple("exact" if n <= EXACT_SCAN_MAX else "hnsw" for n in counts)
         else:
             modes = (vector_mode,) * len(vector_sources)
-        if "hnsw" in modes and access.org_id is not None and access.org_id in indexed_orgs(session):
+        if "hnsw" in modes and org_indexed:
             # The org has its own index: its memories are walked there, not in the whole table's graph.
             modes = tuple(f"org:{access.org_id}" if mode == "hnsw" and src.model is Memory else mode
                           for src, mode in zip(vector_sources, modes))
