@@ -62,8 +62,9 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     # A request holds one connection at a time (RequestSessions): as many as the server has threads,
     # a few more for the request threads' helpers, and a bounded wait that the views answer with a 503.
     urls = resolve_urls(settings)
-    app.extensions["memoria.db"] = Database(urls.app, system_url=urls.system, pool_size=settings.web_threads,
-                                            max_overflow=4, pool_timeout=settings.db_pool_timeout)
+    app.extensions["memoria.db"] = Database(urls.app, system_url=urls.system, read_url=urls.read,
+                                            pool_size=settings.web_threads, max_overflow=4,
+                                            pool_timeout=settings.db_pool_timeout)
     csrf = CSRFProtect(app)
     init_login(app)
 
@@ -98,6 +99,13 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         if api_views.owns(request.path):
             return api_views.unrouted_error(exc) if exc.code in (404, 405) else exc
         return error_page(exc)
+
+    from web.sessions import remember_writes
+
+    @app.after_request
+    def read_own_writes(response):
+        """An operator's change shows on the next page even when lists read from a lagging standby."""
+        return remember_writes(response) if request.blueprint in ("console", "review") else response
 
     @app.after_request
     def security_headers(response):

@@ -67,6 +67,7 @@ from memory_core.domain.models import (
     PhoneAuthorization,
     User,
 )
+from web.sessions import request_read_session
 from web.sessions import request_session as db
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,12 @@ def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | 
 def reader(access: Access):
     """A session under the principal's row-level-security scope."""
     return db(access.scope())
+
+
+def standby_reader(access: Access):
+    """A session for reads that may lag the primary by a few milliseconds (the hot standby when
+    DATABASE_READ_URL is set): the block's memories, search. What the turn just wrote is read with `reader`."""
+    return request_read_session(access.scope())
 
 
 def writer(access: Access):
@@ -223,12 +230,12 @@ def context(org_id, body: ContextIn):
     from memory_core.reading.search import query_embedder
 
     access = principal_access(org_id, body.user_id, body.phone)
-    s = reader(access)
+    s = writer(access)
     if body.message_id is not None and s.scalar(select(Message.id).where(Message.id == body.message_id)) is None:
         raise NotFound("No such message.")  # the trace links it: only a message this principal may see
     embed, model = query_embedder()
-    block = assemble_context(s, access, body.conversation_id, body.message, embed=embed, embed_model=model,
-                             message_id=body.message_id)
+    block = assemble_context(standby_reader(access), access, body.conversation_id, body.message, embed=embed,
+                             embed_model=model, message_id=body.message_id, primary=s)
     s.commit()
     return ContextOut(text=block.text, core=block.core, profile=block.profile, related=block.related,
                       memory_ids=block.memory_ids, trace_id=block.trace_id, tokens=block.tokens,
@@ -257,7 +264,7 @@ def for_subjects(org_id, body: SubjectsIn):
     from memory_core.reading.context import memories_for_subjects, render_subject_memories
 
     access = principal_access(org_id, body.user_id, body.phone)
-    s = reader(access)
+    s = standby_reader(access)
     found = memories_for_subjects(s, access, body.subjects, per_subject=body.per_subject)
     return SubjectsOut(text=render_subject_memories(s, access, found), memories={
         subject: [MemoryOut(id=m.id, subject=m.subject, attribute=m.attribute, value=m.value, sentence=m.sentence,
@@ -273,7 +280,7 @@ def search(org_id, body: SearchIn):
 
     access = principal_access(org_id, body.user_id, body.phone)
     embed, model = query_embedder()
-    hits = run_search(reader(access), access, body.query, kinds=body.kinds, limit=body.limit, embed=embed,
+    hits = run_search(standby_reader(access), access, body.query, kinds=body.kinds, limit=body.limit, embed=embed,
                       embed_model=model)
     return SearchOut(hits=[HitOut(kind=h.kind, id=h.id, title=h.title, snippet=h.snippet, score=h.score,
                                   subject=h.subject) for h in hits])

@@ -10,7 +10,7 @@ from console import bp
 from console.operator import current_operator
 from console.services import curation
 from console.services.proposals import KIND_LABELS
-from console.web import org_db
+from console.web import org_db, org_read_db
 from memory_core.domain.errors import MemoriaError
 from web.errors import status_of
 
@@ -19,7 +19,7 @@ from web.errors import status_of
 @login_required
 def contacts():
     """Contacts list with a search box."""
-    op, s = current_operator(), org_db()
+    op, s = current_operator(), org_read_db()
     q = (request.args.get("q") or "").strip() or None
     try:
         rows, error = curation.list_contacts(s, op, q), None

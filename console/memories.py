@@ -11,7 +11,7 @@ from console import bp
 from console.confirm import ask, confirmed
 from console.operator import current_operator, is_htmx, parse_uuid
 from console.services import curation
-from console.web import org_db
+from console.web import org_db, org_read_db
 from memory_core.domain.access import contact_visible
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.models import Contact
@@ -23,7 +23,7 @@ from web.errors import status_of
 @login_required
 def memories():
     """Browse and search the memories this person may see."""
-    op, s = current_operator(), org_db()
+    op, s = current_operator(), org_read_db()
     a = request.args
     f = curation.MemoryFilters(q=(a.get("q") or "").strip() or None, subject=a.get("subject") or None,
                                contact_id=parse_uuid(a.get("contact")), owner=a.get("owner") or None,

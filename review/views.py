@@ -8,7 +8,7 @@ from flask_login import login_required
 
 from console.operator import current_operator, is_htmx, parse_uuid
 from console.services import proposals
-from console.web import org_db
+from console.web import org_db, org_read_db
 from memory_core.domain.errors import MemoriaError
 from memory_core.domain.vocabulary import Status
 from review import bp, service
@@ -19,7 +19,7 @@ from web.errors import status_of
 @login_required
 def queue():
     """Pending proposals with filters and counts per kind; or, with state=decided, the decisions taken."""
-    op, s = current_operator(), org_db()
+    op, s = current_operator(), org_read_db()
     args = request.args
     decided = args.get("state") == "decided"
     try:

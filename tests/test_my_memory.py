@@ -106,3 +106,22 @@ def test_a_person_changes_only_their_own_and_sees_shared_ones_read_only(factory,
         my_memory.delete_own(system_session, access, shared.id, actor_label="test")
     kinds = [(s.kind, s.editable, s.total) for s in my_memory.sections(system_session, access)]
     assert kinds == [("personal", True, 0), ("private", True, 1), ("shared", False, 1)]
+
+
+def test_a_big_orgs_shared_memories_are_counted_up_to_a_cap_and_shown_as_at_least(factory, system_session,
+                                                                                   monkeypatch):
+    """Counting every shared memory of a big org would cost more than the page: "3+" past the cap."""
+    monkeypatch.setattr(my_memory, "COUNT_CAP", 3)
+    monkeypatch.setattr(my_memory, "SHARED_LIMIT", 2)
+    org = factory.org()
+    ana = factory.member(org)
+    for i in range(5):
+        factory.memory(org, subject="org", attribute=f"dato_{i}", value=str(i))
+    factory.memory(org, level="private", subject="org", attribute="nota", value="mía", owner=ana)
+    access = load_access(system_session, org.id, user_id=ana.id)
+    shared = {s.kind: s for s in my_memory.sections(system_session, access)}["shared"]
+    assert (shared.total_text, shared.shown, shared.truncated) == ("3+", 2, True)
+    own = {s.kind: s for s in my_memory.sections(system_session, access)}["private"]
+    assert (own.total_text, own.truncated) == ("1", False)
+    export = {s.kind: s for s in my_memory.sections(system_session, access, export=True)}["shared"]
+    assert export.total_text == "5" and export.shown == 5

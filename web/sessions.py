@@ -1,24 +1,51 @@
 """The request's database sessions, one per row-security scope, holding one pooled connection at a time
-(memory_core.adapters.db.RequestSessions), closed (rolled back unless committed) when the request ends."""
+(memory_core.adapters.db.RequestSessions), closed (rolled back unless committed) when the request ends.
+
+Reads that may lag by a few milliseconds (`request_read_session`) go to the hot standby when
+DATABASE_READ_URL is set. A browser that has just changed something reads the primary for a few
+seconds, so an operator always sees their own change on the page the action redirects to."""
 from __future__ import annotations
 
-from flask import current_app, g
+from flask import Response, current_app, g, request
+from flask import session as cookie
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.db import SYSTEM, Database, RequestSessions, Scope
+from memory_core.domain import clock
 
 _KEY = "memoria_sessions"
+_WROTE_AT = "wrote_at"
+READ_OWN_WRITES_SECONDS = 10
 
 
 def database() -> Database:
     return current_app.extensions["memoria.db"]
 
 
-def request_session(scope: Scope = SYSTEM) -> Session:
-    """The request's session in a given scope; opened on first use, closed at teardown."""
+def _sessions() -> RequestSessions:
     if _KEY not in g:
         setattr(g, _KEY, RequestSessions(database()))
-    return getattr(g, _KEY).get(scope)
+    return getattr(g, _KEY)
+
+
+def request_session(scope: Scope = SYSTEM) -> Session:
+    """The request's session in a given scope; opened on first use, closed at teardown."""
+    return _sessions().get(scope)
+
+
+def request_read_session(scope: Scope) -> Session:
+    """The request's reader in `scope`: the standby when configured, unless this browser wrote lately."""
+    wrote_at = cookie.get(_WROTE_AT)
+    if isinstance(wrote_at, int) and clock.now().timestamp() - wrote_at < READ_OWN_WRITES_SECONDS:
+        return request_session(scope)
+    return _sessions().get(scope, read=True)
+
+
+def remember_writes(response: Response) -> Response:
+    """After a browser's successful POST: read the primary for a while (only when a standby is in use)."""
+    if request.method == "POST" and response.status_code < 400 and database().read_engine is not None:
+        cookie[_WROTE_AT] = int(clock.now().timestamp())
+    return response
 
 
 def close_sessions(_exc: BaseException | None = None) -> None:

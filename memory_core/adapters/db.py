@@ -7,6 +7,10 @@ policies honour: memoria_app may set memoria.mode to 'system' and then sees noth
 opens system-scope sessions on the system URL, and refuses them when it has none. Every transaction
 starts by setting its scope (`memoria.mode`, org, user, phone, readable areas) with set_config(...,
 true), from `session.info["scope"]`. No scope set means mode "none": the policies show nothing.
+
+A fourth, optional URL (DATABASE_READ_URL) reaches the app role on a hot standby: `Database.reader`
+opens sessions there for reads that may be a few milliseconds old (the memory block's memories,
+search, the console's lists); without it, readers are ordinary sessions on the primary.
 """
 from __future__ import annotations
 
@@ -74,6 +78,7 @@ class Urls:
     owner: str
     app: str
     system: str
+    read: str | None = None
 
 
 def resolve_urls(settings: Settings | None = None) -> Urls:
@@ -98,7 +103,8 @@ def resolve_urls(settings: Settings | None = None) -> Urls:
     else:
         system = make_url(owner).set(username=WORKER_ROLE, password=settings.worker_db_password)
         system = system.render_as_string(hide_password=False)
-    return Urls(owner=owner, app=app, system=system)
+    read = _psycopg(settings.database_read_url) if settings.database_read_url else None
+    return Urls(owner=owner, app=app, system=system, read=read)
 
 
 def _psycopg(url: str) -> str:
@@ -113,10 +119,11 @@ class SystemScopeUnavailable(PermissionError):
 
 
 class Database:
-    """Sessions on the app role, and system-scope sessions on the worker role when given its URL."""
+    """Sessions on the app role, system-scope sessions on the worker role when given its URL, and read
+    sessions on a standby when given its URL."""
 
-    def __init__(self, app_url: str, *, system_url: str | None = None, pool_size: int = 5, max_overflow: int = 10,
-                 pool_timeout: float = 30):
+    def __init__(self, app_url: str, *, system_url: str | None = None, read_url: str | None = None,
+                 pool_size: int = 5, max_overflow: int = 10, pool_timeout: float = 30):
         # pool_timeout: a caller waits at most this long for a connection, then gets sqlalchemy's
         # TimeoutError (the web answers 503 with Retry-After) instead of waiting forever.
         pool = {"pool_pre_ping": True, "pool_size": pool_size, "max_overflow": max_overflow,
@@ -128,6 +135,8 @@ class Database:
         if system_url:
             self.system_engine = create_engine(system_url, **pool)
             self._system_sessions = sessionmaker(self.system_engine, expire_on_commit=False)
+        self.read_engine: Engine | None = create_engine(read_url, **pool) if read_url else None
+        self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False) if read_url else None
 
     def session(self, scope: Scope) -> Session:
         if scope.mode == "system":
@@ -136,6 +145,15 @@ class Database:
             s = self._system_sessions()
         else:
             s = self._sessions()
+        s.info["scope"] = scope
+        return s
+
+    def reader(self, scope: Scope) -> Session:
+        """A session for reads that may lag the primary by a few milliseconds: on the standby when
+        DATABASE_READ_URL is set (read-only there), else an ordinary session."""
+        if self._read_sessions is None or scope.mode == "system":
+            return self.session(scope)
+        s = self._read_sessions()
         s.info["scope"] = scope
         return s
 
@@ -148,9 +166,9 @@ class Database:
             uow.close()
 
     def dispose(self) -> None:
-        self.engine.dispose()
-        if self.system_engine is not None:
-            self.system_engine.dispose()
+        for engine in (self.engine, self.system_engine, self.read_engine):
+            if engine is not None:
+                engine.dispose()
 
 
 class UnitOfWork:
@@ -186,7 +204,7 @@ def has_uncommitted_writes(session: Session) -> bool:
 
 
 class RequestSessions:
-    """A web request's sessions, one per row-security scope, holding one connection at a time.
+    """A web request's sessions, one per row-security scope, holding one connection at a time per server.
 
     A request often reads in one scope and then another (the API key and the person in system scope,
     then the person's rows in theirs). Opening a scope's session first ends the read-only transaction
@@ -197,15 +215,18 @@ class RequestSessions:
 
     def __init__(self, database: Database):
         self.database = database
-        self.sessions: dict[Scope, Session] = {}
+        self.sessions: dict[tuple[Scope, bool], Session] = {}
 
-    def get(self, scope: Scope) -> Session:
-        if scope not in self.sessions:
+    def get(self, scope: Scope, *, read: bool = False) -> Session:
+        """The request's session in `scope`; `read`: its reader (on the standby when there is one)."""
+        read = read and self.database.read_engine is not None and scope.mode != "system"
+        key = (scope, read)  # without a standby a reader is the scope's one session
+        if key not in self.sessions:
             for other in self.sessions.values():
                 if other.in_transaction() and not has_uncommitted_writes(other):
                     other.commit()
-            self.sessions[scope] = self.database.session(scope)
-        return self.sessions[scope]
+            self.sessions[key] = self.database.reader(scope) if read else self.database.session(scope)
+        return self.sessions[key]
 
     def close(self) -> None:
         for s in self.sessions.values():
@@ -221,11 +242,11 @@ class RequestSessions:
 
 
 @lru_cache(maxsize=4)
-def _database_for(url: str, system_url: str) -> Database:
-    return Database(url, system_url=system_url)
+def _database_for(url: str, system_url: str, read_url: str | None) -> Database:
+    return Database(url, system_url=system_url, read_url=read_url)
 
 
 def get_database(settings: Settings | None = None) -> Database:
     """The process-wide Database for the configured app and worker URLs (one pool each per process)."""
     urls = resolve_urls(settings)
-    return _database_for(urls.app, urls.system)
+    return _database_for(urls.app, urls.system, urls.read)

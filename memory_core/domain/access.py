@@ -165,17 +165,40 @@ def _owned_by(who: _Who, user_col, phone_col) -> ColumnElement[bool]:
     return or_(*clauses) if clauses else false()
 
 
+def memory_owned(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The principal's own memories: the personal and private arms of memory_visible."""
+    who = _who(access)
+    if who is None:
+        return false()
+    if who.has_org:
+        return or_(memory_personal_arm(who), _private_arm(who, who.org_id))
+    return memory_personal_arm(who)
+
+
 def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     """The ownership filter on memories: personal and private rows of the principal, shared rows of
     readable areas in its org. Status (active, proposed...) is the caller's choice."""
     who = _who(access)
     if who is None:
         return false()
-    return or_(memory_personal_arm(who), memory_org_arm(who))
+    if who.has_org and who.has_areas:
+        return or_(memory_owned(who), memory_shared(who))
+    return memory_owned(who)
+
+
+def memory_shared(access: Access | _Who | None, org_id: Any = None) -> ColumnElement[bool]:
+    """The shared arm of memory_visible: the org's shared rows in the areas the principal may read.
+    Alone (for a list of shared memories) the planner reads it in an index's order, which it cannot
+    do through the whole rule's OR. `org_id`: see memory_org_arm."""
+    who = _who(access)
+    if who is None or not (who.has_org and who.has_areas):
+        return false()
+    org = who.org_id if org_id is None else org_id
+    return and_(Memory.level == Level.SHARED, Memory.org_id == org, Memory.area.in_(who.read_areas))
 
 
 def memory_personal_arm(access: Access | _Who | None) -> ColumnElement[bool]:
-    """The personal arm of `memory_visible`: the principal's own personal memories (they have no org)."""
+    """The personal arm of memory_visible: the principal's own personal memories (they have no org)."""
     who = _who(access)
     if who is None:
         return false()
@@ -183,18 +206,19 @@ def memory_personal_arm(access: Access | _Who | None) -> ColumnElement[bool]:
 
 
 def memory_org_arm(access: Access | _Who | None, org_id: Any = None) -> ColumnElement[bool]:
-    """The org arm of `memory_visible`: the principal's private memories in its org and the shared ones of
-    its readable areas. `org_id`, when given, is compared instead of the principal's (a literal lets the
+    """The org arms of memory_visible: the principal's private rows in its org and the shared ones it may
+    read. `org_id`, when given, is compared instead of the principal's bound org (a literal lets the
     planner use an index that holds only that org's rows: reading/org_indexes.py)."""
     who = _who(access)
     if who is None or not who.has_org:
         return false()
     org = who.org_id if org_id is None else org_id
-    clauses = [and_(Memory.level == Level.PRIVATE, Memory.org_id == org,
-                    _owned_by(who, Memory.owner_user_id, Memory.owner_phone))]
-    if who.has_areas:
-        clauses.append(and_(Memory.level == Level.SHARED, Memory.org_id == org, Memory.area.in_(who.read_areas)))
-    return or_(*clauses)
+    return or_(_private_arm(who, org), memory_shared(who, org_id=org))
+
+
+def _private_arm(who: _Who, org) -> ColumnElement[bool]:
+    return and_(Memory.level == Level.PRIVATE, Memory.org_id == org,
+                _owned_by(who, Memory.owner_user_id, Memory.owner_phone))
 
 
 def message_visible(access: Access | _Who | None) -> ColumnElement[bool]:

@@ -1,7 +1,8 @@
 """A person's own memory controls, like "manage memory" in the assistants people already use: what
 memoria knows about them, edit and delete what is theirs, forget a subject, pause learning, export.
 
-Everything is read through `access.memory_visible` (the one visibility rule) for one Access: the
+Everything is read through `access.memory_visible` (the one visibility rule; its own arms are
+`access.memory_owned`) for one Access: the
 person's personal memories, their private ones in the access's org and the shared ones they may
 read there. What is theirs is exactly the personal and private rows of that rule (those arms already
 require the person to own them); shared facts belong to the org: the person may see them, never
@@ -20,16 +21,26 @@ from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit, clock, versions
-from memory_core.domain.access import Access, Principal, contact_visible, memory_visible, message_visible
+from memory_core.domain.access import (
+    Access,
+    Principal,
+    contact_visible,
+    memory_owned,
+    memory_shared,
+    memory_visible,
+    message_visible,
+)
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, Message, Organization, User
 
 OWN_LEVELS = ("personal", "private")
 # The list shows at most this many of the person's own memories and of the shared ones per org,
 # newest first, and says how many there are; the export has every own memory.
-OWN_LIMIT = 1000
+OWN_LIMIT = 200
 SHARED_LIMIT = 200
 SHARED_EXPORT_LIMIT = 5000
+# Counting every shared memory of a big org costs more than the page: the list counts up to this many.
+COUNT_CAP = 1000
 EXCERPT_CHARS = 200
 SHARED_ONLY_SEEN = ("Shared memories belong to the organization: they are listed here to see, not to change "
                     "(whoever may edit their area changes them in the organization's memories).")
@@ -74,15 +85,20 @@ class Section:
     groups: list[SubjectGroup]
     total: int
     shown: int
+    capped: bool = False  # there are more than `total`
 
     @property
     def truncated(self) -> bool:
-        return self.shown < self.total
+        return self.shown < self.total or self.capped
+
+    @property
+    def total_text(self) -> str:
+        return f"{self.total}+" if self.capped else str(self.total)
 
 
 def owned(access: Access):
     """The person's own memories: the personal and private arms of memory_visible."""
-    return and_(memory_visible(access), Memory.level.in_(OWN_LEVELS))
+    return memory_owned(access)
 
 
 def _subject_labels(s: Session, access: Access, subjects: set[str], org_name: str | None) -> dict[str, str]:
@@ -151,8 +167,16 @@ def item(s: Session, access: Access, m: Memory) -> Item:
 def _section(s: Session, access: Access, kind: str, org_name: str | None, limit: int | None, *,
              with_versions: bool = False) -> Section:
     """The active memories of one level (kind) the access may see, newest first, at most `limit`."""
-    where = and_(memory_visible(access), Memory.level == kind, Memory.status == "active")
-    total = s.scalar(select(func.count()).select_from(Memory).where(where)) or 0
+    # By the arm of the visibility rule for this level (the same rows), which the planner reads
+    # through an index; through the whole rule's OR it scans the org's memories.
+    where = and_(memory_owned(access) if kind in OWN_LEVELS else memory_shared(access), Memory.level == kind,
+                 Memory.status == "active")
+    cap = None if limit is None else max(limit, COUNT_CAP)  # an export of their own counts them all
+    counted = select(Memory.id).where(where)
+    total = s.scalar(select(func.count()).select_from((counted if cap is None else counted.limit(cap + 1))
+                                                      .subquery())) or 0
+    capped = cap is not None and total > cap
+    total = min(total, cap) if cap is not None else total
     stmt = select(Memory).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
     rows = list(s.scalars(stmt if limit is None else stmt.limit(limit))) if total else []
     editable = kind in OWN_LEVELS
@@ -170,7 +194,8 @@ def _section(s: Session, access: Access, kind: str, org_name: str | None, limit:
     ids = [m.id for m in rows] + [v.id for vs in older.values() for v in vs]
     in_org = kind != "personal"
     return Section(kind, access.org_id if in_org else None, org_name if in_org else None, editable,
-                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older), total, len(rows))
+                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older), total, len(rows),
+                   capped)
 
 
 def sections(s: Session, access: Access, *, personal: bool = True, export: bool = False) -> list[Section]:
@@ -326,7 +351,8 @@ def _source_json(src: SourceRef) -> dict[str, Any]:
 
 def section_json(sec: Section) -> dict[str, Any]:
     return {"kind": sec.kind, "org_id": str(sec.org_id) if sec.org_id else None, "org_name": sec.org_name,
-            "editable": sec.editable, "total": sec.total, "truncated": sec.truncated,
+            "editable": sec.editable, "total": sec.total, "total_is_at_least": sec.capped,
+            "truncated": sec.truncated,
             "subjects": [{"subject": g.subject, "label": g.label, "memories": [
                 _memory_json(i.memory) | {"editable": i.editable, "sources": [_source_json(x) for x in i.sources],
                                           "older_versions": [_memory_json(v) for v in i.older_versions]}

@@ -512,17 +512,20 @@ def block_language(session: Session, access: Access, texts: Sequence[str], langu
 
 def assemble_context(session: Session, access: Access | None, conversation_id: uuid.UUID | None, message_text: str,
                      *, now: dt.datetime | None = None, embed: Embed | None = None, embed_model: str | None = None,
-                     message_id: uuid.UUID | None = None, language: str | None = None) -> MemoryBlock:
+                     message_id: uuid.UUID | None = None, language: str | None = None,
+                     primary: Session | None = None) -> MemoryBlock:
     """The memory block for one turn, and its trace (added to the session; the caller commits).
 
     `now` defaults to the current message's send time (`message_id`), else the clock: relative dates in
     the message ("what did I say yesterday?") are resolved against it. `language` (es, en) overrides the
     org's setting and the conversation's language. A temporary conversation reads memory but stores
-    nothing, not even the trace."""
+    nothing, not even the trace. `primary`: when `session` reads a standby, the primary's session, which
+    reads the conversation (the standby may not have the message just ingested) and stores the trace."""
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
     vector = _embed_early(message_text or "", embed)
-    conv, sent = _conversation(session, access, conversation_id, message_id)
+    primary = primary or session
+    conv, sent = _conversation(primary, access, conversation_id, message_id)
     now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
         or clock.now()
     today = now.date()
@@ -556,7 +559,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     tokens = estimate_tokens(text)
     trace_id = None
     if conv is not None and not conv.temporary:
-        trace_id = _store_trace(session, conv, message_id, text, tokens, items)
+        trace_id = _store_trace(primary, conv, message_id, text, tokens, items)
     return MemoryBlock(text=text, core=core_text, profile=profile_text, related=related_text, items=items,
                        trace_id=trace_id, tokens=tokens)
 
