@@ -1,4 +1,6 @@
 """Request and response bodies of the agent API (pydantic); the OpenAPI document is generated from them.
+One module on purpose (~410 lines): every body of the API side by side, so their shapes and length limits
+are read (and kept consistent) in one place, as the OpenAPI document shows them.
 
 Every string has a maximum length that fits its column, so nothing is refused by the database half way.
 """

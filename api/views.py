@@ -1,4 +1,7 @@
-"""The agent API views: parse (api.openapi.route does it), call one service, answer JSON."""
+"""The agent API views: parse (api.openapi.route does it), call one service, answer JSON.
+
+One module on purpose (~550 lines): one blueprint of short views (one service call each) that share the
+key's org and person checks (`principal_access`); split by tag, each file would import those checks back."""
 from __future__ import annotations
 
 import logging
@@ -54,9 +57,9 @@ from api.schemas import (
 )
 from memory_core.adapters.db import SYSTEM
 from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
-from memory_core.backends.base import BackendError
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
+from memory_core.domain.model_port import BackendError
 from memory_core.domain.models import (
     Contact,
     Conversation,
@@ -82,7 +85,7 @@ def _actor() -> str:
 
 def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | None) -> Access:
     """The principal's access in the key's org, rebuilt now; 404 when it has none there."""
-    from memory_core.learning.ingest import normalise_phone
+    from memory_core.domain.phones import normalise_phone
 
     s = db(SYSTEM)
     phone = normalise_phone(phone)
@@ -294,8 +297,8 @@ def search(org_id, body: SearchIn):
 def remember(org_id, body: RememberIn):
     """The explicit path: no gate, same policy and ladder."""
     from memory_core.backends import get_backend
-    from memory_core.backends.base import Fact
     from memory_core.domain.ladder import Source
+    from memory_core.domain.model_port import Fact
     from memory_core.learning.remember import remember as save
     from memory_core.reading.retrieval import owned_conversation
 
@@ -369,7 +372,7 @@ def delete_contact(org_id, contact_id: uuid.UUID):
        tag="forgetting", response=CountsOut, errors=(400, 401, 404, 409, 422))
 def end_membership(org_id, user_id: uuid.UUID):
     """A member leaves the key's org."""
-    from memory_core.privacy.forgetting import member_leaves
+    from memory_core.tenancy.leaving import member_leaves
 
     s = db(SYSTEM)
     if s.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id)) is None:
@@ -392,7 +395,7 @@ def put_document(org_id, body: DocumentIn):
         principal_access(org_id, body.owner_user_id, body.owner_phone)
     if body.contact_id is not None and s.scalar(select(Contact.org_id).where(Contact.id == body.contact_id)) != org_id:
         raise NotFound("No such contact.")
-    from memory_core.learning.ingest import normalise_phone
+    from memory_core.domain.phones import normalise_phone
 
     data = body.model_dump() | {"owner_phone": normalise_phone(body.owner_phone)}
     embed, model = query_embedder()

@@ -19,11 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory_core.backends.local_compactor import LocalCompactor  # noqa: E402
+from memory_core.domain.model_port import CompactMessage, critical_tokens  # noqa: E402
 from memory_core.reading.compaction import (  # noqa: E402
-    CompactMessage,
     active_points,
     apply_operations,
-    critical_tokens,
     estimate_tokens,
     message_tokens,
     render_summary,

@@ -1,6 +1,9 @@
 """LoCoMo learning bench (`bench/locomo.py --learn`): what the real pipeline learns from conversations it
 has never seen, and whether the memory block then answers questions about them.
 
+One script on purpose (~420 lines): a run end to end (set up, ingest, drain, score, print) reads top to
+bottom.
+
     MEMORIA_DATA_DIR=.memoria-locomo python bench/locomo.py --learn [--conversations 44,47] [--tune]
         [--backend local|openai] [--json]
 

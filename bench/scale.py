@@ -199,7 +199,7 @@ def generate(args, sentences: list[str], pool: np.ndarray) -> dict:
         timings["messages_copy_s"] = round(time.perf_counter() - t2, 1)
 
         t3 = time.perf_counter()
-        conn.execute(f"set maintenance_work_mem = '{args.maintenance_work_mem}'")
+        conn.execute("select set_config('maintenance_work_mem', %s, false)", (args.maintenance_work_mem,))
         conn.execute("set max_parallel_maintenance_workers = 1")
         for name, ddl in INDEXES.items():
             ti = time.perf_counter()

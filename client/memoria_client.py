@@ -1,5 +1,7 @@
 """A small typed client for memoria's agent HTTP API.
 
+One module on purpose (~500 lines): a single file an agent can vendor, one method a route of the API.
+
 Standard library only (urllib): it runs in an agent's own process, next to any web framework, and
 imports nothing from the memoria server. Every call has a timeout; 429 and 5xx answers, timeouts and
 connection errors are retried with exponential backoff and jitter (honouring Retry-After), a bounded

@@ -18,9 +18,9 @@ from pathlib import Path
 from sqlalchemy import delete, func, select
 
 from memory_core.adapters.db import SYSTEM, Database
-from memory_core.backends.base import ModelBackend
 from memory_core.domain import clock
 from memory_core.domain.errors import InvalidInput
+from memory_core.domain.model_port import ModelBackend
 from memory_core.domain.models import Membership, Memory, Organization, Outbox, UsageLedger, User
 from memory_core.domain.vocabulary import AREAS
 from memory_core.learning.ingest import ingest_message

@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from memory_core.backends.base import ExtractionContext, KnownContact  # noqa: E402
 from memory_core.backends.local_extractor import LocalExtractor  # noqa: E402
+from memory_core.domain.model_port import ExtractionContext, KnownContact  # noqa: E402
 
 DATASET = ROOT / "evals" / "extraction.jsonl"
 

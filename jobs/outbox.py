@@ -26,9 +26,9 @@ from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import aliased
 
 from memory_core.adapters.db import SYSTEM, get_database
-from memory_core.backends.base import BackendError
 from memory_core.domain import clock, subject_locks
 from memory_core.domain.ledger import record_usage
+from memory_core.domain.model_port import BackendError
 from memory_core.domain.models import Message, Outbox, UsageLedger
 
 log = logging.getLogger(__name__)

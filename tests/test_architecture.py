@@ -25,6 +25,18 @@ FORBIDDEN = {
     "client": tuple(p for p in PROJECT if p != "client"),
 }
 
+# memory_core's subpackages, bottom first: each imports only the tiers beneath it, never a sibling of its
+# own tier nor a tier above (docs/architecture.md). adapters is infrastructure that knows nothing of
+# memories; the domain builds on it (access sets adapters.db's row-security Scope).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("adapters",),
+    ("domain",),
+    ("backends",),
+    ("tenancy",),
+    ("privacy", "reading"),
+    ("learning",),
+)
+
 # Private names still imported across modules (none: keep it that way).
 PRIVATE_IMPORTS_BEING_REMOVED: set[tuple[str, str]] = set()
 
@@ -106,6 +118,74 @@ def test_no_import_cycle_between_top_level_packages():
     for start in sorted(graph):
         visit(start, [start])
     assert cycles == []
+
+
+def _subpackage(module: str) -> str | None:
+    """"memory_core.domain.ladder" -> "domain"; None outside memory_core's subpackages."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "memory_core" and len(parts) > 1 else None
+
+
+def _subpackage_edges(sources: dict[str, ast.Module]) -> dict[tuple[str, str], list[str]]:
+    """(importer, imported) subpackage pairs of memory_core, each with the imports that make it (lazy ones too)."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, tree in sources.items():
+        src = _subpackage(name)
+        if src is None:
+            continue
+        for module, names, line in _imports(tree):
+            # `from memory_core import domain` imports the subpackage named, not memory_core itself.
+            targets = [f"{module}.{a.name}" for a in names] if module == "memory_core" else [module]
+            for target in targets:
+                dst = _subpackage(target)
+                if dst is not None and dst != src:
+                    edges.setdefault((src, dst), []).append(f"{name}:{line} imports {target}")
+    return edges
+
+
+def _cycles(edges) -> list[str]:
+    """Every elementary cycle of the graph, once each, from its smallest member."""
+    graph: dict[str, set[str]] = {}
+    for src, dst in edges:
+        graph.setdefault(src, set()).add(dst)
+        graph.setdefault(dst, set())
+    found = []
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph[node]):
+            if nxt == path[0]:
+                found.append(" -> ".join(path + [nxt]))
+            elif nxt not in path and nxt > path[0]:
+                visit(nxt, path + [nxt])
+
+    for start in sorted(graph):
+        visit(start, [start])
+    return found
+
+
+def test_every_memory_core_subpackage_has_a_layer():
+    placed = {p for tier in LAYERS for p in tier}
+    found = {_subpackage(n) for n in _sources()} - {None}
+    assert found == placed, f"place {sorted(found - placed)} in LAYERS (tests/test_architecture.py)"
+
+
+def test_memory_core_subpackages_import_only_the_layers_beneath_them():
+    tier = {p: i for i, layer in enumerate(LAYERS) for p in layer}
+    bad = [why for (src, dst), whys in sorted(_subpackage_edges(_sources()).items())
+           if tier.get(dst, -1) >= tier.get(src, -1) for why in whys]
+    assert bad == []
+
+
+def test_no_import_cycle_between_memory_core_subpackages():
+    edges = _subpackage_edges(_sources())
+    assert _cycles(edges) == [], {e: w for e, w in edges.items() if (e[1], e[0]) in edges}
+
+
+def test_the_cycle_check_finds_a_cycle():
+    """The check above can fail: a domain module that imports a backend closes domain -> backends -> domain."""
+    sources = dict(_sources())
+    sources["memory_core.domain.planted"] = ast.parse("from memory_core.backends.local_gate import LocalGate\n")
+    assert "backends -> domain -> backends" in _cycles(_subpackage_edges(sources))
 
 
 def test_review_builds_on_the_console_and_never_the_reverse():

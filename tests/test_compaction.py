@@ -6,15 +6,14 @@ import datetime as dt
 from rq import SimpleWorker
 from sqlalchemy import select
 
-from memory_core.backends.base import Usage
 from memory_core.backends.local_compactor import LocalCompactor
+from memory_core.domain.model_port import Usage, critical_tokens
 from memory_core.domain.models import ConversationSummary, JobRun, Message
 from memory_core.reading.compaction import (
     Limits,
     active_points,
     apply_operations,
     compact_conversation,
-    critical_tokens,
     limits_for,
     needs_compaction,
     render_summary,
@@ -219,8 +218,8 @@ def test_the_openai_compactor_sends_points_and_messages_and_its_operations_are_a
 
     import openai
 
+    from memory_core.backends.openai_compactor import OpenAICompactor
     from memory_core.domain.models import UsageLedger
-    from memory_core.reading.compaction_openai import OpenAICompactor
 
     org = factory.org()
     user = factory.member(org)

@@ -1,5 +1,7 @@
 """Console pages: memories, contacts, traces, usage, audit log, settings, jobs and the dashboard, with
-every action and permission rule, through the real routes (CSRF on)."""
+every action and permission rule, through the real routes (CSRF on).
+
+One file on purpose (~670 lines): the pages share one set of fixtures (an org with a bit of everything)."""
 from __future__ import annotations
 
 import datetime as dt

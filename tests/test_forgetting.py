@@ -9,6 +9,7 @@ from memory_core.domain.errors import Conflict
 from memory_core.domain.models import Membership, Memory, MemorySource, Message, PhoneAuthorization
 from memory_core.learning.ingest import ingest_message
 from memory_core.privacy import forgetting
+from memory_core.tenancy import leaving
 
 
 def _source(s, memory, message):
@@ -64,7 +65,7 @@ def test_a_member_who_leaves_loses_private_memories_and_shared_ones_stay_as_form
     factory.memory(None, level="personal", owner=ana, category="person", attribute="n", value="personal")
     shared = factory.memory(org, level="shared", attribute="s", value="shared_by_ana", author_user_id=ana.id)
 
-    counts = forgetting.member_leaves(s, org.id, ana.id, actor_label="test")
+    counts = leaving.member_leaves(s, org.id, ana.id, actor_label="test")
     s.commit()
     assert counts == {"private_removed": 2, "shared_kept": 1, "numbers_revoked": 1}
     assert _values(s) == {"private_other_org", "personal", "shared_by_ana"}
@@ -74,14 +75,14 @@ def test_a_member_who_leaves_loses_private_memories_and_shared_ones_stay_as_form
     assert load_access(s, org.id, user_id=ana.id) is None
     assert load_access(s, org.id, phone="+34611000111") is None
     with pytest.raises(Conflict):
-        forgetting.member_leaves(s, org.id, ana.id, actor_label="test")
+        leaving.member_leaves(s, org.id, ana.id, actor_label="test")
 
 
 def test_the_last_owner_cannot_leave(factory, system_session):
     org = factory.org()
     boss = factory.member(org, role="owner")
     with pytest.raises(Conflict):
-        forgetting.member_leaves(system_session, org.id, boss.id, actor_label="test")
+        leaving.member_leaves(system_session, org.id, boss.id, actor_label="test")
 
 
 def test_deleting_a_contact_deletes_its_facts(factory, system_session):

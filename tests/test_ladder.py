@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from memory_core.backends.base import Fact
 from memory_core.domain.access import load_access
 from memory_core.domain.ladder import activate_proposal, write_memory
+from memory_core.domain.model_port import Fact
 from memory_core.domain.models import AuditLog, Memory
 
 

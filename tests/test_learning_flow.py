@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import select
 
 from memory_core.backends import get_backend
-from memory_core.backends.base import Fact, GateDecision
 from memory_core.domain import policy
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import InvalidSentAt
 from memory_core.domain.ladder import attribute_family, write_memory
+from memory_core.domain.model_port import Fact, GateDecision
 from memory_core.domain.models import Memory, Message
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import is_correction, process_message

@@ -9,16 +9,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.backends.base import ExtractionContext, KnownContact
-from memory_core.backends.local_extractor import (
-    FAMILIES,
-    MODEL,
-    LocalExtractor,
-    find_date,
-    normalise_name,
-    normalise_tax_id,
-    reuse_attribute,
-)
+from memory_core.backends.local_extractor import MODEL, LocalExtractor, normalise_name, normalise_tax_id
+from memory_core.domain.dates import find_date
+from memory_core.domain.families import FAMILIES, reuse_attribute
+from memory_core.domain.model_port import ExtractionContext, KnownContact
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,8 +1,8 @@
 """The local extractor's generic fact: kept only for a message the gate passed and no rule could read."""
 import datetime as dt
 
-from memory_core.backends.base import ExtractionContext, KnownContact
 from memory_core.backends.local_extractor import LocalExtractor
+from memory_core.domain.model_port import ExtractionContext, KnownContact
 from memory_core.reading.fence import CLOSE, OPEN
 
 MONDAY = dt.date(2026, 3, 2)

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from memory_core.backends.base import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.backends.openai_backend import GATE_QUESTIONS, PRICES, OpenAIBackend, parse_gate_response, price_for
+from memory_core.domain.model_port import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 from tests.support.fake_openai import FakeOpenAI, fake_openai  # noqa: F401  (fixture)
 

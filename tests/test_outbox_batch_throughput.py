@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from jobs.outbox import drain_batch
 from memory_core.backends import get_backend
-from memory_core.backends.base import BackendError
+from memory_core.domain.model_port import BackendError
 from memory_core.domain.models import Memory, Notification, Outbox, UsageLedger
 from memory_core.learning.ingest import ingest_message
 

@@ -1,4 +1,4 @@
-"""Model backends behind one small interface (backends.base.ModelBackend), chosen by configuration.
+"""Model backends behind one small interface (domain.model_port.ModelBackend), chosen by configuration.
 
 `get_backend(settings)` returns the process's backend: `local` (trained gate, rule extractor, local
 embedding; the default when no API key is set) or `openai` (any OpenAI-compatible endpoint). One
@@ -11,7 +11,7 @@ import threading
 from dataclasses import replace
 
 from memory_core.adapters.config import Settings, get_settings
-from memory_core.backends.base import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
+from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
 
 BACKENDS = ("local", "openai")
 
@@ -56,6 +56,9 @@ class LocalBackend:
             if read:
                 decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER),
                                    special=decision.special if protected else min(decision.special, RULE_READ_SPECIAL))
+            elif not decision.passes and self.extractor.writer_notes(message):
+                # A first-person statement of the writer's life the gate was less sure of: the extractor keeps it.
+                decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER))
             out.append((decision, usage))
         return out
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memory_core.backends.base import Usage
-from memory_core.backends.local_extractor.text import squash
-from memory_core.reading.compaction import CompactMessage, critical_tokens
+from memory_core.domain.model_port import CompactMessage, Usage, critical_tokens
+from memory_core.domain.text import squash
 
 _PUNCT = " .!?¡¿"  # trimmed when two texts are compared
 

@@ -24,8 +24,8 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from memory_core.adapters.config import get_settings
-from memory_core.backends.base import GateDecision, Usage
 from memory_core.backends.local_extractor.units import asks, units
+from memory_core.domain.model_port import GateDecision, Usage
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
 log = logging.getLogger(__name__)

@@ -81,8 +81,8 @@ from typing import Any, Literal
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory_core.backends.base import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.backends.local_extractor.text import normalise_name
+from memory_core.domain.model_port import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.text import fold
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
 

@@ -26,11 +26,12 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.backends.base import Fact
-from memory_core.backends.local_extractor.text import squash
 from memory_core.domain import audit, clock, subject_locks, versions
 from memory_core.domain.access import Access
+from memory_core.domain.families import MEMBER_OF
+from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource, Organization
+from memory_core.domain.text import squash
 from memory_core.domain.vocabulary import CATEGORY_AREA
 
 # Two facts of one subject whose sentences are at least this similar are the same fact said again
@@ -81,20 +82,13 @@ def normalise(value: str) -> str:
     return squash(value)
 
 
-@lru_cache(maxsize=1)
-def _canonical_names() -> dict[str, str]:
-    from memory_core.backends.local_extractor import FAMILIES  # the table of names that mean the same
-
-    return {name: canonical for canonical, names in FAMILIES.items() for name in names}
-
-
 @lru_cache(maxsize=4096)
 def attribute_family(attribute: str) -> str:
     """The family an attribute belongs to: its canonical name, without the suffix that keeps several
     values apart (plazo_de_pago -> plazo_pago, hijo_juan -> hijo, nota_viaje__2 -> nota_viaje)."""
     name = attribute.split(NOTE_SEPARATOR, 1)[0]
-    if name in _canonical_names():
-        return _canonical_names()[name]
+    if name in MEMBER_OF:  # the table of names that mean the same (domain.families)
+        return MEMBER_OF[name]
     for prefix in (*MANY_VALUED, "evento"):
         if name.startswith(prefix + "_"):
             return prefix

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from sqlalchemy.orm import Session
 
-from memory_core.backends.base import Usage
+from memory_core.domain.model_port import Usage
 from memory_core.domain.models import UsageLedger
 
 

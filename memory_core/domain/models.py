@@ -1,6 +1,6 @@
 """The data model: SQLAlchemy 2.x typed ORM. Alembic migrations in migrations/ create it; nothing calls create_all.
 
-One module on purpose (~520 lines): the whole schema in one declarative metadata, read beside the
+One module on purpose (~630 lines): the whole schema in one declarative metadata, read beside the
 migrations and the row-security policies; the check constraints come from vocabulary.py.
 
 Every row that holds what a person said or what was learnt carries who it belongs to: organization,

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from stdnum import luhn as stdnum_luhn
 from stdnum.es import ccc as es_ccc
@@ -16,11 +15,8 @@ from stdnum.es import dni as es_dni
 from stdnum.es import nie as es_nie
 from stdnum.iso7064 import mod_97_10
 
+from memory_core.domain.model_port import GateDecision
 from memory_core.domain.text import fold
-
-if TYPE_CHECKING:
-    from memory_core.backends.base import GateDecision
-from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Small text helpers shared by the domain: folding for comparisons, and which language a text is in."""
+"""Small text helpers shared by the domain: folding (and squashing) for comparisons, and which language a text is in."""
 from __future__ import annotations
 
 import re
@@ -25,6 +25,11 @@ def fold(text: str) -> str:
     spellings of one word are compared, everywhere."""
     # "İ".lower() is two characters: keeping the first keeps the offsets.
     return "".join(unicodedata.normalize("NFD", ch.lower()[0])[0] for ch in text)
+
+
+def squash(text: str, strip: str = " .") -> str:
+    """The fold with runs of spaces made one and `strip` trimmed at both ends: how values are compared."""
+    return " ".join(fold(text).split()).strip(strip)
 
 
 def language_of(texts: Iterable[str], *, min_markers: int = 2) -> str | None:

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
 from memory_core.domain.models import Conversation, Message, Outbox
+from memory_core.domain.phones import normalise_phone
 from memory_core.domain.policy import redact
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
 
@@ -37,7 +38,6 @@ EVENTS = ("new", "edited", "deleted")
 VISIBILITIES = ("private_in_org", "shared_in_org")
 # Any channel joins by name alone: a short lowercase identifier.
 CHANNEL_RE = re.compile(r"^[a-z][a-z0-9_]{1,29}$")
-PHONE_RE = re.compile(r"^\+?\d{6,15}$")
 # "VINCULAR ABC123", "vincular abc 123", " Vincular: abc-123 ": the code is 6 letters or digits.
 LINK_RE = re.compile(r"^\s*vincular\s*[:\-]?\s*((?:[A-Za-z0-9][\s\-]?){6})\s*$", re.IGNORECASE)
 LINK_CHANNELS = ("whatsapp",)
@@ -78,15 +78,6 @@ def link_code_of(text: str | None) -> str | None:
     if not match:
         return None
     return re.sub(r"[\s\-]", "", match.group(1)).upper()
-
-
-def normalise_phone(phone: str | None) -> str | None:
-    if phone is None or phone == "":
-        return None
-    compact = re.sub(r"[\s\-().]", "", phone)
-    if not PHONE_RE.match(compact):
-        raise InvalidInput("phone must be an international number like +34611222333", field="phone")
-    return "+" + compact.lstrip("+")
 
 
 def _check_id(value: str, field: str) -> str:

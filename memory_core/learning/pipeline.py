@@ -6,6 +6,9 @@ can undo). It rebuilds the writer's access from the database as it is now: a mem
 meanwhile teaches nothing. It runs inside the caller's transaction and never commits, so the outbox
 row is marked done in the same transaction as everything learnt (at-least-once, idempotent: a second
 run merges into what the first wrote and adds no source, notification or memory).
+
+One module on purpose (~680 lines): the batch preparation, the unit of work, its notifications and their
+undo share the Outcome, the Ledger and the batch cache; split apart, each would reach into the others.
 """
 from __future__ import annotations
 
@@ -20,7 +23,6 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
-from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain import audit, clock, policy, subject_locks
@@ -28,6 +30,7 @@ from memory_core.domain.access import Access, Principal, load_access, memory_vis
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage
+from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain.models import (
     Contact,
     Memory,

@@ -14,11 +14,11 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.backends.base import Fact, ModelBackend
 from memory_core.domain import policy
 from memory_core.domain.access import Access, contact_visible
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.ladder import Source, requested_level
+from memory_core.domain.model_port import Fact, ModelBackend
 from memory_core.domain.models import Contact, Organization
 from memory_core.domain.vocabulary import MEMORY_CATEGORIES
 from memory_core.learning.ingest import MAX_TEXT_CHARS

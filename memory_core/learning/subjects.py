@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from memory_core.backends.base import Fact
 from memory_core.domain import clock
 from memory_core.domain.access import Access, memory_visible
+from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource
 from memory_core.domain.text import fold
 

@@ -1,28 +1,17 @@
-"""The forgetting rules: deleting a conversation, a member leaving, deleting a contact, temporary
-conversations. Each runs in the caller's transaction (the caller commits once) and is audited with
-ids and counts only.
+"""The forgetting rules: deleting a conversation, deleting a contact, temporary conversations. Each runs
+in the caller's transaction (the caller commits once) and is audited with ids and counts only. A member
+leaving is the tenancy's (memory_core.tenancy.leaving): it ends the membership and revokes numbers too.
 """
 from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import and_, delete, exists, func, not_, or_, select, update
+from sqlalchemy import and_, delete, exists, func, not_, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from memory_core.domain import audit, clock
-from memory_core.domain.errors import Conflict, NotFound
-from memory_core.domain.models import (
-    Contact,
-    Conversation,
-    Membership,
-    Memory,
-    MemorySource,
-    MemoryTrace,
-    Message,
-    Notification,
-    PhoneAuthorization,
-    User,
-)
+from memory_core.domain import audit
+from memory_core.domain.errors import NotFound
+from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, Message, Notification
 from memory_core.domain.vocabulary import Level
 
 
@@ -54,60 +43,6 @@ def delete_conversation(session: Session, conversation_id: uuid.UUID, *, actor_l
     counts = {"memories_removed": removed, "sources_removed": unsourced, "messages_removed": messages}
     audit.record(session, actor_label=actor_label, actor_user_id=actor_user_id, action="conversation.deleted",
                  org_id=conv.org_id, target_type="conversation", target_id=conversation_id, details=counts)
-    return counts
-
-
-def _leaving(org_id: uuid.UUID, user_id: uuid.UUID, phone: str | None):
-    """What a member leaving touches: (private memories removed, shared ones kept as a former member's,
-    phone authorizations revoked). One definition for the preview and the execution."""
-    private = and_(Memory.org_id == org_id, Memory.level == "private", Memory.owner_user_id == user_id)
-    shared = and_(Memory.org_id == org_id, Memory.level == "shared", Memory.author_user_id == user_id,
-                  Memory.author_former_member.is_(False))
-    numbers = and_(PhoneAuthorization.org_id == org_id, PhoneAuthorization.revoked_at.is_(None),
-                   or_(PhoneAuthorization.user_id == user_id,
-                       PhoneAuthorization.phone == phone if phone else False))
-    return private, shared, numbers
-
-
-def member_leaves_preview(session: Session, org_id: uuid.UUID, user_id: uuid.UUID) -> dict[str, int]:
-    """What `member_leaves` would do, counted and changed nothing: private memories (every version)
-    removed, shared memories kept as a former member's, numbers revoked."""
-    if session.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id,
-                                                  Membership.left_at.is_(None))) is None:
-        raise NotFound("That person is not a member of this organization.")
-    phone = session.scalar(select(User.phone).where(User.id == user_id))
-    private, shared, numbers = _leaving(org_id, user_id, phone)
-    return {"private_removed": session.scalar(select(func.count()).select_from(Memory).where(private)),
-            "shared_kept": session.scalar(select(func.count()).select_from(Memory).where(shared)),
-            "numbers_revoked": session.scalar(select(func.count()).select_from(PhoneAuthorization).where(numbers))}
-
-
-def member_leaves(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, actor_label: str,
-                  actor_user_id: uuid.UUID | None = None) -> dict[str, int]:
-    """End a membership: the member's private memories in the org are removed (every version), what
-    they shared stays attributed to a former member, and their numbers stop speaking in the org.
-    Personal memories follow the person and stay theirs. Does not commit."""
-    m = session.scalar(select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
-                       .with_for_update())
-    if m is None:
-        raise NotFound("That person is not a member of this organization.")
-    if m.left_at is not None:
-        raise Conflict("That person already left this organization.")
-    if m.role == "owner":
-        owners = session.scalar(select(func.count()).select_from(Membership).where(
-            Membership.org_id == org_id, Membership.role == "owner", Membership.left_at.is_(None)))
-        if owners <= 1:
-            raise Conflict("The last owner cannot leave: make someone else owner first.")
-    now = clock.now()
-    m.left_at = now
-    phone = session.scalar(select(User.phone).where(User.id == user_id))
-    private_rows, shared_rows, number_rows = _leaving(org_id, user_id, phone)
-    private = session.execute(delete(Memory).where(private_rows)).rowcount
-    shared = session.execute(update(Memory).where(shared_rows).values(author_former_member=True)).rowcount
-    numbers = session.execute(update(PhoneAuthorization).where(number_rows).values(revoked_at=now)).rowcount
-    counts = {"private_removed": private, "shared_kept": shared, "numbers_revoked": numbers}
-    audit.record(session, actor_label=actor_label, actor_user_id=actor_user_id, action="membership.ended",
-                 org_id=org_id, target_type="user", target_id=user_id, details=counts)
     return counts
 
 

@@ -1,14 +1,10 @@
 """Erasure (GDPR art. 17) and access (art. 15) requests: intake, verification, preview, execution in
+resumable batches, a verification scan over every table (`erasure_scan`), a receipt that names no erased
+data, and the export of everything stored about a subject.
 
-One module on purpose (~690 lines): the plan, its execution, the verification scan and the export
-must agree table by table; in one file a change to one is seen beside the others.
-
-resumable batches, a verification scan over every table, a receipt that names no erased data, and
-the export of everything stored about a subject.
-
-One plan drives preview, execution and export: a list of steps, each a table, a predicate on the
-subject, and what happens to the matching rows (deleted, anonymised, or kept and why). So the export
-holds exactly the rows the preview counted, and the receipt counts what execution did.
+One plan (`erasure_plan`) drives preview, execution and export: a list of steps, each a table, a predicate
+on the subject, and what happens to the matching rows (deleted, anonymised, or kept and why). So the
+export holds exactly the rows the preview counted, and the receipt counts what execution did.
 
 Runs in the system scope (RLS mode "system"): a privacy officer acts across orgs. Every step is
 audited with ids and counts only; the audit log is append-only and never holds the subject's data.
@@ -20,24 +16,23 @@ import datetime as dt
 import io
 import json
 import re
-import time
 import uuid
 import zipfile
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import keyed_digest, secret
 from memory_core.domain import audit, clock
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Contact, Conversation, PrivacyRequest, User
+from memory_core.domain.phones import normalise_phone
 from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus, PrivacySubjectType
 from memory_core.privacy import readable_export
-from memory_core.tenancy.accounts import email_key
+from memory_core.privacy.erasure_plan import ERASED, Step, Subject, batch, count, mention_pattern, plan, row_sets, rows
+from memory_core.privacy.erasure_scan import verification_scan
 
 KINDS = tuple(PrivacyKind)
 # Access (art. 15) and portability (art. 20) end with an export delivered to the person; erasure (art. 17) with a
@@ -47,11 +42,9 @@ BASIS = {"erasure": "GDPR art. 17 (right to erasure)", "access": "GDPR art. 15 (
          "portability": "GDPR art. 20 (right to data portability)"}
 CLOSED = (PrivacyStatus.EXECUTED, PrivacyStatus.DELIVERED, PrivacyStatus.REJECTED)
 SUBJECT_TYPES = tuple(PrivacySubjectType)
-ERASED = "[erased]"
 BATCH = 2000
 # Columns never exported: derived vectors and indexes, and secrets stored as digests.
 NOT_EXPORTED = {"embedding", "search_tsv", "password_hash", "code_hmac", "key_hash", "token_hash"}
-PHONE_RE = re.compile(r"^\+?\d{6,15}$")
 
 
 def add_month(when: dt.datetime) -> dt.datetime:
@@ -61,26 +54,6 @@ def add_month(when: dt.datetime) -> dt.datetime:
 
 
 # ------------------------------------------------------------------------------------------ subject
-
-@dataclass
-class Subject:
-    """Who or what a request is about, and every identifier the scan looks for."""
-    type: str
-    params: dict[str, Any]
-    ids: list[uuid.UUID] = field(default_factory=list)  # matched against uuid columns and as text
-    strings: list[str] = field(default_factory=list)  # matched as substrings (email, phone, tax id)
-    names: list[str] = field(default_factory=list)  # matched as whole words, case-insensitively
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "params": {k: str(v) if isinstance(v, uuid.UUID) else v
-                                              for k, v in self.params.items()},
-                "ids": [str(i) for i in self.ids], "strings": self.strings, "names": self.names}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Subject:
-        return cls(type=data["type"], params=data["params"], ids=[uuid.UUID(i) for i in data["ids"]],
-                   strings=data["strings"], names=data["names"])
-
 
 def _uuid(value: str, what: str) -> uuid.UUID:
     try:
@@ -105,10 +78,11 @@ def normalise_ref(session: Session, subject_type: str, ref: str) -> str:
             raise NotFound("No such user.")
         return str(uid)
     if subject_type == "phone":
-        compact = re.sub(r"[\s\-().]", "", ref)
-        if not PHONE_RE.match(compact):
-            raise InvalidInput("A phone must be an international number like +34611222333.", field="subject_ref")
-        return "+" + compact.lstrip("+")
+        try:
+            return normalise_phone(ref)
+        except InvalidInput:
+            raise InvalidInput("A phone must be an international number like +34611222333.",
+                               field="subject_ref") from None
     model = {"contact": Contact, "conversation": Conversation}.get(subject_type)
     if model is None:
         raise InvalidInput("The subject must be a user, a phone, a contact or a conversation.", field="subject_type")
@@ -143,213 +117,19 @@ def resolve_subject(session: Session, subject_type: str, ref: str) -> Subject:
     return Subject("conversation", {"conv": conv.id}, ids=[conv.id], strings=[conv.external_id])
 
 
-# ---------------------------------------------------------------------------------------------- plan
-
-@dataclass(frozen=True)
-class Step:
-    table: str
-    category: str  # delete | anonymise | keep
-    where: str
-    set: str | None = None  # for anonymise/keep-with-update: the SET clause; None: nothing to change
-    reason: str = ""
-    pk: str = "id"
-
-
-def _subsets(subject: Subject) -> dict[str, str]:
-    """SQL sub-selects of the subject's own rows, per kind."""
-    if subject.type in ("user", "phone"):
-        conv = "select id from conversations where user_id = :uid or phone = :phone"
-        msg = f"select id from messages where user_id = :uid or phone = :phone or conversation_id in ({conv})"
-        mem = ("select id from memories where owner_user_id = :uid or owner_phone = :phone "
-               "or lower(subject) = :name_subject")
-    elif subject.type == "contact":
-        conv = "select null::uuid where false"
-        msg = "select null::uuid where false"
-        mem = ("select id from memories where org_id = :org and (subject = :mem_subject "
-               "or lower(subject) = :name_subject)")
-    else:
-        conv = "select :conv"
-        msg = "select id from messages where conversation_id = :conv"
-        # Erasure takes the personal and private memories that came only from it, edited or not.
-        mem = ("select m.id from memories m where m.level in ('personal', 'private') "
-               "and exists (select 1 from memory_sources s where s.memory_id = m.id and s.conversation_id = :conv) "
-               "and not exists (select 1 from memory_sources s where s.memory_id = m.id "
-               "and (s.conversation_id is null or s.conversation_id <> :conv))")
-    trace = f"select id from memory_traces where conversation_id in ({conv})"
-    if subject.type in ("user", "phone"):
-        trace = f"select id from memory_traces where user_id = :uid or phone = :phone or conversation_id in ({conv})"
-    return {"conv": conv, "msg": msg, "mem": mem, "trace": trace}
-
-
-# Free text where the subject may be mentioned by others: scrubbed (anonymised) where it stays.
-MENTION_COLUMNS = [
-    ("messages", "text", "id"), ("memories", "sentence", "id"), ("memories", "value", "id"),
-    ("memories", "decision_reason", "id"), ("notifications", "text", "id"), ("notifications", "data", "id"),
-    ("memory_traces", "block_text", "id"), ("conversation_summaries", "content", "conversation_id"),
-    ("documents", "title", "id"), ("documents", "text", "id"), ("outbox", "last_error", "id"),
-]
-JSON_COLUMNS = {("notifications", "data"), ("conversation_summaries", "content")}
-# Rows whose text changed: their vectors describe the old text, so they leave the vector index.
-REINDEX = {"messages", "memories", "documents"}
-
-
-def mention_pattern(subject: Subject) -> str | None:
-    """One case-insensitive POSIX regex for every identifier that may appear in free text."""
-    parts = [re.escape(s) for s in subject.strings] + [r"\m" + re.escape(n) + r"\M" for n in subject.names]
-    return "(" + "|".join(parts) + ")" if parts else None
-
-
-def plan(subject: Subject) -> list[Step]:
-    """What erasure does, table by table, children before parents."""
-    q = _subsets(subject)
-    steps: list[Step] = []
-    hold = "legal hold: the law requires keeping it; owner detached, required fields kept"
-    if subject.type in ("user", "phone"):
-        steps += [
-            Step("documents", "keep", "(owner_user_id = :uid or owner_phone = :phone) and legal_hold",
-                 "owner_user_id = null, owner_phone = null", hold),
-            Step("usage_ledger", "keep", f"message_id in ({q['msg']})", "message_id = null",
-                 "usage and cost accounting: kept without identifiers"),
-            Step("memories", "anonymise",
-                 f"(author_user_id = :uid or author_phone = :phone or decided_by = :uid) and id not in ({q['mem']})",
-                 "author_user_id = case when author_user_id = :uid then null else author_user_id end, "
-                 "author_phone = case when author_phone = :phone then null else author_phone end, "
-                 "decided_by = case when decided_by = :uid then null else decided_by end",
-                 "shared knowledge of the org: kept without its author"),
-            Step("api_keys", "anonymise", "created_by = :uid", "created_by = null",
-                 "org key: kept without its creator"),
-            Step("platform_api_keys", "anonymise", "created_by = :uid", "created_by = null",
-                 "platform key: kept without its creator"),
-            Step("account_tokens", "anonymise", "created_by = :uid and user_id is distinct from :uid "
-                 "and lower(email) is distinct from :email", "created_by = null",
-                 "a link sent to someone else: kept without who sent it"),
-            Step("privacy_requests", "anonymise", "handled_by = :uid", "handled_by = null",
-                 "another request: kept without its handler"),
-            Step("users", "anonymise", "phone = :phone and id is distinct from :uid", "phone = null",
-                 "the account stays; the erased number is unlinked"),
-        ]
-    elif subject.type == "contact":
-        steps += [
-            Step("documents", "keep", "contact_id = :cid and legal_hold", "contact_id = null", hold),
-        ]
-    steps += [
-        Step("outbox", "delete", f"message_id in ({q['msg']})"),
-        Step("notifications", "delete",
-             f"memory_id in ({q['mem']}) or conversation_id in ({q['conv']})"
-             + (" or user_id = :uid or phone = :phone" if subject.type in ("user", "phone") else "")),
-        Step("trace_items", "delete", f"trace_id in ({q['trace']}) or memory_id in ({q['mem']})"),
-        Step("memory_traces", "delete", f"id in ({q['trace']})"),
-        Step("memory_sources", "delete",
-             f"memory_id in ({q['mem']}) or source_memory_id in ({q['mem']}) or message_id in ({q['msg']}) "
-             f"or conversation_id in ({q['conv']})"),
-        Step("memories", "delete", f"id in ({q['mem']})"),
-    ]
-    if subject.type != "contact":
-        steps += [
-            Step("conversation_summaries", "delete", f"conversation_id in ({q['conv']})", pk="conversation_id"),
-            Step("messages", "delete", f"id in ({q['msg']})"),
-            Step("conversations", "delete", f"id in ({q['conv']})"),
-        ]
-    if subject.type in ("user", "phone"):
-        steps += [
-            Step("link_codes", "delete", "user_id = :uid or used_by_phone = :phone"),
-            Step("account_tokens", "delete", "user_id = :uid or lower(email) = :email"),
-            Step("phone_authorizations", "delete", "user_id = :uid or phone = :phone"),
-            Step("memberships", "delete", "user_id = :uid"),
-            Step("documents", "delete", "(owner_user_id = :uid or owner_phone = :phone) and not legal_hold"),
-            Step("login_attempts", "delete",
-                 "key = :email_key or key = :phone_key or starts_with(key, :email_key || ' from ')"),
-        ]
-    if subject.type == "user":
-        steps.append(Step("users", "delete", "id = :uid"))
-    if subject.type == "contact":
-        steps += [Step("documents", "delete", "contact_id = :cid and not legal_hold"),
-                  Step("contacts", "delete", "id = :cid")]
-    pattern = mention_pattern(subject)
-    if pattern:
-        by_table: dict[str, list[str]] = {}
-        for table, col, _pk in MENTION_COLUMNS:
-            by_table.setdefault(table, []).append(col)
-        for table, cols in by_table.items():
-            exprs = {c: f"{c}::text" if (table, c) in JSON_COLUMNS else c for c in cols}
-            where = "(" + " or ".join(f"{e} ~* :pattern" for e in exprs.values()) + ")"
-            if table == "documents":
-                where += " and not legal_hold"
-            sets = []
-            for c, e in exprs.items():
-                scrubbed = f"regexp_replace({e}, :pattern, '{ERASED}', 'gi')"
-                sets.append(f"{c} = ({scrubbed})::jsonb" if (table, c) in JSON_COLUMNS else f"{c} = {scrubbed}")
-            if table in REINDEX:
-                sets.append("embedding = null, embed_model = null")
-            pk = next(k for t, _c, k in MENTION_COLUMNS if t == table)
-            steps.append(Step(table, "anonymise", where, ", ".join(sets),
-                              "mentions of the subject replaced by " + ERASED, pk=pk))
-    steps.append(Step("audit_log", "keep",
-                      "actor_user_id = any(:id_list) or target_id = any(:id_texts)", None,
-                      "append-only audit log: opaque ids and counts only, no personal data; "
-                      "the ids no longer resolve to anyone"))
-    return steps
-
-
-def _params(subject: Subject) -> dict[str, Any]:
-    """Every named parameter the plan's statements may use, each with a value (None when the subject
-    has none). A statement binds the ones it names; SQLAlchemy leaves the others out."""
-    p = dict(subject.params)
-    for k in ("uid", "cid", "org", "conv"):
-        if isinstance(p.get(k), str):
-            p[k] = uuid.UUID(p[k])
-    key = secret("link_code_key")
-    p["email_key"] = email_key(p["email"]) if p.get("email") else None
-    p["phone_key"] = ("link:" + keyed_digest(key, "phone:" + p["phone"])) if p.get("phone") else None
-    p["pattern"] = mention_pattern(subject)
-    p["id_list"] = list(subject.ids)
-    p["id_texts"] = [str(i) for i in subject.ids]
-    for k in ("uid", "phone", "email", "name_subject", "cid", "org", "mem_subject", "conv"):
-        p.setdefault(k, None)
-    return p
-
-
-def _count(session: Session, step: Step, params: dict[str, Any]) -> int:
-    return session.execute(text(f"select count(*) from {step.table} where {step.where}"), params).scalar_one()
-
-
-@dataclass(frozen=True)
-class RowSet:
-    """Distinct rows of one table in one category: the union of its steps, less rows a delete takes."""
-    table: str
-    category: str
-    where: str
-    pk: str
-    reason: str
-
-
-def row_sets(steps: list[Step]) -> list[RowSet]:
-    groups: dict[tuple[str, str], list[Step]] = {}
-    for st in steps:
-        groups.setdefault((st.table, st.category), []).append(st)
-    out = []
-    for (table, category), group in groups.items():
-        where = " or ".join(f"({st.where})" for st in group)
-        deletes = groups.get((table, "delete"), []) if category != "delete" else []
-        if deletes:
-            taken = " or ".join(f"({st.where})" for st in deletes)
-            where = f"({where}) and {group[0].pk} not in (select {group[0].pk} from {table} where {taken})"
-        out.append(RowSet(table, category, where, group[0].pk, group[0].reason))
-    return out
-
+# ------------------------------------------------------------------------------------------- preview
 
 def compute_preview(session: Session, subject: Subject) -> dict[str, Any]:
     """Counts per table of the distinct rows erasure would delete, anonymise, and keep (and why)."""
-    params = _params(subject)
     out: dict[str, Any] = {"delete": {}, "anonymise": {}, "keep": {}}
     for rs in row_sets(plan(subject)):
-        n = session.execute(text(f"select count(*) from {rs.table} where {rs.where}"), params).scalar_one()
+        n = session.execute(count(rs.table, rs.where)).scalar_one()
         if not n:
             continue
         if rs.category == "keep":
-            out["keep"][rs.table] = {"rows": n, "why": rs.reason}
+            out["keep"][rs.table.name] = {"rows": n, "why": rs.reason}
         else:
-            out[rs.category][rs.table] = n
+            out[rs.category][rs.table.name] = n
     return out
 
 
@@ -468,7 +248,6 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
         _audit(session, req, "privacy.execution_started", actor)
         session.commit()
     subject = Subject.from_json(progress["subject"])
-    params = _params(subject)
     steps = plan(subject)
     batches = 0
     while True:
@@ -481,13 +260,13 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
         if i >= len(steps):
             break
         step = steps[i]
-        n = _run_batch(session, step, params, batch_size)
-        done = progress["done"]
+        n = _run_batch(session, step, batch_size)
+        done, table = progress["done"], step.table.name
         if step.category == "keep":
-            entry = done["keep"].setdefault(step.table, {"rows": 0, "why": step.reason})
-            entry["rows"] += n if step.set else _count(session, step, params)
+            entry = done["keep"].setdefault(table, {"rows": 0, "why": step.reason})
+            entry["rows"] += n if step.set else session.execute(count(step.table, step.where)).scalar_one()
         else:
-            done[step.category][step.table] = done[step.category].get(step.table, 0) + n
+            done[step.category][table] = done[step.category].get(table, 0) + n
         if n < batch_size or (step.category == "keep" and step.set is None):
             progress["step"] = i + 1
         progress["done"], progress["updated_at"] = done, clock.now().isoformat()
@@ -499,15 +278,10 @@ def execute(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, *,
     return _finish_erasure(session, req, subject, actor)
 
 
-def _run_batch(session: Session, step: Step, params: dict[str, Any], batch_size: int) -> int:
+def _run_batch(session: Session, step: Step, batch_size: int) -> int:
     if step.category == "keep" and step.set is None:
         return 0
-    pick = f"select {step.pk} from {step.table} where {step.where} limit :batch for update"
-    if step.category == "delete":
-        sql = f"delete from {step.table} where {step.pk} in ({pick})"
-    else:
-        sql = f"update {step.table} set {step.set} where {step.pk} in ({pick})"
-    return session.execute(text(sql), {**params, "batch": batch_size}).rowcount
+    return session.execute(batch(step, batch_size)).rowcount
 
 
 def _scrub_request(req: PrivacyRequest, subject: Subject) -> None:
@@ -578,102 +352,15 @@ def _finish_access(session: Session, req: PrivacyRequest, actor: uuid.UUID | Non
     return req
 
 
-# ------------------------------------------------------------------------------ verification scan
-
-def verification_scan(session: Session, subject: Subject) -> dict[str, Any]:
-    """Scan every text, uuid, json and text-array column of every table for the subject's
-    identifiers. Hits in the append-only audit log that are opaque ids, and hits in documents kept
-    under legal hold, are reported as such; any other hit makes the scan unclean."""
-    cols = session.execute(text(
-        "select c.table_name, c.column_name, c.data_type, c.udt_name from information_schema.columns c "
-        "join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name "
-        "where c.table_schema = 'public' and t.table_type = 'BASE TABLE' and c.table_name <> 'alembic_version' "
-        "and (c.data_type in ('text', 'character varying', 'uuid', 'jsonb') or c.udt_name = '_text') "
-        "order by c.table_name, c.ordinal_position")).all()
-    started = time.perf_counter()
-    id_texts = [str(i) for i in subject.ids]
-    likes = [f"%{_like_escape(s)}%" for s in [*subject.strings, *id_texts]]
-    words = [r"\m" + re.escape(n) + r"\M" for n in subject.names]
-    hits: list[dict[str, Any]] = []
-    tables = set()
-    for table, column, data_type, udt in cols:
-        tables.add(table)
-        if data_type == "uuid":
-            if not subject.ids:
-                continue
-            cond, params = f'"{column}" = any(:ids)', {"ids": list(subject.ids)}
-        else:
-            expr = f'"{column}"::text' if data_type == "jsonb" else (
-                f"array_to_string(\"{column}\", ' ')" if udt == "_text" else f'"{column}"')
-            parts, params = [], {}
-            if likes:
-                parts.append(f"{expr} ilike any(:likes)")
-                params["likes"] = likes
-            if words:
-                parts.append(f"{expr} ~* any(:words)")
-                params["words"] = words
-            if not parts:
-                continue
-            cond = " or ".join(parts)
-        try:
-            with session.begin_nested():
-                n = session.execute(text(f'select count(*) from "{table}" where {cond}'), params).scalar_one()
-                held = 0
-                if n and table == "documents":
-                    held = session.execute(text(f'select count(*) from documents where legal_hold and ({cond})'),
-                                           params).scalar_one()
-        except DBAPIError:
-            # A table the app role may not read cannot be vouched for: the scan says so.
-            hits.append({"table": table, "column": column, "rows": None, "kind": "unreadable"})
-            continue
-        if not n:
-            continue
-        if table == "audit_log" and _only_ids(session, column, cond, params, subject):
-            hits.append({"table": table, "column": column, "rows": n, "kind": "opaque_id_in_audit_log"})
-            continue
-        if held:
-            hits.append({"table": table, "column": column, "rows": held, "kind": "legal_hold"})
-        if n - held:
-            hits.append({"table": table, "column": column, "rows": n - held, "kind": "found"})
-    return {"at": clock.now().isoformat(), "tables_scanned": len(tables), "columns_scanned": len(cols),
-            "identifiers_checked": len(subject.ids) + len(subject.strings) + len(subject.names),
-            "seconds": round(time.perf_counter() - started, 3), "hits": hits,
-            "clean": not any(h["kind"] in ("found", "unreadable") for h in hits)}
-
-
-def _only_ids(session: Session, column: str, cond: str, params: dict[str, Any], subject: Subject) -> bool:
-    """True when the audit rows match only by the subject's opaque ids, never by email, phone or name."""
-    if column in ("actor_user_id", "org_id"):
-        return True
-    strings = [f"%{_like_escape(s)}%" for s in subject.strings]
-    words = [r"\m" + re.escape(n) + r"\M" for n in subject.names]
-    expr = f'"{column}"::text'
-    parts = []
-    if strings:
-        parts.append(f"{expr} ilike any(:s)")
-    if words:
-        parts.append(f"{expr} ~* any(:w)")
-    if not parts:
-        return True
-    n = session.execute(text(f"select count(*) from audit_log where {' or '.join(parts)}"),
-                        {"s": strings, "w": words}).scalar_one()
-    return n == 0
-
-
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
-
-
 # --------------------------------------------------------------------------------------------- export
 
 def export_rows(session: Session, subject: Subject) -> dict[str, list[dict[str, Any]]]:
     """Every row the plan touches (deleted, anonymised or kept), per table, without vectors or secrets."""
-    params = _params(subject)
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for rs in row_sets(plan(subject)):
-        rows = out.setdefault(rs.table, {})
-        for row in session.execute(text(f"select * from {rs.table} where {rs.where}"), params).mappings():
-            rows[str(row[rs.pk])] = {k: _jsonable(v) for k, v in row.items() if k not in NOT_EXPORTED}
+        found = out.setdefault(rs.table.name, {})
+        for row in session.execute(rows(rs)).mappings():
+            found[str(row[rs.pk])] = {k: _jsonable(v) for k, v in row.items() if k not in NOT_EXPORTED}
     return {t: list(rows.values()) for t, rows in out.items() if rows}
 
 

@@ -16,24 +16,21 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import math
-import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from memory_core.backends.base import Usage
-from memory_core.backends.local_extractor.dates import MONTHS
 from memory_core.domain import clock
 from memory_core.domain.ledger import record_usage
+from memory_core.domain.model_port import SECTIONS, CompactMessage, Compactor, Operation, critical_tokens
 from memory_core.domain.models import Conversation, ConversationSummary, Message, Organization
 from memory_core.reading.fence import fenced
 
-SECTIONS = ("facts", "decisions", "open_tasks", "preferences", "unresolved_questions")
 SECTION_TITLES = {
     "facts": "Hechos", "decisions": "Decisiones", "open_tasks": "Tareas abiertas",
     "preferences": "Preferencias", "unresolved_questions": "Preguntas sin resolver",
@@ -77,37 +74,7 @@ def message_tokens(text: str) -> int:
     return estimate_tokens(text) + MESSAGE_OVERHEAD_TOKENS
 
 
-# ---------------------------------------------------------------------------- what must never be lost
-
-_MONTHS = "|".join(MONTHS)  # the one month table (local_extractor.dates)
-_CRITICAL = re.compile(
-    r"\b(?:ES)?[A-HJ-NP-SUVW]-?\d{7}[0-9A-J]\b"  # CIF (company tax ID), with or without the ES VAT prefix
-    r"|\b\d{8}-?[A-Z]\b|\b[XYZ]-?\d{7}-?[A-Z]\b"  # DNI / NIE
-    r"|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"  # numeric dates
-    rf"|\b\d{{1,2}} de (?:{_MONTHS})(?: de \d{{4}})?\b|\b(?:{_MONTHS}) \d{{1,2}},? \d{{4}}\b"
-    r"|(?:€|\$|EUR|USD)\s?\d[\d.,]*\d|\b\d[\d.,]*\d?\s?(?:€|EUR|euros?|\$|USD|dólares)"  # amounts
-    r"|\b\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?\b|\b\d+,\d{2}\b"  # 1.250,00 and 99,50
-    r"|\b\d+ días\b|\b\d+ days\b",  # payment terms
-    re.IGNORECASE,
-)
-
-
-def critical_tokens(text: str) -> set[str]:
-    """Tax IDs, amounts, dates and terms in a text, normalised (case and spaces do not matter)."""
-    return {re.sub(r"[\s-]", "", m.group()).casefold() for m in _CRITICAL.finditer(text)}
-
-
 # ---------------------------------------------------------------------------- operations
-
-class Operation(BaseModel):
-    """One operation a compactor returns."""
-    op: Literal["add", "change", "retire"]
-    id: str | None = Field(default=None, max_length=20)
-    section: Literal["facts", "decisions", "open_tasks", "preferences", "unresolved_questions"] | None = None
-    text: str | None = Field(default=None, max_length=4000)
-    message_ids: list[str] = Field(default_factory=list, max_length=200)
-    reason: str | None = Field(default=None, max_length=500)
-
 
 @dataclass
 class ApplyReport:
@@ -207,29 +174,11 @@ def render_summary(content: dict[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------- the compactor port
-
-@dataclass(frozen=True)
-class CompactMessage:
-    id: str
-    role: str
-    text: str
-    created_at: dt.datetime
-
-
-class Compactor(Protocol):
-    name: str
-
-    def compact(self, points: list[dict[str, Any]], messages: list[CompactMessage]) -> tuple[list[dict], Usage]:
-        """Operations that fold `messages` into the summary whose active points are `points`."""
-        ...
-
-
 def default_compactor() -> Compactor:
     from memory_core.adapters.config import get_settings
 
     if get_settings().backend_name == "openai":
-        from memory_core.reading.compaction_openai import OpenAICompactor
+        from memory_core.backends.openai_compactor import OpenAICompactor
 
         return OpenAICompactor.from_settings()
     from memory_core.backends.local_compactor import LocalCompactor

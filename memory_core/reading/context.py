@@ -1,6 +1,6 @@
 """The memory block of one turn: core, profile and related memories, fenced, with its trace.
 
-One module on purpose (~460 lines): the three blocks share one candidate query, one ranking and one
+One module on purpose (~620 lines): the three blocks share one candidate query, one ranking and one
 character budget; split apart, each would re-read what the others decided.
 
 - core: the person's stable facts (who they are, tone, family, key preferences), at most 15 lines in
@@ -64,7 +64,9 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
+from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
+from memory_core.reading.salience import near_duplicate, salient_words, shares_salient_word
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
@@ -83,6 +85,11 @@ NAME_MAX_CHARS = 120
 RELATED_MIN_COSINE = 0.40
 RELATED_MIN_WORDS = 2
 RELATED_MIN_TRIGRAM = 0.6
+# The best-fused memories read to check for one shared word that is not a common one (see salience.py).
+RELATED_READ = 40
+RELATED_MIN_SALIENT = 2
+# A turn that asks when, or about a period: related memories whose words or event tell a date weigh this much more.
+WHEN_DATED_BOOST = 2.0
 
 # Ageing: the weight lost per period (a quarter), the period by category, and the floor.
 AGE_LOSS = 0.25
@@ -211,8 +218,8 @@ def _label(attribute: str, lang: str = "es") -> str:
 def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:
     label = _label(m.attribute, lang).lower()
     text = f"{label} {fenced(m.value, VALUE_MAX_CHARS)}" if label else fenced(m.value, VALUE_MAX_CHARS)
-    if with_date and m.category == "event" and m.event_date is not None:
-        text += f" ({m.event_date.isoformat()})"
+    if with_date and (when := line_date(m.value, m.sentence, m.event_date, m.valid_from)) is not None:
+        text += f" {when.render(lang)}"
     return text
 
 
@@ -259,16 +266,21 @@ def _render_lines(subjects: _Subjects, memories: Sequence[Memory]) -> list[str]:
 
 
 def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items: int, max_chars: int,
-         title: str) -> list[tuple[Memory, float]]:
-    """Take memories in order while the rendered section (see _render_lines) stays within its limits.
+         title: str, shown: list[tuple[str, frozenset[str]]] | None = None) -> list[tuple[Memory, float]]:
+    """Take memories in order while the rendered section (see _render_lines) stays within its limits,
+    leaving out one that says nearly what a memory already shown says (`shown`, updated).
 
     The length is kept incrementally: a new subject adds a line "- label: item", a known one "; item"."""
     chosen: list[tuple[Memory, float]] = []
     seen: set[str] = set()
+    shown = [] if shown is None else shown
     total = len(title) + 1  # the title and its newline
     for m, score in ranked:
         if len(chosen) >= max_items:
             break
+        said = (m.subject, salient_words(m.value))
+        if any(near_duplicate(said, other) for other in shown):
+            continue
         item = len(_item_text(m, lang=subjects.lang))
         if m.subject in seen:
             add = 2 + item
@@ -277,6 +289,7 @@ def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items:
         if total + add <= max_chars:
             chosen.append((m, score))
             seen.add(m.subject)
+            shown.append(said)
             total += add
     return chosen
 
@@ -288,7 +301,9 @@ def _section(title: str, lines: list[str]) -> str:
 # ------------------------------------------------------------------------------------ the blocks
 
 def _is_core(m: Memory) -> bool:
-    return m.level == Level.PERSONAL and m.subject == "self" and m.category in ("person", "preference")
+    """The person's own stable facts; a generic note ("nota_...") is something they told, not who they are."""
+    return m.level == Level.PERSONAL and m.subject == "self" and m.category in ("person", "preference") \
+        and not m.attribute.startswith(NOTE_PREFIXES)
 
 
 def _core_order(rows: Iterable[Memory]) -> list[Memory]:
@@ -300,15 +315,16 @@ def _core_order(rows: Iterable[Memory]) -> list[Memory]:
 
 
 # What a block line needs of a memory, read as plain rows (no ORM objects: a turn reads hundreds).
-_LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attribute, Memory.value, Memory.confidence,
-         Memory.pinned, Memory.valid_from, Memory.created_at, Memory.event_date)
+_LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attribute, Memory.value, Memory.sentence,
+         Memory.confidence, Memory.pinned, Memory.valid_from, Memory.created_at, Memory.event_date)
 
 
 @lru_cache(maxsize=64)
 def _visible_statement(form: tuple):
     """Core and profile candidates for principals of one access form (see access.template)."""
     core_rank = case((and_(Memory.level == Level.PERSONAL, Memory.subject == "self",
-                           Memory.category.in_(("person", "preference"))), 0), else_=1)
+                           Memory.category.in_(("person", "preference")),
+                           *[~Memory.attribute.startswith(p, autoescape=True) for p in NOTE_PREFIXES]), 0), else_=1)
     group = case(*[(Memory.category == c, g) for c, g in GROUP_OF.items()], else_=5)
     return (select(*_LINE)
             .where(memory_visible(template(form)), Memory.status == Status.ACTIVE,
@@ -378,9 +394,19 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
         return []
     lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
                      vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
-    hits = [(key[1], score) for key, score, ranks, signals in fuse(lists)
-            if key[1] not in exclude and relevant(signals)]
+    fused = [(key[1], score, signals) for key, score, ranks, signals in fuse(lists) if key[1] not in exclude]
     rows = dict(known)
+    # One shared word that is not a common one is enough too ("book", "Valencia"): read the best few.
+    unread = [i for i, _, signals in fused[:RELATED_READ] if i not in rows and not relevant(signals)]
+    if unread:
+        rows |= {m.id: m for m in session.execute(select(*_LINE).where(
+            Memory.id.in_(unread), memory_visible(access), Memory.status == Status.ACTIVE))}
+    # ... when the message says enough to name its topic: "¿y cuándo nos pagan?" leans on the conversation's subject.
+    wanted = salient_words(message)
+    wanted = wanted if len(wanted) >= RELATED_MIN_SALIENT else frozenset()
+    hits = [(i, score) for n, (i, score, signals) in enumerate(fused)
+            if relevant(signals) or (n < RELATED_READ and i in rows
+                                     and shares_salient_word(wanted, f"{rows[i].value} {rows[i].sentence}"))]
     if subjects:
         # After the message's own hits, below their scores.
         floor = min((score for _, score in hits), default=1.0)
@@ -401,7 +427,11 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     if missing:
         rows |= {m.id: m for m in session.execute(select(*_LINE).where(
             Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE))}
-    return [(rows[i], score) for i, score in hits if i in rows]
+    found = [(rows[i], score) for i, score in hits if i in rows]
+    if asks_when(message, now):
+        # "When did I go to Valencia?": of the memories about it, those that tell a date come first.
+        found.sort(key=lambda ms: -ms[1] * (WHEN_DATED_BOOST if tells_date(ms[0]) else 1.0))
+    return found
 
 
 # Capitalised runs of words: the names a message may mention ("Hierros Olano", "Lucía", "Acme").
@@ -541,10 +571,12 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
                               now, vector, embed_model, named)
     subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)], lang)
 
-    profile = _fit(subjects, rank_profile(candidates, now), PROFILE_MAX_ITEMS, PROFILE_MAX_CHARS, words["profile"])
+    shown = [(m.subject, salient_words(m.value)) for m in core]
+    profile = _fit(subjects, rank_profile(candidates, now), PROFILE_MAX_ITEMS, PROFILE_MAX_CHARS, words["profile"],
+                   shown)
     in_profile = {m.id for m, _ in profile}
     related = _fit(subjects, [(m, s) for m, s in related_ranked if m.id not in in_profile],
-                   RELATED_MAX_ITEMS, RELATED_MAX_CHARS, related_header)
+                   RELATED_MAX_ITEMS, RELATED_MAX_CHARS, related_header, shown)
 
     core_text = render_core(core, lang)
     profile_text = _section(words["profile"], _render_lines(subjects, [m for m, _ in profile]))

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    Date,
     Float,
     String,
     Text,
@@ -54,7 +55,6 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
-from memory_core.backends.local_extractor.dates import past_range
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -70,8 +70,8 @@ from memory_core.domain.access import (
 )
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
-from memory_core.domain.text import fold
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
+from memory_core.reading.dating import named_span
 from memory_core.reading.org_indexes import indexed_orgs
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -113,6 +113,9 @@ FTS_CANDIDATES = 1_000
 # read, and which of them are found first is arbitrary anyway.
 FTS_CANDIDATES_BIG = 300
 MAX_QUERY_CHARS = 2_000
+# A span the query names of at most this many days also finds the memories said in it ("what did I tell
+# you on 16 June?"); a longer one ("this year") only the events dated in it: it would find nearly all.
+SAID_SPAN_DAYS = 31
 
 CONFIG = literal_column("'public.spanish_unaccent'::regconfig")
 AREA_OF_KIND = {"invoice": "invoices", "quote": "quotes", "expense": "expenses", "document": "documents"}
@@ -178,9 +181,9 @@ def fts_text(query: str) -> str:
 
 
 def date_range(query: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
-    """The days a relative date in the query points at, [start, end); None when it names none (see
-    `local_extractor.dates.past_range`, the one date parser)."""
-    return past_range(fold(query), now.date())
+    """The days a date in the query points at, [start, end): a relative one ("ayer", "in September") or a
+    day named outright ("on 16 June, 2023"); None when it names none (see `dating.named_span`)."""
+    return named_span(query, now.date())
 
 
 # Query values travel as bind parameters, so each retriever's statement is built once per form (which
@@ -350,10 +353,13 @@ def _exact_stmt(who, src: _Source, kinds, n_tokens: int, k: int):
             .where(*src.where(who, kinds), *conds).limit(k))
 
 
-def _date_stmt(who, src: _Source, kinds, k: int):
+def _date_stmt(who, src: _Source, kinds, k: int, said: bool = False):
     """Rows dated inside the span the query names, latest first: messages by when they were sent,
-    host records by their date, memories by their event date."""
-    col = {Message: Message.sent_at, Document: Document.doc_date, Memory: Memory.event_date}.get(src.model)
+    host records by their date, memories by their event date or else the day they were said."""
+    # `said`: a memory without an event date is dated by when it was said (learnt from a message sent that day).
+    said_on = cast(func.timezone("UTC", Memory.valid_from), Date)
+    col = {Message: Message.sent_at, Document: Document.doc_date,
+           Memory: func.coalesce(Memory.event_date, said_on) if said else Memory.event_date}.get(src.model)
     if col is None:
         return None
     if src.model is Message:
@@ -414,7 +420,7 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
     """A retriever's statement over the tables of `kinds`, for principals of one access form; None when
     no table takes part. `detail`: fts and trigram, the kinds in which the principal is big (fewer full
     text candidates, no long-text trigrams); exact, how many IDs; vector, whether the model is compared
-    and each vector table's mode."""
+    and each vector table's mode; date, whether memories are also dated by when they were said."""
     who = template(form)
     sources = _sources(kinds)
     if retriever == "fts":
@@ -427,7 +433,7 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
     elif retriever == "exact":
         stmts = [_exact_stmt(who, src, kinds, detail[0], k) for src in sources]
     elif retriever == "date":
-        stmts = [st for src in sources if (st := _date_stmt(who, src, kinds, k)) is not None]
+        stmts = [st for src in sources if (st := _date_stmt(who, src, kinds, k, *detail)) is not None]
     else:
         with_model, modes = detail
         stmts = [_vector_stmt(who, src, kinds, k, with_model, mode)
@@ -535,7 +541,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
         params |= {"q_from": start, "q_to": end,
                    **{f"q_{name}_ts": dt.datetime.combine(d, dt.time(), tzinfo=dt.timezone.utc)
                       for name, d in (("from", start), ("to", end))}}
-        out["date"] = _run(session, _statement("date", form, kinds, k), params)
+        out["date"] = _run(session, _statement("date", form, kinds, k, ((end - start).days <= SAID_SPAN_DAYS,)),
+                           params)
     if want_vector:
         if counted:
             modes = tuple("exact" if n <= EXACT_SCAN_MAX else "hnsw" for n in counts)

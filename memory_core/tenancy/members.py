@@ -19,8 +19,8 @@ from memory_core.domain.access import member_permissions
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.models import AccountToken, Membership, Organization, User
 from memory_core.domain.vocabulary import AREAS, PERMISSIONS, ROLES
-from memory_core.privacy.forgetting import member_leaves, member_leaves_preview
 from memory_core.tenancy import tokens
+from memory_core.tenancy.leaving import member_leaves, member_leaves_preview
 from memory_core.tenancy.passwords import check_password
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import PhoneAuthorization, User
-from memory_core.learning.ingest import normalise_phone
+from memory_core.domain.phones import normalise_phone
 from memory_core.tenancy import tokens
 from memory_core.tenancy.members import Actor, active_membership, clean_permissions
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import audit
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import Membership, Organization, PhoneAuthorization, User
+from memory_core.domain.phones import normalise_phone
 from memory_core.tenancy import members
 from memory_core.tenancy.members import Actor
 from memory_core.tenancy.orgs import clean_org_name, create_org
@@ -116,8 +117,6 @@ def upsert_phone(session: Session, org_id: uuid.UUID, ref: str, *, phone: str, p
                                                               PhoneAuthorization.external_id == ref))
     if current is not None and not active:
         return revoke_phone(session, org_id, current.id, actor=actor)
-    from memory_core.learning.ingest import normalise_phone
-
     if current is not None and current.phone != normalise_phone(phone):
         revoke_phone(session, org_id, current.id, actor=actor)
         current.external_id = None  # the id moves to the new number

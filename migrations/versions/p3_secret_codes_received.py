@@ -26,4 +26,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute(f"delete from policy_exclusions where org_id is null and name = '{NAME}'")
+    op.execute(sa.text("delete from policy_exclusions where org_id is null and name = :name").bindparams(name=NAME))

@@ -36,5 +36,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    names = ", ".join(f"'{n}'" for n, _, _ in ROWS)
-    op.execute(f"delete from policy_exclusions where org_id is null and name in ({names})")
+    op.execute(sa.text("delete from policy_exclusions where org_id is null and name in :names")
+               .bindparams(sa.bindparam("names", [n for n, _, _ in ROWS], expanding=True)))

@@ -1,5 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks enough of the OpenAI API for memoria's tests.
 
+One module on purpose (~480 lines): the server, its scripted answers and its checks of what memoria
+sends (schemas, parameters) are one fake of one provider.
+
 POST /v1/chat/completions
     * a gate request (``logprobs: true``) is answered with the seven comma-separated digits of
       memoria's gate protocol, each answer token carrying ``top_logprobs`` drawn from a scripted

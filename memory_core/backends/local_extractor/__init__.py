@@ -1,20 +1,18 @@
-"""The local backend's extractor, by concern: `text` (fold, names, sentences), `dates`, `families`
-(attribute names), `clauses` (questions, orders...), `names` (contacts named), `business` and `personal`
-rules, `subjects`, `fallback` (the generic fact) and `extractor` (LocalExtractor).
+"""The local backend's extractor, by concern: `text` (fold, names, sentences), `clauses` (questions,
+orders...), `names` (contacts named), `business` and `personal` rules, `subjects`, `fallback` (the generic fact) and `extractor` (LocalExtractor).
 
-Only `text` and `dates` are imported eagerly: the rest of the project uses them (one fold, one name
-normaliser, one date parser) without loading the rules; the rest loads on first use."""
+The date parser (`domain.dates`) and the attribute families (`domain.families`) are the domain's: the
+write ladder, search and compaction use them too. Only `text` is imported eagerly: the rest of the project
+uses it (one fold, one name normaliser) without loading the rules; the rest loads on first use."""
 from __future__ import annotations
 
 from importlib import import_module
 
-from memory_core.backends.local_extractor.dates import find_date
 from memory_core.backends.local_extractor.text import fold, normalise_name, normalise_tax_id
 
-_LAZY = {"LocalExtractor": "extractor", "extract": "extractor", "MODEL": "extractor",
-         "FAMILIES": "families", "reuse_attribute": "families"}
+_LAZY = {"LocalExtractor": "extractor", "extract": "extractor", "MODEL": "extractor"}
 
-__all__ = ["find_date", "fold", "normalise_name", "normalise_tax_id", *_LAZY]
+__all__ = ["fold", "normalise_name", "normalise_tax_id", *_LAZY]
 
 
 def __getattr__(name: str):

@@ -1,5 +1,9 @@
 """Rules for business facts: payment terms and methods, contact people, channels, formats, tax data,
-addresses, discounts, email and phone, bank accounts."""
+addresses, discounts, email and phone, bank accounts.
+
+Long on purpose (~430 lines): one short rule a business fact, each with its Spanish and English patterns;
+the rules are read together because they share the helpers at the top and must not read each other's
+sentences."""
 from __future__ import annotations
 
 import re

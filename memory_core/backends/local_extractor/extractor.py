@@ -9,17 +9,23 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from memory_core.backends.base import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
-from memory_core.backends.local_extractor.fallback import generic_fact, note, sensitive
-from memory_core.backends.local_extractor.families import reuse_attribute
+from memory_core.backends.local_extractor.fallback import (
+    WRITER_NOTE_REMEMBER,
+    generic_fact,
+    note,
+    sensitive,
+    writer_statement,
+)
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
 from memory_core.backends.local_extractor.subjects import Subject, resolve_contact, sentence_for
 from memory_core.backends.local_extractor.text import Sentence, fold, is_english, name_tokens, normalise_name
 from memory_core.backends.local_extractor.units import units
+from memory_core.domain.families import reuse_attribute
+from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
 
 MODEL = "local-extractor-v1"
@@ -29,7 +35,7 @@ RULES = BUSINESS_RULES + PERSONAL_RULES
 
 
 # A message teaches at most this many generic notes (the units the gate scored highest).
-MAX_NOTES = 2
+MAX_NOTES = 4
 # A unit the gate flags as a special category (GDPR art. 9) at this probability is refused alone.
 SPECIAL_THRESHOLD = 0.5
 
@@ -84,6 +90,14 @@ class LocalExtractor:
             facts.setdefault((fact.subject, fact.attribute), fact)
         return list(facts.values()), Usage(purpose="extract", model=MODEL)
 
+    def writer_notes(self, message: str) -> bool:
+        """Some unit of the message is a note worth keeping though the gate did not pass it alone."""
+        if self.judge is None:
+            return False
+        texts = [u.text for u in units(message) if not u.phatic and writer_statement(u.text)]
+        return any(note_worthy(d, t) and d.special < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD
+                   for t, d in zip(texts, self.judge(texts) if texts else []))
+
     def rule_reads(self, message: str) -> tuple[bool, bool]:
         """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):
         the local backend's gate takes a fact a rule can read as worth remembering."""
@@ -112,7 +126,8 @@ class LocalExtractor:
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
         out: list[Fact] = []
         for i, decision in ranked:
-            if not decision.passes or decision.special >= SPECIAL_THRESHOLD or decision.insult >= SPECIAL_THRESHOLD:
+            if not note_worthy(decision, read[i][0].text) or decision.special >= SPECIAL_THRESHOLD or \
+                    decision.insult >= SPECIAL_THRESHOLD:
                 continue
             s, mentions, recent = read[i]
             fact = note(s, mentions, recent, context, decision.top_category, decision.top_scope)
@@ -172,8 +187,15 @@ class LocalExtractor:
             return "event"
         if subject.key == "self":
             family = {"nombre", "hijo", "hija", "hijos", "pareja", "madre", "padre", "hermano", "hermana"}
-            return "person" if f.attribute in family else "preference"
+            member = f.attribute.split("_", 1)[0] in family or f.attribute.startswith("hermanos_")
+            return "person" if f.attribute in family or member else "preference"
         return subject.category
+
+
+def note_worthy(decision: GateDecision, text: str) -> bool:
+    """A unit is kept as a note when the gate passes it, or when it is a first-person statement of the
+    writer's own life the gate is less sure of (see `fallback.writer_statement`)."""
+    return decision.passes or (decision.remember >= WRITER_NOTE_REMEMBER and writer_statement(text))
 
 
 def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:

@@ -4,20 +4,23 @@ The gate already judged the message durable; this keeps its first stated clause 
 subject resolved as the rules do, the gate's category, an attribute named after the clause's topic
 (stable for the same topic, reusing a stored name), the clause as the value (fenced-safe and capped) and
 a plain third-person sentence. Questions, hypotheticals, orders and injections still yield nothing.
+
+Long on purpose (~460 lines): the generic fact is one decision (subject, attribute, value, sentence) whose
+steps read the same clause; most of the length is the two languages' word lists and pronoun tables.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
 
-from memory_core.backends.base import ExtractionContext, Fact
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
-from memory_core.backends.local_extractor.dates import find_date
-from memory_core.backends.local_extractor.families import MEMBER_OF, reuse_attribute
 from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, looks_like_company, name_runs
 from memory_core.backends.local_extractor.subjects import contact_subject
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
+from memory_core.domain.dates import find_date
+from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
+from memory_core.domain.model_port import ExtractionContext, Fact
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.vocabulary import GATE_CATEGORIES
 
@@ -143,6 +146,8 @@ _ES_PRONOUNS = {"mi": "su", "mis": "sus", "me": "le", "conmigo": "con la persona
                 "nosotras": ""}
 _EN_START = {"i'm": "is", "i am": "is", "i've": "has", "i have": "has", "we're": "is", "we are": "is",
              "we've": "has", "we have": "has", "i'd rather": "would rather", "we'd rather": "would rather"}
+_EN_PAST = frozenset("""had went got made took was were did saw met ran bought found lost gave came began brought
+felt left kept thought told sold spent won wrote read built taught caught heard""".split())
 _EN_PRONOUNS = {"my": "their", "me": "them", "myself": "themselves", "our": "its", "us": "it", "i": "they",
                 "we": "they"}
 
@@ -231,8 +236,9 @@ PERSONAL_TOPIC = re.compile(
     r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
     r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
     r"movie|movies|pelicula\w*|game|games|juego\w*|sport\w*|deporte\w*|gym|gimnasio|yoga)\b")
-_NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+)?(?:[a-z]{2,}ing|[a-z]{3,}ed|got|went|made|took|had|"
-                        r"started|lost|bought|found|saw|met)\b")
+_NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+|really\s+|also\s+)?(?:[a-z]{2,}ing|[a-z]{3,}ed|got|went|"
+                        r"made|took|had|started|lost|bought|found|saw|met|gonna|gotta|wanna|been|planning|hoping|"
+                        r"thinking of|trying|working on)\b")
 # A message that corrects what was said before: only then may a note take a stored name and replace it.
 CORRECTION = re.compile(
     r"\b(?:ahora|ya no|now|no longer|anymore|any more|actually|en realidad|me equivoque|me he equivocado|"
@@ -297,12 +303,55 @@ _SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|
                       r"facturamos|odio|suelo|solemos)\b")
 
 
+# A sentence that opens like a reaction ("It made me...", "This week has been...") but speaks of the writer
+# with this many content words is about the writer: "It made me reflect on how far I've come since I started".
+REACTION_FIRST_PERSON_WORDS = 3
+
+
 def _about_someone(s: Sentence) -> bool:
     """A note states something about the writer or a named subject, not a reaction to the talk."""
     if _REACTION.search(s.low):
-        return False
+        opens_on_listener = re.match(r"(?:you|your|you're|yours|tu|tus|usted)\b", s.low)
+        first = _FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low)
+        if opens_on_listener or not first or len(_content_words(s.low)) < REACTION_FIRST_PERSON_WORDS:
+            return False
+        return True
     return bool(_SOMEONE.search(s.low) or _FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _names(s)
-                or _NO_SUBJECT.match(s.low) or re.search(r"\d", s.low))
+                or _NO_SUBJECT.match(s.low) or re.search(r"\d", s.low) or _view_of_the_writer(s))
+
+
+# A statement with no subject of its own and substance enough ("Contemporary dance is so expressive and
+# graceful") is the writer's view, when the gate passed it; never one that speaks to the listener.
+VIEW_WORDS = 4
+_LISTENER = re.compile(r"\b(?:you|your|you're|yours|yourself|tu|tus|contigo|usted|ustedes|os|vosotros)\b")
+
+
+def _view_of_the_writer(s: Sentence) -> bool:
+    return not _LISTENER.search(s.low) and len(_content_words(s.low)) >= VIEW_WORDS
+
+
+# A statement of the writer's own life ("I ran a charity race last Saturday") is kept as a note when the
+# gate gives it at least this, below its usual threshold: first person, this many content words, no
+# reaction, question, order or protected topic.
+WRITER_NOTE_REMEMBER = 0.3
+WRITER_NOTE_WORDS = 3
+
+
+# A question typed the quick way, without its mark: "q me queda por cobrar", "k hay hoy", "wat time is it".
+_CHAT_QUESTION = re.compile(r"(?:q|k|ke|qe|wat|wht|como|cuanto|cuanta|cuantos|cuantas|cuando|donde|quien|what|how|"
+                            r"when|where|who|which|why)\b")
+
+
+def writer_statement(text: str) -> bool:
+    """A unit that states something of the writer's own life in the first person, with substance."""
+    s = _strip_lead(Sentence.of(text))
+    if not _says_something(s) or is_order(s) or _SENSITIVE.search(s.low) or "?" in s.text or _CHAT_QUESTION.match(s.low):
+        return False
+    if not (_FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _NO_SUBJECT.match(s.low)):
+        return False
+    if _LISTENER.search(s.low):
+        return False  # about the listener as much as the writer ("I'm proud of you")
+    return _about_someone(s) and len(_content_words(s.low)) >= WRITER_NOTE_WORDS
 
 
 def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "",
@@ -380,11 +429,14 @@ def _third_person(clause: str, subject: str) -> str:
             if low.startswith(start + " "):
                 rest = clause[len(start) + 1:]
                 return f"{who} {verb} {_swap(rest, _EN_PRONOUNS)}"
-        m = re.match(r"(?:i|we)\s+(\w+)\s+(.*)$", low)
-        if m and m.group(1) not in ("don't", "do", "can't", "won't"):
-            verb = m.group(1)
-            verb = verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "o")) else "s")
-            return f"{who} {verb} {_swap(clause[m.start(2):], _EN_PRONOUNS)}"
+        m = re.match(r"(?:i|we)\s+(?:(even|just|also|really|finally|still|never|always|already|recently|"
+                     r"actually|totally)\s+)?(\w+)\s+(.*)$", low)
+        if m and m.group(2) not in ("don't", "do", "can't", "won't"):
+            verb = m.group(2)
+            if not (verb.endswith("ed") or verb in _EN_PAST):
+                verb = verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "o")) else "s")
+            adverb = f"{m.group(1)} " if m.group(1) else ""
+            return f"{who} {adverb}{verb} {_swap(clause[m.start(3):], _EN_PRONOUNS)}"
         return f"{who}: {_swap(clause, _EN_PRONOUNS)}"
     table = _ES_SINGULAR if subject == "self" else {**_ES_SINGULAR, **_ES_PLURAL}
     skip = 1 if words and fold(words[0]) in ("yo", "nosotros", "nosotras") else 0
@@ -446,7 +498,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         body = _third_person(value, key)
     if label and fold(label) not in fold(body):
         body = f"{label}: {body}"
-    sentence = _safe(body[:1].upper() + body[1:]).rstrip(".") + "."
+    sentence = _safe(body[:1].upper() + body[1:]).rstrip(".!") + "."
     return Fact(subject=key, attribute=attribute, value=value, sentence=sentence, category=memory_category,
                 event_date=event_date, confidence=CONFIDENCE)
 

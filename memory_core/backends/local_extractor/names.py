@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory_core.backends.base import KnownContact
 from memory_core.backends.local_extractor.text import LEGAL_SUFFIXES, Sentence, fold, name_tokens, normalise_tax_id
+from memory_core.domain.model_port import KnownContact
 
 GENERIC_NAME_WORDS = {"talleres", "taller", "construcciones", "transportes", "servicios", "hermanos", "grupo",
                        "industrias", "comercial", "distribuciones", "hierros", "asesoria", "consultores",

@@ -6,10 +6,10 @@ import datetime as dt
 import re
 from collections.abc import Iterator
 
-from memory_core.backends.local_extractor.dates import find_date
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
+from memory_core.domain.dates import find_date
 
 _NAME_CUES = [
     (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),
@@ -78,12 +78,35 @@ _RELATIVES = {"hijo": "hijo", "hija": "hija", "hijos": "hijos", "hijas": "hijos"
               "boyfriend": "pareja", "mother": "madre", "mum": "madre", "mom": "madre", "father": "padre",
               "dad": "padre", "brother": "hermano", "sister": "hermana", "socio": "socio", "socia": "socio",
               "business partner": "socio", "crios": "hijos", "crias": "hijos", "ninos": "hijos",
-              "ninas": "hijos", "peques": "hijos", "nenes": "hijos", "chavales": "hijos"}
+              "ninas": "hijos", "peques": "hijos", "nenes": "hijos", "chavales": "hijos",
+              "hermanos": "hermanos", "hermanas": "hermanos", "brothers": "hermanos", "sisters": "hermanos",
+              "siblings": "hermanos"}
+# Several relatives named at once ("tengo dos críos, Pau y Marina"): one fact per member, under the
+# singular relation when the word says it (hijas -> hija_<name>), else the plural's (hijos_<name>).
+_MEMBER_OF = {"hijas": "hija", "daughters": "hija", "sons": "hijo", "hermanas": "hermana", "sisters": "hermana",
+              "brothers": "hermano"}
+_PLURAL = {"hijos", "hermanos"}
+# An enumeration of capitalised names: "Pau y Marina", "Leo, Alba and Max".
+_NAMES_LIST = re.compile(r"\s*([A-ZÁÉÍÓÚÑ][\w'\-]+(?:\s*,\s*[A-ZÁÉÍÓÚÑ][\w'\-]+)*,?\s+(?:y|and|e|&)\s+[A-ZÁÉÍÓÚÑ][\w'\-]+)")
+
+
+def enumerated(text: str) -> list[str]:
+    """The names of an enumeration at the start of `text` ("Pau y Marina" -> ["Pau", "Marina"]), or []."""
+    m = _NAMES_LIST.match(text)
+    if not m:
+        return []
+    return [n for n in re.split(r"\s*,\s*|\s+(?:y|and|e|&)\s+", m.group(1).strip()) if n]
+
+
+def member_attribute(relation: str, name: str) -> str:
+    """The attribute of one named member of a plural relation: hija_lucia, hijos_pau, hermano_luis."""
+    base = _MEMBER_OF.get(relation, _RELATIVES[relation])
+    return f"{base}_{re.sub(r'[^a-z0-9]+', '_', fold(name)).strip('_')}"
 _REL = "(?P<rel>" + "|".join(sorted(_RELATIVES, key=len, reverse=True)) + ")"
 _FAMILY = [
-    (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|pequenos|little|older|younger|eldest|youngest))?(?:'s names? (?:is|are)|\s+se llaman?|\s+is called|\s+is named|\s+are called)\s+"), True),
-    (re.compile(rf"\b(?:tengo|tenemos|i have|we have|i've got|we've got)\s+(?:un|una|dos|tres|cuatro|a|an|two|three|four)\s+"
-                rf"{_REL}\s*(?:que se llaman?|llamad[oa]s?|called|named|,)\s*"), True),
+    (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|pequenos|little|older|younger|eldest|youngest))?(?:(?:'s|s'|')\s+names?\s+(?:is|are)|\s+se llaman?|\s+is called|\s+is named|\s+are called)\s+"), True),
+    (re.compile(rf"\b(?:tengo|tenemos|i have|we have|i've got|we've got)\s+(?:un|una|dos|tres|cuatro|cinco|a|an|two|three|four|five|\d)\s+"
+                rf"(?:little\s+|young\s+|pequen[oa]s\s+)?{_REL}\s*(?:que se llaman?|llamad[oa]s?|called|named|,|:)\s*"), True),
     (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|little|older|younger))?(?:\s+(?:es|son|is|are)\s+|\s*,\s*|\s+)"), False),
 ]
 
@@ -94,10 +117,11 @@ def _rule_family(s: Sentence) -> Iterator[Found]:
         if not m or s.negated(m.start()):
             continue
         attribute = _RELATIVES[m.group("rel")]
-        if attribute == "hijos":
-            names = re.match(r"\s*([A-ZÁÉÍÓÚÑ]\w+(?:\s*,\s*[A-ZÁÉÍÓÚÑ]\w+)*\s+(?:y|and|e)\s+[A-ZÁÉÍÓÚÑ]\w+)", s.text[m.end():])
+        if attribute in _PLURAL:
+            names = enumerated(s.text[m.end():])
+            for name in names:
+                yield Found(member_attribute(m.group("rel"), name), name, "self", m.start())
             if names:
-                yield Found(attribute, names.group(1), "self", m.start())
                 return
             continue
         name = name_at(s, m.end(), strong)
@@ -131,13 +155,21 @@ def _rule_pets(s: Sentence) -> Iterator[Found]:
             continue
         kind = _PETS[m.group("pet")]
         cue = _PET_NAME.match(s.text, m.end())
+        names = enumerated(s.text[cue.end():]) if cue and cue.group().strip() else []
+        if names:  # "tengo dos perros, Luna y Max": one pet each
+            for name in names:
+                yield Found(f"mascota_{fold(name).replace(' ', '_')}", f"{kind} {name}", "self", m.start())
+            continue
         name = name_at(s, cue.end(), strong=False) if cue and cue.group().strip() else None
         value = f"{kind} {name}" if name else kind
         yield Found(f"mascota_{fold(name or kind).replace(' ', '_')}", value, "self", m.start())
-    for m in re.finditer(rf"\band (?:a|an)\s+(?:little\s+)?{_PET}\b", s.low):
-        if _PET_OWN.search(s.low[: m.start()]):  # "a pup and a kitty"
+    for m in re.finditer(rf"\b(?:and|y) (?:a|an|un|una)\s+(?:little\s+)?{_PET}\b", s.low):
+        if _PET_OWN.search(s.low[: m.start()]):  # "a pup and a kitty", "a dog named Luna and a cat named Oliver"
             kind = _PETS[m.group("pet")]
-            yield Found(f"mascota_{kind.replace(' ', '_')}", kind, "self", m.start())
+            cue = _PET_NAME.match(s.text, m.end())
+            name = name_at(s, cue.end(), strong=False) if cue and cue.group().strip() else None
+            value = f"{kind} {name}" if name else kind
+            yield Found(f"mascota_{fold(name or kind).replace(' ', '_')}", value, "self", m.start())
 
 
 _ROLE = r"(?P<role>[a-z][a-z -]{2,40}?)"
@@ -235,11 +267,32 @@ def _rule_hobbies(s: Sentence) -> Iterator[Found]:
     for regex in _HOBBY:
         m = regex.search(s.low)
         if m and not s.negated(m.start()):
-            value = clean_value(s.text[m.start("v"): m.end("v")])
-            key = re.sub(r"[^a-z0-9]+", "_", fold(value)).strip("_")
-            if value and key not in ("being", "having", "doing", "getting", "seeing", "hear", "hearing"):
-                yield Found(f"aficion_{key}", value, "self", m.start())
+            found = False
+            for value in _activities(s.text[m.start("v"):]) or [clean_value(s.text[m.start("v"): m.end("v")])]:
+                key = re.sub(r"[^a-z0-9]+", "_", fold(value)).strip("_")
+                if value and key not in _NOT_HOBBIES:
+                    found = True
+                    yield Found(f"aficion_{key}", value, "self", m.start())
+            if found:
                 return
+
+
+_NOT_HOBBIES = ("being", "having", "doing", "getting", "seeing", "hear", "hearing", "ser", "estar", "tener", "hacer")
+_ACTIVITY = re.compile(r"[a-záéíóúñ]{2,}(?:ing|ar|er|ir)(?:\s+[a-záéíóúñ]{2,}){0,2}$")
+
+
+def _activities(text: str) -> list[str]:
+    """An enumeration of activities ("painting, hiking and reading", "pintar, correr y leer"): each one,
+    when there are at least two; [] otherwise."""
+    head = re.split(r"[.;!?()\[\]]|\s[-–—]\s|,\s*(?:but|pero|because|porque|since|as|which|que)\b", text, maxsplit=1)[0]
+    parts = [clean_value(p) for p in re.split(r"\s*,\s*(?:and\s+|y\s+)?|\s+(?:and|y|e|or|o)\s+", head)]
+    out = []
+    for part in parts:
+        part = re.sub(r"^(?:to|a|also|tambien|también)\s+", "", part)
+        if not _ACTIVITY.match(fold(part)) and not _ACTIVITY.match(part.lower()):
+            break
+        out.append(part)
+    return out if len(out) >= 2 else []
 
 
 _DIETS = {"vegetariano": "vegetariana", "vegetariana": "vegetariana", "vegano": "vegana", "vegana": "vegana",

@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory_core.backends.base import KnownContact
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, name_runs
 from memory_core.backends.local_extractor.text import Sentence, normalise_name
+from memory_core.domain.model_port import KnownContact
 
 SUPPLIER_WORDS = re.compile(r"\b(?:proveedor|proveedora|proveedores|supplier|vendor|nos vende|nos suministra|"
                              r"le compramos|les compramos|le pagamos|les pagamos|pagamos a|we pay|we buy)\b")
@@ -74,6 +74,13 @@ PREFIX_TEMPLATES = {
     "aficion_": ("A {whom} le gusta {value}.", "{who} enjoys {value}."),
     "instrumento_": ("{who} toca {value}.", "{who} plays the {value}."),
     "no_come_": ("{who} {value}.", "{who} {value}."),
+    # One named member of a plural relation ("tengo dos críos, Pau y Marina"): a fact each.
+    "hijos_": ("Uno de los hijos {of} se llama {value}.", "One of the children {of} is called {value}."),
+    "hijo_": ("{who} tiene un hijo que se llama {value}.", "{who} has a son called {value}."),
+    "hija_": ("{who} tiene una hija que se llama {value}.", "{who} has a daughter called {value}."),
+    "hermanos_": ("Uno de los hermanos {of} se llama {value}.", "One of the siblings {of} is called {value}."),
+    "hermano_": ("{who} tiene un hermano que se llama {value}.", "{who} has a brother called {value}."),
+    "hermana_": ("{who} tiene una hermana que se llama {value}.", "{who} has a sister called {value}."),
 }
 
 

@@ -15,11 +15,6 @@ LEGAL_SUFFIXES = (
 )
 
 
-def squash(text: str, strip: str = " .") -> str:
-    """The fold with runs of spaces made one and `strip` trimmed at both ends: how values are compared."""
-    return " ".join(fold(text).split()).strip(strip)
-
-
 @lru_cache(maxsize=8192)
 def name_tokens(name: str) -> tuple[str, ...]:
     """Folded word tokens of a name without its legal suffix ("Acme, S.L." -> ("acme",)).

@@ -41,7 +41,19 @@ _PHATIC_START = re.compile(
     r"(?:sounds|looks)\s+(?:so\s+|really\s+)?(?:great|good|fun|amazing|awesome|cool|lovely|like)\b.*|"
     r"how (?:are|have) you\b.*|how'?s it going\b.*|what'?s up\b.*|que tal\b.*|como estas\b.*|"
     r"(?:good luck|best of luck|suerte|mucha suerte)\b.*|(?:see you|hasta luego|hasta pronto|nos vemos)\b.*|"
-    r"(?:take care|cuidate)\b.*|(?:keep (?:it )?up|sigue asi)\b.*|(?:no problem|de nada|no hay de que)\b.*)$")
+    r"(?:take care|cuidate)\b.*|(?:keep (?:it )?up|sigue asi)\b.*|(?:no problem|de nada|no hay de que)\b.*|"
+    # How one is, with nothing after it ("I'm good", "estoy bien, gracias"): "I'm good at chess" is not.
+    r"(?:i'?m|i am|we'?re|we are|estoy|estamos|todo|all)\s+(?:doing\s+|feeling\s+|muy\s+|really\s+|so\s+)?"
+    r"(?:good|great|fine|well|ok|okay|alright|all right|bien|genial|fenomenal|perfectamente)"
+    r"(?:\s*,?\s*(?:thanks|thank you|gracias|y tu|and you|how about you))?|"
+    # Liking with no object ("I love to", "I'd love that", "me encantaría"): a reaction, not a hobby.
+    r"(?:i|we|i'?d|we'?d)\s+(?:would\s+|really\s+|totally\s+|so\s+)?(?:love|like|loved|liked|enjoy|enjoyed)\s+"
+    r"(?:to|it|that|this|them)(?:\s+(?:too|so much|a lot|as well))?|me encantar(?:a|ia)(?:\s+la idea)?|"
+    r"me gustar(?:a|ia)(?:\s+mucho)?|"
+    # Catching up: "been a while since we chatted", "long time no see", "cuánto tiempo sin hablar".
+    r"(?:it'?s\s+|it has\s+)?been (?:a while|a long time|ages|forever)(?:\s+since\s+(?:we|i|you|our)\s+(?:last\s+)?"
+    r"(?:chatted|talked|spoke|caught up|saw each other|last chat|last talk)(?:\s+last)?)?|long time no (?:see|chat|talk)\b.*|"
+    r"(?:cuanto|mucho) tiempo(?: sin (?:hablar|vernos|saber de ti))?\b.*|hace (?:mucho|tiempo|siglos) que no\b.*)$")
 # Discourse markers and requests to remember in front of a statement.
 _LEAD = re.compile(
     r"^(?:(?:bueno|pues|vale|ok|okay|oye|mira|anyway|anyways|so|well|oh|ah|wow|hey|hi|hello|hola|yeah|yep|yes|"
@@ -133,6 +145,16 @@ def is_phatic(text: str) -> bool:
     return all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8
 
 
+def _without_greeting(text: str, keep: frozenset[str]) -> str:
+    """The unit without a greeting and vocative in front ("Hey Gina, thanks for being there" -> "thanks for
+    being there"), so a phatic phrase behind them is still seen as one."""
+    text = re.sub(r"(?i)^(?:hey|hi|hello|hola|oye|yo)\s+(?=[A-ZÁÉÍÓÚÑ])", "", text.strip())
+    m = _VOCATIVE_START.match(text)
+    if m and len(text) > m.end() and not _kept(m.group(), keep) and not _CLITIC.search(fold(m.group())):
+        return text[m.end():]
+    return text
+
+
 def about_listener(text: str) -> bool:
     """A unit about the person spoken to ("you're so talented", "tu perro es precioso"), not the writer."""
     low = fold(text)
@@ -147,7 +169,7 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> list[Unit]:
             clause = clause.strip()
             if not clause:
                 continue
-            text = "" if is_phatic(clause) else strip_talk(clause, keep)
+            text = "" if is_phatic(clause) or is_phatic(_without_greeting(clause, keep)) else strip_talk(clause, keep)
             if text and (is_phatic(text) or about_listener(text)):
                 text = ""
             out.append(Unit(raw=clause, text=text, index=len(out)))

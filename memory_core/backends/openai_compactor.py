@@ -17,9 +17,8 @@ from typing import Any
 
 import openai
 
-from memory_core.backends.base import BackendError, Usage
 from memory_core.backends.openai_backend import price_for
-from memory_core.reading.compaction import SECTIONS, CompactMessage, Operation
+from memory_core.domain.model_port import SECTIONS, BackendError, CompactMessage, Operation, Usage
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 MAX_MESSAGE_CHARS = 4000

@@ -1,9 +1,10 @@
-"""Attribute families: the names that mean the same attribute, so a correction reuses the stored name."""
+"""Attribute families: the names that mean the same attribute, so a correction reuses the stored name and the
+write ladder (domain.ladder.attribute_family) supersedes within a family. Extractors use them too."""
 from __future__ import annotations
 
 import re
 
-from memory_core.backends.local_extractor.text import fold
+from memory_core.domain.text import fold
 
 # Each canonical attribute with the names that mean the same. When a subject already has a fact under
 # one of these names, a new fact of the family takes that name, so the write ladder supersedes it.

@@ -1,12 +1,18 @@
-"""The model port: decide (the gate), extract (facts), embed. Backends are pure: they return what they
-computed and the usage it cost; the caller records the usage in the ledger inside its transaction."""
+"""The model port: decide (the gate), extract (facts), embed, and compact (a conversation's summary).
+Backends (`memory_core.backends`) implement it; the domain, learning and reading use its types. Backends
+are pure: they return what they computed and the usage it cost; the caller records the usage in the
+ledger inside its transaction."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
 
 from memory_core.domain import clock
+from memory_core.domain.dates import MONTHS
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
 # The gate passes a message on at p(remember) >= 0.6, or >= 0.7 when its top category is "nothing".
@@ -114,3 +120,55 @@ class ModelBackend(Protocol):
 
 class BackendError(Exception):
     """A model call failed after its retries; the caller keeps the work to try again later."""
+
+
+# ---------------------------------------------------------------------------- the compactor port
+# A compactor folds a conversation's older messages into its summary (memory_core.reading.compaction)
+# by returning operations only; the local one and the OpenAI one are in memory_core.backends.
+
+SECTIONS = ("facts", "decisions", "open_tasks", "preferences", "unresolved_questions")
+
+
+@dataclass(frozen=True)
+class CompactMessage:
+    id: str
+    role: str
+    text: str
+    created_at: dt.datetime
+
+
+class Operation(BaseModel):
+    """One operation a compactor returns."""
+    op: Literal["add", "change", "retire"]
+    id: str | None = Field(default=None, max_length=20)
+    section: Literal["facts", "decisions", "open_tasks", "preferences", "unresolved_questions"] | None = None
+    text: str | None = Field(default=None, max_length=4000)
+    message_ids: list[str] = Field(default_factory=list, max_length=200)
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class Compactor(Protocol):
+    name: str
+
+    def compact(self, points: list[dict[str, Any]], messages: list[CompactMessage]) -> tuple[list[dict], Usage]:
+        """Operations that fold `messages` into the summary whose active points are `points`."""
+        ...
+
+
+# What must never be lost: a change that would drop one of these from a point is applied as an addition.
+_MONTHS = "|".join(MONTHS)  # the one month table (domain.dates)
+_CRITICAL = re.compile(
+    r"\b(?:ES)?[A-HJ-NP-SUVW]-?\d{7}[0-9A-J]\b"  # CIF (company tax ID), with or without the ES VAT prefix
+    r"|\b\d{8}-?[A-Z]\b|\b[XYZ]-?\d{7}-?[A-Z]\b"  # DNI / NIE
+    r"|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"  # numeric dates
+    rf"|\b\d{{1,2}} de (?:{_MONTHS})(?: de \d{{4}})?\b|\b(?:{_MONTHS}) \d{{1,2}},? \d{{4}}\b"
+    r"|(?:€|\$|EUR|USD)\s?\d[\d.,]*\d|\b\d[\d.,]*\d?\s?(?:€|EUR|euros?|\$|USD|dólares)"  # amounts
+    r"|\b\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?\b|\b\d+,\d{2}\b"  # 1.250,00 and 99,50
+    r"|\b\d+ días\b|\b\d+ days\b",  # payment terms
+    re.IGNORECASE,
+)
+
+
+def critical_tokens(text: str) -> set[str]:
+    """Tax IDs, amounts, dates and terms in a text, normalised (case and spaces do not matter)."""
+    return {re.sub(r"[\s-]", "", m.group()).casefold() for m in _CRITICAL.finditer(text)}
