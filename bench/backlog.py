@@ -22,25 +22,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("MEMORIA_BACKEND", "local")
 
-from bench.pipeline import drain, message, setup, teardown  # noqa: E402
+from bench.pipeline import drain, load, setup, teardown  # noqa: E402
 from jobs.outbox import CLAIM_SIZE  # noqa: E402
 from jobs.worker import freeze_heap  # noqa: E402
-from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
+from memory_core.adapters.db import get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
-from memory_core.learning.ingest import ingest_message  # noqa: E402
-
-
-def load(db, org_id, user_id, n: int, conversations: int, tag: str) -> None:
-    """n messages of the bench mix over `conversations` conversations, 200 to a transaction."""
-    for start in range(0, n, 200):
-        with db.unit_of_work(SYSTEM) as uow:
-            for i in range(start, min(n, start + 200)):
-                ingest_message(uow.session, channel="web", conversation=f"{tag}-{org_id}-{i % conversations}",
-                               external_id=f"{tag}-{org_id}-{i}", org_id=org_id, user_id=user_id, phone=None,
-                               role="user", text=message(i))
-            uow.commit()
 
 
 def timed_drain(db, backend) -> tuple[int, float]:

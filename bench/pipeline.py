@@ -1,6 +1,7 @@
 """Worker throughput and ingest latency of the learning pipeline (local backend), printed.
 
     python bench/pipeline.py [--messages 600] [--workers 1] [--conversations 20] [--batch 32] [--profile]
+    python bench/pipeline.py --scale-out 1,2,4 [--messages 2000] [--conversations 40]
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR). It
 creates a scratch org with 40 contacts, ingests a realistic mix (about a third carry a fact; the rest
@@ -12,6 +13,11 @@ Workers run `jobs.outbox.drain_batch` (what the RQ job runs) in processes forked
 are loaded, as the RQ worker forks its work horses; `--batch 1` is the message-by-message path.
 Messages of one conversation are learnt in order: a claim takes each waiting conversation's oldest
 message, then the next ones of those conversations (bench/backlog.py: one conversation's backlog).
+
+`--scale-out 1,2,4` drains the same backlog (the same mix, loaded afresh) with each number of worker
+processes in turn, then again in the reverse order, and prints messages/s side by side with the ratio to
+one worker, the messages left for a later claim because another worker held their subject, the failed
+messages and PostgreSQL's deadlock count over the run (both must stay 0).
 """
 from __future__ import annotations
 
@@ -29,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("MEMORIA_BACKEND", "local")
 
-from sqlalchemy import func, select  # noqa: E402
+from sqlalchemy import func, select, text  # noqa: E402
 
 from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
@@ -38,7 +44,7 @@ from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
-from memory_core.domain.models import Contact, Memory, Message, Outbox  # noqa: E402
+from memory_core.domain.models import Contact, Memory, Message, Outbox, UsageLedger  # noqa: E402
 from memory_core.learning.ingest import ingest_message  # noqa: E402
 
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
@@ -92,6 +98,70 @@ def _drain_worker(batch: int, results) -> None:
     results.put(drain(get_database(), get_backend(), batch))
 
 
+def drain_with_processes(db, workers: int, batch: int) -> int:
+    """Drain with `workers` processes forked now (the loaded models shared, as RQ's horses share them)."""
+    ctx = mp.get_context("fork")
+    results = ctx.Queue()
+    db.dispose()  # no pooled connection crosses a fork
+    procs = [ctx.Process(target=_drain_worker, args=(batch, results)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    done = sum(results.get() for _ in procs)
+    for p in procs:
+        p.join()
+    return done
+
+
+def deadlocks(db) -> int:
+    with db.unit_of_work(SYSTEM) as uow:
+        return uow.session.scalar(text("select deadlocks from pg_stat_database where datname = current_database()"))
+
+
+def load(db, org_id, user_id, n: int, conversations: int, tag: str) -> None:
+    """n messages of the bench mix over `conversations` conversations, 200 to a transaction."""
+    for start in range(0, n, 200):
+        with db.unit_of_work(SYSTEM) as uow:
+            for i in range(start, min(n, start + 200)):
+                ingest_message(uow.session, channel="web", conversation=f"{tag}-{org_id}-{i % conversations}",
+                               external_id=f"{tag}-{org_id}-{i}", org_id=org_id, user_id=user_id, phone=None,
+                               role="user", text=message(i))
+            uow.commit()
+
+
+def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, conversations: int,
+              batch: int) -> None:
+    """Drain the same backlog with each worker count, forwards then backwards; print the rates side by side."""
+    before = deadlocks(db)
+    rates: dict[int, list[float]] = {n: [] for n in counts}
+    skipped: dict[int, int] = dict.fromkeys(counts, 0)
+    for round_no, order in enumerate((counts, counts[::-1])):
+        for n in order:
+            tag = f"scale{round_no}w{n}"
+            load(db, org_id, user_id, messages, conversations, tag)
+            started = time.perf_counter()
+            done = drain_with_processes(db, n, batch)
+            seconds = time.perf_counter() - started
+            rates[n].append(done / seconds)
+            with db.unit_of_work(SYSTEM) as uow:
+                # A message left for a later claim was gated (and ledgered) once more when it was learnt.
+                skipped[n] += uow.session.scalar(
+                    select(func.count()).select_from(UsageLedger).join(Message, Message.id == UsageLedger.message_id)
+                    .where(Message.org_id == org_id, Message.external_id.like(f"{tag}-%"),
+                           UsageLedger.purpose == "gate")) - done
+    with db.unit_of_work(SYSTEM) as uow:
+        failed = uow.session.scalar(select(func.count()).select_from(Outbox).join(
+            Message, Message.id == Outbox.message_id).where(Message.org_id == org_id, Outbox.attempts > 0))
+    one = statistics.mean(rates[counts[0]])
+    print(f"scale-out ({messages} messages over {conversations} conversations per run, batch {batch}, "
+          f"each count run twice, forwards then backwards; machine under load):")
+    print("  workers | messages/s (runs)        | mean  | vs 1 worker | left for a later claim")
+    for n in counts:
+        mean = statistics.mean(rates[n])
+        runs = ", ".join(f"{r:.1f}" for r in rates[n])
+        print(f"  {n:7d} | {runs:24s} | {mean:5.1f} | {mean / one:10.2f}x | {skipped[n]}")
+    print(f"  failed messages: {failed}; deadlocks in PostgreSQL during the run: {deadlocks(db) - before}")
+
+
 def drain_with_rq(db, workers: int) -> tuple[int, float]:
     """Start `workers` real RQ worker processes, wait until their models are loaded, queue one drain job
     per worker: messages drained and seconds from the enqueue to an empty outbox."""
@@ -138,6 +208,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--conversations", type=int, default=20, help="the messages are spread over this many")
     parser.add_argument("--batch", type=int, default=CLAIM_SIZE, help="rows claimed and gated together")
+    parser.add_argument("--scale-out", metavar="COUNTS",
+                        help="drain the same backlog with each of these worker counts (e.g. 1,2,4), side by side")
     parser.add_argument("--profile", action="store_true", help="print the 25 costliest functions (1 worker)")
     parser.add_argument("--rq", action="store_true",
                         help="drain through real RQ workers (`app worker`: models preloaded, a forked horse per job)")
@@ -154,6 +226,13 @@ def main() -> None:
         if uow.session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None))):
             sys.exit("the outbox has pending rows: run the bench on a database with no live traffic")
     org_id, user_id = setup(db)
+    if args.scale_out:
+        try:
+            scale_out(db, backend, org_id, user_id, [int(n) for n in args.scale_out.split(",")], args.messages,
+                      args.conversations, args.batch)
+        finally:
+            teardown(db, org_id, user_id)
+        return
     try:
         latencies = []
         for i in range(args.messages):
@@ -179,15 +258,7 @@ def main() -> None:
             if profiler:
                 profiler.disable()
         else:
-            ctx = mp.get_context("fork")
-            results = ctx.Queue()
-            db.dispose()  # no pooled connection crosses a fork
-            procs = [ctx.Process(target=_drain_worker, args=(args.batch, results)) for _ in range(args.workers)]
-            for p in procs:
-                p.start()
-            for p in procs:
-                p.join()
-            done = sum(results.get() for _ in procs)
+            done = drain_with_processes(db, args.workers, args.batch)
         seconds = rq_seconds or time.perf_counter() - t
         with db.unit_of_work(SYSTEM) as uow:
             learnt = uow.session.scalar(select(func.count()).select_from(Memory).where(

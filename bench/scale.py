@@ -4,6 +4,11 @@ search and measure vector recall@10 against an exact scan of each principal's vi
     MEMORIA_DATA_DIR=.memoria-bench python bench/scale.py --orgs 10000 --memories 1000000 --messages 1000000
     python bench/scale.py --orgs 1000 --memories 100000 --messages 100000 --queries 200
     python bench/scale.py --skip-load ...   # measure again on what is already loaded
+    python bench/scale.py --orgs 200 --memories 60000 --messages 60000 --big-share 0.84   # a 50,000-memory org
+
+Measured twice by default (--org-indexes both): with the one HNSW/GIN index of the whole table, then
+after jobs/org_indexes.py gave the big org its own partial indexes; the last lines print the big org's
+principal against a typical one, p50/p95 and recall@10, both passes side by side.
 
 Run it against its own data dir (or DATABASE_URL): it writes millions of rows. Loading uses COPY as
 the owner role; the HNSW and GIN indexes are dropped before the load and rebuilt after it (building a
@@ -36,11 +41,13 @@ import psycopg  # noqa: E402
 from pgvector.psycopg import register_vector  # noqa: E402
 from sqlalchemy import make_url, select, text  # noqa: E402
 
+from jobs.org_indexes import refresh_org_indexes  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
 from memory_core.domain.access import load_access, memory_visible, message_visible  # noqa: E402
 from memory_core.domain.models import Memory, Message  # noqa: E402
+from memory_core.reading import org_indexes  # noqa: E402
 from memory_core.reading.context import assemble_context  # noqa: E402
 from memory_core.reading.search import EXACT_SCAN_MAX, retrieve, search  # noqa: E402
 
@@ -229,7 +236,10 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
 
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
+        s.execute(text("select setseed(0.5)"))  # the same typical principals in every measuring pass
         big = s.execute(text("select id from organizations where name = 'big'")).scalar_one()
+        big_memories = s.execute(text("select count(*) from memories where org_id = :big and status = 'active'"),
+                                 {"big": big}).scalar_one()
         principals = s.execute(text(
             "select m.org_id, m.user_id, c.id from memberships m join conversations c on c.user_id = m.user_id "
             "where m.org_id <> :big order by random() limit :n"), {"big": big, "n": args.queries}).all()
@@ -288,6 +298,8 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
         "rows": counts,
         "exact_scan_max": EXACT_SCAN_MAX,
         "principals_measured": {"typical": len(principals), "big_org": len(sample) - len(principals)},
+        "big_org_active_memories": big_memories,
+        "big_org_has_its_own_indexes": big in indexed_orgs_now(),
         "latency_ms": {name: {"p50": round(statistics.median(v), 1) if v else None, "p95": _pct(v, 0.95)}
                        for name, v in lat.items()},
         "vector_recall_at_10_vs_exact": {name: round(statistics.mean(v), 4) if v else None
@@ -308,6 +320,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--maintenance-work-mem", default="2GB")
     parser.add_argument("--skip-load", action="store_true", help="Measure what is already loaded.")
+    parser.add_argument("--org-indexes", choices=("off", "on", "both"), default="both",
+                        help="Measure without the big org's own indexes, with them (jobs/org_indexes.py), or both.")
     args = parser.parse_args()
     from memory_core.adapters.runtime import start_servers
 
@@ -319,8 +333,47 @@ def main() -> None:
     if not args.skip_load:
         report["load"] = generate(args, sentences, pool)
         print(json.dumps({"loaded": report["load"]}), flush=True)
-    report |= measure(args, sentences, pool)
+    if args.org_indexes in ("off", "both"):
+        drop_org_indexes()
+        report["without_org_indexes"] = measure(args, sentences, pool)
+    if args.org_indexes in ("on", "both"):
+        report["org_index_job"] = refresh_org_indexes()
+        report["with_org_indexes"] = measure(args, sentences, pool)
     print(json.dumps(report, indent=2))
+    side_by_side(report)
+
+
+def indexed_orgs_now() -> frozenset:
+    org_indexes.forget_cache()
+    with get_database().unit_of_work(SYSTEM) as uow:
+        return org_indexes.indexed_orgs(uow.session)
+
+
+def drop_org_indexes() -> None:
+    """Measure the one-graph path: no org has its own indexes."""
+    with psycopg.connect(_libpq(resolve_urls().owner), autocommit=True) as conn:
+        for org in indexed_orgs_now():
+            for stmt in org_indexes.drop_statements(org):
+                conn.execute(stmt)
+    org_indexes.forget_cache()
+
+
+def side_by_side(report: dict) -> None:
+    """The big org's principal against a typical one, without and with the org's own indexes."""
+    passes = [(name, report[key]) for name, key in (("one graph", "without_org_indexes"),
+                                                    ("org indexes", "with_org_indexes")) if key in report]
+    if not passes:
+        return
+    first = passes[0][1]
+    print(f"\nbig org ({first['big_org_active_memories']} active memories) vs a typical principal "
+          f"({first['rows']['memories']} memories in all; load average {first['load_average_during_measure']}):")
+    print("  pass        | principal | assemble_context p50/p95 ms | search p50/p95 ms | recall@10 memories")
+    for name, r in passes:
+        lat, rec = r["latency_ms"], r["vector_recall_at_10_vs_exact"]
+        for who, suffix in (("typical", ""), ("big org", "_big")):
+            ctx, srch = lat["assemble_context" + suffix], lat["search" + suffix]
+            print(f"  {name:11s} | {who:9s} | {ctx['p50']:>12} / {ctx['p95']:<12} | {srch['p50']:>7} / "
+                  f"{srch['p95']:<8} | {rec['memories' + suffix]}")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import aliased
 
 from memory_core.adapters.db import SYSTEM, get_database
-from memory_core.domain import clock
+from memory_core.domain import clock, subject_locks
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.model_port import BackendError
 from memory_core.domain.models import Message, Outbox, UsageLedger
@@ -139,8 +139,11 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
 
     The claim's row locks (and the messages' locks) are held until the batch commits, so no other
     worker touches them; a message that fails rolls back only its savepoint and its failure is kept
-    on its row. Everything learnt, the rows marked done, the failures and the ledger commit together:
-    a crash mid-batch leaves every row of the batch pending, to be learnt once by the next worker."""
+    on its row. A message that needs a subject another worker is writing about, while this batch holds
+    others, is 'skipped': left pending with the rest of its conversation's rows in the batch, for the
+    next claim (memory_core.domain.subject_locks: workers never wait while holding, so never deadlock).
+    Everything learnt, the rows marked done, the failures and the ledger commit together: a crash
+    mid-batch leaves every row of the batch pending, to be learnt once by the next worker."""
     from memory_core.learning.pipeline import BatchCache, prepare_messages
 
     cache = BatchCache()
@@ -159,10 +162,17 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
         counts = {"done": 0, "failed": 0, "skipped": 0}
         usage: list[dict] = []
         done: list[int] = []
+        subject_locks.step_aside(s)
+        stepped_aside: set = set()  # conversations whose next message waits for the next claim
         for row in rows:
+            if row.conversation_id in stepped_aside:
+                counts["skipped"] += 1  # its conversation stays in order
+                continue
             outcome = _process_row(uow, row, backend, run_tag, prepared.get(row.message_id), cache,
                                    locked=locked, usage=usage)
             counts[outcome] += 1
+            if outcome == "skipped":
+                stepped_aside.add(row.conversation_id)
             if outcome == "done":
                 done.append(row.id)
         if done:
@@ -198,6 +208,12 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
             process_message(s, row.message_id, backend, run_tag=run_tag, event=row.event, spent=spent,
                             prepared=prepared, cache=cache, locked=locked, defer_usage=batched)
     except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
+        if batched and subject_locks.is_busy(exc):
+            # Another worker holds a subject this message needs while this batch holds others: the
+            # message is left pending, untouched, for the next claim (what its gate call cost is kept).
+            org_id = s.scalar(select(Message.org_id).where(Message.id == row.message_id))
+            usage.extend(_usage_row(u, org_id, row.message_id, run_tag) for u in spent)
+            return "skipped"
         row.attempts += 1
         row.last_error = _error_text(exc)
         row.next_attempt_at = clock.now() + backoff(row.attempts)

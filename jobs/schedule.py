@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from rq.cron import CronScheduler
 
+from jobs.org_indexes import run_org_indexes  # noqa: E402
 from jobs.outbox import drain_outbox_periodic  # noqa: E402
 from jobs.retention import run_retention  # noqa: E402
 from jobs.sheets import run_sheets  # noqa: E402
@@ -20,6 +21,8 @@ SCHEDULE: list[tuple[Callable[[], object], str]] = [
     # Nightly retention (superseded versions, stale proposals, link codes, traces), then subject sheets.
     (run_retention, "15 3 * * *"),
     (run_sheets, "45 3 * * *"),
+    # Big orgs get (and small ones lose) their own partial vector and text indexes.
+    (run_org_indexes, "15 4 * * *"),
 ]
 
 

@@ -172,11 +172,9 @@ def memory_owned(access: Access | _Who | None) -> ColumnElement[bool]:
     who = _who(access)
     if who is None:
         return false()
-    own = _owned_by(who, Memory.owner_user_id, Memory.owner_phone)
-    clauses = [and_(Memory.level == Level.PERSONAL, own)]
     if who.has_org:
-        clauses.append(and_(Memory.level == Level.PRIVATE, Memory.org_id == who.org_id, own))
-    return or_(*clauses)
+        return or_(memory_personal_arm(who), _private_arm(who, who.org_id))
+    return memory_personal_arm(who)
 
 
 def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
@@ -190,14 +188,39 @@ def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     return memory_owned(who)
 
 
-def memory_shared(access: Access | _Who | None) -> ColumnElement[bool]:
+def memory_shared(access: Access | _Who | None, org_id: Any = None) -> ColumnElement[bool]:
     """The shared arm of memory_visible: the org's shared rows in the areas the principal may read.
     Alone (for a list of shared memories) the planner reads it in an index's order, which it cannot
-    do through the whole rule's OR."""
+    do through the whole rule's OR. `org_id`: see memory_org_arm."""
     who = _who(access)
     if who is None or not (who.has_org and who.has_areas):
         return false()
-    return and_(Memory.level == Level.SHARED, Memory.org_id == who.org_id, Memory.area.in_(who.read_areas))
+    org = who.org_id if org_id is None else org_id
+    return and_(Memory.level == Level.SHARED, Memory.org_id == org, Memory.area.in_(who.read_areas))
+
+
+def memory_personal_arm(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The personal arm of memory_visible: the principal's own personal memories (they have no org)."""
+    who = _who(access)
+    if who is None:
+        return false()
+    return and_(Memory.level == Level.PERSONAL, _owned_by(who, Memory.owner_user_id, Memory.owner_phone))
+
+
+def memory_org_arm(access: Access | _Who | None, org_id: Any = None) -> ColumnElement[bool]:
+    """The org arms of memory_visible: the principal's private rows in its org and the shared ones it may
+    read. `org_id`, when given, is compared instead of the principal's bound org (a literal lets the
+    planner use an index that holds only that org's rows: reading/org_indexes.py)."""
+    who = _who(access)
+    if who is None or not who.has_org:
+        return false()
+    org = who.org_id if org_id is None else org_id
+    return or_(_private_arm(who, org), memory_shared(who, org_id=org))
+
+
+def _private_arm(who: _Who, org) -> ColumnElement[bool]:
+    return and_(Memory.level == Level.PRIVATE, Memory.org_id == org,
+                _owned_by(who, Memory.owner_user_id, Memory.owner_phone))
 
 
 def message_visible(access: Access | _Who | None) -> ColumnElement[bool]:

@@ -38,3 +38,7 @@ class TooManyAttempts(MemoriaError):
 
 class InvalidCredentials(MemoriaError):
     """Wrong email or password."""
+
+
+class SubjectBusy(MemoriaError):
+    """Another transaction is writing about a subject this one needs while it holds others (see subject_locks)."""

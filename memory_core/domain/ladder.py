@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.domain import audit, clock, versions
+from memory_core.domain import audit, clock, subject_locks, versions
 from memory_core.domain.access import Access
 from memory_core.domain.families import MEMBER_OF
 from memory_core.domain.model_port import Fact
@@ -219,18 +219,16 @@ class _Writer:
 
     def _same_level_active(self, level: str) -> list[Memory]:
         owner_user, owner_phone = self._owner(level)
-        # Two workers learning about one subject at once take turns: without this, both see no
-        # active row and the second trips the one-active-row index instead of superseding.
-        org = self.org.id if self.org is not None and level != "personal" else ""
-        key = f"{org}:{level}:{owner_user or owner_phone or ''}:{self.fact.subject}"
-        self.s.execute(select(func.pg_advisory_xact_lock(func.hashtextextended(key, 0))))
+        # Two workers learning about one subject at once take turns (and never deadlock: subject_locks).
+        subject_locks.lock_subject(self.s, subject_locks.subject_key(
+            self.org.id if self.org is not None else None, level, owner_user, owner_phone, self.fact.subject))
         q = select(Memory).where(
             Memory.status == "active", Memory.level == level, Memory.subject == self.fact.subject,
             Memory.owner_user_id.is_(None) if owner_user is None else Memory.owner_user_id == owner_user,
             Memory.owner_phone.is_(None) if owner_phone is None else Memory.owner_phone == owner_phone)
         if level != "personal":
             q = q.where(Memory.org_id == (self.org.id if self.org else None))
-        return list(self.s.scalars(q.with_for_update()))
+        return list(self.s.scalars(q.with_for_update(nowait=subject_locks.nowait(self.s))))
 
     def _similarity(self, m: Memory) -> float:
         vec = self.vector()

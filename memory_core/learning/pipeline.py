@@ -25,7 +25,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
-from memory_core.domain import audit, clock, policy
+from memory_core.domain import audit, clock, policy, subject_locks
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
@@ -662,7 +662,13 @@ def forget_message(session: Session, msg: Message, *, keep_vector: bool = False)
     sources = list(session.scalars(select(MemorySource).where(MemorySource.message_id == msg.id)))
     removed = 0
     for src in sources:
-        memory = session.get(Memory, src.memory_id, with_for_update=True)
+        memory = session.get(Memory, src.memory_id)
+        if memory is not None:
+            # Its subject first, then its row, as the ladder does: a worker never waits while holding.
+            subject_locks.lock_subject(session, subject_locks.subject_key(
+                memory.org_id, memory.level, memory.owner_user_id, memory.owner_phone, memory.subject))
+            memory = session.get(Memory, src.memory_id, with_for_update={"nowait": subject_locks.nowait(session)},
+                                 populate_existing=True)
         others = session.scalar(select(func.count()).select_from(MemorySource).where(
             MemorySource.memory_id == src.memory_id, MemorySource.id != src.id))
         if memory is not None and memory.level in ("personal", "private") and not memory.hand_edited and not others:

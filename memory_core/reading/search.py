@@ -60,6 +60,8 @@ from memory_core.domain.access import (
     Access,
     contact_visible,
     document_visible,
+    memory_org_arm,
+    memory_personal_arm,
     memory_visible,
     message_visible,
     shape,
@@ -70,6 +72,7 @@ from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
 from memory_core.reading.dating import named_span
+from memory_core.reading.org_indexes import indexed_orgs
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -261,12 +264,17 @@ def _union(stmts: list, k: int):
     return select(u).order_by(u.c.s.desc(), u.c.id).limit(k)
 
 
-def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False):
+def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | None = None):
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
+    where = src.where(who, kinds)
+    if org is not None and m is Memory:
+        # The org has its own text index (reading/org_indexes.py): its arm names the org as a constant.
+        where = [or_(memory_personal_arm(who), memory_org_arm(who, org_id=org_literal(uuid.UUID(org)))),
+                 Memory.status == Status.ACTIVE]
     cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
                    func.ts_rank(m.search_tsv, q, 1).label("tsr"))
-            .where(*src.where(who, kinds), m.search_tsv.op("@@")(q))
+            .where(*where, m.search_tsv.op("@@")(q))
             .limit(FTS_CANDIDATES_BIG if big else FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
     lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, Q_WORDS))).label("l"))\
         .cte(f"fts_lex_{tag}")
@@ -372,11 +380,30 @@ def _vector_where(who, src: _Source, kinds, with_model: bool) -> list:
     return where
 
 
+def org_literal(org_id: uuid.UUID):
+    """An org id written into the statement: the planner proves an org index's predicate only from a
+    constant (a bound parameter would leave it to the one graph of the whole table)."""
+    return literal_column(f"'{uuid.UUID(str(org_id))}'::uuid")
+
+
 def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
-    """Nearest rows among the principal's own: exact scan, or HNSW with an iterative scan."""
+    """Nearest rows among the principal's own: exact scan, or HNSW with an iterative scan; for an org
+    with its own index (mode "org:<id>", memories only), its personal rows exactly and its org rows
+    through the org's index (reading/org_indexes.py)."""
     m = src.model
     where = _vector_where(who, src, kinds, with_model)
     dist = m.embedding.cosine_distance(Q_VECTOR)
+    if mode.startswith("org:"):
+        extra = [m.embedding.isnot(None), Memory.status == Status.ACTIVE]
+        if with_model:
+            extra.append(m.embed_model == Q_MODEL)
+        d = dist + 0.0
+        personal = (select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
+                    .where(memory_personal_arm(who), *extra).order_by(d).limit(k))
+        in_org = (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x"))
+                  .where(memory_org_arm(who, org_id=org_literal(uuid.UUID(mode[4:]))), *extra)
+                  .order_by(dist).limit(HNSW_CANDIDATES))
+        return union_all(personal, in_org)
     if mode == "exact":
         # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
         d = dist + 0.0
@@ -397,7 +424,8 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
     who = template(form)
     sources = _sources(kinds)
     if retriever == "fts":
-        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail) for src in sources]
+        org = next((d[4:] for d in detail if d.startswith("org:")), None)
+        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail, org) for src in sources]
     elif retriever == "trigram":
         stmts = [_trigram_stmt(who, src, kinds, k) for src in sources if src.name_cols or src.kind not in detail]
     elif retriever == "name":
@@ -497,8 +525,10 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     configure, n_settings = _configure_statement(form, kinds, bool(embed_model), counted)
     counts = [int(v) for v in session.execute(configure, params).one()[n_settings:]]
     big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
+    org_indexed = access.org_id is not None and access.org_id in indexed_orgs(session)
     if "fts" in retrievers and words:
-        out["fts"] = _run(session, _statement("fts", form, kinds, k, big), params)
+        fts_detail = big + ((f"org:{access.org_id}",) if org_indexed and "memory" in big else ())
+        out["fts"] = _run(session, _statement("fts", form, kinds, k, fts_detail), params)
     if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
         out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
     if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
@@ -518,10 +548,15 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
             modes = tuple("exact" if n <= EXACT_SCAN_MAX else "hnsw" for n in counts)
         else:
             modes = (vector_mode,) * len(vector_sources)
-        if "hnsw" in modes:
+        if "hnsw" in modes and org_indexed:
+            # The org has its own index: its memories are walked there, not in the whole table's graph.
+            modes = tuple(f"org:{access.org_id}" if mode == "hnsw" and src.model is Memory else mode
+                          for src, mode in zip(vector_sources, modes))
+        walk = any(mode != "exact" for mode in modes)
+        if walk:
             _set_sort(session, False)
         out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)), params)
-        if "hnsw" in modes:
+        if walk:
             _set_sort(session, True)
     return out
 

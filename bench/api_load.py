@@ -1,0 +1,232 @@
+"""The HTTP API under concurrent agents: turns/s and latency per endpoint, printed.
+
+    python bench/api_load.py [--agents 1,8,32,128] [--seconds 20] [--port 5618] [--web-workers 2]
+                             [--data-dir DIR]
+
+Starts its own embedded PostgreSQL and Redis in `--data-dir` (a new temporary directory by default),
+migrates, creates an org with one person per agent, 40 contacts and an API key, then starts the
+production web server (`memoria serve`: gunicorn, `--web-workers` processes) on `--port` and one
+`memoria worker` beside it, which drains the outbox while the agents talk. For each N in `--agents`,
+N agents (threads, each with its own conversation and person, through memoria's own HTTP client with
+retries off) take turns for `--seconds`: ingest the person's message, get the memory block for it
+(/context), report two of its memories as used, ingest the assistant's reply. Prints completed turns/s,
+the p50/p95/p99 of each endpoint, errors, and the outbox left waiting at the end of each run (what the
+worker had not learnt yet). Stops what it started (the server and worker by their process ids).
+The machine is shared: read the figures side by side, under whatever load it carries.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+REPLIES = ["Entendido, lo tengo en cuenta.", "Perfecto, te preparo la factura.", "Hecho.",
+           "Ahora mismo lo miro y te digo.", "De acuerdo."]
+ENDPOINTS = ("POST /messages (user)", "POST /context", "POST /traces/<id>/used", "POST /messages (reply)")
+
+
+def percentile(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
+
+
+def setup(agents: int) -> tuple[str, list[str]]:
+    """A scratch org with one member per agent and 40 contacts; its API key and the members' ids."""
+    from bench.pipeline import SURNAMES
+    from memory_core.adapters.db import SYSTEM, get_database
+    from memory_core.domain.models import Contact, Membership, Organization, User
+    from memory_core.tenancy.api_keys import create_api_key
+
+    db = get_database()
+    with db.unit_of_work(SYSTEM) as uow:
+        s = uow.session
+        org = Organization(name=f"api load {uuid.uuid4().hex[:6]}")
+        s.add(org)
+        s.flush()
+        users = [User(email=f"agent{i}-{uuid.uuid4().hex[:8]}@bench.memoria.invalid", name=f"Agent {i}")
+                 for i in range(agents)]
+        s.add_all(users)
+        s.flush()
+        for i, user in enumerate(users):
+            s.add(Membership(org_id=org.id, user_id=user.id, role="owner" if i == 0 else "admin"))
+        for name in SURNAMES:
+            s.add(Contact(org_id=org.id, name=f"Talleres {name} S.L.", kind="customer"))
+        _, key = create_api_key(s, org.id, "api load bench", created_by=users[0].id, actor_label="api load bench")
+        uow.commit()
+        return key, [str(u.id) for u in users]
+
+
+def wait_until_ready(url: str, proc: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit("memoria serve exited before it was ready")
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    sys.exit("memoria serve did not answer /healthz")
+
+
+def warm_up(base_url: str, key: str, user_id: str, web_workers: int) -> None:
+    """Every gunicorn worker loads its query embedder on its first /context: a few rounds of concurrent
+    calls, until a round answers in under a second, before anything is timed; and the RQ worker has
+    registered (its models loaded)."""
+    from rq import Worker
+
+    from client.memoria_client import MemoriaClient
+    from memory_core.adapters.queue import get_queue
+
+    client = MemoriaClient(base_url, key, timeout=300, max_retries=3)
+    for _ in range(10):
+        started = time.perf_counter()
+        threads = [threading.Thread(target=client.context, kwargs={"message": "¿qué sabes de Talleres García?",
+                                                                   "user_id": user_id})
+                   for _ in range(2 * web_workers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if time.perf_counter() - started < 1.0:
+            break
+    deadline = time.monotonic() + 300
+    while not Worker.all(queue=get_queue()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def agent(client, user_id: str, conversation: str, deadline: float, lat: dict, errors: dict, turns: list) -> None:
+    """One agent's turns until the deadline: every call timed, a failed call ends that turn."""
+    from bench.pipeline import message
+    from client.memoria_client import ApiError, TransportError
+
+    i = 0
+    done = 0
+    while time.monotonic() < deadline:
+        text = message(i + hash(conversation) % 97)
+        calls = []
+        try:
+            t = time.perf_counter()
+            ingested = client.ingest(channel="web", conversation=conversation, external_id=f"{conversation}-u{i}",
+                                     role="user", text=text, user_id=user_id)
+            calls.append((ENDPOINTS[0], time.perf_counter() - t))
+            t = time.perf_counter()
+            block = client.context(message=text, user_id=user_id, conversation_id=ingested["conversation_id"],
+                                   message_id=ingested["message_id"])
+            calls.append((ENDPOINTS[1], time.perf_counter() - t))
+            if block["trace_id"] and block["memory_ids"]:
+                t = time.perf_counter()
+                client.report_used(block["trace_id"], block["memory_ids"][:2])
+                calls.append((ENDPOINTS[2], time.perf_counter() - t))
+            t = time.perf_counter()
+            client.ingest(channel="web", conversation=conversation, external_id=f"{conversation}-a{i}",
+                          role="assistant", text=REPLIES[i % len(REPLIES)], user_id=user_id)
+            calls.append((ENDPOINTS[3], time.perf_counter() - t))
+            done += 1
+        except (ApiError, TransportError) as exc:
+            errors[f"{ENDPOINTS[len(calls)] if len(calls) < 4 else '?'}: {type(exc).__name__} "
+                   f"{getattr(exc, 'status', '')}"] += 1
+        for name, seconds in calls:
+            lat[name].append(seconds * 1000)
+        i += 1
+    turns.append(done)
+
+
+def run(base_url: str, key: str, users: list[str], n: int, seconds: float) -> dict:
+    from client.memoria_client import MemoriaClient
+
+    lat: dict[str, list[float]] = defaultdict(list)
+    errors: dict[str, int] = defaultdict(int)
+    turns: list[int] = []
+    run_tag = uuid.uuid4().hex[:6]
+    deadline = time.monotonic() + seconds
+    threads = [threading.Thread(target=agent, args=(
+        MemoriaClient(base_url, key, timeout=120, max_retries=0), users[i], f"agent-{run_tag}-{i}", deadline,
+        lat, errors, turns)) for i in range(n)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started  # a turn under way at the deadline finishes: count its time
+    return {"n": n, "turns": sum(turns), "seconds": elapsed, "lat": lat, "errors": dict(errors)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", default="1,8,32,128", help="the numbers of concurrent agents, in order")
+    parser.add_argument("--seconds", type=float, default=20, help="run time for each number of agents")
+    parser.add_argument("--port", type=int, default=5618)
+    parser.add_argument("--web-workers", type=int, default=None, help="gunicorn workers (default MEMORIA_WEB_WORKERS)")
+    parser.add_argument("--data-dir", default=None, help="its own data dir (default: a new temporary one)")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.agents.split(",")]
+    data_dir = args.data_dir or tempfile.mkdtemp(prefix="memoria-api-load-")
+    os.environ["MEMORIA_DATA_DIR"] = data_dir
+    os.environ.setdefault("MEMORIA_BACKEND", "local")
+    os.environ.setdefault("MEMORIA_QUEUE", f"memoria-api-load-{args.port}")
+
+    from jobs.outbox import pending_count
+    from memory_core.adapters.db import get_database
+    from memory_core.adapters.migrate import migrate
+    from memory_core.adapters.runtime import start_servers, stopping_what_starts
+
+    with stopping_what_starts():
+        start_servers()
+        migrate()
+        key, users = setup(max(counts))
+        base_url = f"http://127.0.0.1:{args.port}"
+        serve = [sys.executable, "-m", "app", "serve", "--port", str(args.port)]
+        if args.web_workers:
+            serve += ["--workers", str(args.web_workers)]
+        procs = [subprocess.Popen(serve, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+                 subprocess.Popen([sys.executable, "-m", "app", "worker"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)]
+        try:
+            wait_until_ready(base_url, procs[0])
+            web = args.web_workers or int(os.environ.get("MEMORIA_WEB_WORKERS", "2"))
+            warm_up(base_url, key, users[0], web)
+            results = []
+            for n in counts:
+                r = run(base_url, key, users, n, args.seconds)
+                r["waiting"] = pending_count(get_database())
+                results.append(r)
+        finally:
+            for p in procs:
+                p.terminate()  # gunicorn and the RQ worker stop warm on SIGTERM
+            for p in procs:
+                try:
+                    p.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    print(f"API under concurrent agents: memoria serve ({web} gunicorn workers) + 1 worker draining, "
+          f"{args.seconds:.0f} s per run; machine shared, figures under its load")
+    print("  agents | turns | turns/s | endpoint                  |  calls |   p50 ms |   p95 ms |   p99 ms")
+    for r in results:
+        first = True
+        for name in ENDPOINTS:
+            values = r["lat"].get(name, [])
+            head = (f"  {r['n']:6d} | {r['turns']:5d} | {r['turns'] / r['seconds']:7.1f}" if first
+                    else f"  {'':6s} | {'':5s} | {'':7s}")
+            print(f"{head} | {name:25s} | {len(values):6d} | {percentile(values, 50):8.1f} | "
+                  f"{percentile(values, 95):8.1f} | {percentile(values, 99):8.1f}")
+            first = False
+        extra = f"outbox waiting at the end: {r['waiting']}"
+        if r["errors"]:
+            extra += "; errors: " + ", ".join(f"{k} x{v}" for k, v in sorted(r["errors"].items()))
+        print(f"  {'':6s}   {extra}")
+
+
+if __name__ == "__main__":
+    main()

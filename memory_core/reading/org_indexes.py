@@ -1,0 +1,100 @@
+"""Indexes that hold one big organization's memories: a partial HNSW (vectors) and a partial GIN (full
+text) per org above BIG_ORG_MEMORIES active memories, named by the org.
+
+pgvector's HNSW filters after the graph has produced its candidates, so a principal of a big org walking
+the one graph of the whole table reads many other orgs' rows before it has k of its own (and with the
+walk capped, may return fewer). An index that holds only the org's active rows gives its walk the org's
+rows alone; its predicate (`org_id = '<org>' AND status = 'active'`) is implied by the org arm of the
+ownership rule when the org is compared as a literal (access.memory_org_arm(..., org_id=literal)), which
+search does for an org listed by `indexed_orgs`. The personal arm (a person's own memories, no org)
+stays small and is scanned on its own.
+
+`jobs/org_indexes.py` creates them (CREATE INDEX CONCURRENTLY) as orgs grow past BIG_ORG_MEMORIES and
+drops them when they shrink below SMALL_ORG_MEMORIES (apart, so an org at the edge does not flap).
+"""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+# An org with at least this many active memories gets its own indexes...
+BIG_ORG_MEMORIES = 20_000
+# ...and loses them below this many.
+SMALL_ORG_MEMORIES = 10_000
+VECTOR_PREFIX = "ix_memories_vec_org_"
+TEXT_PREFIX = "ix_memories_tsv_org_"
+# How long a process trusts its list of indexed orgs (a new index is used this long after it is built).
+CACHE_SECONDS = 30.0
+
+_cache: dict[str, tuple[float, frozenset[uuid.UUID]]] = {}
+_cache_lock = threading.Lock()
+
+
+def index_names(org_id: uuid.UUID) -> tuple[str, str]:
+    """The vector and text index names of an org (63 characters at most, as PostgreSQL wants)."""
+    return VECTOR_PREFIX + org_id.hex, TEXT_PREFIX + org_id.hex
+
+
+def predicate(org_id: uuid.UUID) -> str:
+    # A UUID renders as hex and dashes only: nothing to escape.
+    return f"org_id = '{uuid.UUID(str(org_id))}'::uuid AND status = 'active'"
+
+
+def create_statements(org_id: uuid.UUID) -> list[str]:
+    vec, tsv = index_names(org_id)
+    where = predicate(org_id)
+    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {vec} ON memories USING hnsw (embedding vector_cosine_ops) "
+            f"WHERE {where}",
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON memories USING gin (search_tsv) WHERE {where}"]
+
+
+def drop_statements(org_id: uuid.UUID) -> list[str]:
+    return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in index_names(org_id)]
+
+
+def _org_of(name: str) -> uuid.UUID | None:
+    for prefix in (VECTOR_PREFIX, TEXT_PREFIX):
+        if name.startswith(prefix):
+            try:
+                return uuid.UUID(hex=name[len(prefix):])
+            except ValueError:
+                return None
+    return None
+
+
+def existing(session: Session) -> dict[uuid.UUID, dict[str, bool]]:
+    """Every org index in the database: org -> {index name: valid} (a failed concurrent build is invalid)."""
+    rows = session.execute(text(
+        "select c.relname, i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid "
+        "where i.indrelid = 'memories'::regclass and (c.relname like :v or c.relname like :t)"),
+        {"v": VECTOR_PREFIX + "%", "t": TEXT_PREFIX + "%"}).all()
+    out: dict[uuid.UUID, dict[str, bool]] = {}
+    for name, valid in rows:
+        org = _org_of(name)
+        if org is not None:
+            out.setdefault(org, {})[name] = bool(valid)
+    return out
+
+
+def indexed_orgs(session: Session, *, now: float | None = None) -> frozenset[uuid.UUID]:
+    """The orgs whose two indexes exist and are valid; read from the catalog at most every CACHE_SECONDS."""
+    now = time.monotonic() if now is None else now
+    with _cache_lock:
+        hit = _cache.get("orgs")
+        if hit is not None and now - hit[0] < CACHE_SECONDS:
+            return hit[1]
+    orgs = frozenset(org for org, names in existing(session).items()
+                     if len(names) == 2 and all(names.values()))
+    with _cache_lock:
+        _cache["orgs"] = (now, orgs)
+    return orgs
+
+
+def forget_cache() -> None:
+    """The next `indexed_orgs` reads the catalog (after the job changed the indexes, in this process)."""
+    with _cache_lock:
+        _cache.clear()

@@ -1,0 +1,156 @@
+"""A big organization gets indexes that hold only its memories (a partial HNSW and a partial GIN, built by a
+job as it grows and dropped as it shrinks); its people's vector search walks that index, and still finds
+the same nearest rows as an exact scan of what they may see."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import event, func, select, text
+
+from jobs.org_indexes import refresh_org_indexes
+from memory_core.adapters.db import SYSTEM
+from memory_core.domain.access import load_access
+from memory_core.domain.models import JobRun, Memory
+from memory_core.reading import org_indexes
+from memory_core.reading import search as search_module
+from memory_core.reading.search import retrieve
+
+BIG, SMALL = 400, 100
+
+
+@pytest.fixture
+def no_org_indexes_left(owner_engine):
+    """The indexes this test builds live on the shared schema: drop them afterwards."""
+    yield
+    with owner_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        names = c.execute(text("select indexname from pg_indexes where tablename = 'memories' and "
+                               "(indexname like 'ix_memories_vec_org_%' or indexname like 'ix_memories_tsv_org_%')"))
+        for (name,) in names.all():
+            c.exec_driver_sql(f"DROP INDEX IF EXISTS {name}")
+    org_indexes.forget_cache()
+
+
+def _unit(rng, n):
+    v = rng.normal(size=(n, 512)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _rows(org, n, vectors, tag, **kw):
+    fields = {"level": "shared", "area": "general", "category": "company", **kw}
+    return [Memory(org_id=org.id if fields["level"] != "personal" else None, subject="org", attribute=f"{tag}{i}",
+                   value="v", sentence=f"hecho {i}", embedding=v.tolist(), **fields)
+            for i, v in zip(range(n), vectors, strict=True)]
+
+
+@pytest.fixture
+def big_org(factory, system_session, owner_engine):
+    """An org of 480 active memories among 1,500 of another org, with a member who sees part of them."""
+    rng = np.random.default_rng(7)
+    big, other = factory.org("Grande"), factory.org("Otra")
+    ana = factory.member(big, role="member")  # reads general, not contacts
+    bea = factory.member(big, role="member")
+    centre = _unit(rng, 1)[0]
+    near = lambda n: (lambda v: v / np.linalg.norm(v, axis=1, keepdims=True))(centre + 0.8 * _unit(rng, n))  # noqa: E731
+    visible = (_rows(big, 400, near(400), "s") + _rows(big, 20, near(20), "p", level="private", owner_user_id=ana.id)
+               + _rows(big, 10, near(10), "q", level="personal", owner_user_id=ana.id))
+    hidden = (_rows(big, 30, near(30), "c", area="contacts", category="customer")
+              + _rows(big, 20, near(20), "b", level="private", owner_user_id=bea.id)
+              + _rows(other, 1500, near(1500), "o"))
+    system_session.add_all(visible + hidden)
+    system_session.commit()
+    with owner_engine.begin() as c:  # only the table's owner may analyze it
+        c.execute(text("analyze memories"))
+    return big, other, ana, visible, centre, rng
+
+
+def test_a_big_org_gets_its_own_indexes_and_loses_them_when_it_shrinks(
+        database, system_session, factory, big_org, servers, no_org_indexes_left):
+    big, other, _, visible, _, _ = big_org
+    small = factory.org("Pequeña")
+    system_session.add_all(_rows(small, 50, _unit(np.random.default_rng(1), 50), "x"))
+    system_session.commit()
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 2, "dropped": 0, "kept": 0}
+    with database.unit_of_work(SYSTEM) as uow:
+        assert org_indexes.existing(uow.session) == {
+            org.id: dict.fromkeys(org_indexes.index_names(org.id), True) for org in (big, other)}
+        assert org_indexes.indexed_orgs(uow.session) == {big.id, other.id}
+    # Run again: nothing to do.
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 0, "kept": 2}
+
+    # The org shrinks below the lower mark: its indexes go.
+    system_session.execute(Memory.__table__.delete().where(
+        Memory.org_id == big.id, Memory.id.notin_([m.id for m in visible[:SMALL - 1]])))
+    system_session.commit()
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 1, "kept": 1}
+    with database.unit_of_work(SYSTEM) as uow:
+        assert set(org_indexes.existing(uow.session)) == {other.id}
+    assert system_session.scalar(select(func.count()).select_from(JobRun).where(JobRun.job == "org_indexes")) == 3
+
+
+def test_a_big_orgs_vector_search_walks_its_own_index_with_the_recall_of_an_exact_scan(
+        database, system_session, big_org, servers, no_org_indexes_left):
+    big, _, ana, visible, centre, rng = big_org
+    refresh_org_indexes(servers, big=BIG, small=SMALL)
+    access = load_access(system_session, big.id, user_id=ana.id)
+    ids = [m.id for m in visible]
+    matrix = np.array([m.embedding for m in visible], dtype=np.float32)
+
+    statements: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "<=>" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(database.engine, "before_cursor_execute", capture)
+    hits = total = 0
+    try:
+        for _ in range(20):
+            query = centre + 0.8 * _unit(rng, 1)[0]
+            query /= np.linalg.norm(query)
+            with database.unit_of_work(access.scope()) as uow:
+                got = retrieve(uow.session, access, "q", kinds=["memory"], per_retriever=10, vector=query.tolist(),
+                               retrievers=["vector"], vector_mode="hnsw")["vector"]
+            expected = {ids[i] for i in np.argsort(-(matrix @ query))[:10]}
+            hits += len(expected & {f.id for f in got})
+            total += len(expected)
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+    assert hits / total >= 0.99
+
+    # The plan of that statement walks the org's own HNSW index, not the whole table's graph.
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        uow.session.execute(select(func.set_config("enable_sort", "off", True)))
+        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    vector_index, _ = org_indexes.index_names(big.id)
+    assert vector_index in plan
+    assert "ix_memories_embedding" not in plan
+
+
+def test_a_big_orgs_full_text_search_reads_its_own_text_index(
+        database, system_session, big_org, servers, no_org_indexes_left, monkeypatch):
+    big, _, ana, visible, centre, _ = big_org
+    refresh_org_indexes(servers, big=BIG, small=SMALL)
+    # The principal counts as big from 100 candidate rows (3,000 in production) so this small org takes that path.
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)
+    access = load_access(system_session, big.id, user_id=ana.id)
+    statements: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "@@" in statement and "<=>" not in statement:
+            statements.append((statement, parameters))
+
+    event.listen(database.engine, "before_cursor_execute", capture)
+    try:
+        with database.unit_of_work(access.scope()) as uow:
+            got = retrieve(uow.session, access, "117", kinds=["memory"], per_retriever=10,
+                           vector=centre.tolist(), retrievers=["fts", "vector"])["fts"]
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+    visible_ids = {m.id for m in visible}
+    assert got and {f.id for f in got} <= visible_ids
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    _, text_index = org_indexes.index_names(big.id)
+    assert text_index in plan, plan
