@@ -75,3 +75,14 @@ def test_full_text_search_uses_its_index_under_row_level_security(factory, datab
             "explain select id from memories where search_tsv @@ plainto_tsquery('public.spanish_unaccent', 'garcia')"
         )).scalars())
     assert "ix_memories_tsv" in plan, plan
+
+
+def test_the_migrations_have_one_head():
+    """Parallel branches are joined by a merge revision, so `alembic upgrade head` and the next migration's
+    down_revision are never ambiguous."""
+    from alembic.script import ScriptDirectory
+
+    from memory_core.adapters.migrate import alembic_config
+
+    heads = ScriptDirectory.from_config(alembic_config("postgresql://unused")).get_heads()
+    assert len(heads) == 1, heads
