@@ -11,6 +11,7 @@ from flask_babel import lazy_gettext as _l
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from console.services import paging
 from memory_core.domain import labels
 from memory_core.domain.models import AuditLog, User
 from web.language import select_language
@@ -137,7 +138,7 @@ def present(s: Session, rows: list[AuditLog], *, may_open_privacy: bool) -> list
 
 def actor_ids_matching(s: Session, q: str) -> list[uuid.UUID]:
     """The users whose name or email contains q (searching the log by who did it)."""
-    like = f"%{q.replace('%', '').replace('_', '')}%"
+    like = paging.contains(q)
     return list(s.scalars(select(User.id).where(or_(User.name.ilike(like), User.email.ilike(like))).limit(200)))
 
 

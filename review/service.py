@@ -69,24 +69,29 @@ def _rows(s: Session, op: Operator, page: paging.Page, since) -> list[QueueRow]:
                      kinds.get(p.proposal_kind, p.proposal_kind)) for p in page.rows]
 
 
-def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
-               q: str | None = None, after: str | None = None, before: str | None = None,
-               newest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
-    """Pending proposals, oldest first by default (they have waited longest), keyset pages both ways with the
-    filtered total, and the counts per kind."""
+def _filtered(stmt, kind: str | None, area: str | None, q: str | None):
+    """The queue's and the history's filters: a kind of proposal, an area, words of the fact."""
     if kind and kind not in PROPOSAL_KINDS:
         raise InvalidInput("Unknown kind of proposal.", "kind")
     if area and area not in AREAS:
         raise InvalidInput("Unknown area.", "area")
-    where = visible_proposals(op)
-    counts = capped_counts(s, where, visible_kinds(op))
-    stmt = select(Memory).where(where)
     if kind:
         stmt = stmt.where(Memory.proposal_kind == kind)
     if area:
         stmt = stmt.where(Memory.area == area)
     if q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
+    return stmt
+
+
+def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str | None = None,
+               q: str | None = None, after: str | None = None, before: str | None = None,
+               newest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
+    """Pending proposals, oldest first by default (they have waited longest), keyset pages both ways with the
+    filtered total, and the counts per kind."""
+    where = visible_proposals(op)
+    stmt = _filtered(select(Memory).where(where), kind, area, q)
+    counts = capped_counts(s, where, visible_kinds(op))
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id), CURSOR_TYPES,
                          after=after, before=before, descending=newest_first, limit=limit)
     return Queue(_rows(s, op, page, lambda p: p.created_at), counts, page, list(AREAS))
@@ -97,17 +102,7 @@ def list_decided(s: Session, op: Operator, *, kind: str | None = None, area: str
                  oldest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
     """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first by
     default, with the same filters and pages as the queue."""
-    if kind and kind not in PROPOSAL_KINDS:
-        raise InvalidInput("Unknown kind of proposal.", "kind")
-    if area and area not in AREAS:
-        raise InvalidInput("Unknown area.", "area")
-    stmt = select(Memory).where(visible_proposals(op, decided=True))
-    if kind:
-        stmt = stmt.where(Memory.proposal_kind == kind)
-    if area:
-        stmt = stmt.where(Memory.area == area)
-    if q:
-        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
+    stmt = _filtered(select(Memory).where(visible_proposals(op, decided=True)), kind, area, q)
     page = paging.keyset(s, stmt, (Memory.decided_at, Memory.id), lambda m: (m.decided_at, m.id), CURSOR_TYPES,
                          after=after, before=before, descending=not oldest_first, limit=limit)
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))

@@ -282,7 +282,7 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str |
     if kind:
         stmt = stmt.where(Contact.kind == kind)
     if q:
-        like = f"%{q.replace('%', '').replace('_', '')}%"
+        like = paging.contains(q)
         stmt = stmt.where(or_(Contact.name.ilike(like), Contact.tax_id.ilike(like),
                               Contact.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q))))
     columns, descending = CONTACT_SORTS[sort]

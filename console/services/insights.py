@@ -98,7 +98,7 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
     if q:
         if len(q) > 200:
             raise InvalidInput("Search for at most 200 characters.", "q")
-        like = f"%{q.replace('%', '').replace('_', '')}%"
+        like = paging.contains(q)
         stmt = stmt.where(or_(Message.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)),
                               User.name.ilike(like)))
     if used_only:
@@ -242,7 +242,7 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
     stmt = stmt.where(*_given((AuditLog.org_id, org_id), (AuditLog.action, action), (AuditLog.actor_user_id, who)),
                       *_on_days(AuditLog.at, date_from, date_to))
     if q:
-        like = f"%{q.replace('%', '').replace('_', '')}%"
+        like = paging.contains(q)
         matches = [AuditLog.actor_label.ilike(like), AuditLog.action.ilike(like), AuditLog.target_id.ilike(like)]
         if q_actor_ids:
             matches.append(AuditLog.actor_user_id.in_(q_actor_ids))
@@ -290,7 +290,7 @@ def list_job_runs(s: Session, *, org_id: uuid.UUID | None = None, platform: bool
     if status:
         stmt = stmt.where(JobRun.status == status)
     if q:
-        like = f"%{q.replace('%', '').replace('_', '')}%"
+        like = paging.contains(q)
         stmt = stmt.where(or_(JobRun.triggered_by.ilike(like), JobRun.error.ilike(like), JobRun.job.ilike(like)))
     return paging.keyset(s, stmt, (JobRun.started_at, JobRun.id), lambda r: (r.started_at, r.id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before,
@@ -365,7 +365,7 @@ def list_privacy_requests(s: Session, *, status: str | None = None, kind: str | 
     if kind:
         stmt = stmt.where(PrivacyRequest.kind == kind)
     if q:
-        like = f"%{q.replace('%', '').replace('_', '')}%"
+        like = paging.contains(q)
         stmt = stmt.where(or_(PrivacyRequest.requested_by.ilike(like), PrivacyRequest.subject_ref.ilike(like)))
     columns, descending = PRIVACY_SORTS[sort]
     return paging.keyset(s, stmt, columns, lambda r: (getattr(r, columns[0].key), r.id),

@@ -50,6 +50,11 @@ def parse_cursor(raw: str | None, types: Sequence[Callable[[str], Any]]) -> tupl
         raise InvalidInput("That page link is not valid: start again from the first page.", "page") from None
 
 
+def contains(q: str) -> str:
+    """A LIKE pattern for "holds these words": the search text with LIKE's wildcards taken out."""
+    return f"%{q.replace('%', '').replace('_', '')}%"
+
+
 def capped_count(s: Session, stmt: Select, cap: int = COUNT_CAP) -> int:
     return int(s.scalar(select(func.count()).select_from(stmt.order_by(None).limit(cap + 1).subquery())) or 0)
 
