@@ -211,3 +211,19 @@ def test_a_failed_sign_in_says_so_in_the_page_language(client, factory):
     html = resp.get_data(as_text=True)
     assert "El email o la contraseña no son correctos." in html
     assert_speaks(html, "es", "failed sign-in")
+
+
+def test_a_domain_message_with_a_value_is_translated_and_filled_in(client, factory, system_session):
+    """"Use at least 12 characters." comes from the domain with its number: a Spanish page says it in Spanish."""
+    from memory_core.tenancy import tokens
+
+    user = factory.user()
+    _row, token = tokens.issue(system_session, "reset", user.email, user_id=user.id)
+    system_session.commit()
+    es = {"Accept-Language": "es"}
+    form = client.get(f"/reset-password/{token}", headers=es).get_data(as_text=True)
+    weak = client.post(f"/reset-password/{token}", headers=es,
+                       data={"csrf_token": csrf_from(form), "password": "short", "confirm": "short"})
+    html = weak.get_data(as_text=True)
+    assert "Usa al menos 12 caracteres." in html
+    assert_speaks(html, "es", "reset with a short password")

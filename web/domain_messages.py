@@ -6,6 +6,14 @@ from __future__ import annotations
 from flask_babel import lazy_gettext as _l
 
 MESSAGES = (
+    # messages with values: the template is translated, then filled (memory_core.domain.errors)
+    _l("Use at least %(num)s characters."),
+    _l("Use at most %(num)s characters."),
+    _l("The role must be one of %(roles)s."),
+    _l("Unknown area %(area)r; areas are %(areas)s."),
+    _l("Permission for %(area)s must be read or edit."),
+    _l("Write areas as area=read or area=edit, not %(pair)r."),
+    _l("The platform role must be one of %(roles)s."),
     # signing in
     _l("Wrong email or password."),
     _l("Too many failed sign-ins. Wait 15 minutes and try again."),

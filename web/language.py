@@ -99,6 +99,6 @@ def lazy_term(family: str, value: str) -> LazyString:
 
 def said(exc: BaseException) -> str:
     """A domain error's message in the page's language: the catalog has the domain's messages (web/domain_messages.py);
-    one it lacks stays as the domain wrote it."""
-    text = str(exc)
-    return gettext(text) if text else text
+    one it lacks stays as the domain wrote it. A message with values is translated as its template, then filled."""
+    template, values = getattr(exc, "template", None) or str(exc), getattr(exc, "values", None) or {}
+    return gettext(template, **values) if template else template

@@ -2,7 +2,13 @@
 
 
 class MemoriaError(Exception):
-    """Base of every domain error; its message is safe to show to the person who caused it."""
+    """Base of every domain error; its message is safe to show to the person who caused it. A message with
+    values is a template ("Use at least %(num)s characters.") and the values, so an edge can translate the
+    template and fill it in; str() is the English text, filled in."""
+
+    def __init__(self, message: str = "", **values: object):
+        super().__init__(message % values if values else message)
+        self.template, self.values = message, values
 
 
 class NotFound(MemoriaError):
@@ -16,8 +22,8 @@ class Forbidden(MemoriaError):
 class InvalidInput(MemoriaError):
     """The input is malformed; `field` names the offending field when there is one."""
 
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
+    def __init__(self, message: str, field: str | None = None, **values: object):
+        super().__init__(message, **values)
         self.field = field
 
 

@@ -59,7 +59,7 @@ def clean_name(name: str, email: str) -> str:
 
 def clean_role(role: str) -> str:
     if role not in ROLES:
-        raise InvalidInput(f"The role must be one of {', '.join(ROLES)}.", field="role")
+        raise InvalidInput("The role must be one of %(roles)s.", field="role", roles=", ".join(ROLES))
     return role
 
 
@@ -68,11 +68,12 @@ def clean_permissions(permissions: dict[str, str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for area, level in (permissions or {}).items():
         if area not in AREAS:
-            raise InvalidInput(f"Unknown area {area!r}; areas are {', '.join(AREAS)}.", field="permissions")
+            raise InvalidInput("Unknown area %(area)r; areas are %(areas)s.", field="permissions", area=area,
+                               areas=", ".join(AREAS))
         if level in (None, "", "none"):
             continue
         if level not in PERMISSIONS:
-            raise InvalidInput(f"Permission for {area} must be read or edit.", field="permissions")
+            raise InvalidInput("Permission for %(area)s must be read or edit.", field="permissions", area=area)
         out[area] = level
     return out
 
@@ -83,7 +84,7 @@ def parse_areas(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     for pair in pairs:
         area, sep, level = pair.partition("=")
         if not sep:
-            raise InvalidInput(f"Write areas as area=read or area=edit, not {pair!r}.", field="permissions")
+            raise InvalidInput("Write areas as area=read or area=edit, not %(pair)r.", field="permissions", pair=pair)
         out[area.strip()] = level.strip()
     return clean_permissions(out)
 

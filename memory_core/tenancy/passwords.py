@@ -21,9 +21,9 @@ def check_password(password: str, *, email: str | None = None) -> str:
     """The password if acceptable; InvalidInput (field "password") saying why not."""
     password = password or ""
     if len(password) < MIN_LENGTH:
-        raise InvalidInput(f"Use at least {MIN_LENGTH} characters.", field="password")
+        raise InvalidInput("Use at least %(num)s characters.", field="password", num=MIN_LENGTH)
     if len(password) > MAX_LENGTH:
-        raise InvalidInput(f"Use at most {MAX_LENGTH} characters.", field="password")
+        raise InvalidInput("Use at most %(num)s characters.", field="password", num=MAX_LENGTH)
     folded = password.lower()
     if folded in common_passwords() or len(set(folded)) <= 2:
         raise InvalidInput("That password is too common; choose another.", field="password")

@@ -40,7 +40,8 @@ def create_user(session: Session, email: str, name: str, password: str | None, *
     """A new account (no org). A password is checked; None leaves the account to a reset link."""
     email = clean_email(email)
     if platform_role is not None and platform_role not in PLATFORM_ROLES:
-        raise InvalidInput(f"The platform role must be one of {', '.join(PLATFORM_ROLES)}.", field="platform_role")
+        raise InvalidInput("The platform role must be one of %(roles)s.", field="platform_role",
+                           roles=", ".join(PLATFORM_ROLES))
     if user_by_email(session, email) is not None:
         raise Conflict("An account with that email already exists.")
     user = User(email=email, name=clean_name(name, email), platform_role=platform_role,
@@ -68,7 +69,8 @@ def complete_setup(session: Session, token: str, email: str, name: str, password
 def set_platform_role(session: Session, user_id: uuid.UUID, role: str | None, *, actor: Actor) -> User:
     """Grant a platform role (or take it away with None); the last platform admin keeps theirs."""
     if role is not None and role not in PLATFORM_ROLES:
-        raise InvalidInput(f"The platform role must be one of {', '.join(PLATFORM_ROLES)}.", field="platform_role")
+        raise InvalidInput("The platform role must be one of %(roles)s.", field="platform_role",
+                           roles=", ".join(PLATFORM_ROLES))
     user = session.get(User, user_id, with_for_update=True)
     if user is None:
         raise NotFound("No such person.")
@@ -93,7 +95,8 @@ def grant_or_invite(session: Session, email: str, role: str | None, *, actor: Ac
     if role is None:
         raise InvalidInput("No account has that email.", field="email")
     if role not in PLATFORM_ROLES:
-        raise InvalidInput(f"The platform role must be one of {', '.join(PLATFORM_ROLES)}.", field="platform_role")
+        raise InvalidInput("The platform role must be one of %(roles)s.", field="platform_role",
+                           roles=", ".join(PLATFORM_ROLES))
     row, token = tokens.issue(session, "invite", clean_email(email), platform_role=role, created_by=actor.user_id)
     audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="invitation.created",
                  target_type="invitation", target_id=row.id, details={"platform_role": role})
