@@ -233,7 +233,7 @@ def privacy_export(request_id: uuid.UUID):
     """Everything stored about the subject, as a ZIP of JSON files. Audited."""
     s = db(SYSTEM)
     try:
-        data = privacy.export_zip(s, request_id, current_user.uid)
+        data = privacy.export_zip(s, request_id, current_user.uid, select_language())
     except NotFound:
         abort(404)
     except Conflict as exc:

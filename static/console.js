@@ -4,13 +4,15 @@ document.addEventListener("htmx:configRequest", function (event) {
   if (meta) { event.detail.headers["X-CSRFToken"] = meta.content; }
 });
 
-// htmx does not swap error answers: say so, instead of leaving the row silently unchanged.
+// htmx does not swap error answers: say so, instead of leaving the row silently unchanged. The words come
+// from the page (body data-error-*), in its language.
 document.addEventListener("htmx:responseError", function (event) {
   var status = event.detail.xhr.status;
-  var text = status === 403 ? "You may not do that." :
-             status === 404 ? "That no longer exists; reload the page." :
-             status === 409 ? "Someone changed this meanwhile; reload the page." :
-             "The action failed (" + status + "). Nothing was changed.";
+  var words = document.body.dataset;
+  var text = status === 403 ? words.error403 :
+             status === 404 ? words.error404 :
+             status === 409 ? words.error409 :
+             (words.errorOther || "").replace("%s", status);
   var main = document.querySelector("main");
   if (!main) { return; }
   var note = document.createElement("p");

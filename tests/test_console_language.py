@@ -227,3 +227,12 @@ def test_a_domain_message_with_a_value_is_translated_and_filled_in(client, facto
     html = weak.get_data(as_text=True)
     assert "Usa al menos 12 caracteres." in html
     assert_speaks(html, "es", "reset with a short password")
+
+
+def test_the_notice_after_a_failed_htmx_action_is_in_the_page_language(client):
+    """console.js reads its words from the page: a failed approval says so in Spanish on a Spanish page."""
+    es = client.get("/login", headers={"Accept-Language": "es"}).get_data(as_text=True)
+    assert 'data-error409="Alguien lo ha cambiado mientras tanto; recarga la página."' in es
+    assert 'data-error-other="La acción ha fallado (%s). No se ha cambiado nada."' in es
+    en = client.get("/login", headers={"Accept-Language": "en"}).get_data(as_text=True)
+    assert 'data-error-other="The action failed (%s). Nothing was changed."' in en

@@ -348,3 +348,19 @@ def test_the_export_is_readable_by_the_person_summary_and_spreadsheets(world, sy
     assert rows[0][:4] == ["About", "What", "Value", "As a sentence"]
     assert ["Talleres García S.L.", "Payment term", "60 días"] in [r[:3] for r in rows[1:]]
     assert privacy.execute(s, req.id, world["officer"].id).status == "delivered"
+
+
+def test_the_export_speaks_the_language_of_the_officer_who_prepares_it(world, system_session, factory):
+    s = system_session
+    contact = factory.contact(world["org"], name="Talleres García S.L.")
+    factory.memory(world["org"], subject=f"contact:{contact.id}", attribute="plazo_pago", value="60 días",
+                   sentence="Talleres García paga a 60 días.", category="customer", area="contacts",
+                   author_user_id=world["ana_id"])
+    req = _open(s, world, kind="access")
+    zf = zipfile.ZipFile(io.BytesIO(privacy.export_zip(s, req.id, world["officer"].id, "es")))
+    summary = zf.read("summary.html").decode()
+    assert '<html lang="es">' in summary and "Lo que memoria guarda sobre ti" in summary
+    assert "What memoria holds" not in summary and "Payment term" not in summary
+    rows = list(csv.reader(io.StringIO(zf.read("csv/memories.csv").decode())))
+    assert rows[0][:4] == ["Sobre", "Qué", "Valor", "Como frase"]
+    assert ["Talleres García S.L.", "Plazo de pago", "60 días"] in [r[:3] for r in rows[1:]]

@@ -372,8 +372,9 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> bytes:
-    """The access export: a ZIP of JSON files, one per table, plus a manifest. Audited; does not commit."""
+def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None, lang: str = "en") -> bytes:
+    """The access export: a ZIP of JSON files, one per table, plus a manifest, and the readable summary and CSVs
+    in `lang` (en, es). Audited; does not commit."""
     req = _get(session, request_id)
     if req.status in CLOSED:
         raise Conflict("This request is closed; its subject is no longer recorded. File a new access request.")
@@ -391,9 +392,9 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None)
         zf.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
         for table, table_rows in rows.items():
             zf.writestr(f"{table}.json", json.dumps(table_rows, indent=2, ensure_ascii=False, default=str))
-        names = readable_export.subject_names(session, rows)
-        zf.writestr("summary.html", readable_export.summary_html(rows, names, generated))
-        for name, body in readable_export.csv_files(rows, names).items():
+        names = readable_export.subject_names(session, rows, lang)
+        zf.writestr("summary.html", readable_export.summary_html(rows, names, generated, lang))
+        for name, body in readable_export.csv_files(rows, names, lang).items():
             zf.writestr(f"csv/{name}", body)
     _audit(session, req, "privacy.exported", actor, rows=sum(len(r) for r in rows.values()))
     return buf.getvalue()
