@@ -244,6 +244,16 @@ def tricky_clock(request):
         time.tzset()
 
 
+@pytest.fixture(scope="session")
+def embedder():
+    """The local embedder, loaded and warmed once for the run (test_local_embedder has its own, per engine)."""
+    from memory_core.backends.local_embedder import LocalEmbedder
+
+    e = LocalEmbedder()
+    e.warm_up()
+    return e
+
+
 @pytest.fixture
 def factory(system_session):
     from tests.factories import Factory

@@ -8,7 +8,6 @@ import re
 import pytest
 from sqlalchemy import update
 
-from memory_core.backends.local_embedder import LocalEmbedder
 from memory_core.domain.access import load_access
 from memory_core.domain.models import Organization, User
 from memory_core.domain.text import language_of
@@ -17,13 +16,6 @@ from memory_core.reading.context import PROFILE_MAX_ITEMS, assemble_context
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
 SPANISH_WORDS = re.compile(r"Sobre la persona|Perfil|Tu empresa|\bTú\b|cliente|proveedor|Memoria|datos recordados")
 ENGLISH_WORDS = re.compile(r"About the person|Profile|Your company|\bYou\b|customer|supplier|Memory:|remembered")
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    e = LocalEmbedder()
-    e.warm_up()
-    return e
 
 
 @pytest.fixture

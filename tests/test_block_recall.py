@@ -7,7 +7,6 @@ import datetime as dt
 
 import pytest
 
-from memory_core.backends.local_embedder import LocalEmbedder
 from memory_core.domain.access import load_access
 from memory_core.reading.context import PROFILE_MAX_ITEMS, assemble_context
 from memory_core.reading.dating import asks_when, named_date
@@ -16,13 +15,6 @@ SAID = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.timezone.utc)
 NOW = dt.datetime(2023, 7, 1, 10, 0, tzinfo=dt.timezone.utc)
 PLACES = """Noruega Suecia Finlandia Islandia Polonia Hungría Rumanía Bulgaria Grecia Turquía Egipto Marruecos Túnez
 Kenia Chile Perú Bolivia Uruguay Paraguay Ecuador Panamá Cuba Jamaica Haití""".split()
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    e = LocalEmbedder()
-    e.warm_up()
-    return e
 
 
 class World:

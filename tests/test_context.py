@@ -9,20 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, select
 
-from memory_core.backends.local_embedder import LocalEmbedder
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import Memory, MemoryTrace, TraceItem
 from memory_core.reading.context import age_weight, assemble_context, is_trivial, memories_for_subjects, record_usage
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    e = LocalEmbedder()
-    e.warm_up()
-    return e
 
 
 class World:

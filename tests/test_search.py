@@ -5,17 +5,9 @@ import numpy as np
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.backends.local_embedder import LocalEmbedder
 from memory_core.domain.access import load_access
 from memory_core.domain.models import Document, Memory
 from memory_core.reading.search import index_document, remove_document, retrieve, search
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    e = LocalEmbedder()
-    e.warm_up()
-    return e
 
 
 @pytest.fixture
