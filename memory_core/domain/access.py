@@ -75,6 +75,13 @@ def weaker_permissions(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
     return {area: min(a[area], b[area], key=RANK.get) for area in a.keys() & b.keys()}
 
 
+def user_of_phone(session: Session, phone: str) -> uuid.UUID | None:
+    """The account a number is linked to, if any, in any scope: a SECURITY DEFINER function (migration
+    t1_sysscope_definer_lookups) answers, since the account may be invisible in the caller's scope (the
+    API's org scope, a person who left the org, another org's person)."""
+    return session.scalar(text("select memoria_user_of_phone(:p)"), {"p": phone})
+
+
 def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUID | None = None,
                 phone: str | None = None) -> Access | None:
     """Rebuild a principal's access from the database as it is now; None when it has none.
@@ -83,9 +90,7 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     a deactivated membership or a revoked number has no access, so the worker learns nothing from them.
     """
     if user_id is None and phone:
-        # A SECURITY DEFINER function (migration t1_sysscope_definer_lookups): the number's account
-        # may be invisible in the caller's scope (the API's org scope, a person who left the org).
-        user_id = session.scalar(text("select memoria_user_of_phone(:p)"), {"p": phone})
+        user_id = user_of_phone(session, phone)
     principal = Principal(user_id=user_id, phone=phone)
     if org_id is None:
         # No org picked (a number allowed in several orgs): only personal memory applies.

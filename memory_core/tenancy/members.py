@@ -10,7 +10,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import hash_password
@@ -292,13 +292,11 @@ def remove_member(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, ac
 # ---------------------------------------------------------------------------- passwords
 
 def account_only_in(session: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> bool:
-    """Whether the account belongs to this org alone (no other current membership, no platform role):
-    only then may the org change its email or hand out a link that sets its password."""
-    user = session.get(User, user_id)
-    if user is None or user.platform_role is not None:
-        return False
-    return session.scalar(select(Membership.id).where(Membership.user_id == user_id, Membership.org_id != org_id,
-                                                      Membership.left_at.is_(None)).limit(1)) is None
+    """Whether the account is a current member of this org and of no other, with no platform role: only
+    then may the org change its email or hand out a link that sets its password. Asked of a SECURITY
+    DEFINER function (migration t3_sec_org_people_scope), since the org's scope does not see its
+    members' other memberships; it answers for the caller's own org (or the system) only."""
+    return bool(session.scalar(text("select memoria_account_only_in(:u, :o)"), {"u": user_id, "o": org_id}))
 
 
 def org_reset_link(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, actor: Actor,
