@@ -1,6 +1,7 @@
 """The provisioning API: a host application registers its people, their roles and areas, and their
 phone numbers by its own ids (org key); a platform key creates organizations. Idempotent: the same PUT
-twice changes nothing the second time."""
+twice changes nothing the second time. An org key works in its org's row-security scope, a platform key in
+the platform scope naming the key; neither needs system scope."""
 from __future__ import annotations
 
 import uuid
@@ -27,7 +28,7 @@ from api.provisioning_schemas import (
     PhonesOut,
 )
 from api.schemas import CountsOut
-from memory_core.adapters.db import SYSTEM, org_scope
+from memory_core.adapters.db import org_scope, platform_key_scope
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import Organization
 from memory_core.tenancy import members, orgs, phones, provisioning, tokens
@@ -161,7 +162,7 @@ def _organization(org: Organization, created: bool = False, members_count: int |
        tag="platform", response=OrganizationsOut, auth="platform", errors=(401,))
 def list_organizations(platform_key_id):
     """Orgs, for a platform key."""
-    s = db(SYSTEM)
+    s = db(platform_key_scope(platform_key_id))
     return OrganizationsOut(organizations=[
         OrganizationOut(id=r.id, external_id=r.external_id, name=r.name, suspended=r.suspended_at is not None,
                         members=r.members) for r in orgs.list_orgs(s)])
@@ -172,7 +173,7 @@ def list_organizations(platform_key_id):
        response=OrganizationOut, auth="platform", errors=(400, 401, 409, 422))
 def put_organization(platform_key_id, ref: str, body: OrganizationIn):
     """Upsert an org for a platform key."""
-    s = db(SYSTEM)
+    s = db(platform_key_scope(platform_key_id))
     org, created, invitation = provisioning.upsert_org(s, ref, name=body.name, owner_email=body.owner_email,
                                                        owner_name=body.owner_name, actor=_platform_actor())
     s.commit()
@@ -184,7 +185,7 @@ def put_organization(platform_key_id, ref: str, body: OrganizationIn):
        errors=(400, 401, 404, 422))
 def create_organization_key(platform_key_id, ref: str, body: OrgKeyIn):
     """An org key the host then provisions people with."""
-    s = db(SYSTEM)
+    s = db(platform_key_scope(platform_key_id))
     org = s.scalar(select(Organization).where(Organization.external_id == provisioning.clean_ref(ref)))
     if org is None:
         raise NotFound("No such organization.")

@@ -258,3 +258,52 @@ def test_org_a_scope_reads_and_changes_nothing_of_org_b_people_in_raw_sql(web_on
     system_session.expire_all()
     assert system_session.scalar(select(Memory.value).where(Memory.owner_user_id == bea.id)) == "b-secret"
     assert system_session.scalar(select(User.name).where(User.id == bea.id)) == "Bea"
+
+
+# ---------------------------------------------------------------------------- platform keys
+
+def test_platform_key_creates_and_lists_orgs_and_their_keys_without_system_scope(web_only, factory, system_session):
+    from memory_core.tenancy.api_keys import PLATFORM, issue_key, revoke_key
+    from memory_core.tenancy.members import Actor
+
+    root = factory.user(platform_role="platform_admin")
+    row, platform_key = issue_key(system_session, PLATFORM, "host", actor=Actor("console platform admin", root.id))
+    other = factory.org("Beta")
+    factory.member(other, role="owner")
+    system_session.commit()
+    client = web_only.test_client()
+    org = _ok(call(client, "PUT", "/organizations/acme-1", platform_key,
+                   {"name": "Acme", "owner_email": "olga@example.test", "owner_name": "Olga"}))
+    assert org["created"] and "/invitation/" in org["owner_invitation_url"]
+    renamed = _ok(call(client, "PUT", "/organizations/acme-1", platform_key, {"name": "Acme SL"}))
+    assert renamed["id"] == org["id"] and not renamed["created"] and renamed["name"] == "Acme SL"
+    key = _ok(call(client, "POST", "/organizations/acme-1/api-keys", platform_key, {"name": "host"}), 201)["key"]
+    _ok(call(client, "PUT", "/people/u-1", key, {"email": "ada@example.test", "name": "Ada"}))
+    listed = {o["name"]: o["members"] for o in _ok(call(client, "GET", "/organizations", platform_key))["organizations"]}
+    assert listed == {"Acme SL": 1, "Beta": 1}
+    assert call(client, "POST", "/organizations/nope/api-keys", platform_key, {"name": "x"}).status_code == 404
+    actions = set(system_session.scalars(select(AuditLog.action).where(AuditLog.actor_label.like("platform key%"))))
+    assert {"org.created", "invitation.created", "org.renamed", "api_key.created"} <= actions
+
+    revoke_key(system_session, PLATFORM, row.id, actor=Actor("console platform admin", root.id))
+    system_session.commit()
+    assert call(client, "GET", "/organizations", platform_key).status_code == 401
+
+
+def test_platform_scope_naming_a_revoked_or_unknown_key_reads_and_creates_nothing(web_only, factory, system_session):
+    from memory_core.adapters.db import platform_key_scope
+    from memory_core.tenancy.api_keys import PLATFORM, issue_key, revoke_key
+    from memory_core.tenancy.members import Actor
+
+    factory.member(factory.org("Beta"), role="owner")
+    row, _ = issue_key(system_session, PLATFORM, "host", actor=Actor("test"))
+    revoke_key(system_session, PLATFORM, row.id, actor=Actor("test"))
+    system_session.commit()
+    db = web_only.extensions["memoria.db"]
+    for who in (row.id, uuid.uuid4()):
+        with db.unit_of_work(platform_key_scope(who)) as uow:
+            s = uow.session
+            for table in ("organizations", "memberships", "users", "api_keys", "account_tokens", "audit_log"):
+                assert s.scalar(text(f"select count(*) from {table}")) == 0, table
+            with pytest.raises(Exception, match="row-level security"):
+                s.execute(text("insert into organizations (name) values ('Gamma')"))

@@ -69,6 +69,12 @@ def platform_scope(user_id: uuid.UUID) -> Scope:
     return Scope(mode="platform", user_id=user_id)
 
 
+def platform_key_scope(key_id: uuid.UUID) -> Scope:
+    """A platform API key: the platform scope naming the key (in memoria.user_id), which may create, rename and
+    list organizations and create their keys while the key is active (migration t3_sec_org_people_scope)."""
+    return Scope(mode="platform", user_id=key_id)
+
+
 def person_scope(user_id: uuid.UUID) -> Scope:
     """A signed-in person outside any org: their own rows, their memberships and the orgs they belong to."""
     return Scope(mode="principal", user_id=user_id)
