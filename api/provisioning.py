@@ -1,7 +1,7 @@
 """The provisioning API: a host application registers its people, their roles and areas, and their
 phone numbers by its own ids (org key); a platform key creates organizations. Idempotent: the same PUT
 twice changes nothing the second time. An org key works in its org's row-security scope, a platform key in
-the platform scope naming the key; neither needs system scope."""
+its own (`platform_key_scope`); neither needs system scope."""
 from __future__ import annotations
 
 import uuid
@@ -28,7 +28,7 @@ from api.provisioning_schemas import (
     PhonesOut,
 )
 from api.schemas import CountsOut
-from memory_core.adapters.db import org_scope, platform_key_scope
+from memory_core.adapters.db import Scope, org_scope, platform_key_scope
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import Organization
 from memory_core.tenancy import members, orgs, phones, provisioning, tokens
@@ -46,6 +46,10 @@ def _org_actor() -> Actor:
 
 def _platform_actor() -> Actor:
     return Actor(f"platform key {g.platform_key_id}")
+
+
+def _platform_key_scope(key_id: uuid.UUID) -> Scope:
+    return platform_key_scope(key_id, g.platform_key_proof)
 
 
 def _person(row: members.MemberRow, created: bool = False) -> PersonOut:
@@ -162,7 +166,7 @@ def _organization(org: Organization, created: bool = False, members_count: int |
        tag="platform", response=OrganizationsOut, auth="platform", errors=(401,))
 def list_organizations(platform_key_id):
     """Orgs, for a platform key."""
-    s = db(platform_key_scope(platform_key_id))
+    s = db(_platform_key_scope(platform_key_id))
     return OrganizationsOut(organizations=[
         OrganizationOut(id=r.id, external_id=r.external_id, name=r.name, suspended=r.suspended_at is not None,
                         members=r.members) for r in orgs.list_orgs(s)])
@@ -173,7 +177,7 @@ def list_organizations(platform_key_id):
        response=OrganizationOut, auth="platform", errors=(400, 401, 409, 422))
 def put_organization(platform_key_id, ref: str, body: OrganizationIn):
     """Upsert an org for a platform key."""
-    s = db(platform_key_scope(platform_key_id))
+    s = db(_platform_key_scope(platform_key_id))
     org, created, invitation = provisioning.upsert_org(s, ref, name=body.name, owner_email=body.owner_email,
                                                        owner_name=body.owner_name, actor=_platform_actor())
     s.commit()
@@ -185,7 +189,7 @@ def put_organization(platform_key_id, ref: str, body: OrganizationIn):
        errors=(400, 401, 404, 422))
 def create_organization_key(platform_key_id, ref: str, body: OrgKeyIn):
     """An org key the host then provisions people with."""
-    s = db(platform_key_scope(platform_key_id))
+    s = db(_platform_key_scope(platform_key_id))
     org = s.scalar(select(Organization).where(Organization.external_id == provisioning.clean_ref(ref)))
     if org is None:
         raise NotFound("No such organization.")

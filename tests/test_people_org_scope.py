@@ -290,20 +290,26 @@ def test_platform_key_creates_and_lists_orgs_and_their_keys_without_system_scope
     assert call(client, "GET", "/organizations", platform_key).status_code == 401
 
 
-def test_platform_scope_naming_a_revoked_or_unknown_key_reads_and_creates_nothing(web_only, factory, system_session):
+def test_platform_key_scope_opens_only_with_the_keys_proof_while_it_is_active(web_only, factory, system_session):
     from memory_core.adapters.db import platform_key_scope
+    from memory_core.adapters.security import sha256
     from memory_core.tenancy.api_keys import PLATFORM, issue_key, revoke_key
     from memory_core.tenancy.members import Actor
 
     factory.member(factory.org("Beta"), role="owner")
-    row, _ = issue_key(system_session, PLATFORM, "host", actor=Actor("test"))
-    revoke_key(system_session, PLATFORM, row.id, actor=Actor("test"))
+    live, live_key = issue_key(system_session, PLATFORM, "host", actor=Actor("test"))
+    gone, gone_key = issue_key(system_session, PLATFORM, "old", actor=Actor("test"))
+    revoke_key(system_session, PLATFORM, gone.id, actor=Actor("test"))
     system_session.commit()
     db = web_only.extensions["memoria.db"]
-    for who in (row.id, uuid.uuid4()):
-        with db.unit_of_work(platform_key_scope(who)) as uow:
+    with db.unit_of_work(platform_key_scope(live.id, sha256(live_key))) as uow:
+        assert uow.session.scalar(text("select count(*) from organizations")) == 1  # the key's own scope works
+    # A key's id with no proof, a wrong one or another key's, a revoked key, an unknown id: nothing.
+    for who, proof in ((live.id, ""), (live.id, sha256("memp_guess")), (live.id, sha256(gone_key)),
+                       (gone.id, sha256(gone_key)), (uuid.uuid4(), sha256(live_key))):
+        with db.unit_of_work(platform_key_scope(who, proof)) as uow:
             s = uow.session
             for table in ("organizations", "memberships", "users", "api_keys", "account_tokens", "audit_log"):
-                assert s.scalar(text(f"select count(*) from {table}")) == 0, table
+                assert s.scalar(text(f"select count(*) from {table}")) == 0, (table, who, proof)
             with pytest.raises(Exception, match="row-level security"):
                 s.execute(text("insert into organizations (name) values ('Gamma')"))

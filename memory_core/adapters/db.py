@@ -39,11 +39,12 @@ DB_NAME = "memoria"
 @dataclass(frozen=True)
 class Scope:
     """What a transaction may see, as row-level security reads it."""
-    mode: str = "none"  # none | principal | org | platform | system
+    mode: str = "none"  # none | principal | org | platform | platform_key | system
     org_id: uuid.UUID | None = None
     user_id: uuid.UUID | None = None
     phone: str | None = None
     read_areas: tuple[str, ...] = ()
+    proof: str = ""  # platform_key scope: the SHA-256 of the key the request presented (platform_key_scope)
 
     def settings(self) -> dict[str, str]:
         return {
@@ -52,6 +53,7 @@ class Scope:
             "memoria.user_id": str(self.user_id) if self.user_id else "",
             "memoria.phone": self.phone or "",
             "memoria.read_areas": ",".join(self.read_areas),
+            "memoria.proof": self.proof,
         }
 
 
@@ -69,10 +71,11 @@ def platform_scope(user_id: uuid.UUID) -> Scope:
     return Scope(mode="platform", user_id=user_id)
 
 
-def platform_key_scope(key_id: uuid.UUID) -> Scope:
-    """A platform API key: the platform scope naming the key (in memoria.user_id), which may create, rename and
-    list organizations and create their keys while the key is active (migration t3_sec_org_people_scope)."""
-    return Scope(mode="platform", user_id=key_id)
+def platform_key_scope(key_id: uuid.UUID, key_hash: str) -> Scope:
+    """A platform API key (the provisioning API's organizations): it may create, rename and list organizations
+    and create their keys while the key is active, and only with `key_hash`, the SHA-256 of the key the
+    request presented, as its proof (migration t3_sec_org_people_scope): a key's id alone opens nothing."""
+    return Scope(mode="platform_key", user_id=key_id, proof=key_hash)
 
 
 def person_scope(user_id: uuid.UUID) -> Scope:

@@ -12,11 +12,12 @@ What people management did as the worker becomes something the org scope may do,
 - one-time links (system-only until now): the org scope reads and issues invitations to its own org,
   and the password-reset links its operator issues for accounts that belong to its org alone.
 
-- a platform API key works in the platform scope naming the key (memoria.user_id holds the key's id):
-  `memoria_platform_role` answers 'platform_key' for an active platform key, and that role may read,
-  create and rename organizations and count their members, issue an owner's invitation, create an org's
-  API key, and write (and read back) its own audit rows, nothing else. (A platform key may already mint a
-  key for any org, so reading memberships is no wider than what it holds.)
+- a platform API key works in a 'platform_key' scope naming the key (memoria.user_id) with its proof
+  (memoria.proof, the SHA-256 of the key presented, checked against the stored one by
+  `memoria_platform_key_active`, so a key's id alone opens nothing). It may read, create and rename
+  organizations and count their members, issue an owner's invitation, create an org's API key, and
+  write (and read back) its own audit rows, nothing else. (A platform key may already mint a key for
+  any org, so reading memberships is no wider than what it holds.)
 
 Another org's people stay invisible: an email of another org's person only tells the caller that it
 is taken (as before), and no function reads or changes anything outside the caller's org.
@@ -132,34 +133,26 @@ TOKENS = (f"{MODE} = 'org' and platform_role is null and ("
           f"and (SELECT memoria_account_only_in(user_id, {ORG}))))")
 
 
-PLATFORM_ROLE = """
-    create or replace function memoria_platform_role(p_user uuid) returns text
+KEY_ACTIVE = f"""
+    create or replace function memoria_platform_key_active(p_key uuid) returns boolean
       language plpgsql security definer set search_path = public, pg_temp as $$
-    -- The platform role of a person (or null), or 'platform_key' for an active platform API key: what the
-    -- platform scope's policies let through.
-    declare caller text := current_setting('memoria.mode', true); found text;
+    -- Whether the 'platform_key' scope names an active platform key and carries its proof: the SHA-256
+    -- of the key the request presented (memoria.proof), which only the key's holder and the
+    -- platform_api_keys table know, so knowing a key's id is not enough to enter its scope.
+    declare caller text := current_setting('memoria.mode', true);
+      proof text := nullif(current_setting('memoria.proof', true), ''); found boolean;
     begin
+      if caller is distinct from 'platform_key' or proof is null then return false; end if;
       perform set_config('memoria.mode', 'system', true);
-      select u.platform_role into found from users u where u.id = p_user;
-      if found is null and exists (select 1 from platform_api_keys k where k.id = p_user and k.revoked_at is null)
-      then
-        found := 'platform_key';
-      end if;
+      select exists (select 1 from platform_api_keys k where k.id = p_key and k.revoked_at is null
+                     and k.key_hash = proof) into found;
       perform set_config('memoria.mode', coalesce(caller, ''), true);
       return found;
-    end $$"""
-PLATFORM_ROLE_BEFORE = """
-    create or replace function memoria_platform_role(p_user uuid) returns text
-      language plpgsql security definer set search_path = public, pg_temp as $$
-    -- The platform role of a person (or null): what the platform scope's policies let through.
-    declare caller text := current_setting('memoria.mode', true); found text;
-    begin
-      perform set_config('memoria.mode', 'system', true);
-      select u.platform_role into found from users u where u.id = p_user;
-      perform set_config('memoria.mode', coalesce(caller, ''), true);
-      return found;
-    end $$"""
-KEY = f"({MODE} = 'platform' and (SELECT memoria_platform_role({USER})) = 'platform_key')"
+    end $$;
+    alter function memoria_platform_key_active(uuid) owner to {WORKER_ROLE};
+    revoke all on function memoria_platform_key_active(uuid) from public;
+    grant execute on function memoria_platform_key_active(uuid) to {APP_ROLE}"""
+KEY = f"({MODE} = 'platform_key' and (SELECT memoria_platform_key_active({USER})))"
 OWN_AUDIT = f"actor_user_id is null and actor_label = 'platform key ' || {USER}::text"
 OWNER_INVITE = "purpose = 'invite' and org_id is not null and platform_role is null and created_by is null"
 # (policy name, table, command, using, with check): permissive, ORed with each table's others.
@@ -190,7 +183,7 @@ def upgrade() -> None:
                    f"alter function {signature} owner to {WORKER_ROLE}; "
                    f"revoke all on function {signature} from public; "
                    f"grant execute on function {signature} to {APP_ROLE}")
-    op.execute(PLATFORM_ROLE)
+    op.execute(KEY_ACTIVE)
     for name, table, command, using, check in KEY_POLICIES:
         clauses = "" if command == "insert" else f" using ({_key_arm(using)})"
         clauses += "" if command == "select" else f" with check ({_key_arm(check)})"
@@ -203,7 +196,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     for name, table, *_ in KEY_POLICIES:
         op.execute(f"drop policy if exists {name} on {table}")
-    op.execute(PLATFORM_ROLE_BEFORE)
+    op.execute("drop function if exists memoria_platform_key_active(uuid)")
     op.execute("drop policy if exists account_tokens_org_issue on account_tokens")
     op.execute("drop policy if exists account_tokens_org_read on account_tokens")
     for signature in reversed(list(FUNCTIONS)):
