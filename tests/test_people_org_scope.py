@@ -75,6 +75,8 @@ def test_org_owner_manages_people_and_phones_in_the_console_without_system_scope
                  area_contacts="read")
     assert resp.status_code == 200 and re.search(r"/invitation/[\w-]+", resp.get_data(as_text=True))
     assert "nina@example.test" in client.get("/people").get_data(as_text=True)  # the pending invitation
+    resp = _post(client, "/people/invite", token, email=leo.email, role="member")
+    assert resp.status_code == 409 and "already a member" in resp.get_data(as_text=True)
     assert _post(client, f"/people/{leo.id}/role", token, role="admin").status_code == 302
     assert _post(client, f"/people/{leo.id}/areas", token, area_invoices="edit").status_code == 302
     assert _post(client, f"/people/{leo.id}/active", token, active="0").status_code == 302
