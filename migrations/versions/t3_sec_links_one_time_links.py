@@ -1,0 +1,90 @@
+"""one-time links (setup, invitation, password reset) without system scope
+
+A person opening a link is not signed in, so the web read and used the link in system scope. Now two
+SECURITY DEFINER functions, owned by memoria_worker and keyed by the token itself (hashed inside, so
+the stored SHA-256 alone opens nothing), do the only two things that need to reach account_tokens:
+
+- `memoria_link_peek(purpose, token, now)`: the valid, unused link's fields its page and its use need
+  (its id, email, name, org and org name, role, areas, platform role), the id of the account it
+  applies to (a reset's account; the account an invitation's email already has) and, for a setup
+  link, whether a platform administrator exists; nothing for a wrong, used or expired token;
+- `memoria_link_use(purpose, token, now, user, email)`: marks the link used (once: a concurrent use
+  finds it used) and records the account it made; returns the link's id, or null.
+
+The rest of each use (the new account, its membership, the new password, the audit row) is written
+by the domain in the person's own scope (principal, or the invitation's org), which the existing
+policies already allow.
+
+Revision ID: t3_sec_links_one_time_links
+Revises: t2_merge_language_scopes
+Create Date: 2026-12-01
+"""
+from alembic import op
+
+revision = "t3_sec_links_one_time_links"
+down_revision = "t2_merge_language_scopes"
+branch_labels = None
+depends_on = None
+
+APP_ROLE = "memoria_app"
+WORKER_ROLE = "memoria_worker"
+
+# Each runs as the worker in system scope and puts the caller's scope back before returning.
+ENTER = "perform set_config('memoria.mode', 'system', true);"
+LEAVE = "perform set_config('memoria.mode', coalesce(caller, ''), true);"
+HASH = "encode(sha256(convert_to(p_token, 'UTF8')), 'hex')"
+
+FUNCTIONS = {
+    "memoria_link_peek(text, text, timestamptz)": ("p_purpose text, p_token text, p_now timestamptz", f"""
+    returns table (link_id uuid, email text, name text, org_id uuid, org_name text, role text,
+                   permissions jsonb, platform_role text, account_id uuid, admin_exists boolean)
+    language plpgsql as $$
+    -- The valid, unused link of this purpose and token: what its page shows and its use needs.
+    declare caller text := current_setting('memoria.mode', true);
+    begin
+      {ENTER}
+      return query select t.id, t.email::text, t.name::text, t.org_id, o.name::text, t.role::text, t.permissions,
+          t.platform_role::text,
+          case when t.purpose = 'reset' then t.user_id
+               when t.purpose = 'invite' then (select u.id from users u where lower(u.email) = lower(t.email)) end,
+          case when t.purpose = 'setup' then exists (select 1 from users u where u.platform_role = 'platform_admin')
+          end
+        from account_tokens t left join organizations o on o.id = t.org_id
+        where t.token_hash = {HASH} and t.purpose = p_purpose and t.used_at is null and t.expires_at > p_now;
+      {LEAVE}
+    end $$"""),
+    "memoria_link_use(text, text, timestamptz, uuid, text)": (
+        "p_purpose text, p_token text, p_now timestamptz, p_user uuid, p_email text", f"""
+    returns uuid language plpgsql as $$
+    -- Use the link once: mark it used, record the account it made (a setup link also its email).
+    -- Null when it is not valid by now (a concurrent use waits for the row, then finds it used); a
+    -- setup link is also refused once another platform administrator exists.
+    declare caller text := current_setting('memoria.mode', true); found uuid;
+    begin
+      {ENTER}
+      update account_tokens t set used_at = p_now, user_id = coalesce(p_user, t.user_id),
+          email = case when t.purpose = 'setup' then coalesce(p_email, t.email) else t.email end
+        where t.token_hash = {HASH} and t.purpose = p_purpose and t.used_at is null and t.expires_at > p_now
+          and (t.purpose <> 'setup' or not exists (select 1 from users u
+                 where u.platform_role = 'platform_admin' and u.id is distinct from p_user))
+        returning t.id into found;
+      {LEAVE}
+      return found;
+    end $$"""),
+}
+
+
+def upgrade() -> None:
+    for signature, (params, body) in FUNCTIONS.items():
+        name = signature.split("(")[0]
+        op.execute(f"create or replace function {name}({params}) {body.strip()}")
+        op.execute(f"alter function {signature} security definer; "
+                   f"alter function {signature} set search_path = public, pg_temp; "
+                   f"alter function {signature} owner to {WORKER_ROLE}; "
+                   f"revoke all on function {signature} from public; "
+                   f"grant execute on function {signature} to {APP_ROLE}")
+
+
+def downgrade() -> None:
+    for signature in FUNCTIONS:
+        op.execute(f"drop function if exists {signature}")

@@ -1,0 +1,126 @@
+"""The web and API processes without system scope (issue 15, finding 3): each flow that used to need the
+worker role's connection runs through Flask's test client on an app whose Database has no worker URL
+(`MEMORIA_WEB_SYSTEM_SCOPE=False`, so any system-scope session would raise SystemScopeUnavailable), and
+shows its user-visible result; the web role cannot reach what the narrower paths guard."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select, text
+
+from memory_core.adapters.db import Scope
+from memory_core.adapters.security import sha256
+from memory_core.domain.models import AuditLog, Membership, User
+from memory_core.tenancy import members, platform
+from memory_core.tenancy.members import Actor
+from tests.conftest import csrf_from, login, sign_in
+from tests.factories import PASSWORD
+
+NEW_PASSWORD = "a fresh passphrase here"
+
+
+@pytest.fixture
+def web(database, redis_conn):
+    """The console and API app built without the worker role's URL: no system scope at all."""
+    from app import create_app
+
+    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False, "REMEMBER_COOKIE_SECURE": False,
+                      "MEMORIA_WEB_SYSTEM_SCOPE": False})
+    assert app.extensions["memoria.db"].system_engine is None
+    return app.test_client()
+
+
+def _use_link(client, path: str, **fields):
+    form = client.get(path)
+    assert form.status_code == 200, form.get_data(as_text=True)
+    return client.post(path, data={"csrf_token": csrf_from(form.get_data(as_text=True)), **fields})
+
+
+def _signs_in(client, email: str, password: str) -> bool:
+    """Whether a new browser signs in with this email and password."""
+    return "Sign out" in login(client.application.test_client(), email, password).get_data(as_text=True)
+
+
+def test_the_setup_link_makes_the_first_platform_admin_without_system_scope(web, system_session):
+    token = platform.issue_setup_link(system_session)
+    system_session.commit()
+    resp = _use_link(web, f"/setup/{token}", email="root@example.test", name="Root", password=NEW_PASSWORD,
+                     confirm=NEW_PASSWORD)
+    assert resp.status_code == 302
+    root = system_session.scalar(select(User).where(User.email == "root@example.test"))
+    assert root.platform_role == "platform_admin"
+    assert web.get(f"/setup/{token}").status_code == 404  # used once
+    assert _signs_in(web, "root@example.test", NEW_PASSWORD)
+
+
+def test_an_invitation_makes_the_account_and_membership_without_system_scope(web, factory, system_session):
+    org = factory.org()
+    owner = factory.member(org, role="owner")
+    _row, token = members.invite(system_session, org.id, "nora@example.test", role="admin",
+                                 permissions={"contacts": "read"}, actor=Actor("test", owner.id, "owner"))
+    system_session.commit()
+    page = web.get(f"/invitation/{token}").get_data(as_text=True)
+    assert org.name in page and "nora@example.test" in page
+    resp = _use_link(web, f"/invitation/{token}", name="Nora", password=NEW_PASSWORD, confirm=NEW_PASSWORD)
+    assert resp.status_code == 302
+    nora = system_session.scalar(select(User).where(User.email == "nora@example.test"))
+    m = system_session.scalar(select(Membership).where(Membership.user_id == nora.id))
+    assert (nora.name, m.org_id, m.role, m.permissions) == ("Nora", org.id, "admin", {"contacts": "read"})
+    assert system_session.scalar(select(AuditLog.org_id).where(AuditLog.action == "invitation.accepted")) == org.id
+    assert web.get(f"/invitation/{token}").status_code == 404
+    assert _signs_in(web, "nora@example.test", NEW_PASSWORD)
+
+
+def test_an_existing_account_joins_by_invitation_without_system_scope(web, factory, system_session):
+    first, second = factory.org(), factory.org()
+    leo = factory.member(first)
+    _row, token = members.invite(system_session, second.id, leo.email, actor=Actor("test"))
+    system_session.commit()
+    assert web.get(f"/invitation/{token}").status_code == 302  # sign in as that person first
+    sign_in(web, leo)
+    resp = _use_link(web, f"/invitation/{token}")
+    assert resp.status_code == 302
+    assert system_session.scalar(select(Membership.role).where(Membership.user_id == leo.id,
+                                                                Membership.org_id == second.id)) == "member"
+
+
+def test_a_platform_invitation_gives_the_role_without_system_scope(web, system_session):
+    token = platform.grant_or_invite(system_session, "officer@example.test", "privacy_officer",
+                                     actor=Actor("test"))
+    system_session.commit()
+    resp = _use_link(web, f"/invitation/{token}", password=NEW_PASSWORD, confirm=NEW_PASSWORD)
+    assert resp.status_code == 302
+    assert system_session.scalar(select(User.platform_role).where(
+        User.email == "officer@example.test")) == "privacy_officer"
+
+
+def test_a_reset_link_sets_the_password_without_system_scope(web, factory, system_session):
+    mia = factory.member(factory.org())
+    token = members.request_password_reset(system_session, mia.email, actor=Actor("test"))
+    system_session.commit()
+    weak = _use_link(web, f"/reset-password/{token}", password="short", confirm="short")
+    assert weak.status_code == 200 and "at least 12" in weak.get_data(as_text=True)
+    resp = _use_link(web, f"/reset-password/{token}", password=NEW_PASSWORD, confirm=NEW_PASSWORD)
+    assert resp.status_code == 302
+    assert web.get(f"/reset-password/{token}").status_code == 404
+    assert _signs_in(web, mia.email, NEW_PASSWORD)
+    assert not _signs_in(web, mia.email, PASSWORD)
+
+
+def test_the_web_role_learns_nothing_of_a_link_without_its_token(database, factory, system_session):
+    mia = factory.member(factory.org())
+    token = members.request_password_reset(system_session, mia.email, actor=Actor("test"))
+    system_session.commit()
+    s = database.session(Scope())  # memoria_app, no scope: what an SQL injection in the web would have
+    try:
+        assert s.execute(text("select * from account_tokens")).all() == []
+        peek = text("select * from memoria_link_peek('reset', :t, now())")
+        assert s.execute(peek, {"t": "made-up-token"}).all() == []
+        assert s.execute(peek, {"t": sha256(token)}).all() == []  # the stored digest is not the capability
+        use = text("select memoria_link_use('reset', :t, now(), null, null)")
+        assert s.scalar(use, {"t": sha256(token)}) is None
+        assert s.scalar(use, {"t": "made-up-token"}) is None
+        assert s.execute(text("select * from memoria_link_peek('invite', :t, now())"), {"t": token}).all() == []
+        assert [r.account_id for r in s.execute(peek, {"t": token})] == [mia.id]  # the token holder's answer
+    finally:
+        s.rollback()
+        s.close()
