@@ -9,7 +9,7 @@ from sqlalchemy import select, text
 
 from memory_core.adapters.db import Scope
 from memory_core.adapters.security import sha256
-from memory_core.domain.models import AuditLog, Membership, User
+from memory_core.domain.models import AuditLog, Membership, Memory, Message, User
 from memory_core.tenancy import members, platform
 from memory_core.tenancy.members import Actor
 from tests.conftest import csrf_from, login, sign_in
@@ -124,3 +124,27 @@ def test_the_web_role_learns_nothing_of_a_link_without_its_token(database, facto
     finally:
         s.rollback()
         s.close()
+
+
+def test_adopting_a_numbers_history_in_every_org_without_system_scope(web, factory, system_session):
+    phone = "+34600111000"
+    first, second = factory.org(), factory.org()
+    ana = factory.member(first, phone=phone)
+    factory.memory(None, level="personal", owner_phone=phone, category="person", subject="self",
+                   attribute="ciudad", value="Cádiz")
+    factory.memory(None, level="personal", owner=ana, category="person", subject="self", attribute="ciudad",
+                   value="Madrid")
+    for org in (first, second):  # the number wrote in two orgs before it was linked
+        conv = factory.conversation(org, channel="whatsapp", phone=phone)
+        factory.message(conv, "hola")
+        factory.memory(org, level="private", owner_phone=phone, attribute="nota", value=org.name)
+    other = factory.memory(second, level="private", owner_phone="+34600999999", attribute="nota", value="not hers")
+    token = sign_in(web, ana)
+    resp = web.post("/link-whatsapp/adopt", data={"csrf_token": token}, follow_redirects=True)
+    assert "Adopted 3 memories and 2 messages" in resp.get_data(as_text=True)
+    system_session.expire_all()
+    owners = {(m.value, m.owner_user_id, m.status) for m in system_session.scalars(select(Memory))}
+    assert owners == {("Cádiz", ana.id, "superseded"), ("Madrid", ana.id, "active"), (first.name, ana.id, "active"),
+                      (second.name, ana.id, "active"), ("not hers", None, "active")}
+    assert other.owner_phone == "+34600999999"
+    assert set(system_session.scalars(select(Message.user_id))) == {ana.id}

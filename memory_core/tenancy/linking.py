@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.db import Scope
 from memory_core.adapters.security import keyed_digest, secret
 from memory_core.domain import audit, clock
-from memory_core.domain.access import member_permissions, weaker_permissions
+from memory_core.domain.access import Access, Principal, member_permissions, weaker_permissions
 from memory_core.domain.errors import Conflict, Forbidden, NotFound, TooManyAttempts
 from memory_core.domain.models import (
     Conversation,
@@ -222,10 +223,20 @@ def pre_link_history(session: Session, user_id: uuid.UUID) -> PreLinkHistory:
     return PreLinkHistory(row.memories, row.messages, row.conversations)
 
 
+def adoption_scopes(session: Session, user_id: uuid.UUID, phone: str) -> list[Scope]:
+    """Where adopting the number's earlier rows must run, without system scope: the person's own scope
+    with the number, first with no org (org-less rows; personal memories are seen there too), then in
+    each org the number wrote in (listed by a SECURITY DEFINER function, migration t3_sec_links_*)."""
+    orgs = session.scalars(text("select org_id from memoria_pre_link_orgs(:u)"), {"u": user_id}).all()
+    principal = Principal(user_id=user_id, phone=phone or None)
+    return [Access(principal, org_id).scope() for org_id in [None, *sorted(o for o in orgs if o is not None)]]
+
+
 def adopt_pre_link_history(session: Session, user_id: uuid.UUID, phone: str, actor: uuid.UUID) -> dict[str, int]:
     """Move the linked number's personal and private memories and its messages to the person.
 
-    Only the person may do it, only for their own linked number; never automatic. Where the person
+    Only the person may do it, only for their own linked number; never automatic. Moves what the session
+    sees: in system scope everything, in the person's scopes (`adoption_scopes`) one org at a time. Where the person
     already holds an active fact with the same subject and attribute, the older of the two becomes a
     version of the newer (supersede, never overwrite). Audited; does not commit.
     """

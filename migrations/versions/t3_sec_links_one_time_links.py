@@ -11,6 +11,10 @@ the stored SHA-256 alone opens nothing), do the only two things that need to rea
 - `memoria_link_use(purpose, token, now, user, email)`: marks the link used (once: a concurrent use
   finds it used) and records the account it made; returns the link's id, or null.
 
+A third, `memoria_pre_link_orgs(user)`, lists the orgs in which the person's linked number has rows
+from before it was linked, so adopting them runs in the person's own scope (with the number) once per
+org instead of in system scope.
+
 The rest of each use (the new account, its membership, the new password, the audit row) is written
 by the domain in the person's own scope (principal, or the invitation's org), which the existing
 policies already allow.
@@ -70,6 +74,24 @@ FUNCTIONS = {
         returning t.id into found;
       {LEAVE}
       return found;
+    end $$"""),
+    "memoria_pre_link_orgs(uuid)": ("p_user uuid", f"""
+    returns table (org_id uuid) language plpgsql as $$
+    -- The orgs in which a person's linked number has rows from before it was linked (null: rows of no
+    -- org): where adopting them must look. Ids only, for the person's own number.
+    declare caller text := current_setting('memoria.mode', true); linked text;
+    begin
+      {ENTER}
+      select u.phone into linked from users u where u.id = p_user;
+      return query select distinct x.org_id from (
+          select m.org_id from memories m where m.owner_phone = linked and m.owner_user_id is null
+            and m.level in ('personal', 'private')
+          union select g.org_id from messages g where g.phone = linked and g.user_id is null
+          union select c.org_id from conversations c where c.phone = linked and c.user_id is null
+          union select n.org_id from notifications n where n.phone = linked and n.user_id is null
+          union select t.org_id from memory_traces t where t.phone = linked and t.user_id is null) x
+        where linked is not null;
+      {LEAVE}
     end $$"""),
 }
 
