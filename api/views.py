@@ -361,11 +361,22 @@ def delete_contact(org_id, contact_id: uuid.UUID):
 
 def _forget(org_id: uuid.UUID, model: type[Conversation] | type[Contact], row_id: uuid.UUID,
             forget: Callable[..., dict[str, int]], missing: str) -> CountsOut:
-    """Forget one of the key's org's rows with `forget`; another org's row is NotFound, like one that never was."""
-    s = db(SYSTEM)
+    """Forget one of the key's org's rows with `forget`; another org's row is NotFound, like one that never was.
+
+    No system scope: the personal and private memories it reaches go first, in each owner's own scope
+    (one transaction each), then the rest in the org's."""
+    from memory_core.privacy.forgetting import forget_owned, owner_scopes
+
+    s = db(org_scope(org_id))
     if s.scalar(select(model.org_id).where(model.id == row_id)) != org_id:
         raise NotFound(missing)
-    counts = forget(s, row_id, actor_label=_actor())
+    which = {"conversation_id": row_id} if model is Conversation else {"org_id": org_id, "contact_id": row_id}
+    removed = 0
+    for scope in owner_scopes(s, org_id, **{k: v for k, v in which.items() if k != "org_id"}):
+        owner = db(scope)
+        removed += forget_owned(owner, **which)
+        owner.commit()
+    counts = forget(s, row_id, actor_label=_actor(), removed_by_owners=removed)
     s.commit()
     return CountsOut(counts=counts)
 
@@ -376,7 +387,7 @@ def end_membership(org_id, user_id: uuid.UUID):
     """A member leaves the key's org."""
     from memory_core.tenancy.leaving import member_leaves
 
-    s = db(SYSTEM)
+    s = db(org_scope(org_id, user_id))  # the org's rows and the leaving member's own (their private memories)
     if s.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id)) is None:
         raise NotFound("That person is not a member of this organization.")
     counts = member_leaves(s, org_id, user_id, actor_label=_actor())

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.adapters.db import Scope
+from memory_core.adapters.db import Scope, org_scope
 from memory_core.adapters.security import sha256
-from memory_core.domain.models import AuditLog, Membership, Memory, Message, User
+from memory_core.domain.models import AuditLog, Conversation, Membership, Memory, MemorySource, Message, User
 from memory_core.tenancy import members, platform
 from memory_core.tenancy.members import Actor
 from tests.conftest import csrf_from, login, sign_in
@@ -148,3 +148,80 @@ def test_adopting_a_numbers_history_in_every_org_without_system_scope(web, facto
                       (second.name, ana.id, "active"), ("not hers", None, "active")}
     assert other.owner_phone == "+34600999999"
     assert set(system_session.scalars(select(Message.user_id))) == {ana.id}
+
+
+@pytest.fixture
+def keyed(factory, system_session):
+    """An org with an owner, a member and an API key."""
+    from memory_core.tenancy.api_keys import create_api_key
+
+    org = factory.org()
+    owner = factory.member(org, role="owner")
+    bea = factory.member(org)
+    _, key = create_api_key(system_session, org.id, "bot", created_by=owner.id, actor_label="test")
+    system_session.commit()
+    return org, bea, {"Authorization": f"Bearer {key}"}
+
+
+def test_deleting_a_conversation_forgets_its_owners_private_memories_without_system_scope(web, keyed, factory,
+                                                                                           system_session):
+    org, bea, headers = keyed
+    conv = factory.conversation(org, bea)
+    said = factory.message(conv, "soy alérgica al marisco")
+    kept = factory.memory(org, level="shared", attribute="horario", value="9-14")
+    mine = [factory.memory(None, level="personal", owner=bea, subject="self", attribute="alergia", value="marisco"),
+            factory.memory(org, level="private", owner=bea, attribute="nota", value="x"),
+            factory.memory(org, level="private", owner_phone="+34600111222", attribute="nota", value="y")]
+    for m in (*mine, kept):
+        system_session.add(MemorySource(memory_id=m.id, message_id=said.id, conversation_id=conv.id))
+    elsewhere = factory.memory(org, level="private", owner=bea, attribute="otra", value="z")
+    system_session.commit()
+    resp = web.delete(f"/api/v1/conversations/{conv.id}", headers=headers)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    assert resp.get_json()["counts"]["memories_removed"] == 3
+    assert set(system_session.scalars(select(Memory.id))) == {kept.id, elsewhere.id}
+    assert system_session.scalar(select(Conversation.id).where(Conversation.id == conv.id)) is None
+
+
+def test_deleting_a_contact_forgets_every_fact_about_it_without_system_scope(web, keyed, factory, system_session):
+    org, bea, headers = keyed
+    contact = factory.contact(org)
+    about = f"contact:{contact.id}"
+    factory.memory(org, subject=about, attribute="plazo_pago", value="60 días", area="contacts", category="customer")
+    factory.memory(org, level="private", owner=bea, subject=about, attribute="nota", value="x", category="customer")
+    factory.memory(org, level="private", owner_phone="+34600111222", subject=about, attribute="nota", value="y",
+                   category="customer")
+    other = factory.memory(org, level="private", owner=bea, subject="self", attribute="nota", value="z")
+    resp = web.delete(f"/api/v1/contacts/{contact.id}", headers=headers)
+    assert resp.status_code == 200 and resp.get_json()["counts"]["facts_removed"] == 3
+    assert set(system_session.scalars(select(Memory.id))) == {other.id}
+
+
+def test_ending_a_membership_forgets_the_members_private_memories_without_system_scope(web, keyed, factory,
+                                                                                       system_session):
+    org, bea, headers = keyed
+    factory.memory(org, level="private", owner=bea, attribute="nota", value="x")
+    shared = factory.memory(org, level="shared", attribute="horario", value="9-14", author_user_id=bea.id)
+    resp = web.delete(f"/api/v1/memberships/{bea.id}", headers=headers)
+    assert resp.status_code == 200 and resp.get_json()["counts"]["private_removed"] == 1
+    assert set(system_session.scalars(select(Memory.id))) == {shared.id}
+    assert system_session.scalar(select(Membership.left_at).where(Membership.user_id == bea.id)) is not None
+
+
+def test_only_the_conversations_org_scope_learns_who_owns_what_forgetting_reaches(database, keyed, factory):
+    org, bea, _headers = keyed
+    conv = factory.conversation(org, bea)
+    said = factory.message(conv, "hola")
+    m = factory.memory(org, level="private", owner=bea, attribute="nota", value="x")
+    factory.s.add(MemorySource(memory_id=m.id, message_id=said.id, conversation_id=conv.id))
+    factory.s.commit()
+    other = factory.org()
+    owners = text("select * from memoria_forget_owners(:o, :c, null)")
+    for scope, org_id, found in ((Scope(), org.id, []), (org_scope(other.id), other.id, []),
+                                 (org_scope(other.id), org.id, []), (org_scope(org.id), org.id, [bea.id])):
+        s = database.session(scope)
+        try:
+            assert [r.user_id for r in s.execute(owners, {"o": org_id, "c": conv.id})] == found
+        finally:
+            s.rollback()
+            s.close()

@@ -44,7 +44,7 @@ def issue(session: Session, purpose: str, email: str, *, now: dt.datetime | None
 @dataclass(frozen=True)
 class Link:
     """A valid, unused link as its page and its use need it (read by `memoria_link_peek`, migration
-    t3_sec_links_one_time_links, so a person who is not signed in opens it without system scope).
+    t3_sec_links_web_scopes, so a person who is not signed in opens it without system scope).
 
     `account_id`: the account it applies to (a reset's; the account an invitation's email already
     has); `admin_exists`: for a setup link, whether a platform administrator exists by now."""

@@ -1,4 +1,4 @@
-"""one-time links (setup, invitation, password reset) without system scope
+"""the web stops needing system scope for one-time links, adopting a number's history and forgetting
 
 A person opening a link is not signed in, so the web read and used the link in system scope. Now two
 SECURITY DEFINER functions, owned by memoria_worker and keyed by the token itself (hashed inside, so
@@ -15,17 +15,21 @@ A third, `memoria_pre_link_orgs(user)`, lists the orgs in which the person's lin
 from before it was linked, so adopting them runs in the person's own scope (with the number) once per
 org instead of in system scope.
 
+A fourth, `memoria_forget_owners(org, conversation, subject)`, names who holds the personal and private
+memories that deleting one of an org's conversations or contacts reaches (ids and numbers only), so the
+API forgets them in each owner's own scope and the rest in the org's.
+
 The rest of each use (the new account, its membership, the new password, the audit row) is written
 by the domain in the person's own scope (principal, or the invitation's org), which the existing
 policies already allow.
 
-Revision ID: t3_sec_links_one_time_links
+Revision ID: t3_sec_links_web_scopes
 Revises: t2_merge_language_scopes
 Create Date: 2026-12-01
 """
 from alembic import op
 
-revision = "t3_sec_links_one_time_links"
+revision = "t3_sec_links_web_scopes"
 down_revision = "t2_merge_language_scopes"
 branch_labels = None
 depends_on = None
@@ -91,6 +95,23 @@ FUNCTIONS = {
           union select n.org_id from notifications n where n.phone = linked and n.user_id is null
           union select t.org_id from memory_traces t where t.phone = linked and t.user_id is null) x
         where linked is not null;
+      {LEAVE}
+    end $$"""),
+    "memoria_forget_owners(uuid, uuid, text)": ("p_org uuid, p_conversation uuid, p_subject text", f"""
+    returns table (user_id uuid, phone text) language plpgsql as $$
+    -- Who holds personal or private memories that forgetting reaches: sourced from p_conversation (a
+    -- conversation of p_org), or about p_subject in p_org. Their ids and numbers only, nothing of the
+    -- memories, so the caller forgets them in each owner's own scope. Only for a caller in that org's scope.
+    declare caller text := current_setting('memoria.mode', true);
+      caller_org text := current_setting('memoria.org_id', true);
+    begin
+      {ENTER}
+      return query select distinct m.owner_user_id, m.owner_phone::text from memories m
+        where caller = 'org' and caller_org = p_org::text and m.level in ('personal', 'private') and (
+          (p_conversation is not null
+           and exists (select 1 from conversations c where c.id = p_conversation and c.org_id = p_org)
+           and exists (select 1 from memory_sources s where s.memory_id = m.id and s.conversation_id = p_conversation))
+          or (p_subject is not null and m.org_id = p_org and m.subject = p_subject));
       {LEAVE}
     end $$"""),
 }
