@@ -56,7 +56,7 @@ from api.schemas import (
     UsedOut,
     WriteOut,
 )
-from memory_core.adapters.db import SYSTEM, org_scope
+from memory_core.adapters.db import SYSTEM, Scope, org_scope
 from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
@@ -211,9 +211,12 @@ def ingest(org_id, body: IngestIn):
     link_request = (body.channel in LINK_CHANNELS and body.role == "user" and body.event == "new"
                     and link_code_of(body.text) is not None)
     if link_request:
-        # A VINCULAR message comes from a number that has no access yet: that is what it asks for,
-        # and linking reads codes across accounts, so it runs in system scope.
-        s = db(SYSTEM)
+        # A VINCULAR message comes from a number that has no access yet: that is what it asks for. It runs
+        # in the scope of the person who asked for the code, with the number (the code itself is checked
+        # by a SECURITY DEFINER function).
+        from memory_core.tenancy.linking import link_scope
+
+        s = db(link_scope(db(Scope()), body.phone, body.text, org_id))
     else:
         # Everything else is written under the writer's own row-level-security scope.
         s = writer(principal_access(org_id, body.user_id, body.phone))

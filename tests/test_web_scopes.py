@@ -5,11 +5,20 @@ shows its user-visible result; the web role cannot reach what the narrower paths
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select, text, update
 
 from memory_core.adapters.db import Scope, org_scope
 from memory_core.adapters.security import sha256
-from memory_core.domain.models import AuditLog, Conversation, Membership, Memory, MemorySource, Message, User
+from memory_core.domain.models import (
+    AuditLog,
+    Conversation,
+    Membership,
+    Memory,
+    MemorySource,
+    Message,
+    PhoneAuthorization,
+    User,
+)
 from memory_core.tenancy import members, platform
 from memory_core.tenancy.members import Actor
 from tests.conftest import csrf_from, login, sign_in
@@ -225,3 +234,45 @@ def test_only_the_conversations_org_scope_learns_who_owns_what_forgetting_reache
         finally:
             s.rollback()
             s.close()
+
+
+def _vincular(web, headers, phone: str, code: str):
+    body = {"channel": "whatsapp", "conversation": f"wa-{phone}", "external_id": f"wamid-{code}-{phone}",
+            "phone": phone, "role": "user", "text": f"VINCULAR {code}"}
+    resp = web.post("/api/v1/messages", json=body, headers=headers)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    return resp.get_json()["reply"]
+
+
+def test_vincular_links_the_number_through_the_api_without_system_scope(web, keyed, factory, system_session):
+    from memory_core.tenancy import linking
+
+    org, bea, headers = keyed
+    other_org = factory.org()
+    factory.phone(other_org, "+34600000001", user=bea)  # her old number, in another org
+    system_session.execute(update(User).where(User.id == bea.id).values(phone="+34600000001"))
+    system_session.commit()
+    code = linking.create_link_code(system_session, bea.id, org.id)
+    system_session.commit()
+    assert "vinculado a tu cuenta" in _vincular(web, headers, "34600111222", code)
+    system_session.expire_all()
+    assert system_session.scalar(select(User.phone).where(User.id == bea.id)) == "+34600111222"
+    auths = {(a.org_id, a.phone): a.revoked_at is None for a in system_session.scalars(select(PhoneAuthorization))}
+    assert auths == {(org.id, "+34600111222"): True, (other_org.id, "+34600000001"): False}
+    assert "ya se usó" in _vincular(web, headers, "+34600111222", code)
+    for _ in range(linking.MAX_FAILURES):
+        assert "no es válido" in _vincular(web, headers, "+34600333444", "AAAAAA")
+    assert "Demasiados" in _vincular(web, headers, "+34600333444", "AAAAAA")
+
+
+def test_another_orgs_key_cannot_redeem_a_link_code(web, keyed, factory, system_session):
+    from memory_core.tenancy import linking
+    from memory_core.tenancy.api_keys import create_api_key
+
+    org, bea, _headers = keyed
+    other = factory.org()
+    _, key = create_api_key(system_session, other.id, "bot", created_by=None, actor_label="test")
+    code = linking.create_link_code(system_session, bea.id, org.id)
+    system_session.commit()
+    assert "no es válido" in _vincular(web, {"Authorization": f"Bearer {key}"}, "+34600111222", code)
+    assert system_session.scalar(select(User.phone).where(User.id == bea.id)) is None

@@ -19,6 +19,10 @@ A fourth, `memoria_forget_owners(org, conversation, subject)`, names who holds t
 memories that deleting one of an org's conversations or contacts reaches (ids and numbers only), so the
 API forgets them in each owner's own scope and the rest in the org's.
 
+Two more take a WhatsApp link code (VINCULAR) without system scope: `memoria_link_code_user(hmac, org)`
+names the account that asked for it, so the link runs in that person's scope with the number, and
+`memoria_link_code_take(...)` counts wrong guesses per number, checks the code and marks it used.
+
 The rest of each use (the new account, its membership, the new password, the audit row) is written
 by the domain in the person's own scope (principal, or the invitation's org), which the existing
 policies already allow.
@@ -113,6 +117,50 @@ FUNCTIONS = {
            and exists (select 1 from memory_sources s where s.memory_id = m.id and s.conversation_id = p_conversation))
           or (p_subject is not null and m.org_id = p_org and m.subject = p_subject));
       {LEAVE}
+    end $$"""),
+    "memoria_link_code_user(text, uuid)": ("p_hmac text, p_org uuid", f"""
+    returns uuid language plpgsql as $$
+    -- The account that asked for a WhatsApp link code (its HMAC, in the org the message came to), so
+    -- the link runs in that person's scope. The HMAC needs the code and the server's secret.
+    declare caller text := current_setting('memoria.mode', true); found uuid;
+    begin
+      {ENTER}
+      select l.user_id into found from link_codes l
+        where l.code_hmac = p_hmac and (p_org is null or l.org_id = p_org);
+      {LEAVE}
+      return found;
+    end $$"""),
+    "memoria_link_code_take(text, uuid, text, text, timestamptz, integer, timestamptz)": (
+        "p_hmac text, p_org uuid, p_phone text, p_key text, p_since timestamptz, p_max integer, p_now timestamptz",
+        f"""
+    returns table (outcome text, user_id uuid, org_id uuid, phone_locale text) language plpgsql as $$
+    -- Take a WhatsApp link code sent from p_phone: 'too_many' when the number has p_max wrong codes
+    -- since p_since, 'missing' without a code (null HMAC), 'invalid', 'used' or 'expired' (a wrong
+    -- guess, counted under p_key), else 'ok' with the code's account and org, the code now used. Also
+    -- the language of the account the number already belongs to, for the reply.
+    declare caller text := current_setting('memoria.mode', true); code link_codes%rowtype; lang text;
+      result text;
+    begin
+      {ENTER}
+      select u.locale into lang from users u where u.phone = p_phone;
+      if (select count(*) from login_attempts a where a.key = p_key and a.at > p_since) >= p_max then
+        result := 'too_many';
+      elsif p_hmac is null then
+        result := 'missing';
+      else
+        select * into code from link_codes l where l.code_hmac = p_hmac and (p_org is null or l.org_id = p_org)
+          for update;
+        result := case when code.id is null then 'invalid' when code.used_at is not null then 'used'
+                       when code.expires_at <= p_now then 'expired' else 'ok' end;
+        if result = 'ok' then
+          update link_codes set used_at = p_now, used_by_phone = p_phone where id = code.id;
+        else
+          insert into login_attempts (key, at) values (p_key, p_now);
+        end if;
+      end if;
+      {LEAVE}
+      return query select result, case when result = 'ok' then code.user_id end,
+                          case when result = 'ok' then code.org_id end, lang;
     end $$"""),
 }
 
