@@ -56,7 +56,7 @@ from api.schemas import (
     UsedOut,
     WriteOut,
 )
-from memory_core.adapters.db import SYSTEM, Scope, org_scope
+from memory_core.adapters.db import Scope, org_scope
 from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
@@ -314,9 +314,9 @@ def remember(org_id, body: RememberIn):
                 Message.id == body.message_id)) != conv.id:
             raise NotFound("No such message in this conversation.")
         source = Source(message_id=body.message_id, conversation_id=conv.id)
-    # The same scope as the worker: the ladder enforces the access it was given, and may file a
-    # proposal in an area the writer cannot read (RLS in principal scope would refuse that insert).
-    s = db(SYSTEM)
+    # The ladder enforces the access it was given, and may file a proposal in an area the writer cannot
+    # read (RLS in principal scope would refuse that insert): the ladder scope, not the worker's system.
+    s = db(access.ladder_scope())
     fact = Fact(**body.fact.model_dump()) if body.fact else None
     out = save(s, access, s.get(Organization, org_id), body.text, fact, backend=get_backend(), source=source)
     s.commit()

@@ -276,3 +276,67 @@ def test_another_orgs_key_cannot_redeem_a_link_code(web, keyed, factory, system_
     system_session.commit()
     assert "no es válido" in _vincular(web, {"Authorization": f"Bearer {key}"}, "+34600111222", code)
     assert system_session.scalar(select(User.phone).where(User.id == bea.id)) is None
+
+
+def _remember(web, headers, **body):
+    resp = web.post("/api/v1/remember", json=body, headers=headers)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    return resp.get_json()
+
+
+TONO = {"subject": "self", "attribute": "tono", "value": "tú", "sentence": "Prefiere que le tuteen.",
+        "category": "preference"}
+
+
+def test_remember_writes_through_the_ladder_without_system_scope(web, keyed, factory, system_session):
+    org, bea, headers = keyed
+    owner = system_session.scalar(select(Membership.user_id).where(Membership.org_id == org.id,
+                                                                    Membership.role == "owner"))
+    contact = factory.contact(org, "Talleres García S.L.")
+    learnt = _remember(web, headers, user_id=str(owner), text="Recuerda que Talleres García paga a 60 días")
+    assert learnt["outcome"] == "learnt" and learnt["writes"][0]["level"] == "shared"
+    # A member who may not edit contacts keeps it private and proposes it to the org.
+    marta = factory.member(org, permissions={"contacts": "read"})
+    proposed = _remember(web, headers, user_id=str(marta.id), text="Recuerda que Talleres García paga a 90 días")
+    assert proposed["outcome"] == "proposed"
+    rows = {(m.level, m.status, m.value, m.owner_user_id) for m in system_session.scalars(
+        select(Memory).where(Memory.subject == f"contact:{contact.id}"))}
+    assert rows == {("shared", "active", "60 días", None), ("private", "active", "90 días", marta.id),
+                    ("shared", "proposed", "90 días", None)}
+    # Personal facts: learnt, then replaced by a new value kept as a version.
+    assert _remember(web, headers, user_id=str(bea.id), fact=TONO)["writes"][0]["level"] == "personal"
+    again = _remember(web, headers, user_id=str(bea.id), fact={**TONO, "value": "usted",
+                                                               "sentence": "Prefiere que le traten de usted."})
+    assert again["outcome"] in ("learnt", "superseded") and again["writes"][0]["outcome"] == "superseded"
+    assert {(m.value, m.status) for m in system_session.scalars(select(Memory).where(
+        Memory.attribute == "tono", Memory.owner_user_id == bea.id))} == {("tú", "superseded"), ("usted", "active")}
+    assert system_session.scalar(select(AuditLog.id).where(AuditLog.action == "memory.superseded")) is not None
+
+
+def test_remember_for_a_number_without_an_account_without_system_scope(web, keyed, factory, system_session):
+    org, _bea, headers = keyed
+    factory.phone(org, "+34611000222")
+    out = _remember(web, headers, phone="+34611000222", fact=TONO)
+    assert out["outcome"] == "learnt", out
+    [m] = system_session.scalars(select(Memory)).all()
+    assert (m.level, m.owner_phone, m.owner_user_id) == ("personal", "+34611000222", None)
+
+
+def test_the_ladder_scope_sees_the_orgs_shared_facts_and_only_its_own_memories(database, keyed, factory):
+    from memory_core.domain.access import Access, Principal
+
+    org, bea, _headers = keyed
+    leo = factory.member(org)
+    shared = factory.memory(org, level="shared", area="invoices", attribute="horario", value="9-14")
+    hers = [factory.memory(None, level="personal", owner=bea, subject="self", attribute="a", value="1"),
+            factory.memory(org, level="private", owner=bea, attribute="b", value="2")]
+    factory.memory(None, level="personal", owner=leo, subject="self", attribute="c", value="3")
+    factory.memory(org, level="private", owner=leo, attribute="d", value="4")
+    factory.memory(factory.org(), level="shared", attribute="e", value="5")
+    s = database.session(Access(Principal(user_id=bea.id), org.id).ladder_scope())
+    try:
+        assert set(s.scalars(select(Memory.id))) == {shared.id, *(m.id for m in hers)}
+        assert s.execute(text("select * from account_tokens")).all() == []
+    finally:
+        s.rollback()
+        s.close()

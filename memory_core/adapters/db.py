@@ -39,7 +39,7 @@ DB_NAME = "memoria"
 @dataclass(frozen=True)
 class Scope:
     """What a transaction may see, as row-level security reads it."""
-    mode: str = "none"  # none | principal | org | platform | system
+    mode: str = "none"  # none | principal | ladder | org | platform | system
     org_id: uuid.UUID | None = None
     user_id: uuid.UUID | None = None
     phone: str | None = None

@@ -23,6 +23,10 @@ Two more take a WhatsApp link code (VINCULAR) without system scope: `memoria_lin
 names the account that asked for it, so the link runs in that person's scope with the number, and
 `memoria_link_code_take(...)` counts wrong guesses per number, checks the code and marks it used.
 
+A "ladder" scope (new permissive policies `*_ladder`) lets the API's remember write through the write
+ladder as the principal, instead of in system scope: the org's shared facts and proposals, the
+principal's own memories, and the audit, usage, contacts, exclusions, org and user rows it needs.
+
 The rest of each use (the new account, its membership, the new password, the audit row) is written
 by the domain in the person's own scope (principal, or the invitation's org), which the existing
 policies already allow.
@@ -165,7 +169,36 @@ FUNCTIONS = {
 }
 
 
+MODE = "(SELECT current_setting('memoria.mode', true))"
+ORG = "(SELECT nullif(current_setting('memoria.org_id', true), '')::uuid)"
+USER = "(SELECT nullif(current_setting('memoria.user_id', true), '')::uuid)"
+PHONE = "(SELECT nullif(current_setting('memoria.phone', true), ''))"
+LADDER = f"{MODE} = 'ladder'"
+OWNED = f"(owner_user_id = {USER} or owner_phone = {PHONE})"
+# The "ladder" scope: a principal writing through the write ladder in the request (the API's remember),
+# as the worker does in system scope: the org's shared facts and proposals in every area (the ladder
+# compares with them and files proposals where the writer may not read; the Python access rule decides
+# what is written), the principal's own personal and private memories, and what those writes need.
+# table -> (command, using, with check or None)
+LADDER_POLICIES: dict[str, tuple[str, str, str | None]] = {
+    "memories": ("all", f"""{LADDER} and ((org_id = {ORG} and (level = 'shared' or status = 'proposed'))
+                 or (level = 'personal' and {OWNED}) or (level = 'private' and org_id = {ORG} and {OWNED}))""", None),
+    # The audit rows of the memories it may see (an insert ... returning reads the new row back).
+    "audit_log": ("all", f"""{LADDER} and target_type = 'memory' and actor_user_id is not distinct from {USER}
+                 and (org_id = {ORG} or org_id is null)
+                 and exists (select 1 from memories m where m.id::text = audit_log.target_id)""", None),
+    "usage_ledger": ("all", f"{LADDER} and org_id = {ORG}", None),
+    "contacts": ("select", f"{LADDER} and org_id = {ORG}", None),
+    "policy_exclusions": ("select", f"{LADDER} and (org_id is null or org_id = {ORG})", None),
+    "organizations": ("select", f"{LADDER} and id = {ORG}", None),
+    "users": ("select", f"{LADDER} and id = {USER}", None),
+}
+
+
 def upgrade() -> None:
+    for table, (command, using, check) in LADDER_POLICIES.items():
+        checked = f" with check ({check or using})" if command == "all" else ""
+        op.execute(f"create policy {table}_ladder on {table} for {command} to {APP_ROLE} using ({using}){checked}")
     for signature, (params, body) in FUNCTIONS.items():
         name = signature.split("(")[0]
         op.execute(f"create or replace function {name}({params}) {body.strip()}")
@@ -177,5 +210,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    for table in LADDER_POLICIES:
+        op.execute(f"drop policy if exists {table}_ladder on {table}")
     for signature in FUNCTIONS:
         op.execute(f"drop function if exists {signature}")
