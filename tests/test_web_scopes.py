@@ -340,3 +340,39 @@ def test_the_ladder_scope_sees_the_orgs_shared_facts_and_only_its_own_memories(d
     finally:
         s.rollback()
         s.close()
+
+
+def test_platform_scope_needs_the_live_sessions_proof_not_just_a_staff_id(database, factory, system_session):
+    from memory_core.adapters.db import platform_scope
+
+    staff = factory.user(platform_role="staff")
+    factory.org()
+
+    def orgs_seen(scope: Scope) -> int:
+        with database.unit_of_work(scope) as uow:
+            return uow.session.execute(text("select count(*) from organizations")).scalar_one()
+
+    version = staff.session_version
+    assert orgs_seen(platform_scope(staff.id, version)) == 1
+    assert orgs_seen(platform_scope(staff.id)) == 0  # what an SQL injection that knows the id could set
+    assert orgs_seen(Scope(mode="platform", user_id=staff.id, proof="0" * 64)) == 0
+    assert orgs_seen(platform_scope(staff.id, version + 1)) == 0
+    system_session.execute(update(User).where(User.id == staff.id).values(session_version=version + 1))
+    system_session.commit()  # signing out bumps the version: the old proof stops working at once
+    assert orgs_seen(platform_scope(staff.id, version)) == 0
+    assert orgs_seen(platform_scope(staff.id, version + 1)) == 1
+    with database.unit_of_work(Scope()) as uow:  # the key is the worker's alone
+        assert uow.session.execute(text("select count(*) from memoria_keys")).scalar_one() == 0
+
+
+def test_staff_pages_work_through_the_web_with_the_sessions_proof(web, factory, system_session):
+    from memory_core.domain import audit
+
+    staff = factory.user(platform_role="staff")
+    org = factory.org("Visible Org")
+    audit.record(system_session, actor_label="test", action="contact.deleted", org_id=org.id)
+    system_session.commit()
+    sign_in(web, staff)
+    for page in ("/traces", "/usage", "/jobs"):
+        assert web.get(page).status_code == 200, page
+    assert "contact.deleted" in web.get("/audit").get_data(as_text=True)  # another org's row: platform scope
