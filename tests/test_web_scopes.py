@@ -376,3 +376,17 @@ def test_staff_pages_work_through_the_web_with_the_sessions_proof(web, factory, 
     for page in ("/traces", "/usage", "/jobs"):
         assert web.get(page).status_code == 200, page
     assert "contact.deleted" in web.get("/audit").get_data(as_text=True)  # another org's row: platform scope
+
+
+def test_a_person_cannot_make_themselves_staff_from_their_own_scope(database, factory):
+    import sqlalchemy.exc
+
+    from memory_core.adapters.db import person_scope
+
+    ana = factory.member(factory.org())
+    for scope in (person_scope(ana.id), org_scope(factory.org().id, ana.id)):
+        with database.unit_of_work(scope) as uow:
+            assert uow.session.execute(text("update users set name = 'Ana B' where id = :u"), {"u": ana.id}).rowcount
+            with pytest.raises(sqlalchemy.exc.ProgrammingError, match="only a platform administrator"):
+                uow.session.execute(text("update users set platform_role = 'platform_admin' where id = :u"),
+                                    {"u": ana.id})

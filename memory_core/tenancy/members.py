@@ -179,11 +179,11 @@ def accept_invitation(session: Session, token: str, *, password: str | None, nam
                     password_hash=password_hash)
         session.add(user)
         session.flush()
-    tokens.consume(session, "invite", token, user_id=user.id, now=now)
+    tokens.consume(session, "invite", token, user_id=user.id, now=now)  # gives a platform invitation's role
     if link.org_id is not None:
         join_org(session, link.org_id, user.id, link.role or "member", link.permissions)
     elif link.platform_role:
-        user.platform_role = link.platform_role
+        session.refresh(user)
     audit.record(session, actor_label="invitation", actor_user_id=user.id, action="invitation.accepted",
                  org_id=link.org_id, target_type="invitation", target_id=link.id,
                  details={"role": link.role or link.platform_role})

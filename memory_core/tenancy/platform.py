@@ -60,9 +60,9 @@ def complete_setup(session: Session, token: str, email: str, name: str, password
     if link.admin_exists:
         raise Conflict("A platform administrator already exists: sign in instead.")
     user_id = user_id or uuid.uuid4()
-    user = create_user(session, email, name, password, platform_role="platform_admin",
-                       actor=Actor("setup link", user_id=user_id), user_id=user_id)
-    tokens.consume(session, "setup", token, user_id=user.id, email=user.email, now=now)
+    user = create_user(session, email, name, password, actor=Actor("setup link", user_id=user_id), user_id=user_id)
+    tokens.consume(session, "setup", token, user_id=user.id, email=user.email, now=now)  # makes it platform admin
+    session.refresh(user)
     return user
 
 

@@ -76,7 +76,8 @@ def peek(session: Session, purpose: str, token: str, *, now: dt.datetime | None 
 def consume(session: Session, purpose: str, token: str, *, user_id: uuid.UUID | None = None,
             email: str | None = None, now: dt.datetime | None = None) -> uuid.UUID:
     """Use the link once, in the caller's transaction and any scope, recording the account it made
-    (`user_id`; a setup link also its `email`). Returns its id; NotFound if invalid, used (also by a
+    (`user_id`; a setup link also its `email`) and giving that account the link's platform role, if any
+    (only system scope may give one, so the function does). Returns its id; NotFound if invalid, used (also by a
     concurrent request) or expired, or, for a setup link, once a platform administrator exists."""
     if not token or len(token) > 200:
         raise NotFound(INVALID)

@@ -8,6 +8,10 @@ their session (web/sessions.py); `memoria_platform_role` recomputes it from the 
 and answers no role when it differs, so without the server's key there is no platform scope, and a
 session revoked server-side (sign-out, password or role change bump the version) loses it at once.
 
+A trigger also keeps platform roles from being given outside system scope or a platform
+administrator's platform scope: a person's own scope may update their own users row, and must not be
+able to make them staff.
+
 The key lives in `memoria_keys`, readable only by the worker role in system scope (the SECURITY
 DEFINER function reads it); `memoria migrate` writes it, derived from the server secret.
 
@@ -88,9 +92,33 @@ def upgrade() -> None:
     """)
     op.execute(_role_function(ROLE_WITH_PROOF))
     op.execute(f"alter function memoria_platform_role(uuid) owner to {WORKER_ROLE}")
+    op.execute(f"""
+    create or replace function users_guard_platform_role() returns trigger language plpgsql as $$
+    -- Only the worker role in system scope, a platform administrator in the platform scope, or a
+    -- superuser gives or changes a platform role: a person's own scope may update their own row, and
+    -- an SQL injection there must not make them staff.
+    begin
+      if not ((tg_op = 'INSERT' and new.platform_role is not null)
+              or (tg_op = 'UPDATE' and new.platform_role is distinct from old.platform_role)) then
+        return new;
+      end if;
+      if (select r.rolsuper from pg_roles r where r.rolname = current_user)
+         or (current_setting('memoria.mode', true) = 'system' and pg_has_role(current_user, '{WORKER_ROLE}', 'MEMBER'))
+         or (current_setting('memoria.mode', true) = 'platform'
+             and memoria_platform_role(nullif(current_setting('memoria.user_id', true), '')::uuid) = 'platform_admin')
+      then
+        return new;
+      end if;
+      raise exception 'only a platform administrator gives platform roles' using errcode = '42501';
+    end $$;
+    create trigger users_guard_platform_role before insert or update of platform_role on users
+      for each row execute function users_guard_platform_role();
+    """)
 
 
 def downgrade() -> None:
+    op.execute("drop trigger if exists users_guard_platform_role on users; "
+               "drop function if exists users_guard_platform_role()")
     op.execute(_role_function(ROLE_BY_ID))
     op.execute("drop function if exists memoria_hmac(bytea, bytea)")
     op.execute("drop table if exists memoria_keys")

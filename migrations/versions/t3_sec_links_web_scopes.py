@@ -9,7 +9,8 @@ the stored SHA-256 alone opens nothing), do the only two things that need to rea
   applies to (a reset's account; the account an invitation's email already has) and, for a setup
   link, whether a platform administrator exists; nothing for a wrong, used or expired token;
 - `memoria_link_use(purpose, token, now, user, email)`: marks the link used (once: a concurrent use
-  finds it used) and records the account it made; returns the link's id, or null.
+  finds it used), records the account it made and gives that account the link's platform role, if
+  any (a setup link's, a platform invitation's); returns the link's id, or null.
 
 A third, `memoria_pre_link_orgs(user)`, lists the orgs in which the person's linked number has rows
 from before it was linked, so adopting them runs in the person's own scope (with the number) once per
@@ -75,7 +76,7 @@ FUNCTIONS = {
     -- Use the link once: mark it used, record the account it made (a setup link also its email).
     -- Null when it is not valid by now (a concurrent use waits for the row, then finds it used); a
     -- setup link is also refused once another platform administrator exists.
-    declare caller text := current_setting('memoria.mode', true); found uuid;
+    declare caller text := current_setting('memoria.mode', true); found uuid; granted text; invited text;
     begin
       {ENTER}
       update account_tokens t set used_at = p_now, user_id = coalesce(p_user, t.user_id),
@@ -83,7 +84,13 @@ FUNCTIONS = {
         where t.token_hash = {HASH} and t.purpose = p_purpose and t.used_at is null and t.expires_at > p_now
           and (t.purpose <> 'setup' or not exists (select 1 from users u
                  where u.platform_role = 'platform_admin' and u.id is distinct from p_user))
-        returning t.id into found;
+        returning t.id, t.platform_role, t.email into found, granted, invited;
+      -- A setup link or a platform invitation gives its role here (only system scope may give one),
+      -- to the account that used it: the setup's new account, or the invited email's.
+      if found is not null and granted is not null and p_user is not null then
+        update users u set platform_role = granted
+          where u.id = p_user and (p_purpose = 'setup' or lower(u.email) = lower(invited));
+      end if;
       {LEAVE}
       return found;
     end $$"""),
