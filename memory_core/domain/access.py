@@ -58,6 +58,13 @@ class Access:
         return Scope(mode="principal", org_id=self.org_id, user_id=self.principal.user_id,
                      phone=self.principal.phone, read_areas=self.read_areas)
 
+    def ladder_scope(self) -> Scope:
+        """The principal writing through the write ladder in the request (remember), as the worker does
+        in system scope: also the org's shared facts and proposals of every area, which the ladder
+        compares with and files proposals beside (migration t3_sec_links_web_scopes)."""
+        return Scope(mode="ladder", org_id=self.org_id, user_id=self.principal.user_id,
+                     phone=self.principal.phone, read_areas=self.read_areas)
+
 
 def member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
     """A member's effective permissions: owners and admins edit every area; a member has the areas
