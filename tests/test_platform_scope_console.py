@@ -15,6 +15,7 @@ from sqlalchemy import select, text
 
 from memory_core.domain.models import AuditLog, Organization, PlatformApiKey, PrivacyRequest, User
 from tests.conftest import csrf_from, sign_in
+from tests.support.worker import run_queued_jobs
 
 
 @pytest.fixture
@@ -37,14 +38,6 @@ def _post(client, page_url: str, url: str, data: dict | None = None, **kw):
     return client.post(url, data={**(data or {}), "csrf_token": token}, **kw)
 
 
-def _work() -> None:
-    """What the worker process does: run every queued job (in system scope, on the worker role)."""
-    from rq import SimpleWorker
-
-    from memory_core.adapters.queue import get_queue
-
-    queue = get_queue()
-    SimpleWorker([queue], connection=queue.connection).work(burst=True)
 
 
 # ------------------------------------------------------------------------------------------------ platform admin
@@ -133,13 +126,13 @@ def test_officer_runs_an_erasure_and_an_export_on_the_worker_without_system_scop
 
     html = _post(client, detail, f"{detail}/preview", follow_redirects=True).get_data(as_text=True)
     assert 'id="preview-pending"' in html and 'http-equiv="refresh"' in html  # waits, and reloads itself
-    _work()
+    run_queued_jobs()
     html = client.get(detail).get_data(as_text=True)
     assert "Memories (every version)" in html and "Execute erasure" in html and 'http-equiv="refresh"' not in html
 
     _post(client, detail, f"{detail}/export", follow_redirects=True)
     assert 'id="export-pending"' in client.get(detail).get_data(as_text=True)
-    _work()
+    run_queued_jobs()
     export = client.get(f"{detail}/export.zip")
     assert export.status_code == 200 and export.headers["Content-Type"] == "application/zip"
     assert json.loads(zipfile.ZipFile(io.BytesIO(export.data)).read("users.json"))[0]["email"] == ana.email
@@ -149,7 +142,7 @@ def test_officer_runs_an_erasure_and_an_export_on_the_worker_without_system_scop
     html = _post(client, detail, f"{detail}/execute", {"confirmed": "yes"}, follow_redirects=True).get_data(
         as_text=True)
     assert "Execution queued" in html and system_session.get(User, ana.id) is not None
-    _work()
+    run_queued_jobs()
     html = client.get(detail).get_data(as_text=True)
     assert 'id="request-status">executed<' in html and "no identifier of the subject found" in html
     receipt = client.get(f"{detail}/receipt.json").get_data(as_text=True)
@@ -174,10 +167,10 @@ def test_officer_rejects_and_an_access_request_is_delivered_by_the_worker_withou
     detail = f"/privacy/{second}"
     _post(client, detail, f"{detail}/verify")
     _post(client, detail, f"{detail}/preview")
-    _work()
+    run_queued_jobs()
     html = _post(client, detail, f"{detail}/execute", follow_redirects=True).get_data(as_text=True)
     assert "Execution queued" in html
-    _work()
+    run_queued_jobs()
     html = client.get(detail).get_data(as_text=True)
     assert 'id="request-status">delivered<' in html and ana.email not in html
 
@@ -190,11 +183,11 @@ def test_a_step_the_worker_refuses_is_shown_to_the_officer(web_only, client, fac
                                                "requested_by": "Ana"})
     detail = f"/privacy/{system_session.scalar(select(PrivacyRequest.id))}"
     _post(client, detail, f"{detail}/execute", {"confirmed": "yes"})  # not previewed: the worker refuses
-    _work()
+    run_queued_jobs()
     html = _post(client, detail, f"{detail}/verify", {"note": "letter"}, follow_redirects=True).get_data(as_text=True)
     assert 'id="execute-error"' not in html  # shown beside the step it concerns, once that step is offered
     _post(client, detail, f"{detail}/preview")
-    _work()
+    run_queued_jobs()
     html = client.get(detail).get_data(as_text=True)
     assert 'id="execute-error"' in html and "this step needs it to be previewed" in html
 
