@@ -132,11 +132,10 @@ def privacy_request(request_id: uuid.UUID):
     """One request: its steps, preview, progress and receipt."""
     req = _request_or_404(request_id)
     steps = {step: privacy_jobs.step_state(step, req.id) for step in privacy_jobs.STEPS}
-    running = (req.progress or {}).get("state") in ("running", "verifying")
     return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
                            verify_form=VerifyForm(), steps=steps, step_error=_step_error,
                            export_ready=privacy_jobs.export_ready(req.id),
-                           refresh=running or any(st.pending for st in steps.values()),
+                           refresh=any(st.pending for st in steps.values()),
                            totals=privacy.preview_totals(req.preview) if req.preview else None,
                            erasure_consequence=erasure_consequence(req) if req.preview else "")
 

@@ -4,7 +4,7 @@ execution (an erasure in resumable batches, or an access request's delivery) and
 The console only enqueues them and shows their state (`step_state`, `export_ready`): the web process cannot
 enter system scope. A failure is logged and retried (three times, after 30 s, 2 min and 10 min, by the
 worker's scheduler); a refusal of the domain (the request moved on meanwhile) is final and shown to the
-officer. The export waits in Redis for an hour (it never enters the database), and is dropped once the
+officer until they start another step. The export waits in Redis for an hour (it never enters the database), and is dropped once the
 request is closed."""
 from __future__ import annotations
 
@@ -94,6 +94,10 @@ def enqueue(step: str, request_id: uuid.UUID, actor_user_id: uuid.UUID | None, *
     existing = queue.fetch_job(job_id)
     if existing is not None and existing.get_status(refresh=True) in PENDING:
         return job_id
+    for other in STEPS:  # how an earlier step ended is old news once the officer moves on
+        done = queue.fetch_job(_job_id(other, request_id))
+        if done is not None and done.get_status(refresh=True) not in PENDING:
+            done.delete()
     queue.enqueue(STEPS[step], str(request_id), str(actor_user_id) if actor_user_id else None, *args,
                   job_id=job_id, job_timeout=6 * 3600, result_ttl=86400, failure_ttl=7 * 86400,
                   retry=Retry(max=len(RETRY_AFTER), interval=RETRY_AFTER))

@@ -175,21 +175,24 @@ def test_officer_rejects_and_an_access_request_is_delivered_by_the_worker_withou
     assert 'id="request-status">delivered<' in html and ana.email not in html
 
 
-def test_a_step_the_worker_refuses_is_shown_to_the_officer(web_only, client, factory, system_session):
+def test_a_step_the_worker_refuses_is_shown_to_the_officer_until_the_next_step(web_only, client, factory,
+                                                                               system_session):
     ana = factory.member(factory.org(), email="ana.refused@example.test")
     officer = factory.user(platform_role="privacy_officer")
     sign_in(client, officer)
     _post(client, "/privacy", "/privacy/new", {"kind": "erasure", "subject_type": "user", "subject_ref": ana.email,
-                                               "requested_by": "Ana"})
+                                               "requested_by": "Ana", "verification": "letter"})
     detail = f"/privacy/{system_session.scalar(select(PrivacyRequest.id))}"
+    _post(client, detail, f"{detail}/verify")
     _post(client, detail, f"{detail}/execute", {"confirmed": "yes"})  # not previewed: the worker refuses
-    run_queued_jobs()
-    html = _post(client, detail, f"{detail}/verify", {"note": "letter"}, follow_redirects=True).get_data(as_text=True)
-    assert 'id="execute-error"' not in html  # shown beside the step it concerns, once that step is offered
-    _post(client, detail, f"{detail}/preview")
     run_queued_jobs()
     html = client.get(detail).get_data(as_text=True)
     assert 'id="execute-error"' in html and "this step needs it to be previewed" in html
+    assert system_session.get(User, ana.id) is not None
+    _post(client, detail, f"{detail}/preview")
+    run_queued_jobs()
+    html = client.get(detail).get_data(as_text=True)
+    assert 'id="execute-error"' not in html and "Execute erasure" in html
 
 
 def test_officer_intake_checks_a_contact_exists_without_reading_contacts(web_only, client, factory, system_session):
@@ -264,3 +267,19 @@ def test_a_platform_admins_scope_changes_only_a_persons_platform_role(factory, s
     system_session.expire_all()
     bea = system_session.get(User, bea.id)
     assert bea.platform_role == "staff" and bea.email == "bea.guard@example.test" and bea.phone is None
+
+
+def test_a_privacy_step_that_fails_on_the_worker_is_logged_and_retried(redis_conn, database, caplog):
+    import logging
+
+    from jobs import privacy as privacy_jobs
+    from memory_core.adapters.queue import get_queue
+
+    broken = "not-a-request-id"  # the step raises (no domain refusal): RQ is to try again later
+    job_id = privacy_jobs.enqueue("preview", broken, None)
+    with caplog.at_level(logging.ERROR, logger="jobs.privacy"):
+        run_queued_jobs()
+    job = get_queue().fetch_job(job_id)
+    assert job.get_status(refresh=True) == "scheduled" and job.retries_left == len(privacy_jobs.RETRY_AFTER) - 1
+    assert any("privacy preview of request not-a-request-id failed" in r.getMessage() for r in caplog.records)
+    assert privacy_jobs.step_state("preview", broken).pending  # the page keeps saying it is on its way
