@@ -4,8 +4,8 @@ execution (an erasure in resumable batches, or an access request's delivery) and
 The console only enqueues them and shows their state (`step_state`, `export_ready`): the web process cannot
 enter system scope. A failure is logged and retried (three times, after 30 s, 2 min and 10 min, by the
 worker's scheduler); a refusal of the domain (the request moved on meanwhile) is final and shown to the
-officer until they start another step. The export waits in Redis for an hour (it never enters the database), and is dropped once the
-request is closed."""
+officer until they start another step. The export waits in Redis for an hour (it never enters the
+database), and is dropped once the request is closed."""
 from __future__ import annotations
 
 import logging
