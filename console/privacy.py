@@ -248,11 +248,14 @@ def privacy_export_prepare(request_id: uuid.UUID):
 @bp.route("/privacy/<uuid:request_id>/export.zip")
 @officer
 def privacy_export(request_id: uuid.UUID):
-    """The export the worker built, as a ZIP of JSON files, a readable summary and spreadsheets."""
-    _request_or_404(request_id)
+    """The export the worker built, as a ZIP of JSON files, a readable summary and spreadsheets. Audited."""
+    s = _officer_db()
+    _request_or_404(request_id, s)
     data = privacy_jobs.take_export(request_id)
     if data is None:
         flash(gettext("No export is waiting (one waits an hour after it is built): prepare it again."), "error")
         return redirect(url_for("console.privacy_request", request_id=request_id))
+    privacy.export_downloaded(s, request_id, current_user.uid)
+    s.commit()
     return Response(data, mimetype="application/zip", headers={
         "Content-Disposition": f'attachment; filename="export-{request_id}.zip"', "Cache-Control": "no-store"})

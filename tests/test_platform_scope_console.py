@@ -136,8 +136,8 @@ def test_officer_runs_an_erasure_and_an_export_on_the_worker_without_system_scop
     export = client.get(f"{detail}/export.zip")
     assert export.status_code == 200 and export.headers["Content-Type"] == "application/zip"
     assert json.loads(zipfile.ZipFile(io.BytesIO(export.data)).read("users.json"))[0]["email"] == ana.email
-    assert "privacy.exported" in set(system_session.scalars(select(AuditLog.action).where(
-        AuditLog.actor_user_id == officer.id)))
+    assert {"privacy.exported", "privacy.export_downloaded"} <= set(system_session.scalars(select(
+        AuditLog.action).where(AuditLog.actor_user_id == officer.id)))
 
     html = _post(client, detail, f"{detail}/execute", {"confirmed": "yes"}, follow_redirects=True).get_data(
         as_text=True)

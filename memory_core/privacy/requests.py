@@ -403,3 +403,7 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None,
     return buf.getvalue()
 
 
+def export_downloaded(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> None:
+    """Audit that the officer took the export the worker built (`privacy.exported` recorded the build). Does
+    not commit."""
+    _audit(session, _get(session, request_id), "privacy.export_downloaded", actor)
