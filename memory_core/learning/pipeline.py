@@ -275,6 +275,7 @@ class BatchCache:
         self._access: dict = {}
         self._paused: dict = {}
         self._orgs: dict = {}
+        self._verdicts: dict = {}
         # The batch's messages, loaded (and locked) by `prepare_messages`: held here so the session's
         # identity map (weak references) still has them when each message is processed.
         self.messages: list[Message] = []
@@ -305,6 +306,13 @@ class BatchCache:
         if org_id not in self._exclusions:
             self._exclusions[org_id] = load_exclusions(session, org_id)
         return self._exclusions[org_id]
+
+    def verdict(self, session: Session, org_id: uuid.UUID | None, text: str) -> PolicyVerdict:
+        """The org's exclusion list run over `text`, once per batch (preparing and writing read it both)."""
+        key = (org_id, text)
+        if key not in self._verdicts:
+            self._verdicts[key] = check_text(text, self.exclusions(session, org_id))
+        return self._verdicts[key]
 
     def contacts(self, session: Session, org_id: uuid.UUID | None) -> list:
         if org_id not in self._contacts:
@@ -367,15 +375,14 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
     for msg in messages:
         if msg.deleted_at is not None or not msg.text.strip():
             continue
-        exclusions = cache.exclusions(session, msg.org_id)
-        if check_text(msg.text, exclusions).secret:
+        if cache.verdict(session, msg.org_id, msg.text).secret:
             continue
         p = out[msg.id] = Prepared(text=msg.text, message_id=msg.id)
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
         if msg.role == "user" and not _writer_paused(session, cache, msg):
             previous = previous_of[msg.id]
-            p.previous = None if previous and check_text(previous, exclusions).secret else previous
+            p.previous = None if previous and cache.verdict(session, msg.org_id, previous).secret else previous
             to_gate.append(p)
     if to_embed:
         try:
@@ -446,7 +453,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
     if prepared is not None and prepared.text != msg.text:
         prepared = None  # edited since the batch was prepared
     exclusions = cache.exclusions(session, msg.org_id) if cache else load_exclusions(session, msg.org_id)
-    verdict = check_text(msg.text, exclusions)
+    verdict = cache.verdict(session, msg.org_id, msg.text) if cache else check_text(msg.text, exclusions)
     # A message holding a secret is not embedded either: no model sees it (full-text search still finds it).
     if verdict.secret is None and msg.text.strip() and (
             msg.embedding is None or msg.embed_model != backend.embed_model):
@@ -524,7 +531,8 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
                                  sent_at=sent_at)
     facts, usage = backend.extract(context)
     ledger(usage)
-    facts = resolve_subjects(session, access, facts, context.contacts)
+    # Nothing was written since the context was read: the names it read are still the known ones.
+    facts = resolve_subjects(session, access, facts, context.contacts, names=context.known_names)
     if bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
     if access.org_id is None:

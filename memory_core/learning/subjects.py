@@ -88,11 +88,14 @@ def resolve_subject(subject: str, contacts: Iterable, known_names: Iterable[str]
     return _unique(by_name) or subject
 
 
-def resolve_subjects(session: Session, access: Access, facts: Sequence[Fact], contacts: Iterable) -> list[Fact]:
-    """The facts with every partly named subject resolved (see the module's docstring)."""
+def resolve_subjects(session: Session, access: Access, facts: Sequence[Fact], contacts: Iterable,
+                     names: Sequence[str] | None = None) -> list[Fact]:
+    """The facts with every partly named subject resolved (see the module's docstring); `names` are the
+    writer's `known_names` when the caller has just read them."""
     if not any(f.subject.startswith("name:") for f in facts):
         return list(facts)
-    names, contacts = known_names(session, access), list(contacts)
+    names = known_names(session, access) if names is None else names
+    contacts = list(contacts)
     out = []
     for f in facts:
         subject = resolve_subject(f.subject, contacts, names)
