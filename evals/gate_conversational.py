@@ -1,4 +1,4 @@
-"""Build the gate's conversational training rows from LoCoMo conversations 26, 30, 41, 42 and 43 only.
+"""Build the gate's conversational training rows from LoCoMo conversations 26, 30, 41 and 42 only.
 
 Usage: python evals/gate_conversational.py [--locomo DIR] > rows.jsonl
 
@@ -26,11 +26,12 @@ from memory_core.backends.local_extractor.clauses import is_question  # noqa: E4
 from memory_core.backends.local_extractor.units import units  # noqa: E402
 from memory_core.domain.text import fold  # noqa: E402
 
-TRAINING_CONVERSATIONS = ("26", "30", "41", "42", "43")  # never 44, 47, 48, 49, 50: held out
+# Never 44, 47, 48, 49, 50 (held out); 43 is left for checking the gate on conversations it was not trained on.
+TRAINING_CONVERSATIONS = ("26", "30", "41", "42")
 LOCOMO = Path("/work/shared/benchmarks/locomo10")
 # Negatives are far more numerous: keep this many per positive so the in-domain balance holds.
 NEGATIVES_PER_POSITIVE = 1.0
-MAX_POSITIVES_PER_CONVERSATION = 60
+MAX_POSITIVES_PER_CONVERSATION = 100
 # A durable fact about the writer says so: "I", "my", "we"... (LoCoMo's observations also cite opinions).
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us)\b")
 SEED = 13
