@@ -343,3 +343,16 @@ def test_a_race_run_last_saturday_is_no_protected_topic(backend, text):
 @pytest.mark.parametrize("text", ["I had a great time yesterday!", "Lo pasamos genial ayer."])
 def test_how_the_day_went_is_no_event(backend, text):
     assert learn(backend, text) == []
+
+
+@pytest.mark.parametrize("text", ["I'm doing my best", "They make me so happy", "I'm not giving up!",
+                                  "Estoy muy agradecida", "Me siento muy afortunada", "Estoy muy orgullosa"])
+def test_how_the_writer_feels_teaches_nothing(backend, text):
+    assert learn(backend, text) == []
+
+
+@pytest.mark.parametrize("text, kept", [("I'm so grateful. I'm in Madrid until Friday.", "I'm in Madrid until Friday."),
+                                        ("Estoy muy agradecida. Estoy en Madrid hasta el viernes.",
+                                         "Estoy en Madrid hasta el viernes.")])
+def test_a_feeling_beside_a_fact_leaves_the_fact(text, kept):
+    assert [u.text for u in units(text) if not u.phatic] == [kept]
