@@ -31,7 +31,7 @@ TRAINING_CONVERSATIONS = ("26", "30", "41", "42")
 LOCOMO = Path("/work/shared/benchmarks/locomo10")
 # Negatives are far more numerous: keep this many per positive so the in-domain balance holds.
 NEGATIVES_PER_POSITIVE = 1.0
-MAX_POSITIVES_PER_CONVERSATION = 100
+MAX_POSITIVES_PER_CONVERSATION = 60
 # A durable fact about the writer says so: "I", "my", "we"... (LoCoMo's observations also cite opinions).
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us)\b")
 SEED = 13

@@ -272,3 +272,9 @@ def test_past_events_are_dated_events():
     (event,) = facts("I had a meeting with Acme yesterday", today=sent)
     assert (event.category, event.event_date) == ("event", dt.date(2023, 5, 7))
     assert event.sentence == "On 7 May 2023: The person had a meeting with Acme."
+
+
+def test_a_name_that_starts_like_an_event_is_no_event():
+    # "Talleres" starts with "taller" (workshop), "Classic" with "class": neither sentence tells of an event
+    assert not [f for f in facts("Talleres García me ha pedido un presupuesto para el lunes") if f.category == "event"]
+    assert not [f for f in facts("Classic Motors asked us for a quote for Monday") if f.category == "event"]

@@ -336,7 +336,7 @@ _EVENT_SHAPES = [
     (re.compile(rf"^(?:tengo|tenemos|hay|habra|i have|i've got|we have|we've got|i'm having|we're having)\s+"
                 rf"(?:una\s+|un\s+|la\s+|el\s+|a\s+|an\s+|the\s+)?(?=(?:{_EVENT_NOUNS})\b)"), "after"),
     # "reunión con Acme"
-    (re.compile(rf"^(?:la\s+|el\s+|una\s+|un\s+|a\s+|an\s+|the\s+|my\s+|our\s+|mi\s+|nuestra\s+)?(?={_EVENT_NOUNS}\b)"), "after"),
+    (re.compile(rf"^(?:la\s+|el\s+|una\s+|un\s+|a\s+|an\s+|the\s+|my\s+|our\s+|mi\s+|nuestra\s+)?(?=(?:{_EVENT_NOUNS})\b)"), "after"),
     # "me voy a Lisboa", "cerramos por vacaciones": the whole remainder
     (re.compile(r"^(?:me voy|nos vamos|voy|vamos|viajo|viajamos|i'm going|we're going|i'm flying|i fly|i travel|"
                 r"we travel)\s+(?:a|de|to|on)\s+(?=[A-Za-zÁÉÍÓÚÑáéíóúñ])"), "whole"),
