@@ -233,14 +233,14 @@ def test_an_org_admins_or_members_session_reads_no_platform_table(factory, syste
                    basis="")
     system_session.commit()
     for who in (owner, member):
-        for scope in (org_scope(org.id, who.id), person_scope(who.id), platform_scope(who.id)):
+        for scope in (org_scope(org.id, who.id), person_scope(who.id), platform_scope(who.id, 0)):
             for table in ("platform_api_keys", "privacy_requests", "account_tokens"):
                 assert _seen(database, scope, f"select * from {table}") == [], (who.email, scope.mode, table)
             assert _seen(database, scope, "select * from memoria_org_activity(now() - interval '30 days')") == [], scope
             assert _seen(database, scope, "select memoria_privacy_subject_exists('contact', :c)",
                          {"c": contact.id}) == [(False,)], scope
     # A platform admin's scope: the orgs and the people, never an org's contacts, messages or memberships.
-    admin_scope = platform_scope(admin.id)
+    admin_scope = platform_scope(admin.id, 0)  # 0: a new account's session version (the proof)
     assert len(_seen(database, admin_scope, "select id from organizations")) == 2
     for table in ("contacts", "messages", "memberships", "memories", "privacy_requests", "api_keys"):
         assert _seen(database, admin_scope, f"select * from {table}") == [], table
@@ -258,11 +258,11 @@ def test_a_platform_admins_scope_changes_only_a_persons_platform_role(factory, s
     admin = factory.user(platform_role="platform_admin")
     bea = factory.user(email="bea.guard@example.test")
     system_session.commit()
-    with database.unit_of_work(platform_scope(admin.id)) as uow:
+    with database.unit_of_work(platform_scope(admin.id, 0)) as uow:
         uow.session.execute(text("update users set platform_role = 'staff' where id = :u"), {"u": bea.id})
         uow.commit()
     for change in ("password_hash = 'x'", "email = 'taken@example.test'", "phone = '+34600000001'"):
-        with database.unit_of_work(platform_scope(admin.id)) as uow, pytest.raises(DBAPIError, match="platform role"):
+        with database.unit_of_work(platform_scope(admin.id, 0)) as uow, pytest.raises(DBAPIError, match="platform role"):
             uow.session.execute(text(f"update users set {change} where id = :u"), {"u": bea.id})
     system_session.expire_all()
     bea = system_session.get(User, bea.id)
