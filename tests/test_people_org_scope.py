@@ -10,26 +10,19 @@ import uuid
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.adapters.db import SYSTEM, Database, SystemScopeUnavailable, org_scope, resolve_urls
+from memory_core.adapters.db import SYSTEM, SystemScopeUnavailable, org_scope
 from memory_core.domain.models import AccountToken, AuditLog, Membership, Memory, PhoneAuthorization, User
 from memory_core.tenancy.api_keys import create_api_key
 from tests.conftest import csrf_from, sign_in
 
 
 @pytest.fixture
-def web_only(app, servers):
-    """The app as the web and API processes will run it: its Database has no worker URL, so every
-    system-scope session it is asked for raises SystemScopeUnavailable."""
-    urls = resolve_urls(servers)
-    web, full = Database(urls.app, read_url=urls.read), app.extensions["memoria.db"]
-    app.extensions["memoria.db"] = web
-    try:
-        with pytest.raises(SystemScopeUnavailable):
-            web.session(SYSTEM)
-        yield app
-    finally:
-        app.extensions["memoria.db"] = full
-        web.dispose()
+def web_only(app):
+    """The app as the web and API processes run it: its Database has no worker URL, so every system-scope
+    session it is asked for raises SystemScopeUnavailable."""
+    with pytest.raises(SystemScopeUnavailable):
+        app.extensions["memoria.db"].session(SYSTEM)
+    return app
 
 
 def _post(client, url, token, **data):

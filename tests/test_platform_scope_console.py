@@ -13,24 +13,19 @@ import zipfile
 import pytest
 from sqlalchemy import select, text
 
+from memory_core.adapters.db import SYSTEM, SystemScopeUnavailable
 from memory_core.domain.models import AuditLog, Organization, PlatformApiKey, PrivacyRequest, User
 from tests.conftest import csrf_from, sign_in
 from tests.support.worker import run_queued_jobs
 
 
 @pytest.fixture
-def web_only(app, servers):
-    """The app with the web's Database built without the worker URL: any system-scope session raises
-    SystemScopeUnavailable (a 500), so a page that still needed one fails its test."""
-    from memory_core.adapters.db import Database, resolve_urls
-
-    full = app.extensions["memoria.db"]
-    app.extensions["memoria.db"] = Database(resolve_urls(servers).app)
-    try:
-        yield app
-    finally:
-        app.extensions["memoria.db"].dispose()
-        app.extensions["memoria.db"] = full
+def web_only(app):
+    """The app as the web and API processes run it: its Database has no worker URL, so every system-scope
+    session it is asked for raises SystemScopeUnavailable."""
+    with pytest.raises(SystemScopeUnavailable):
+        app.extensions["memoria.db"].session(SYSTEM)
+    return app
 
 
 def _post(client, page_url: str, url: str, data: dict | None = None, **kw):

@@ -1,6 +1,6 @@
 """The web and API processes without system scope (issue 15, finding 3): each flow that used to need the
 worker role's connection runs through Flask's test client on an app whose Database has no worker URL
-(`MEMORIA_WEB_SYSTEM_SCOPE=False`, so any system-scope session would raise SystemScopeUnavailable), and
+(app.py builds it so: any system-scope session raises SystemScopeUnavailable), and
 shows its user-visible result; the web role cannot reach what the narrower paths guard."""
 from __future__ import annotations
 
@@ -32,10 +32,25 @@ def web(database, redis_conn):
     """The console and API app built without the worker role's URL: no system scope at all."""
     from app import create_app
 
-    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False, "REMEMBER_COOKIE_SECURE": False,
-                      "MEMORIA_WEB_SYSTEM_SCOPE": False})
+    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False, "REMEMBER_COOKIE_SECURE": False})
     assert app.extensions["memoria.db"].system_engine is None
     return app.test_client()
+
+
+def test_no_module_of_the_web_or_the_api_names_system_scope():
+    """The console, review pages, API and web helpers never ask for the worker's scope (the CLI in app.py
+    and the jobs do, in their own processes)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    named = []
+    for package in ("console", "review", "api", "web"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and any(a.name == "SYSTEM" for a in node.names):
+                    named.append(str(path.relative_to(root)))
+    assert named == []
 
 
 def _use_link(client, path: str, **fields):
