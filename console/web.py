@@ -12,7 +12,7 @@ from flask_login import LoginManager, UserMixin, current_user, login_required
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.db import org_scope, person_scope
+from memory_core.adapters.db import Scope, org_scope, person_scope
 from memory_core.domain.models import Membership, Organization, User
 from web.sessions import close_sessions, request_read_session
 from web.sessions import request_session as db
@@ -78,12 +78,17 @@ def _picked_org() -> uuid.UUID | None:
         return None
 
 
-def org_db() -> Session:
-    """A session scoped to the signed-in user's current org (RLS mode "org")."""
+def _current_org_scope() -> Scope:
+    """The signed-in user's current org as a row-security scope (mode "org"); 403 without one."""
     org = current_user.org()
     if org is None:
         abort(403)
-    return db(org_scope(org.org_id, current_user.uid))
+    return org_scope(org.org_id, current_user.uid)
+
+
+def org_db() -> Session:
+    """A session scoped to the signed-in user's current org (RLS mode "org")."""
+    return db(_current_org_scope())
 
 
 def person_db(user_id: uuid.UUID) -> Session:
@@ -94,10 +99,7 @@ def person_db(user_id: uuid.UUID) -> Session:
 def org_read_db() -> Session:
     """Like org_db, for a list page's reads: on the standby when DATABASE_READ_URL is set (a few
     milliseconds behind, except right after this operator's own change; web.sessions)."""
-    org = current_user.org()
-    if org is None:
-        abort(403)
-    return request_read_session(org_scope(org.org_id, current_user.uid))
+    return request_read_session(_current_org_scope())
 
 
 def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | None:
