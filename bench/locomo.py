@@ -2,7 +2,7 @@
 
     python bench/locomo.py [--conversations N] [--data ../shared/benchmarks/locomo10] [--json]
     MEMORIA_DATA_DIR=.memoria-locomo python bench/locomo.py --learn [--conversations 44,47] [--tune]
-        [--backend local|openai] [--json]      # the learning bench: see bench/locomo_learn.py
+        [--backend local|openai] [--keep] [--reuse] [--dump FILE] [--json]   # see bench/locomo_learn.py
 
 Each conversation's turns become messages of one principal (a scratch org and user per conversation,
 written directly as rows with batch-computed embeddings: it is a bench, not the pipeline). Every
@@ -141,6 +141,10 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true",
                         help="--learn on the tuning conversations (26, 30, 41, 42, 43) instead of the held-out ones.")
     parser.add_argument("--backend", choices=("local", "openai"), default="local", help="--learn: the model backend.")
+    parser.add_argument("--keep", action="store_true", help="--learn: leave the learnt scratch orgs in the database.")
+    parser.add_argument("--reuse", action="store_true",
+                        help="--learn: measure the blocks again on conversations a --keep run left (no ingest).")
+    parser.add_argument("--dump", type=Path, default=None, help="--learn: write each question and its block here.")
     parser.add_argument("--json", action="store_true", help="Print JSON only (the default prints JSON too).")
     args = parser.parse_args()
     if not args.data.is_dir():
@@ -153,7 +157,8 @@ def main() -> None:
 
         picked = ([c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations
                   else list(locomo_learn.TUNE if args.tune else locomo_learn.HELD_OUT))
-        report = locomo_learn.run(args.data, picked, args.backend)
+        report = locomo_learn.run(args.data, picked, args.backend, keep=args.keep, reuse=args.reuse,
+                                  dump=args.dump)
     else:
         if args.conversations is not None and not args.conversations.isdigit():
             parser.error("--conversations takes a number without --learn")

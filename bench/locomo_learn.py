@@ -24,7 +24,9 @@ talks to OPENAI_BASE_URL with OPENAI_API_KEY). Then, printed:
 
 Held-out conversations are 44, 47, 48, 49 and 50 (the default); `--tune` runs 26, 30, 41, 42 and 43,
 the only ones to look at while changing the pipeline. The bench refuses a database that holds anything
-but its own scratch orgs, and removes them at the end.
+but its own scratch orgs, and removes them at the end unless `--keep`; `--reuse` measures the blocks
+again on conversations a `--keep` run left (no ingest, no drain: for changes on the read side), and
+`--dump FILE` writes each question with its block as JSON lines.
 """
 from __future__ import annotations
 
@@ -285,13 +287,39 @@ def asking_speaker(question: str, speakers: list[str]) -> str:
     return min(named)[1] if named else speakers[0]
 
 
-def measure(db, backend, stem_name: str, conv: dict) -> dict:
+def kept_conversation(db, stem_name: str, conv: dict) -> dict | None:
+    """A conversation a previous `--keep` run left learnt (its scratch org, users and messages), else None."""
+    from memory_core.adapters.db import SYSTEM
+
+    with db.unit_of_work(SYSTEM) as uow:
+        s = uow.session
+        org = s.execute(text("select id, name from organizations where name like :p order by created_at desc limit 1"),
+                        {"p": f"{ORG_PREFIX}{stem_name}-%"}).first()
+        if org is None:
+            return None
+        tag = org.name.rsplit("-", 1)[1]
+        users = dict(s.execute(text("select u.name, u.id from users u join memberships m on m.user_id = u.id "
+                                    "where m.org_id = :o"), {"o": org.id}).all())
+        message_of = {ext.split(":", 1)[1]: mid for mid, ext in s.execute(
+            text("select id, external_id from messages where org_id = :o and external_id like :t"),
+            {"o": org.id, "t": f"{tag}:%"}).all()}
+    last = sessions_of(conv)[-1][1]
+    return {"org_id": org.id, "users": users, "message_of": message_of, "turns": len(message_of),
+            "now": last + dt.timedelta(days=1), "tag": tag}
+
+
+def measure(db, backend, stem_name: str, conv: dict, *, keep: bool = False, reuse: bool = False,
+            dump: list | None = None) -> dict:
     from memory_core.adapters.db import SYSTEM
     from memory_core.domain.access import load_access
     from memory_core.reading.context import assemble_context
 
     t0 = time.perf_counter()
-    loaded = load_conversation(db, stem_name, conv)
+    loaded = kept_conversation(db, stem_name, conv) if reuse else None
+    if loaded is not None:
+        keep = True  # a reused conversation stays for the next run
+    else:
+        loaded = load_conversation(db, stem_name, conv)
     try:
         t1 = time.perf_counter()
         drained = drain(db, backend)
@@ -347,7 +375,13 @@ def measure(db, backend, stem_name: str, conv: dict) -> dict:
                 block = assemble_context(uow.session, access, None, str(q["question"]), now=loaded["now"],
                                          embed=embed, embed_model=backend.embed_model)
             tokens.append(block.tokens)
-            per_category[CATEGORIES[q["category"]]].append(int(answered(block.text, str(q["answer"]))))
+            hit = answered(block.text, str(q["answer"]))
+            per_category[CATEGORIES[q["category"]]].append(int(hit))
+            if dump is not None:
+                dump.append({"conversation": stem_name, "category": CATEGORIES[q["category"]],
+                             "question": str(q["question"]), "answer": str(q["answer"]),
+                             "evidence": q.get("evidence", []), "hit": hit, "tokens": block.tokens,
+                             "block": block.text})
         t3 = time.perf_counter()
         return {
             "conversation": stem_name, "turns": loaded["turns"], "memories": len(rows),
@@ -358,7 +392,8 @@ def measure(db, backend, stem_name: str, conv: dict) -> dict:
                                           "questions": round(t3 - t2, 1)},
         }
     finally:
-        remove(db, loaded)
+        if not keep:
+            remove(db, loaded)
 
 
 def summarise(results: list[dict], backend_name: str) -> dict:
@@ -395,7 +430,11 @@ def summarise(results: list[dict], backend_name: str) -> dict:
     }
 
 
-def run(data_dir: Path, conversations: list[str], backend_name: str) -> dict:
+def run(data_dir: Path, conversations: list[str], backend_name: str, *, keep: bool = False, reuse: bool = False,
+        dump: Path | None = None) -> dict:
+    """`keep` leaves the learnt scratch orgs in the database; `reuse` measures the blocks again on a kept
+    conversation without ingesting it anew (for changes on the read side); `dump` writes every question,
+    its block and whether the answer is in it as JSON lines."""
     import dataclasses
 
     from memory_core.adapters.config import get_settings
@@ -411,9 +450,13 @@ def run(data_dir: Path, conversations: list[str], backend_name: str) -> dict:
     if hasattr(backend, "warm_up"):
         backend.warm_up()
     results = []
+    rows: list[dict] | None = [] if dump else None
     for name in conversations:
         path = data_dir / f"{name}.json"
         if not path.is_file():
             raise SystemExit(f"no LoCoMo conversation {name} at {path}")
-        results.append(measure(db, backend, name, json.loads(path.read_text(encoding="utf-8"))))
+        results.append(measure(db, backend, name, json.loads(path.read_text(encoding="utf-8")), keep=keep,
+                               reuse=reuse, dump=rows))
+    if dump:
+        dump.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows or []), encoding="utf-8")
     return summarise(results, backend_name)

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from memory_core.domain.access import load_access
-from memory_core.reading.context import PROFILE_MAX_ITEMS, assemble_context
+from memory_core.reading.context import BLOCK_MAX_CHARS, PROFILE_MAX_ITEMS, assemble_context, estimate_tokens
 from memory_core.reading.dating import asks_when, named_date
 
 SAID = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.timezone.utc)
@@ -172,3 +172,41 @@ def test_a_question_about_a_day_finds_what_was_said_that_day(world, value, quest
     block = world.turn(question)
     assert [i.block for i in block.items if i.memory_id == fact.id] == ["related"]
     assert "2023-06-16" in block.related
+
+
+@pytest.mark.parametrize("value, question", [
+    ("De niña me encantaba leer Momo", "¿Cuál era mi libro favorito de pequeña?"),
+    ("I explored nature and roasted marshmallows by the campfire", "What did I do on the camping trip?"),
+])
+def test_a_question_brings_the_sentence_that_answers_it_though_they_share_no_word(world, value, question):
+    world.crowd()
+    fact = world.told(value, confidence=0.1)
+    block = world.turn(question)
+    assert [i.block for i in block.items if i.memory_id == fact.id] == ["related"]
+
+
+THINGS = {"es": """cuenco jarrón taza plato tetera maceta jarra bandeja fuente azucarero lámpara figura salero botijo
+             cenicero huevera""".split(),
+          "en": """bowl vase mug plate teapot planter jug tray platter sugarbowl lamp figurine saltshaker pitcher
+             ashtray eggcup""".split()}
+COLOURS = {"es": "azul verde rojo amarillo blanco negro morado naranja rosa gris marrón dorado plateado turquesa "
+                 "granate ocre".split(),
+           "en": "blue green red yellow white black purple orange pink grey brown golden silver turquoise maroon "
+                 "ochre".split()}
+
+
+@pytest.mark.parametrize("lang, sentence, question", [
+    ("es", "En la clase de cerámica del {n} de mayo modelé un {thing} {colour} para la casa de mi hermana",
+     "¿Qué piezas he hecho en la clase de cerámica?"),
+    ("en", "In pottery class on May {n} I shaped a {colour} {thing} for my sister's new house",
+     "Which pieces have I made in pottery class?"),
+])
+def test_a_question_with_many_answers_gets_more_of_them_and_the_block_keeps_its_budget(world, lang, sentence,
+                                                                                       question):
+    world.crowd()
+    facts = [world.told(sentence.format(n=n + 1, thing=thing, colour=colour), confidence=0.1)
+             for n, (thing, colour) in enumerate(zip(THINGS[lang], COLOURS[lang]))]
+    block = world.turn(question)
+    related = {i.memory_id for i in block.items if i.block == "related"}
+    assert len(related & {f.id for f in facts}) > 8
+    assert len(block.text) <= BLOCK_MAX_CHARS and block.tokens == estimate_tokens(block.text) <= 1_200

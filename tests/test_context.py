@@ -141,12 +141,18 @@ def _crowd_profile(world, n=22):
         world.remember(f"Regla interna {i}", attribute=f"regla_{i}", value=f"valor {i}", confidence=0.99)
 
 
-def test_a_memory_shown_in_the_profile_is_not_repeated_in_related(world):
-    fact = world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días",
-                          category="customer", subject="name:talleres garcía")
-    block = world.turn("¿Cuándo paga Talleres García?")
-    assert [i.block for i in block.items if i.memory_id == fact.id] == ["profile"]
-    assert block.related == ""
+@pytest.mark.parametrize("sentence, value, subject, question", [
+    ("Talleres García paga a 60 días", "60 días", "name:talleres garcía", "¿Cuándo paga Talleres García?"),
+    ("Garcia Motors pays at 60 days", "60 days", "name:garcia motors", "When does Garcia Motors pay?"),
+])
+def test_a_memory_the_message_is_about_is_shown_once_as_related_not_repeated_in_the_profile(world, sentence, value,
+                                                                                            subject, question):
+    fact = world.remember(sentence, attribute="plazo_pago", value=value, category="customer", subject=subject)
+    block = world.turn(question)
+    assert [i.block for i in block.items if i.memory_id == fact.id] == ["related"]
+    assert value not in block.profile
+    assert [i.block for i in world.turn("hola" if "García" in sentence else "hi").items
+            if i.memory_id == fact.id] == ["profile"]
 
 
 def test_related_needs_more_than_one_shared_common_word(world):

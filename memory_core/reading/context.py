@@ -6,12 +6,15 @@ character budget; split apart, each would re-read what the others decided.
 - core: the person's stable facts (who they are, tone, family, key preferences), at most 15 lines in
   a fixed order with no dates or ids, so it is byte-identical from turn to turn while the facts do
   not change (a provider's prompt cache hits);
-- profile: up to 20 visible memories in at most 2,000 characters, pinned first, then the person and
-  their preferences, then the company, then customers and suppliers, then events; within a group by
-  confidence discounted by age; events whose date has passed are left out;
-- related: a search with the message, at most 8 memories in 1,600 characters above a minimum
-  relevance, none already in the core or profile or sent in the last two turns; trivial turns
-  ("gracias", "ok") skip the search.
+- related: a search with the message, at most 24 memories in 2,600 characters above a minimum
+  relevance (or among the message's nearest by meaning), none already in the core or sent in the last
+  two turns; trivial turns ("gracias", "ok") skip the search;
+- profile: up to 20 visible memories in at most 2,000 characters, none already related, pinned first,
+  then the person and their preferences, then the company, then customers and suppliers, then events;
+  within a group by confidence discounted by age; events whose date has passed are left out.
+
+The whole block stays within 4,600 characters (~1,150 tokens): the related memories are fitted first
+and the profile gets what they leave, up to its own limits; the sections are shown core, profile, related.
 
 Every remembered value (and every contact name) is fenced; the block starts with a header saying it
 is data and that the person's current message outranks it.
@@ -73,8 +76,11 @@ from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, 
 CORE_MAX_LINES = 15
 PROFILE_MAX_ITEMS = 20
 PROFILE_MAX_CHARS = 2_000
-RELATED_MAX_ITEMS = 8
-RELATED_MAX_CHARS = 1_600
+RELATED_MAX_ITEMS = 24
+RELATED_MAX_CHARS = 2_600
+# The whole block (header, core, profile, related) stays within this many characters (~1,150 tokens): related
+# memories are fitted first, the profile gets what they leave, each up to its own limits.
+BLOCK_MAX_CHARS = 4_600
 RECENT_TURNS = 2
 # Visible memories read per turn for the core and the profile (ordered in SQL, re-ranked with age).
 CANDIDATES = 300
@@ -89,6 +95,11 @@ RELATED_MIN_TRIGRAM = 0.6
 # The best-fused memories read to check for one shared word that is not a common one (see salience.py).
 RELATED_READ = 40
 RELATED_MIN_SALIENT = 2
+# A message that names its topic (two salient words): its nearest memories by meaning are related from this
+# cosine on (a question and the sentence that answers it share few words and, with the local model, a modest
+# cosine: "What did I do on the camping trip?" / "I roasted marshmallows by the campfire" is 0.36).
+RELATED_NEAREST = 24
+RELATED_NEAR_COSINE = 0.2
 # A turn that asks when, or about a period: related memories whose words or event tell a date weigh this much more.
 WHEN_DATED_BOOST = 2.0
 
@@ -375,6 +386,10 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
                      vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
     fused = [(key[1], score, signals) for key, score, ranks, signals in fuse(lists) if key[1] not in exclude]
+    # The message's nearest memories by meaning count at a lower cosine than any memory does (a question and
+    # the sentence that answers it share few words and, with a small model, a modest cosine).
+    nearest = {f.id for f in lists.get("vector", [])[:RELATED_NEAREST] if f.score >= RELATED_NEAR_COSINE} \
+        if len(salient_words(message)) >= RELATED_MIN_SALIENT else set()
     rows = dict(known)
     # One shared word that is not a common one is enough too ("book", "Valencia"): read the best few.
     unread = [i for i, _, signals in fused[:RELATED_READ] if i not in rows and not relevant(signals)]
@@ -385,7 +400,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     wanted = salient_words(message)
     wanted = wanted if len(wanted) >= RELATED_MIN_SALIENT else frozenset()
     hits = [(i, score) for n, (i, score, signals) in enumerate(fused)
-            if relevant(signals) or (n < RELATED_READ and i in rows
+            if relevant(signals) or i in nearest or (n < RELATED_READ and i in rows
                                      and shares_salient_word(wanted, f"{rows[i].value} {rows[i].sentence}"))]
     if subjects:
         # After the message's own hits, below their scores.
@@ -551,16 +566,18 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
                               now, vector, embed_model, named)
     subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)], lang)
 
+    # The memories the message is about are fitted first, within the block's budget; the profile gets what
+    # they leave, up to its own limits (a bare "hola" leaves it all), so a question never loses them to it.
     shown = [(m.subject, salient_words(m.value)) for m in core]
-    profile = _fit(subjects, rank_profile(candidates, now), PROFILE_MAX_ITEMS, PROFILE_MAX_CHARS, words["profile"],
-                   shown)
-    in_profile = {m.id for m, _ in profile}
-    related = _fit(subjects, [(m, s) for m, s in related_ranked if m.id not in in_profile],
-                   RELATED_MAX_ITEMS, RELATED_MAX_CHARS, related_header, shown)
-
     core_text = render_core(core, lang)
-    profile_text = _section(words["profile"], _render_lines(subjects, [m for m, _ in profile]))
+    room = BLOCK_MAX_CHARS - sum(len(p) + 2 for p in (MEMORY_HEADERS[lang], core_text) if p)
+    related = _fit(subjects, related_ranked, RELATED_MAX_ITEMS, min(RELATED_MAX_CHARS, room), related_header, shown)
+    in_related = {m.id for m, _ in related}
     related_text = _section(related_header, _render_lines(subjects, [m for m, _ in related]))
+    room -= len(related_text) + 2 if related_text else 0
+    profile = _fit(subjects, [(m, s) for m, s in rank_profile(candidates, now) if m.id not in in_related],
+                   PROFILE_MAX_ITEMS, min(PROFILE_MAX_CHARS, room), words["profile"], shown)
+    profile_text = _section(words["profile"], _render_lines(subjects, [m for m, _ in profile]))
     parts = [p for p in (core_text, profile_text, related_text) if p]
     text = "\n\n".join([MEMORY_HEADERS[lang], *parts]) if parts else ""
 
