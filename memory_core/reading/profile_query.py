@@ -67,8 +67,8 @@ def candidates_statement(form: tuple, columns: Sequence, *, group_of: Mapping[st
         return (rank.label("k_rank"), Memory.pinned.label("k_pinned"), group.label("k_group"),
                 Memory.confidence.label("k_confidence"), Memory.valid_from.label("k_from"), Memory.id.label("k_id"))
 
-    arms = [select(*columns, *keys(core_rank)).where(arm, active, not_past_event).order_by(core_rank, *rest).limit(limit)
-            for arm in memory_own_arms(who)]
+    arms = [select(*columns, *keys(core_rank)).where(arm, active, not_past_event)
+            .order_by(core_rank, *rest).limit(limit) for arm in memory_own_arms(who)]
     if who.has_org and who.has_areas:
         # One ordered range of the shared index per readable area (an IN over areas would read them mixed).
         areas = select(func.unnest(bindparam("profile_areas", type_=ARRAY(String))).label("area")).subquery("readable")
