@@ -13,7 +13,7 @@ from sqlalchemy import Date, and_, bindparam, case, select, text
 from memory_core.domain.access import Access, Principal, load_access, memory_visible, shape, template_params
 from memory_core.domain.labels import NOTE_PREFIXES
 from memory_core.domain.models import Memory
-from memory_core.reading import context
+from memory_core.reading import context, profile_query
 from memory_core.reading.profile_query import OWN_PHONE_INDEX, OWN_USER_INDEX, SHARED_INDEX, candidates_statement
 
 TODAY = dt.date(2026, 12, 1)
@@ -111,8 +111,8 @@ def test_the_block_reads_its_candidates_through_the_ordered_statement(database, 
 
 
 def _plan(session, statement, params, generic=False):
-    for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
-        session.execute(text(f"set local {setting} = off"))
+    # As profile_query.read runs it: sorting disabled (row security's filter makes every estimate tiny).
+    session.execute(text("set local enable_sort = off"))
     compiled = statement.compile(dialect=session.get_bind().dialect, compile_kwargs={"render_postcompile": True})
     if generic:
         # As PostgreSQL plans a prepared statement once for any values ($1, $2...).
@@ -147,3 +147,14 @@ def test_each_arm_of_the_profile_reads_an_index_in_the_profiles_order(database, 
         assert all("Limit" in parent(n) for n in scans), plan
     # With sorting switched off, the one sort left merges the readable areas' first rows, none inside an arm.
     assert sum(1 for line in lines if re.match(r"\s*(->\s+)?Sort\s+\(", line)) <= 1, plan
+
+
+def test_reading_the_candidates_leaves_the_sessions_planner_settings_as_they_were(database, system_session,
+                                                                                  profile_org):
+    org, ana, _ = profile_org
+    access = load_access(system_session, org.id, user_id=ana.id)
+    params = template_params(access) | {"today": TODAY, "profile_areas": list(access.read_areas)}
+    with database.unit_of_work(access.scope()) as uow:
+        rows = profile_query.read(uow.session, context._visible_statement(shape(access)), params)
+        assert uow.session.scalar(text("select current_setting('enable_sort')")) == "on"
+        assert [r.id for r in rows] == uow.session.scalars(_ranking_every_visible_row(access, context.CANDIDATES)).all()

@@ -50,9 +50,9 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
+from memory_core.reading import profile_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
-from memory_core.reading.profile_query import candidates_statement
 from memory_core.reading.salience import near_duplicate, salient_words, shares_salient_word
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
@@ -290,15 +290,16 @@ _LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attrib
 def _visible_statement(form: tuple):
     """Core and profile candidates for principals of one access form (see access.template), each arm of
     the visibility rule read in the order of its index and cut at CANDIDATES (reading/profile_query.py)."""
-    return candidates_statement(form, _LINE, group_of=GROUP_OF, other_group=OTHER_GROUP, note_prefixes=NOTE_PREFIXES,
-                                not_past_event=_not_past_event(bindparam("today", type_=Date)), limit=CANDIDATES)
+    return profile_query.candidates_statement(form, _LINE, group_of=GROUP_OF, other_group=OTHER_GROUP,
+                                              note_prefixes=NOTE_PREFIXES, limit=CANDIDATES,
+                                              not_past_event=_not_past_event(bindparam("today", type_=Date)))
 
 
 def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple[list[Row], list[Row]]:
     """The core and the profile candidates, in one query: the person's own stable facts come first,
     then the rest by pinned, group, confidence, newest and id (re-ranked with age in Python)."""
-    rows = session.execute(_visible_statement(shape(access)), template_params(access)
-                           | {"today": today, "profile_areas": list(access.read_areas)}).all()
+    rows = profile_query.read(session, _visible_statement(shape(access)), template_params(access)
+                              | {"today": today, "profile_areas": list(access.read_areas)})
     core = _core_order(m for m in rows if _is_core(m))
     core_ids = {m.id for m in core}
     candidates = [m for m in rows if m.id not in core_ids]

@@ -15,6 +15,11 @@ The indexes (migration t3_perf_bigorg_profile_indexes), both partial on active r
 - ix_memories_profile_own_user / _own_phone (owner, core rank, pinned desc, group, ...): a person's own
   rows (personal, and private in any org; other orgs' are filtered out on the way).
 
+The planner estimates the rows left after row security's filter far too low (its OR of scopes), thinks
+no arm reaches the limit, and then prefers a bitmap scan and a sort of the whole arm (a second for a big
+org instead of tens of ms): `read` runs the statement with sorting disabled for it alone, so each arm
+reads its index in order; the one sort left merges the areas' first rows.
+
 The ordering expressions are SQL text with literal values, the same text as in the migration: an index
 on an expression serves a query only when the query says the same expression, and a literal also keeps
 a partial index's predicate provable when PostgreSQL plans a prepared statement generically.
@@ -23,7 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import ARRAY, String, bindparam, false, func, literal_column, select, true, union_all
+from sqlalchemy import ARRAY, Row, String, bindparam, false, func, literal_column, select, text, true, union_all
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from memory_core.domain.access import memory_own_arms, template
@@ -84,3 +90,16 @@ def candidates_statement(form: tuple, columns: Sequence, *, group_of: Mapping[st
     return (select(*[c[col.key] for col in columns])
             .order_by(c.k_rank, c.k_pinned.desc(), c.k_group, c.k_confidence.desc(), c.k_from.desc(), c.k_id)
             .limit(limit))
+
+
+_SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort', 'off', true)")
+_SORT_BACK = text("select set_config('enable_sort', :was, true)")
+
+
+def read(session: Session, statement, params: dict) -> list[Row]:
+    """Run a candidates statement with sorting disabled for it alone (see above), then put the setting back."""
+    was = session.execute(_SORT_OFF).scalar_one()
+    try:
+        return session.execute(statement, params).all()
+    finally:
+        session.execute(_SORT_BACK, {"was": was})
