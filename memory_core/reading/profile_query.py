@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import ARRAY, Row, String, bindparam, false, func, literal_column, select, text, true, union_all
+from sqlalchemy import ARRAY, Row, String, bindparam, false, func, literal_column, select, true, union_all
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.adapters.planner import sorting_disabled
 from memory_core.domain.access import memory_own_arms, template
 from memory_core.domain.models import Memory
 
@@ -92,14 +93,8 @@ def candidates_statement(form: tuple, columns: Sequence, *, group_of: Mapping[st
             .limit(limit))
 
 
-_SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort', 'off', true)")
-_SORT_BACK = text("select set_config('enable_sort', :was, true)")
-
 
 def read(session: Session, statement, params: dict) -> list[Row]:
-    """Run a candidates statement with sorting disabled for it alone (see above), then put the setting back."""
-    was = session.execute(_SORT_OFF).scalar_one()
-    try:
+    """Run a candidates statement with sorting disabled for it alone (see above)."""
+    with sorting_disabled(session):
         return session.execute(statement, params).all()
-    finally:
-        session.execute(_SORT_BACK, {"was": was})

@@ -7,6 +7,8 @@ expressions: keep the two texts identical, tests/test_profile_query.py checks th
 - shared rows of an org, one area at a time: (org_id, area, pinned desc, group, confidence desc,
   valid_from desc, id);
 - a person's own rows by user or by number: (owner, core rank, pinned desc, group, ...).
+And the console's review queue for a member: their own pending proposals, (org_id, author_user_id,
+created_at, id) where status = 'proposed'.
 
 Revision ID: t3_perf_bigorg_profile_indexes
 Revises: t2_merge_language_scopes
@@ -36,6 +38,11 @@ def upgrade() -> None:
                f"(owner_phone, ({CORE_RANK}), {ORDER}) where status = 'active' and owner_phone is not null")
 
 
+    # The review queue of a member: their own pending proposals in the queue's order (review/service.py).
+    op.execute("create index if not exists ix_memories_proposed_author on memories (org_id, author_user_id, "
+               "created_at, id) where status = 'proposed'")
+
+
 def downgrade() -> None:
-    for name in ("ix_memories_profile_shared", "ix_memories_profile_own_user", "ix_memories_profile_own_phone"):
+    for name in ("ix_memories_proposed_author", "ix_memories_profile_shared", "ix_memories_profile_own_user", "ix_memories_profile_own_phone"):
         op.execute(f"drop index if exists {name}")
