@@ -11,7 +11,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy import Select, func, literal_column, select, tuple_
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import sorting_disabled
@@ -58,7 +58,9 @@ def contains(q: str) -> str:
 
 
 def capped_count(s: Session, stmt: Select, cap: int = COUNT_CAP) -> int:
-    return int(s.scalar(select(func.count()).select_from(stmt.order_by(None).limit(cap + 1).subquery())) or 0)
+    # Counting needs no column: a covering index can answer it without reading the rows.
+    rows = stmt.with_only_columns(literal_column("1"), maintain_column_froms=True).order_by(None).limit(cap + 1)
+    return int(s.scalar(select(func.count()).select_from(rows.subquery())) or 0)
 
 
 def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
