@@ -54,6 +54,10 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         MAX_CONTENT_LENGTH=1024 * 1024,
         WTF_CSRF_TIME_LIMIT=None,
         MEMORIA_SETTINGS=settings,
+        # Whether this process may open system-scope sessions (the worker role's connection). The aim is
+        # that the web and API need none; False builds the Database without the worker URL, so any
+        # remaining system use raises SystemScopeUnavailable.
+        MEMORIA_WEB_SYSTEM_SCOPE=True,
     )
     app.config.update(config or {})
     if not any(isinstance(f, _RedactOneTimeLinks) for f in logging.getLogger("werkzeug").filters):
@@ -66,7 +70,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     # A request holds one connection at a time (RequestSessions): as many as the server has threads,
     # a few more for the request threads' helpers, and a bounded wait that the views answer with a 503.
     urls = resolve_urls(settings)
-    app.extensions["memoria.db"] = Database(urls.app, system_url=urls.system, read_url=urls.read,
+    system_url = urls.system if app.config["MEMORIA_WEB_SYSTEM_SCOPE"] else None
+    app.extensions["memoria.db"] = Database(urls.app, system_url=system_url, read_url=urls.read,
                                             pool_size=settings.web_threads, max_overflow=4,
                                             pool_timeout=settings.db_pool_timeout)
     csrf = CSRFProtect(app)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from api.errors import ApiError
 from memory_core.adapters.db import Scope, org_scope
+from memory_core.adapters.security import sha256
 from memory_core.tenancy.api_keys import ORG, PLATFORM, KeyKind, authenticate_key
 from memory_core.tenancy.orgs import is_suspended
 from web.sessions import request_session as db
@@ -28,6 +29,7 @@ def authenticate_platform() -> uuid.UUID:
     """The platform key of the request; 401 for no key, a wrong key, a revoked one or an org key."""
     key = _active_key(db(Scope()), PLATFORM, "This operation needs a platform API key (not valid or revoked).")
     g.platform_key_id = key.id
+    g.platform_key_proof = sha256(_presented())  # what opens the key's row-security scope (platform_key_scope)
     return key.id
 
 

@@ -1,6 +1,7 @@
 """The provisioning API: a host application registers its people, their roles and areas, and their
 phone numbers by its own ids (org key); a platform key creates organizations. Idempotent: the same PUT
-twice changes nothing the second time."""
+twice changes nothing the second time. An org key works in its org's row-security scope, a platform key in
+its own (`platform_key_scope`); neither needs system scope."""
 from __future__ import annotations
 
 import uuid
@@ -27,7 +28,7 @@ from api.provisioning_schemas import (
     PhonesOut,
 )
 from api.schemas import CountsOut
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import Scope, org_scope, platform_key_scope
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import Organization
 from memory_core.tenancy import members, orgs, phones, provisioning, tokens
@@ -47,6 +48,10 @@ def _platform_actor() -> Actor:
     return Actor(f"platform key {g.platform_key_id}")
 
 
+def _platform_key_scope(key_id: uuid.UUID) -> Scope:
+    return platform_key_scope(key_id, g.platform_key_proof)
+
+
 def _person(row: members.MemberRow, created: bool = False) -> PersonOut:
     return PersonOut(user_id=row.user_id, external_id=row.external_id, email=row.email, name=row.name, role=row.role,
                      permissions=row.permissions, effective_permissions=row.effective, active=row.active,
@@ -61,10 +66,10 @@ def _phone_row(s: Session, org_id: uuid.UUID, auth_id: uuid.UUID) -> phones.Phon
     return next(r for r in phones.list_phones(s, org_id) if r.id == auth_id)
 
 
-def _as_org_key(change: Callable[[Session, Actor], T]) -> tuple[Session, T]:
-    """Make one change to the key's org (as the system, audited as the key) and commit it; the session, to
+def _as_org_key(org_id: uuid.UUID, change: Callable[[Session, Actor], T]) -> tuple[Session, T]:
+    """Make one change to the key's org (in its scope, audited as the key) and commit it; the session, to
     read the result back, and what the change returned."""
-    s = db(SYSTEM)
+    s = db(org_scope(org_id))
     done = change(s, _org_actor())
     s.commit()
     return s, done
@@ -74,7 +79,7 @@ def _upsert(upsert: Callable[..., T], org_id: uuid.UUID, ref: str, body: PersonI
             **fields) -> tuple[Session, T]:
     """Create or update a person or a phone of the key's org by the host's id (`ref`), with its per-area
     permissions and whether it is active: the PUT of people and phones alike."""
-    return _as_org_key(lambda s, actor: upsert(s, org_id, ref, permissions=dict(body.permissions),
+    return _as_org_key(org_id, lambda s, actor: upsert(s, org_id, ref, permissions=dict(body.permissions),
                                                active=body.active, actor=actor, **fields))
 
 
@@ -89,7 +94,7 @@ def _phone(row: phones.PhoneRow) -> PhoneOut:
        response=PeopleOut, errors=(401, 403))
 def list_people(org_id):
     """Current members of the key's org."""
-    return PeopleOut(people=[_person(r) for r in members.list_members(db(SYSTEM), org_id)])
+    return PeopleOut(people=[_person(r) for r in members.list_members(db(org_scope(org_id)), org_id)])
 
 
 @route(bp, "/people/<ref>", "PUT", summary="Create or update a person by the host's id: account, membership, "
@@ -106,7 +111,7 @@ def put_person(org_id, ref: str, body: PersonIn):
        tag="provisioning", response=CountsOut, errors=(401, 403, 404, 409))
 def person_removal_preview(org_id, ref: str):
     """The member-leaves rule, counted, nothing changed."""
-    s = db(SYSTEM)
+    s = db(org_scope(org_id))
     m = provisioning.membership_by_ref(s, org_id, ref)
     if m is None or m.left_at is not None:
         raise NotFound("No such person in this organization.")
@@ -117,7 +122,7 @@ def person_removal_preview(org_id, ref: str):
        "they shared stays", tag="provisioning", response=CountsOut, errors=(401, 403, 404, 409))
 def delete_person(org_id, ref: str):
     """The member-leaves forgetting rule for the host's person."""
-    _s, counts = _as_org_key(lambda s, actor: provisioning.remove_person(s, org_id, ref, actor=actor))
+    _s, counts = _as_org_key(org_id, lambda s, actor: provisioning.remove_person(s, org_id, ref, actor=actor))
     return CountsOut(counts=counts)
 
 
@@ -127,7 +132,7 @@ def delete_person(org_id, ref: str):
        errors=(401, 403))
 def list_phones(org_id):
     """Authorized (and revoked) numbers of the key's org."""
-    return PhonesOut(phones=[_phone(r) for r in phones.list_phones(db(SYSTEM), org_id)])
+    return PhonesOut(phones=[_phone(r) for r in phones.list_phones(db(org_scope(org_id)), org_id)])
 
 
 @route(bp, "/phones/<ref>", "PUT", summary="Authorize a phone number by the host's id, with the person behind "
@@ -143,8 +148,8 @@ def put_phone(org_id, ref: str, body: PhoneIn):
        response=PhoneOut, errors=(401, 403, 404))
 def delete_phone(org_id, ref: str):
     """The number stops speaking in the org."""
-    s, auth = _as_org_key(lambda s, actor: phones.revoke_phone(s, org_id, provisioning.phone_by_ref(s, org_id, ref).id,
-                                                               actor=actor))
+    s, auth = _as_org_key(org_id, lambda s, actor: phones.revoke_phone(
+        s, org_id, provisioning.phone_by_ref(s, org_id, ref).id, actor=actor))
     return _phone(_phone_row(s, org_id, auth.id))
 
 
@@ -161,7 +166,7 @@ def _organization(org: Organization, created: bool = False, members_count: int |
        tag="platform", response=OrganizationsOut, auth="platform", errors=(401,))
 def list_organizations(platform_key_id):
     """Orgs, for a platform key."""
-    s = db(SYSTEM)
+    s = db(_platform_key_scope(platform_key_id))
     return OrganizationsOut(organizations=[
         OrganizationOut(id=r.id, external_id=r.external_id, name=r.name, suspended=r.suspended_at is not None,
                         members=r.members) for r in orgs.list_orgs(s)])
@@ -172,7 +177,7 @@ def list_organizations(platform_key_id):
        response=OrganizationOut, auth="platform", errors=(400, 401, 409, 422))
 def put_organization(platform_key_id, ref: str, body: OrganizationIn):
     """Upsert an org for a platform key."""
-    s = db(SYSTEM)
+    s = db(_platform_key_scope(platform_key_id))
     org, created, invitation = provisioning.upsert_org(s, ref, name=body.name, owner_email=body.owner_email,
                                                        owner_name=body.owner_name, actor=_platform_actor())
     s.commit()
@@ -184,7 +189,7 @@ def put_organization(platform_key_id, ref: str, body: OrganizationIn):
        errors=(400, 401, 404, 422))
 def create_organization_key(platform_key_id, ref: str, body: OrgKeyIn):
     """An org key the host then provisions people with."""
-    s = db(SYSTEM)
+    s = db(_platform_key_scope(platform_key_id))
     org = s.scalar(select(Organization).where(Organization.external_id == provisioning.clean_ref(ref)))
     if org is None:
         raise NotFound("No such organization.")

@@ -56,7 +56,7 @@ from api.schemas import (
     UsedOut,
     WriteOut,
 )
-from memory_core.adapters.db import SYSTEM, org_scope
+from memory_core.adapters.db import Scope, org_scope
 from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
@@ -211,9 +211,12 @@ def ingest(org_id, body: IngestIn):
     link_request = (body.channel in LINK_CHANNELS and body.role == "user" and body.event == "new"
                     and link_code_of(body.text) is not None)
     if link_request:
-        # A VINCULAR message comes from a number that has no access yet: that is what it asks for,
-        # and linking reads codes across accounts, so it runs in system scope.
-        s = db(SYSTEM)
+        # A VINCULAR message comes from a number that has no access yet: that is what it asks for. It runs
+        # in the scope of the person who asked for the code, with the number (the code itself is checked
+        # by a SECURITY DEFINER function).
+        from memory_core.tenancy.linking import link_scope
+
+        s = db(link_scope(db(Scope()), body.phone, body.text, org_id))
     else:
         # Everything else is written under the writer's own row-level-security scope.
         s = writer(principal_access(org_id, body.user_id, body.phone))
@@ -311,9 +314,9 @@ def remember(org_id, body: RememberIn):
                 Message.id == body.message_id)) != conv.id:
             raise NotFound("No such message in this conversation.")
         source = Source(message_id=body.message_id, conversation_id=conv.id)
-    # The same scope as the worker: the ladder enforces the access it was given, and may file a
-    # proposal in an area the writer cannot read (RLS in principal scope would refuse that insert).
-    s = db(SYSTEM)
+    # The ladder enforces the access it was given, and may file a proposal in an area the writer cannot
+    # read (RLS in principal scope would refuse that insert): the ladder scope, not the worker's system.
+    s = db(access.ladder_scope())
     fact = Fact(**body.fact.model_dump()) if body.fact else None
     out = save(s, access, s.get(Organization, org_id), body.text, fact, backend=get_backend(), source=source)
     s.commit()
@@ -361,11 +364,22 @@ def delete_contact(org_id, contact_id: uuid.UUID):
 
 def _forget(org_id: uuid.UUID, model: type[Conversation] | type[Contact], row_id: uuid.UUID,
             forget: Callable[..., dict[str, int]], missing: str) -> CountsOut:
-    """Forget one of the key's org's rows with `forget`; another org's row is NotFound, like one that never was."""
-    s = db(SYSTEM)
+    """Forget one of the key's org's rows with `forget`; another org's row is NotFound, like one that never was.
+
+    No system scope: the personal and private memories it reaches go first, in each owner's own scope
+    (one transaction each), then the rest in the org's."""
+    from memory_core.privacy.forgetting import forget_owned, owner_scopes
+
+    s = db(org_scope(org_id))
     if s.scalar(select(model.org_id).where(model.id == row_id)) != org_id:
         raise NotFound(missing)
-    counts = forget(s, row_id, actor_label=_actor())
+    which = {"conversation_id": row_id} if model is Conversation else {"org_id": org_id, "contact_id": row_id}
+    removed = 0
+    for scope in owner_scopes(s, org_id, **{k: v for k, v in which.items() if k != "org_id"}):
+        owner = db(scope)
+        removed += forget_owned(owner, **which)
+        owner.commit()
+    counts = forget(s, row_id, actor_label=_actor(), removed_by_owners=removed)
     s.commit()
     return CountsOut(counts=counts)
 
@@ -376,7 +390,7 @@ def end_membership(org_id, user_id: uuid.UUID):
     """A member leaves the key's org."""
     from memory_core.tenancy.leaving import member_leaves
 
-    s = db(SYSTEM)
+    s = db(org_scope(org_id, user_id))  # the org's rows and the leaving member's own (their private memories)
     if s.scalar(select(Membership.id).where(Membership.org_id == org_id, Membership.user_id == user_id)) is None:
         raise NotFound("That person is not a member of this organization.")
     counts = member_leaves(s, org_id, user_id, actor_label=_actor())

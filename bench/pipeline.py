@@ -2,6 +2,7 @@
 
     python bench/pipeline.py [--messages 600] [--workers 1] [--conversations 20] [--batch 32] [--profile]
     python bench/pipeline.py --scale-out 1,2,4 [--messages 2000] [--conversations 40]
+    python bench/pipeline.py --scale-out 4 --messages 20000 --conversations 400   # the 4-worker soak
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR). It
 creates a scratch org with 40 contacts, ingests a realistic mix (about a third carry a fact; the rest
@@ -17,15 +18,21 @@ message, then the next ones of those conversations (bench/backlog.py: one conver
 `--scale-out 1,2,4` drains the same backlog (the same mix, loaded afresh) with each number of worker
 processes in turn, then again in the reverse order, and prints messages/s side by side with the ratio to
 one worker, the messages left for a later claim because another worker held their subject, the failed
-messages and PostgreSQL's deadlock count over the run (both must stay 0).
+messages and PostgreSQL's deadlock count over the run (both must stay 0). A single count runs once: the
+soak of the scale-out target is `--scale-out 4 --messages 20000`.
+
+`--profile` also prints the statements sent by kind and the time a message in the local models, in SQL
+(psycopg executing and committing) and in the rest of the Python (`breakdown`).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import multiprocessing as mp
 import os
 import pstats
+import re
 import statistics
 import sys
 import time
@@ -134,7 +141,9 @@ def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, co
     before = deadlocks(db)
     rates: dict[int, list[float]] = {n: [] for n in counts}
     skipped: dict[int, int] = dict.fromkeys(counts, 0)
-    for round_no, order in enumerate((counts, counts[::-1])):
+    # Each count runs twice (forwards, then backwards) when there are several to compare; one count once.
+    orders = (counts, counts[::-1]) if len(counts) > 1 else (counts,)
+    for round_no, order in enumerate(orders):
         for n in order:
             tag = f"scale{round_no}w{n}"
             load(db, org_id, user_id, messages, conversations, tag)
@@ -152,8 +161,9 @@ def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, co
         failed = uow.session.scalar(select(func.count()).select_from(Outbox).join(
             Message, Message.id == Outbox.message_id).where(Message.org_id == org_id, Outbox.attempts > 0))
     one = statistics.mean(rates[counts[0]])
-    print(f"scale-out ({messages} messages over {conversations} conversations per run, batch {batch}, "
-          f"each count run twice, forwards then backwards; machine under load):")
+    runs = "each count run twice, forwards then backwards" if len(orders) > 1 else "one run"
+    print(f"scale-out ({messages} messages over {conversations} conversations per run, batch {batch}, {runs}; "
+          f"load average {os.getloadavg()[0]:.1f} at the end):")
     print("  workers | messages/s (runs)        | mean  | vs 1 worker | left for a later claim")
     for n in counts:
         mean = statistics.mean(rates[n])
@@ -197,6 +207,51 @@ def drain_with_rq(db, workers: int) -> tuple[int, float]:
     return before, seconds
 
 
+# The profile's per-message breakdown: the local models (the gate's classifiers and sentence encoder,
+# the ONNX embedder), the database round trips (psycopg executing and committing), the rest is Python.
+MODEL_FUNCTIONS = {("local_gate.py", "decide_texts"), ("local_embedder.py", "embed_array")}
+SQL_FUNCTIONS = {("psycopg/cursor.py", "execute"), ("psycopg/cursor.py", "executemany"),
+                 ("psycopg/connection.py", "commit"), ("psycopg/connection.py", "rollback")}
+
+
+def breakdown(stats: pstats.Stats, seconds: float, messages: int, statements: int) -> str:
+    """Milliseconds a message in the models, in SQL and in the rest, from the profile's inclusive times."""
+    def inclusive(names) -> float:
+        return sum(ct for (path, _, name), (_, _, _, ct, _) in stats.stats.items()
+                   if any(path.endswith(f) and name == n for f, n in names))
+    models, sql = inclusive(MODEL_FUNCTIONS), inclusive(SQL_FUNCTIONS)
+    per = 1000 / max(1, messages)
+    return (f"per message: {seconds * per:.2f} ms = models {models * per:.2f} ms + SQL {sql * per:.2f} ms "
+            f"({statements / max(1, messages):.2f} statements) + other Python {(seconds - models - sql) * per:.2f} ms "
+            "(profiled, so slower than unprofiled)")
+
+
+class StatementCount:
+    """Statements sent to PostgreSQL while active, by their first words (the profile's SQL tally)."""
+
+    def __init__(self, engine):
+        from collections import Counter
+
+        from sqlalchemy import event
+
+        self.engine, self.by_kind, self.event = engine, Counter(), event
+
+    def _count(self, conn, cursor, statement, parameters, context, executemany):
+        words = " ".join(statement.split()[:4])[:60]
+        self.by_kind[re.sub(r"sa_savepoint_\d+", "sa_savepoint_N", words)] += 1
+
+    def __enter__(self):
+        self.event.listen(self.engine, "before_cursor_execute", self._count)
+        return self
+
+    def __exit__(self, *exc):
+        self.event.remove(self.engine, "before_cursor_execute", self._count)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_kind.values())
+
+
 def percentile(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
@@ -211,6 +266,7 @@ def main() -> None:
     parser.add_argument("--scale-out", metavar="COUNTS",
                         help="drain the same backlog with each of these worker counts (e.g. 1,2,4), side by side")
     parser.add_argument("--profile", action="store_true", help="print the 25 costliest functions (1 worker)")
+    parser.add_argument("--profile-out", metavar="PATH", help="with --profile: also write the raw profile here")
     parser.add_argument("--rq", action="store_true",
                         help="drain through real RQ workers (`app worker`: models preloaded, a forked horse per job)")
     args = parser.parse_args()
@@ -252,11 +308,13 @@ def main() -> None:
             done, rq_seconds = drain_with_rq(db, args.workers)
         elif args.workers == 1:
             profiler = cProfile.Profile() if args.profile else None
-            if profiler:
-                profiler.enable()
-            done = drain(db, backend, args.batch)
-            if profiler:
-                profiler.disable()
+            counting = StatementCount(db.system_engine or db.engine) if args.profile else contextlib.nullcontext()
+            with counting as statements:
+                if profiler:
+                    profiler.enable()
+                done = drain(db, backend, args.batch)
+                if profiler:
+                    profiler.disable()
         else:
             done = drain_with_processes(db, args.workers, args.batch)
         seconds = rq_seconds or time.perf_counter() - t
@@ -272,7 +330,13 @@ def main() -> None:
               f"({learnt} memories written or versioned; {retried} messages failed once and were retried "
               f"after their backoff)")
         if args.profile and args.workers == 1:
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+            stats = pstats.Stats(profiler)
+            if args.profile_out:
+                stats.dump_stats(args.profile_out)
+            stats.sort_stats("cumulative").print_stats(25)
+            stats.sort_stats("tottime").print_stats(25)
+            print("statements by kind:", ", ".join(f"{k!r} {n}" for k, n in statements.by_kind.most_common(20)))
+            print(breakdown(stats, seconds, done, statements.total))
     finally:
         teardown(db, org_id, user_id)
 

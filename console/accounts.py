@@ -1,7 +1,12 @@
 """The one-time links people open without signing in: the first platform admin's setup, accepting an
-invitation (setting a password), and resetting a password. Each link works once and expires."""
+invitation (setting a password), and resetting a password. Each link works once and expires.
+
+No system scope: the link is read and used by SECURITY DEFINER functions keyed by its token
+(memory_core.tenancy.tokens), in any scope; what its use writes is written in the person's own scope
+(their account's, or the invitation's org with their id)."""
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -16,14 +21,18 @@ from wtforms.validators import DataRequired, EqualTo, Length, Optional
 
 from console import bp
 from console.web import db, load_console_user, person_db
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import Scope, org_scope, person_scope
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
-from memory_core.domain.models import Organization, User
+from memory_core.domain.models import User
 from memory_core.tenancy import members, platform, tokens
 from memory_core.tenancy.passwords import MIN_LENGTH
 from web.language import said
 
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+# Reading a link needs no scope: memoria_link_peek answers only for its token.
+ANYONE = Scope()
+
+
 def password_help() -> str:
     return gettext("At least %(num)s characters; not a common password.", num=MIN_LENGTH)
 
@@ -57,13 +66,15 @@ def _invalid(exc: Exception):
     return render_template("console/tenancy/link_invalid.html", message=said(exc)), 404, NO_STORE
 
 
-def _redeem(form: FlaskForm, use: Callable[[Session], User], field: str, welcome: Callable[[User], Any]):
-    """Use the one-time link with `use` once the form is posted valid: commit, sign in the person it returns
-    and answer `welcome(user)`. Refused input rolls back and is shown at its field (else at `field`); a link
-    gone by now (used or expired meanwhile) shows the invalid-link page. None: show the form (again)."""
+def _redeem(form: FlaskForm, scope: Scope, use: Callable[[Session], User], field: str,
+            welcome: Callable[[User], Any]):
+    """Use the one-time link with `use` in `scope` once the form is posted valid: commit, sign in the person
+    it returns and answer `welcome(user)`. Refused input rolls back and is shown at its field (else at
+    `field`); a link gone by now (used or expired meanwhile) shows the invalid-link page. None: show the
+    form (again)."""
     if not form.validate_on_submit():
         return None
-    s = db(SYSTEM)
+    s = db(scope)
     try:
         user = use(s)
     except NotFound as exc:
@@ -91,16 +102,17 @@ def _welcome(message: str, endpoint: str):
 @bp.route("/setup/<token>", methods=["GET", "POST"])
 def setup(token: str):
     """Create the first platform administrator with the one-time setup link."""
-    s = db(SYSTEM)
     try:
-        if platform.has_platform_admin(s):
+        link = tokens.peek(db(ANYONE), "setup", token)
+        if link.admin_exists:
             raise NotFound("This installation already has a platform administrator: sign in instead.")
-        tokens.peek(s, "setup", token)
     except NotFound as exc:
         return _invalid(exc)
     form = SetupForm()
-    done = _redeem(form, lambda s: platform.complete_setup(s, token, form.email.data, form.name.data,
-                                                           form.password.data), "email",
+    new_id = uuid.uuid4()  # the new account writes itself, in its own scope
+    done = _redeem(form, person_scope(new_id),
+                   lambda s: platform.complete_setup(s, token, form.email.data, form.name.data, form.password.data,
+                                                     user_id=new_id), "email",
                    lambda _user: _welcome(gettext("Welcome: you are the platform administrator. Create the first "
                                                   "organization."), "console.platform_orgs"))
     if done is not None:
@@ -111,31 +123,34 @@ def setup(token: str):
 @bp.route("/invitation/<token>", methods=["GET", "POST"])
 def accept_invitation(token: str):
     """Accept an invitation: set a password (new account) or join with the existing account."""
-    s = db(SYSTEM)
     try:
-        invitation, has_account = members.invitation(s, token)
+        invitation, has_account = members.invitation(db(ANYONE), token)
     except NotFound as exc:
         return _invalid(exc)
-    org = s.get(Organization, invitation.org_id) if invitation.org_id else None
     if has_account and not (current_user.is_authenticated and current_user.email.lower() == invitation.email):
         flash(gettext("This invitation is for an existing account: sign in as that person, then open the link again."))
         return redirect(url_for("console.login", next=url_for("console.accept_invitation", token=token)))
     form = JoinForm() if has_account else AcceptForm()
+    # The person writes their own rows: in the invitation's org (their membership) or, for a platform
+    # role, in their own scope; a new account's id is chosen here so the scope can name it.
+    person = invitation.account_id or uuid.uuid4()
+    scope = org_scope(invitation.org_id, person) if invitation.org_id else person_scope(person)
 
     def accept(s: Session) -> User:
         if has_account:
             return members.accept_invitation(s, token, password=None)
-        return members.accept_invitation(s, token, password=form.password.data, name=form.name.data)
+        return members.accept_invitation(s, token, password=form.password.data, name=form.name.data, user_id=person)
 
     def welcome(_user: User):
         if invitation.org_id:
             session["org_id"] = str(invitation.org_id)
-        return _welcome(gettext("Welcome to %(org)s.", org=org.name) if org else gettext("Welcome."), "console.home")
+        return _welcome(gettext("Welcome to %(org)s.", org=invitation.org_name) if invitation.org_id
+                        else gettext("Welcome."), "console.home")
 
-    done = _redeem(form, accept, "password", welcome)
+    done = _redeem(form, scope, accept, "password", welcome)
     if done is not None:
         return done
-    return render_template("console/tenancy/invitation.html", form=form, invitation=invitation, org=org,
+    return render_template("console/tenancy/invitation.html", form=form, invitation=invitation,
                            has_account=has_account, help=password_help()), 200, NO_STORE
 
 
@@ -143,12 +158,12 @@ def accept_invitation(token: str):
 def reset_password(token: str):
     """Set a new password with a one-time reset link."""
     try:
-        tokens.peek(db(SYSTEM), "reset", token)
+        link = tokens.peek(db(ANYONE), "reset", token)
     except NotFound as exc:
         return _invalid(exc)
     form = NewPasswordForm()
-    done = _redeem(form, lambda s: members.reset_password(s, token, form.password.data), "password",
-                   lambda _user: _welcome(gettext("Your password was changed."), "console.home"))
+    done = _redeem(form, person_scope(link.account_id), lambda s: members.reset_password(s, token, form.password.data),
+                   "password", lambda _user: _welcome(gettext("Your password was changed."), "console.home"))
     if done is not None:
         return done
     return render_template("console/tenancy/reset_password.html", form=form, help=password_help()), 200, NO_STORE

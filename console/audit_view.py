@@ -55,7 +55,8 @@ SENTENCES = {
     "privacy.previewed": _l("previewed a privacy request"),
     "privacy.execution_started": _l("started executing an erasure"),
     "privacy.executed": _l("executed a privacy request"),
-    "privacy.exported": _l("downloaded a privacy export"),
+    "privacy.exported": _l("prepared a privacy export"),
+    "privacy.export_downloaded": _l("downloaded a privacy export"),
     "privacy.rejected": _l("rejected a privacy request"),
     "job.run_now": _l("ran the {job} job now"),
 }

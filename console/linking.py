@@ -2,6 +2,8 @@
 said before it was linked."""
 from __future__ import annotations
 
+from collections import Counter
+
 from flask import abort, current_app, flash, make_response, redirect, render_template, url_for
 from flask_babel import gettext
 from flask_login import current_user, login_required
@@ -9,7 +11,6 @@ from flask_wtf import FlaskForm
 
 from console import bp
 from console.web import db, org_db, person_db
-from memory_core.adapters.db import SYSTEM
 from memory_core.domain.errors import Conflict, Forbidden, TooManyAttempts
 from memory_core.domain.models import User
 from memory_core.tenancy import linking
@@ -62,14 +63,18 @@ def link_whatsapp_adopt():
     """Adopt the linked number's earlier memories and messages: the person's own choice."""
     if not ActionForm().validate_on_submit():
         abort(400)
-    s = db(SYSTEM)
-    phone = s.get(User, current_user.uid).phone
+    own = person_db(current_user.uid)
+    phone = own.get(User, current_user.uid).phone
+    counts: Counter[str] = Counter()
     try:
-        counts = linking.adopt_pre_link_history(s, current_user.uid, phone or "", actor=current_user.uid)
+        # The person's own scope with their number, one org (one transaction) at a time: no system scope.
+        for scope in linking.adoption_scopes(own, current_user.uid, phone or ""):
+            s = db(scope)
+            counts.update(linking.adopt_pre_link_history(s, current_user.uid, phone or "", actor=current_user.uid))
+            s.commit()
     except (Conflict, Forbidden) as exc:
         flash(said(exc), "error")
         return redirect(url_for("console.link_whatsapp"))
-    s.commit()
     flash(gettext("Adopted %(memories)d memories and %(messages)d messages from your number.",
                   memories=counts["memories"], messages=counts["messages"]))
     return redirect(url_for("console.link_whatsapp"))

@@ -1,6 +1,8 @@
 """People of the current org, for its owners and admins: invite with a role and areas, change roles and
 per-area permissions, deactivate, give a password-reset link, remove (with a preview of what goes), and
-authorize phone numbers. Every action is audited by the tenancy services."""
+authorize phone numbers. Every action is audited by the tenancy services. Everything runs in the org's
+row-security scope (`org_db`), never the system's: what that scope may not do by itself (another org's
+emails and numbers, members' private memories) SECURITY DEFINER functions answer for this org only."""
 from __future__ import annotations
 
 import uuid
@@ -17,8 +19,7 @@ from wtforms.validators import DataRequired, Length, Optional
 from console import bp
 from console.forms import EmptyForm
 from console.operator import is_htmx
-from console.web import console_actor, db, one_time_link, org_role_required
-from memory_core.adapters.db import SYSTEM
+from console.web import console_actor, one_time_link, org_db, org_role_required
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.vocabulary import AREAS, ROLES
 from memory_core.tenancy import members, phones
@@ -90,7 +91,7 @@ def _person_choices(people: list[MemberRow]) -> list[tuple[str, str]]:
 
 
 def _page(invite_form=None, phone_form=None, shown_link: str | None = None, status: int = 200):
-    s, org_id = db(SYSTEM), _org_id()
+    s, org_id = org_db(), _org_id()
     people = members.list_members(s, org_id)
     phone_form = phone_form or PhoneForm(formdata=None)
     phone_form.person.choices = _person_choices(people)
@@ -114,7 +115,7 @@ def people_invite():
     form = InviteForm()
     if not form.validate_on_submit():
         return _page(invite_form=form, status=400)
-    s = db(SYSTEM)
+    s = org_db()
     try:
         _row, token = members.invite(s, _org_id(), form.email.data, role=form.role.data, name=form.name.data or "",
                                      permissions=form.permissions(), actor=console_actor())
@@ -128,7 +129,7 @@ def people_invite():
 
 def _member(user_id: str) -> MemberRow:
     uid = _uuid(user_id)
-    for p in members.list_members(db(SYSTEM), _org_id()):
+    for p in members.list_members(org_db(), _org_id()):
         if p.user_id == uid:
             return p
     abort(404)
@@ -154,7 +155,7 @@ def _change(user_id: str, form: FlaskForm, change) -> tuple:
     target = _member(user_id)
     if not form.validate_on_submit():
         return _person_page(target, error=gettext("Check the form and try again."), status=400)
-    s = db(SYSTEM)
+    s = org_db()
     try:
         change(s, target)
     except (InvalidInput, Conflict, Forbidden) as exc:
@@ -200,7 +201,7 @@ def person_reset_link(user_id: str):
     target = _member(user_id)
     if not EmptyForm().validate_on_submit():
         abort(400)
-    s = db(SYSTEM)
+    s = org_db()
     try:
         token = members.org_reset_link(s, _org_id(), target.user_id, actor=console_actor())
     except Forbidden as exc:
@@ -216,7 +217,7 @@ def person_remove_preview(user_id: str):
     """What removing the member forgets and keeps, and the button that does it."""
     target = _member(user_id)
     try:
-        preview = members.removal_preview(db(SYSTEM), _org_id(), target.user_id)
+        preview = members.removal_preview(org_db(), _org_id(), target.user_id)
     except Conflict as exc:
         return _person_page(target, error=said(exc), status=409)
     return render_template("console/person_remove.html", person=target, preview=preview,
@@ -231,7 +232,7 @@ def person_remove(user_id: str):
     form = RemoveForm()
     if not form.validate_on_submit() or form.confirm.data != "remove":
         abort(400)
-    s = db(SYSTEM)
+    s = org_db()
     try:
         counts = members.remove_member(s, _org_id(), target.user_id, actor=console_actor())
     except (Conflict, Forbidden) as exc:
@@ -251,7 +252,7 @@ def phone_authorize():
     if not form.validate_on_submit():
         return _page(phone_form=form, status=400)
     person_id = _uuid(form.person.data) if form.person.data else None
-    s = db(SYSTEM)
+    s = org_db()
     try:
         phones.authorize_phone(s, _org_id(), form.phone.data, user_id=person_id, permissions=form.permissions(),
                                actor=console_actor())
@@ -270,7 +271,7 @@ def phone_revoke(auth_id: str):
     """The number stops speaking in the org."""
     if not EmptyForm().validate_on_submit():
         abort(400)
-    s = db(SYSTEM)
+    s = org_db()
     try:
         auth = phones.revoke_phone(s, _org_id(), _uuid(auth_id), actor=console_actor())
     except NotFound:

@@ -1,5 +1,8 @@
 """Platform administration: organizations (create with the owner's invitation, size and activity,
-suspend), platform roles (grant staff, privacy officer, platform admin) and platform API keys."""
+suspend), platform roles (grant staff, privacy officer, platform admin) and platform API keys.
+
+Every page works in the platform admin's platform scope (`admin_db`): the database lets a platform admin
+read and write exactly these (migration t3_sec_platform_scope), never an org's data."""
 from __future__ import annotations
 
 import uuid
@@ -7,6 +10,7 @@ import uuid
 from flask import abort, flash, redirect, render_template, url_for
 from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
+from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import EmailField, SelectField, StringField
 from wtforms.fields.choices import SelectChoice
@@ -15,13 +19,18 @@ from wtforms.validators import DataRequired, Length, Optional
 from console import bp
 from console.key_pages import KeyPages
 from console.web import console_actor, db, one_time_link, platform_role_required
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import platform_scope
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.tenancy import orgs, platform
 from memory_core.tenancy.api_keys import PLATFORM
 from web.language import lazy_term, said
 
 NO_STORE = {"Cache-Control": "no-store"}
+
+
+def admin_db():
+    """The signed-in platform admin's session, in their platform scope."""
+    return db(platform_scope(current_user.uid))
 
 
 class OrgForm(FlaskForm):
@@ -46,7 +55,7 @@ class RoleGrantForm(FlaskForm):
 # ---------------------------------------------------------------------------- organizations
 
 def _orgs_page(form=None, shown_link=None, status=200):
-    return render_template("console/platform/orgs.html", orgs=orgs.list_orgs(db(SYSTEM)),
+    return render_template("console/platform/orgs.html", orgs=orgs.list_orgs(admin_db()),
                            form=form or OrgForm(formdata=None),
                            suspend_form=SuspendForm(formdata=None), shown_link=shown_link), status, NO_STORE
 
@@ -65,7 +74,7 @@ def platform_org_create():
     form = OrgForm()
     if not form.validate_on_submit():
         return _orgs_page(form, status=400)
-    s = db(SYSTEM)
+    s = admin_db()
     try:
         _org, (_row, token) = orgs.create_org(s, form.name.data, owner_email=form.owner_email.data,
                                               owner_name=form.owner_name.data or "", actor=console_actor())
@@ -89,7 +98,7 @@ def platform_org_suspend(org_id: str):
         oid = uuid.UUID(org_id)
     except ValueError:
         abort(404)
-    s = db(SYSTEM)
+    s = admin_db()
     try:
         org = orgs.set_suspended(s, oid, form.suspend.data == "1", actor=console_actor())
     except NotFound:
@@ -103,7 +112,7 @@ def platform_org_suspend(org_id: str):
 # ---------------------------------------------------------------------------- platform roles
 
 def _people_page(form=None, shown_link=None, status=200):
-    return render_template("console/platform/people.html", people=platform.platform_people(db(SYSTEM)),
+    return render_template("console/platform/people.html", people=platform.platform_people(admin_db()),
                            form=form or RoleGrantForm(formdata=None), shown_link=shown_link), status, NO_STORE
 
 
@@ -121,7 +130,7 @@ def platform_role_set():
     form = RoleGrantForm()
     if not form.validate_on_submit():
         return _people_page(form, status=400)
-    s = db(SYSTEM)
+    s = admin_db()
     try:
         token = platform.grant_or_invite(s, form.email.data, form.role.data or None, actor=console_actor())
     except (InvalidInput, Conflict) as exc:
@@ -137,7 +146,7 @@ def platform_role_set():
 
 # ---------------------------------------------------------------------------- platform API keys
 
-KEYS = KeyPages(PLATFORM, "console.platform_keys", "console/platform/keys.html", session=lambda: db(SYSTEM),
+KEYS = KeyPages(PLATFORM, "console.platform_keys", "console/platform/keys.html", session=admin_db,
                 org_id=lambda: None, headers=NO_STORE)
 
 

@@ -1,4 +1,8 @@
-"""Privacy requests (privacy officer only): intake, verify, preview, execute with progress, receipt, export."""
+"""Privacy requests (privacy officer only): intake, verify, preview, execute with progress, receipt, export.
+
+Intake, verification and rejection run in the officer's platform scope; the preview, the execution and the export
+read every table, so the worker runs them in system scope (jobs/privacy.py) and the request's page shows each
+step's state, refreshing itself (no JavaScript needed) while one is waiting or running."""
 from __future__ import annotations
 
 import json
@@ -17,15 +21,14 @@ from console import bp
 from console.confirm import ask, confirmed
 from console.services import insights, paging
 from console.web import db, platform_role_required
-from memory_core.adapters.db import SYSTEM, platform_scope
+from jobs import privacy as privacy_jobs
+from memory_core.adapters.db import platform_scope
 from memory_core.domain import clock, labels
-from memory_core.domain.errors import Conflict, InvalidInput, MemoriaError, NotFound
+from memory_core.domain.errors import InvalidInput, MemoriaError, NotFound
 from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus
 from memory_core.privacy import requests as privacy
 from web.language import said, select_language
 
-# Larger erasures go to the worker in resumable batches; smaller ones run within the request.
-INLINE_LIMIT = 20_000
 officer = platform_role_required("privacy_officer")
 
 
@@ -69,8 +72,8 @@ class ActionForm(FlaskForm):
 
 
 def _officer_db():
-    """The privacy officer's reads (requests, their steps and receipts) run in the platform scope; intake,
-    preview, execution and export, which resolve a subject in every table, still run in system scope."""
+    """The privacy officer's session: the platform scope, in which the database lets a privacy officer read
+    and move privacy requests (migrations t1_sysscope_platform_scope, t3_sec_platform_scope)."""
     return db(platform_scope(current_user.uid))
 
 
@@ -108,7 +111,7 @@ def privacy_intake():
     form = IntakeForm()
     if not form.validate_on_submit():
         return _list_page(form, 422)
-    s = db(SYSTEM)
+    s = _officer_db()
     try:
         req = privacy.intake(s, kind=form.kind.data, subject_type=form.subject_type.data,
                              subject_ref=form.subject_ref.data, requested_by=form.requested_by.data,
@@ -128,10 +131,21 @@ def privacy_intake():
 def privacy_request(request_id: uuid.UUID):
     """One request: its steps, preview, progress and receipt."""
     req = _request_or_404(request_id)
+    steps = {step: privacy_jobs.step_state(step, req.id) for step in privacy_jobs.STEPS}
     return render_template("console/privacy/detail.html", req=req, note_form=NoteForm(), action_form=ActionForm(),
-                           verify_form=VerifyForm(),
+                           verify_form=VerifyForm(), steps=steps, step_error=_step_error,
+                           export_ready=privacy_jobs.export_ready(req.id),
+                           refresh=any(st.pending for st in steps.values()),
                            totals=privacy.preview_totals(req.preview) if req.preview else None,
                            erasure_consequence=erasure_consequence(req) if req.preview else "")
+
+
+def _step_error(state: privacy_jobs.StepState) -> str:
+    """How a step the worker ran ended badly, in the page's language."""
+    if state.error:
+        return gettext(state.error, **(state.values or {}))
+    return gettext("It failed and was retried; try again, or ask an operator to look at the worker's log.") \
+        if state.failed else ""
 
 
 @bp.route("/privacy/<uuid:request_id>/progress")
@@ -147,7 +161,7 @@ def _step(request_id: uuid.UUID, call, done: str, form_cls=ActionForm):
         flash(gettext("Please fill in the note.") if form_cls is NoteForm else gettext("The form expired; try again."),
               "error")
         return redirect(url_for("console.privacy_request", request_id=request_id))
-    s = db(SYSTEM)
+    s = _officer_db()
     try:
         message = call(s, form)
         s.commit()
@@ -179,15 +193,17 @@ def privacy_reject(request_id: uuid.UUID):
 @bp.route("/privacy/<uuid:request_id>/preview", methods=["POST"])
 @officer
 def privacy_preview(request_id: uuid.UUID):
-    """Count what the request touches, before anything happens."""
-    return _step(request_id, lambda s, f: privacy.preview(s, request_id, current_user.uid),
-                 gettext("Preview ready."))
+    """Count what the request touches, before anything happens (on the worker: it reads every table)."""
+    def queue(_s, _form):
+        _request_or_404(request_id)
+        privacy_jobs.enqueue("preview", request_id, current_user.uid)
+    return _step(request_id, queue, gettext("Preparing the preview: this page shows it when it is ready."))
 
 
 @bp.route("/privacy/<uuid:request_id>/execute", methods=["POST"])
 @officer
 def privacy_execute(request_id: uuid.UUID):
-    """Execute the previewed request (an erasure after a confirmation): inline when small, else on the worker."""
+    """Execute the previewed request (an erasure after a confirmation) on the worker, in resumable batches."""
     req = _request_or_404(request_id)
     if req.kind == "erasure" and req.preview and not confirmed():
         return ask(action=url_for("console.privacy_execute", request_id=request_id),
@@ -195,17 +211,9 @@ def privacy_execute(request_id: uuid.UUID):
                    button=gettext("Erase for good"),
                    back=url_for("console.privacy_request", request_id=request_id))
 
-    def run(s, _form):
-        req = _request_or_404(request_id, s)
-        total = sum(privacy.preview_totals(req.preview).values()) if req.preview else 0
-        if req.kind == "erasure" and total > INLINE_LIMIT:
-            from jobs.privacy import enqueue_execution
-
-            enqueue_execution(request_id, current_user.uid)
-            return gettext("Execution queued: it runs in batches on the worker; progress shows below.")
-        privacy.execute(s, request_id, current_user.uid)
-        return None
-    return _step(request_id, run, gettext("Executed. Download the receipt below."))
+    def run(_s, _form):
+        privacy_jobs.enqueue("execute", request_id, current_user.uid)
+    return _step(request_id, run, gettext("Execution queued: it runs in batches on the worker; progress shows below."))
 
 
 def erasure_consequence(req) -> str:
@@ -227,19 +235,27 @@ def privacy_receipt(request_id: uuid.UUID):
         "Content-Disposition": f'attachment; filename="receipt-{req.id}.json"', "Cache-Control": "no-store"})
 
 
+@bp.route("/privacy/<uuid:request_id>/export", methods=["POST"])
+@officer
+def privacy_export_prepare(request_id: uuid.UUID):
+    """Have the worker build the export (everything stored about the subject); audited when built."""
+    def queue(_s, _form):
+        _request_or_404(request_id)
+        privacy_jobs.enqueue("export", request_id, current_user.uid, select_language())
+    return _step(request_id, queue, gettext("Preparing the export: this page offers it when it is ready."))
+
+
 @bp.route("/privacy/<uuid:request_id>/export.zip")
 @officer
 def privacy_export(request_id: uuid.UUID):
-    """Everything stored about the subject, as a ZIP of JSON files. Audited."""
-    s = db(SYSTEM)
-    try:
-        data = privacy.export_zip(s, request_id, current_user.uid, select_language())
-    except NotFound:
-        abort(404)
-    except Conflict as exc:
-        flash(said(exc), "error")
+    """The export the worker built, as a ZIP of JSON files, a readable summary and spreadsheets. Audited."""
+    s = _officer_db()
+    _request_or_404(request_id, s)
+    data = privacy_jobs.take_export(request_id)
+    if data is None:
+        flash(gettext("No export is waiting (one waits an hour after it is built): prepare it again."), "error")
         return redirect(url_for("console.privacy_request", request_id=request_id))
+    privacy.export_downloaded(s, request_id, current_user.uid)
     s.commit()
     return Response(data, mimetype="application/zip", headers={
         "Content-Disposition": f'attachment; filename="export-{request_id}.zip"', "Cache-Control": "no-store"})
-

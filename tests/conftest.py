@@ -28,7 +28,7 @@ from sqlalchemy import create_engine, text  # noqa: E402
 
 from memory_core.adapters.config import get_settings  # noqa: E402
 
-KEEP = {"alembic_version"}
+KEEP = {"alembic_version", "memoria_keys"}  # memoria_keys: written by `memoria migrate`, like the schema
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from memory_core.domain import clock
 from memory_core.domain.models import ApiKey, JobRun, Memory, MemoryTrace, User
 from tests.conftest import empty_tables, serving
+from tests.support.worker import run_queued_jobs
 from tests.test_console_browser import SHOTS, _sample_traces_and_usage
 
 pytestmark = pytest.mark.browser
@@ -201,6 +202,9 @@ def test_an_access_request_has_its_own_basis_and_words_not_an_erasures(site, as_
     assert page.locator("#intake-verification").is_visible()  # not asked again
     page.locator("form[action$='/verify'] button[type=submit]").click()
     page.locator("form[action$='/preview'] button[type=submit]").click()
+    page.wait_for_selector("#preview-pending")  # the worker counts; the page reloads itself until it has
+    run_queued_jobs()
+    page.wait_for_selector("#preview")
     preview = page.locator("#preview").inner_text()
     assert w["nothing_deleted"] in preview and "anonymised" not in preview and "deleted /" not in preview
     assert page.locator("details.confirm").count() == 0  # nothing irreversible to confirm

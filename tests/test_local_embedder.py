@@ -71,6 +71,22 @@ def test_deterministic_and_batch_independent(embedder):
     assert np.allclose(fresh, first, atol=1e-6)
 
 
+def test_a_text_embedded_again_gets_the_vector_a_fresh_model_run_gives_it_bit_for_bit():
+    """The one-text-per-run embedder keeps the vectors of recent texts ("gracias", a fact said twice):
+    what it hands back for a text seen before is exactly what running the model on it gives."""
+    e = LocalEmbedder("onnx") if onnx_available() else pytest.skip("USE ONNX model not installed")
+    texts = ["gracias", "Talleres García paga a 60 días", "gracias", "ok"]
+    first = e.embed_array(texts)
+    assert np.array_equal(first[0], first[2])
+    again = e.embed_array(["ok", "Talleres García paga a 60 días", "nuevo texto"])
+    assert np.array_equal(again[:2], first[[3, 1]])
+    fresh = LocalEmbedder("onnx")  # nothing recent: every vector from a model run of its own
+    assert np.array_equal(fresh.embed_array(["Talleres García paga a 60 días", "ok"]), first[[1, 3]])
+    # A handed-back vector is the caller's to change: what is kept for the next caller is not.
+    again[0][:] = 0
+    assert np.array_equal(e.embed_array(["ok"])[0], first[3])
+
+
 @pytest.mark.parametrize("text,paraphrase,unrelated", TRIPLES)
 def test_spanish_similarity_ordering(embedder, text, paraphrase, unrelated):
     a, b, c = np.array(embedder.embed([text, paraphrase, unrelated]))

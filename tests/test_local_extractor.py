@@ -247,3 +247,34 @@ def test_a_contact_person_named_by_role():
     assert triples("Nuestro comercial en Hierros del Norte es Andrés Gil") == {
         ("contact:c3", "persona_contacto", "Andrés Gil")}
     assert triples("Acme tiene nueva gerente, Pilar Ruiz") == {("contact:c2", "persona_contacto", "Pilar Ruiz")}
+
+
+def test_a_day_told_in_the_past_is_the_latest_one_up_to_the_day_it_was_said():
+    sent = dt.date(2023, 5, 8)  # a Monday
+    assert find_date("fui al concierto el 3 de mayo", sent, past=True)[0] == dt.date(2023, 5, 3)
+    assert find_date("i went to the concert on may 3", sent, past=True)[0] == dt.date(2023, 5, 3)
+    assert find_date("fui el 10 de mayo", sent, past=True)[0] == dt.date(2022, 5, 10)
+    assert find_date("i went to a pottery class last saturday", sent, past=True)[0] == dt.date(2023, 5, 6)
+    assert find_date("el sabado pasado fui a clase", sent, past=True)[0] == dt.date(2023, 5, 6)
+    assert find_date("last weekend i joined a club", sent, past=True)[0] == dt.date(2023, 5, 6)
+    assert find_date("ayer fui al cine", sent, past=True)[0] == dt.date(2023, 5, 7)
+    assert find_date("hace dos semanas fuimos a valencia", sent, past=True)[0] == dt.date(2023, 4, 24)
+    assert find_date("i met her three days ago", sent, past=True)[0] == dt.date(2023, 5, 5)
+    # told of what is coming, the same words are the coming day
+    assert find_date("el 10 de mayo", sent)[0] == dt.date(2023, 5, 10)
+
+
+def test_past_events_are_dated_events():
+    sent = dt.date(2023, 5, 8)
+    (event,) = facts("Fui al concierto el 3 de mayo", today=sent)
+    assert (event.category, event.event_date, event.value) == ("event", dt.date(2023, 5, 3), "Fui al concierto")
+    assert event.sentence == "El 3 de mayo de 2023: La persona fue al concierto."
+    (event,) = facts("I had a meeting with Acme yesterday", today=sent)
+    assert (event.category, event.event_date) == ("event", dt.date(2023, 5, 7))
+    assert event.sentence == "On 7 May 2023: The person had a meeting with Acme."
+
+
+def test_a_name_that_starts_like_an_event_is_no_event():
+    # "Talleres" starts with "taller" (workshop), "Classic" with "class": neither sentence tells of an event
+    assert not [f for f in facts("Talleres García me ha pedido un presupuesto para el lunes") if f.category == "event"]
+    assert not [f for f in facts("Classic Motors asked us for a quote for Monday") if f.category == "event"]

@@ -315,3 +315,44 @@ def test_praise_for_the_listener_and_quick_questions_teach_nothing(backend, text
 def test_a_past_tense_note_reads_well_in_third_person(backend):
     facts = learn(backend, "We even had a picnic last week with my friends!")
     assert facts and facts[0].sentence == "The person even had a picnic last week with their friends."
+
+
+# --- past events keep their dates (resolved against when the message was sent) ----------------------
+
+@pytest.mark.parametrize("text, day, what", [
+    ("I went to a pottery class last Saturday.", dt.date(2026, 2, 28), "pottery class"),
+    ("El sábado pasado fui a una clase de cerámica.", dt.date(2026, 2, 28), "clase de cerámica"),
+    ("Fui al concierto el 1 de marzo.", dt.date(2026, 3, 1), "concierto"),
+    ("I went to the concert on March 1st.", dt.date(2026, 3, 1), "concert"),
+    ("Yesterday I took the kids to the museum.", dt.date(2026, 3, 1), "museum"),
+    ("Ayer llevé a los críos al museo.", dt.date(2026, 3, 1), "museo"),
+])
+def test_a_past_event_is_kept_with_its_day(backend, text, day, what):
+    [event] = [f for f in learn(backend, text) if f.category == "event"]
+    assert event.event_date == day and what in event.value
+    assert str(day.year) in event.sentence  # the sentence says the day too
+
+
+@pytest.mark.parametrize("text", ["I ran a charity race for the shelter last Saturday - it was really rewarding.",
+                                  "El sábado pasado corrí una carrera solidaria por el refugio, fue muy bonito."])
+def test_a_race_run_last_saturday_is_no_protected_topic(backend, text):
+    [event] = [f for f in learn(backend, text) if f.category == "event"]
+    assert event.event_date == dt.date(2026, 2, 28)
+
+
+@pytest.mark.parametrize("text", ["I had a great time yesterday!", "Lo pasamos genial ayer."])
+def test_how_the_day_went_is_no_event(backend, text):
+    assert learn(backend, text) == []
+
+
+@pytest.mark.parametrize("text", ["I'm doing my best", "They make me so happy", "I'm not giving up!",
+                                  "Estoy muy agradecida", "Me siento muy afortunada", "Estoy muy orgullosa"])
+def test_how_the_writer_feels_teaches_nothing(backend, text):
+    assert learn(backend, text) == []
+
+
+@pytest.mark.parametrize("text, kept", [("I'm so grateful. I'm in Madrid until Friday.", "I'm in Madrid until Friday."),
+                                        ("Estoy muy agradecida. Estoy en Madrid hasta el viernes.",
+                                         "Estoy en Madrid hasta el viernes.")])
+def test_a_feeling_beside_a_fact_leaves_the_fact(text, kept):
+    assert [u.text for u in units(text) if not u.phatic] == [kept]

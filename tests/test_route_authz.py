@@ -129,6 +129,7 @@ ACCESS: dict[str, Route] = {
     "console.privacy_receipt": Route("GET", PRIVACY_OFFICER | {"privacy": REACHED},
                                      lambda w: {"request_id": w.privacy_request}),
     "console.privacy_export": Route("GET", PRIVACY_OFFICER, lambda w: {"request_id": w.privacy_request}),
+    "console.privacy_export_prepare": Route("POST", PRIVACY_OFFICER, lambda w: {"request_id": w.privacy_request}),
     # health probes: public, platform-wide facts only
     "health.healthz": Route("GET", HEALTH),
     "health.readyz": Route("GET", HEALTH),

@@ -553,7 +553,7 @@ def test_platform_scope_shows_staff_and_privacy_officers_only_the_tables_their_r
         "and relname <> 'alembic_version'"))}
 
     def readable(user_id) -> set[str]:
-        with database.unit_of_work(platform_scope(user_id)) as uow:
+        with database.unit_of_work(platform_scope(user_id, 0)) as uow:  # a new account's session version
             return {t for t in tables if uow.session.execute(text(f'select count(*) from "{t}"')).scalar_one()}
 
     # Staff never see messages, contacts, documents or keys; an officer sees requests, not job runs.
@@ -563,7 +563,10 @@ def test_platform_scope_shows_staff_and_privacy_officers_only_the_tables_their_r
     assert {"job_runs", "usage_ledger", "memory_traces", "memories"} <= readable(staff.id)
     assert readable(officer.id) <= {"organizations", "users", "audit_log", "privacy_requests", "policy_exclusions"}
     assert "privacy_requests" in readable(officer.id)
-    assert readable(admin.id) <= {"policy_exclusions"}  # the seeded exclusion list, readable in any scope
+    # A platform admin lists orgs and people and manages platform keys and invitations: no org's data.
+    # (policy_exclusions: the seeded exclusion list, readable in any scope.)
+    assert readable(admin.id) <= {"organizations", "users", "platform_api_keys", "account_tokens", "audit_log",
+                                  "policy_exclusions"}
 
 
 def test_web_process_without_the_worker_role_signs_in_loads_people_and_serves_staff_and_keys(

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from flask import Response, current_app, g, request
 from flask import session as cookie
+from flask_login import current_user
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.db import Database, RequestSessions, Scope
+from memory_core.adapters.db import Database, RequestSessions, Scope, platform_scope
 from memory_core.domain import clock
 
 _KEY = "memoria_sessions"
@@ -30,8 +31,19 @@ def _sessions() -> RequestSessions:
 
 def request_session(scope: Scope) -> Session:
     """The request's session in a given scope; opened on first use, closed at teardown. No default: every
-    use of system scope in the web process is written out (the aim is that none is left)."""
-    return _sessions().get(scope)
+    use of system scope in the web process is written out (the aim is that none is left). A platform
+    scope gets the signed-in person's session proof here, the one place that knows the session."""
+    return _sessions().get(_with_session_proof(scope))
+
+
+def _with_session_proof(scope: Scope) -> Scope:
+    """The platform scope of the signed-in person, with their live session's proof (else unchanged: a
+    platform scope naming anyone else sees nothing)."""
+    if scope.mode != "platform" or scope.proof or not current_user or not current_user.is_authenticated:
+        return scope
+    if getattr(current_user, "uid", None) != scope.user_id:
+        return scope
+    return platform_scope(scope.user_id, current_user.session_version, current_app.config.get("MEMORIA_SETTINGS"))
 
 
 def request_read_session(scope: Scope) -> Session:
@@ -39,7 +51,7 @@ def request_read_session(scope: Scope) -> Session:
     wrote_at = cookie.get(_WROTE_AT)
     if isinstance(wrote_at, int) and clock.now().timestamp() - wrote_at < READ_OWN_WRITES_SECONDS:
         return request_session(scope)
-    return _sessions().get(scope, read=True)
+    return _sessions().get(_with_session_proof(scope), read=True)
 
 
 def remember_writes(response: Response) -> Response:

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from memory_core.adapters.config import Settings, get_settings
+from memory_core.adapters.security import platform_proof
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +40,14 @@ DB_NAME = "memoria"
 @dataclass(frozen=True)
 class Scope:
     """What a transaction may see, as row-level security reads it."""
-    mode: str = "none"  # none | principal | org | platform | system
+    mode: str = "none"  # none | principal | ladder | org | platform | platform_key | system
     org_id: uuid.UUID | None = None
     user_id: uuid.UUID | None = None
     phone: str | None = None
     read_areas: tuple[str, ...] = ()
+    # platform scope: the signed-in session's proof (platform_scope); platform_key scope: the SHA-256 of
+    # the key the request presented (platform_key_scope)
+    proof: str = ""
 
     def settings(self) -> dict[str, str]:
         return {
@@ -52,6 +56,7 @@ class Scope:
             "memoria.user_id": str(self.user_id) if self.user_id else "",
             "memoria.phone": self.phone or "",
             "memoria.read_areas": ",".join(self.read_areas),
+            "memoria.proof": self.proof,
         }
 
 
@@ -63,10 +68,22 @@ def org_scope(org_id: uuid.UUID, user_id: uuid.UUID | None = None) -> Scope:
     return Scope(mode="org", org_id=org_id, user_id=user_id)
 
 
-def platform_scope(user_id: uuid.UUID) -> Scope:
+def platform_scope(user_id: uuid.UUID, session_version: int | None = None,
+                   settings: Settings | None = None) -> Scope:
     """A staff member or privacy officer reading across orgs: only the tables their platform role may read
-    (migration t1_sysscope_platform_scope), and only while the database holds that role for them."""
-    return Scope(mode="platform", user_id=user_id)
+    (migration t1_sysscope_platform_scope), only while the database holds that role for them, and only
+    with the proof of their live session (`session_version`; migration t3_sec_links_platform_proof).
+    Without it the scope shows nothing: the web adds it for the signed-in person (web.sessions)."""
+    if session_version is None:
+        return Scope(mode="platform", user_id=user_id)
+    return Scope(mode="platform", user_id=user_id, proof=platform_proof(user_id, session_version, settings))
+
+
+def platform_key_scope(key_id: uuid.UUID, key_hash: str) -> Scope:
+    """A platform API key (the provisioning API's organizations): it may create, rename and list organizations
+    and create their keys while the key is active, and only with `key_hash`, the SHA-256 of the key the
+    request presented, as its proof (migration t3_sec_org_people_scope): a key's id alone opens nothing."""
+    return Scope(mode="platform_key", user_id=key_id, proof=key_hash)
 
 
 def person_scope(user_id: uuid.UUID) -> Scope:

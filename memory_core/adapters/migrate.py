@@ -11,6 +11,7 @@ from sqlalchemy import make_url
 
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.adapters.db import APP_ROLE, WORKER_ROLE, resolve_urls
+from memory_core.adapters.security import platform_scope_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,4 +48,7 @@ def migrate(settings: Settings | None = None) -> str:
         for role, password in passwords.items():
             if password:
                 conn.execute(sql.SQL("alter role {} password {}").format(sql.Identifier(role), sql.Literal(password)))
+        # The platform scope's proof key, from the server secret (rewritten when the secret changes).
+        conn.execute("insert into memoria_keys (name, key) values ('platform_scope', %s) "
+                     "on conflict (name) do update set key = excluded.key", (platform_scope_key(settings),))
     return urls.owner

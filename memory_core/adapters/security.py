@@ -26,6 +26,18 @@ def secret(name: str, settings: Settings | None = None) -> str:
     return value or read_or_create_secret(settings.data_dir, name)
 
 
+def platform_scope_key(settings: Settings | None = None) -> str:
+    """The key of the platform scope's proof (migration t3_sec_links_platform_proof), derived from the
+    server secret; `memoria migrate` stores it where only the worker role reads it."""
+    return keyed_digest(secret("flask_secret_key", settings), "memoria platform scope")
+
+
+def platform_proof(user_id, session_version: int, settings: Settings | None = None) -> str:
+    """What lets a signed-in staff member's session enter the platform scope: an HMAC of their id and
+    session version, which the database recomputes (an SQL injection cannot, without the key)."""
+    return keyed_digest(platform_scope_key(settings), f"{user_id}.{session_version}")
+
+
 def keyed_digest(key: str, value: str) -> str:
     return hmac.new(key.encode(), value.encode(), hashlib.sha256).hexdigest()
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,9 @@ ENGINES = ("auto", "onnx", "numpy")
 # Texts longer than this are cut before embedding: a sentence encoder gains nothing from a whole
 # document, and an unbounded input is an unbounded CPU bill.
 MAX_CHARS = 4000
+
+# Vectors of the texts embedded last, kept by the one-text-per-run path (512 floats each: ~8 MB).
+RECENT_TEXTS = 4096
 
 _ONNX_INPUT = "inputs"
 _ONNX_OUTPUT = "outputs"
@@ -187,6 +191,8 @@ class LocalEmbedder:
             threads = 1 if self.batch_size == 1 else 2
         self.threads = threads
         self.model_name = ONNX_MODEL_NAME if engine == "onnx" else NUMPY_MODEL_NAME
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------------------------
     def _engine(self):
@@ -226,6 +232,25 @@ class LocalEmbedder:
         cleaned = [self._clean(t) for t in texts]
         if not cleaned:
             return np.zeros((0, EMBED_DIM), dtype=np.float32)
+        if self.batch_size != 1:
+            return self._compute(cleaned)
+        # One text per run: a text's vector is the same bit for bit whatever it is embedded with, so a
+        # text seen a moment ago ("gracias", "ok", a fact said twice) takes the vector it got then.
+        with self._recent_lock:
+            known = {t: self._recent[t] for t in cleaned if t in self._recent}
+            for t in known:
+                self._recent.move_to_end(t)
+        missing = [t for t in dict.fromkeys(cleaned) if t not in known]
+        if missing:
+            computed = self._compute(missing)
+            with self._recent_lock:
+                for t, v in zip(missing, computed):
+                    known[t] = self._recent[t] = v
+                while len(self._recent) > RECENT_TEXTS:
+                    self._recent.popitem(last=False)
+        return np.vstack([known[t] for t in cleaned])
+
+    def _compute(self, cleaned: list[str]) -> np.ndarray:
         engine = self._engine()
         parts = [engine.run(cleaned[i:i + self.batch_size]) for i in range(0, len(cleaned), self.batch_size)]
         vectors = np.vstack(parts).astype(np.float32, copy=False)

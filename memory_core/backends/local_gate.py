@@ -57,6 +57,8 @@ FLAG_QUESTIONS = {
 
 # Units of recent messages whose decisions the extractor reads back (a few batches' worth).
 UNIT_CACHE = 4096
+# (text, previous turn) pairs whose answers are kept, so a text seen again is not scored again.
+DECIDED_CACHE = 4096
 # A special-category or insult flag at this probability, as the pipeline reads it.
 FLAG_THRESHOLD = 0.5
 
@@ -234,6 +236,7 @@ class LocalGate:
         self._models: GateModels | None = None
         self._lock = threading.Lock()
         self._units: OrderedDict[str, GateDecision] = OrderedDict()
+        self._decided: OrderedDict[tuple[str, str | None], tuple[GateDecision, Usage]] = OrderedDict()
 
     @property
     def cache_path(self) -> Path:
@@ -315,11 +318,27 @@ class LocalGate:
         return [known[t] for t in texts]
 
     def decide_texts(self, messages: list[tuple[str, str | None]]) -> list[tuple[GateDecision, Usage]]:
-        """The classifiers' answers for each (text, previous turn) pair as a whole, in one pass."""
+        """The classifiers' answers for each (text, previous turn) pair as a whole, in one pass. Each row is
+        scored on its own (the features and classifiers read one row at a time), so a pair scored a moment
+        ago ("gracias", "ok", a fact said twice) takes the answer it got then."""
         if not messages:
             return []
-        texts = [m[:MAX_MESSAGE_CHARS] for m, _ in messages]
-        previous = [p[:MAX_PREVIOUS_CHARS] if p else None for _, p in messages]
+        keys = [(m[:MAX_MESSAGE_CHARS], p[:MAX_PREVIOUS_CHARS] if p else None) for m, p in messages]
+        with self._lock:
+            known = {k: self._decided[k] for k in keys if k in self._decided}
+            for k in known:
+                self._decided.move_to_end(k)
+        missing = [k for k in dict.fromkeys(keys) if k not in known]
+        if missing:
+            scored = self._score([t for t, _ in missing], [p for _, p in missing])
+            with self._lock:
+                for k, answer in zip(missing, scored):
+                    known[k] = self._decided[k] = answer
+                while len(self._decided) > DECIDED_CACHE:
+                    self._decided.popitem(last=False)
+        return [known[k] for k in keys]
+
+    def _score(self, texts: list[str], previous: list[str | None]) -> list[tuple[GateDecision, Usage]]:
         m = self.models()
         x = m.features(texts, previous)
         category, scope = m.category.predict_proba(x), m.scope.predict_proba(x)

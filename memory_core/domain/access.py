@@ -58,6 +58,13 @@ class Access:
         return Scope(mode="principal", org_id=self.org_id, user_id=self.principal.user_id,
                      phone=self.principal.phone, read_areas=self.read_areas)
 
+    def ladder_scope(self) -> Scope:
+        """The principal writing through the write ladder in the request (remember), as the worker does
+        in system scope: also the org's shared facts and proposals of every area, which the ladder
+        compares with and files proposals beside (migration t3_sec_links_web_scopes)."""
+        return Scope(mode="ladder", org_id=self.org_id, user_id=self.principal.user_id,
+                     phone=self.principal.phone, read_areas=self.read_areas)
+
 
 def member_permissions(role: str, permissions: dict[str, str]) -> dict[str, str]:
     """A member's effective permissions: owners and admins edit every area; a member has the areas
@@ -75,6 +82,13 @@ def weaker_permissions(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
     return {area: min(a[area], b[area], key=RANK.get) for area in a.keys() & b.keys()}
 
 
+def user_of_phone(session: Session, phone: str) -> uuid.UUID | None:
+    """The account a number is linked to, if any, in any scope: a SECURITY DEFINER function (migration
+    t1_sysscope_definer_lookups) answers, since the account may be invisible in the caller's scope (the
+    API's org scope, a person who left the org, another org's person)."""
+    return session.scalar(text("select memoria_user_of_phone(:p)"), {"p": phone})
+
+
 def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUID | None = None,
                 phone: str | None = None) -> Access | None:
     """Rebuild a principal's access from the database as it is now; None when it has none.
@@ -83,9 +97,7 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     a deactivated membership or a revoked number has no access, so the worker learns nothing from them.
     """
     if user_id is None and phone:
-        # A SECURITY DEFINER function (migration t1_sysscope_definer_lookups): the number's account
-        # may be invisible in the caller's scope (the API's org scope, a person who left the org).
-        user_id = session.scalar(text("select memoria_user_of_phone(:p)"), {"p": phone})
+        user_id = user_of_phone(session, phone)
     principal = Principal(user_id=user_id, phone=phone)
     if org_id is None:
         # No org picked (a number allowed in several orgs): only personal memory applies.

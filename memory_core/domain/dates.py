@@ -41,8 +41,76 @@ def _future(today: dt.date, month: int, day: int, year: int | None) -> dt.date |
         return None
 
 
-def find_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
-    """The first date expression in a folded sentence, resolved against today, with its span."""
+def _latest(today: dt.date, month: int, day: int, year: int | None) -> dt.date | None:
+    """A day and month told of the past: its latest occurrence up to today, unless a year is written."""
+    try:
+        if year:
+            return dt.date(year if year > 100 else 2000 + year, month, day)
+        date = dt.date(today.year, month, day)
+        return date if date <= today else dt.date(today.year - 1, month, day)
+    except ValueError:
+        return None
+
+
+# Days a sentence told in the past points back at ("I went to a pottery class last Saturday", "fui al
+# concierto el sábado pasado"): each resolves to one day before the day the message was sent. A vaguer
+# span ("last week", "el mes pasado") names no day: the reader dates it from the words and the send time.
+_PAST_PATTERNS: list[tuple[str, str]] = [
+    ("before_yesterday", r"\b(?:anteayer|antes de ayer|the day before yesterday)\b"),
+    ("yesterday", r"\b(?:ayer|anoche|yesterday|last night)\b"),
+    ("weekend", r"\b(?:el fin de semana pasado|el pasado fin de semana|last weekend|this past weekend|"
+                r"over the weekend|at the weekend|on the weekend|este fin de semana|el fin de semana)\b"),
+    ("weekday", rf"\b(?:el\s+|este\s+|el pasado\s+|last\s+|this past\s+|on\s+|this\s+)?{_WEEKDAY}(?:\s+pasado)?\b"),
+    ("ago", r"\b(?:hace\s+(?P<n1>\d{1,2}|un|una|dos|tres|cuatro|cinco)\s+(?P<u1>dias?|semanas?)|"
+            r"(?P<n2>\d{1,2}|a|one|two|three|four|five)\s+(?P<u2>days?|weeks?)\s+ago)\b"),
+    ("today", r"\b(?:hoy|esta manana|esta tarde|esta noche|today|this morning|this afternoon|this evening|tonight)\b"),
+]
+_PAST_RES = [(kind, re.compile(p)) for kind, p in _PAST_PATTERNS]
+_AGO_NUMBERS = {"un": 1, "una": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3, "cuatro": 4,
+                "four": 4, "cinco": 5, "five": 5}
+
+
+def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
+    """The first day a folded sentence told in the past names, before (or on) today, with its span."""
+    for kind, regex in _DATE_RES:
+        if kind not in ("dm", "md", "numeric"):
+            continue
+        m = regex.search(low)
+        if m:
+            g = m.groupdict()
+            month = MONTHS[g["m"]] if kind != "numeric" else int(g["mn"])
+            date = _latest(today, month, int(g["d"]), int(g["y"]) if g.get("y") else None)
+            if date is not None:
+                return date, m.start(), m.end()
+    for kind, regex in _PAST_RES:
+        m = regex.search(low)
+        if not m:
+            continue
+        if kind == "before_yesterday":
+            date = today - dt.timedelta(days=2)
+        elif kind == "yesterday":
+            date = today - dt.timedelta(days=1)
+        elif kind == "weekend":  # the Saturday of the last weekend before today
+            date = today - dt.timedelta(days=(today.weekday() - 5) % 7 or 7)
+        elif kind == "weekday":
+            date = today - dt.timedelta(days=(today.weekday() - WEEKDAYS[m.group("w")]) % 7 or 7)
+        elif kind == "ago":
+            n_text, unit = (m.group("n1"), m.group("u1")) if m.group("n1") else (m.group("n2"), m.group("u2"))
+            n = int(n_text) if n_text.isdigit() else _AGO_NUMBERS[n_text]
+            date = today - dt.timedelta(days=n * (7 if unit.startswith(("semana", "week")) else 1))
+        else:
+            date = today
+        return date, m.start(), m.end()
+    return None
+
+
+def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, int, int] | None:
+    """The first date expression in a folded sentence, resolved against today, with its span. A sentence
+    told in the future or present reads a day without year as the coming one; with `past` (the sentence
+    is told in the past: "fui al concierto el 3 de mayo") as the latest one up to today, and "last
+    Saturday", "ayer", "hace dos semanas" as the days before today they name."""
+    if past:
+        return _past_date(low, today)
     for kind, regex in _DATE_RES:
         m = regex.search(low)
         if not m:

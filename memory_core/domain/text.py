@@ -20,11 +20,32 @@ _MARKERS = {
 }
 
 
+def _fold_char(ch: str) -> str:
+    # "İ".lower() is two characters: keeping the first keeps the offsets.
+    return unicodedata.normalize("NFD", ch.lower()[0])[0]
+
+
+class _Folds(dict):
+    """Code point -> its folded character, for str.translate, filled as characters are first seen
+    (up to FOLD_TABLE_LIMIT of them, so text of every script cannot grow it without bound)."""
+
+    def __missing__(self, code: int) -> str:
+        folded = _fold_char(chr(code))
+        if len(self) < FOLD_TABLE_LIMIT:
+            self[code] = folded
+        return folded
+
+
+FOLD_TABLE_LIMIT = 65536
+_FOLDS = _Folds()
+
+
 def fold(text: str) -> str:
     """Lower case without accents, one character for one (offsets in the fold are offsets in the text): how two
     spellings of one word are compared, everywhere."""
-    # "İ".lower() is two characters: keeping the first keeps the offsets.
-    return "".join(unicodedata.normalize("NFD", ch.lower()[0])[0] for ch in text)
+    if text.isascii():
+        return text.lower()  # the same, at C speed: an ASCII letter has no accent and lowers to one letter
+    return text.translate(_FOLDS)
 
 
 def squash(text: str, strip: str = " .") -> str:

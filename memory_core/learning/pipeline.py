@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from sqlalchemy import bindparam, func, or_, select
+from sqlalchemy import bindparam, func, literal, null, or_, select, union_all
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -42,7 +42,15 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 from memory_core.domain.text import fold
-from memory_core.learning.subjects import NAME_NOISE, known_names, recent_subjects, resolve_subjects
+from memory_core.learning.subjects import (
+    NAME_NOISE,
+    known_names_query,
+    names_of,
+    recent_of,
+    recent_since,
+    recent_subjects_query,
+    resolve_subjects,
+)
 from memory_core.privacy.my_memory import learning_paused
 
 log = logging.getLogger(__name__)
@@ -149,23 +157,38 @@ def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
 
 
 @lru_cache(maxsize=1024)
-def _known_attributes_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
-    """The statement of `known_attributes` for one writer, built once (and its cache key computed once):
-    the ownership filter only reads the principal, the org and the readable areas."""
+def _context_reads_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
+    """`known_names`, `recent_subjects` and the known attributes (of the given subjects and of every known
+    name) as one statement, so the extraction context costs one round trip: rows (kind, subject, at,
+    attribute), kind n (a name), r (a recent subject) or a (an attribute). Built once per writer (and its
+    cache key computed once): the ownership filter only reads the principal, the org and the readable areas."""
     access = Access(principal, org_id, permissions={a: "read" for a in read_areas})
-    return (select(Memory.subject, Memory.attribute).where(
-        Memory.subject.in_(bindparam("subjects", expanding=True)), Memory.status.in_(("active", "proposed")),
-        memory_visible(access)).distinct())
+    names = known_names_query(access).cte("known_names")
+    recent = recent_subjects_query(access, bindparam("conversation_id"), bindparam("since")).cte("recent")
+    attributes = (select(Memory.subject, Memory.attribute).where(
+        or_(Memory.subject.in_(bindparam("subjects", expanding=True)), Memory.subject.in_(select(names.c.subject))),
+        Memory.status.in_(("active", "proposed")), memory_visible(access)).distinct().cte("attributes"))
+    return union_all(
+        select(literal("n").label("kind"), names.c.subject, null().label("at"), null().label("attribute")),
+        select(literal("r"), recent.c.subject, recent.c.created_at, null()),
+        select(literal("a"), attributes.c.subject, null(), attributes.c.attribute))
 
 
-def known_attributes(session: Session, access: Access, subjects: list[str]) -> dict[str, tuple[str, ...]]:
-    """Attribute names already stored per subject (that this writer may see), so corrections reuse them."""
-    rows = session.execute(_known_attributes_stmt(access.principal, access.org_id, access.read_areas),
-                           {"subjects": list(subjects)}).all()
+def context_reads(session: Session, access: Access, subjects: list[str], conversation_id: uuid.UUID | None,
+                  ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """(known_names, recent_subjects, the attribute names already stored per subject of `subjects` and of
+    every known name, that this writer may see, so corrections reuse them) in one round trip."""
+    rows = session.execute(_context_reads_stmt(access.principal, access.org_id, access.read_areas),
+                           {"subjects": list(subjects), "conversation_id": conversation_id,
+                            "since": recent_since()}).all()
+    names = names_of(subject for kind, subject, _, _ in rows if kind == "n")
+    recent = () if conversation_id is None else recent_of(
+        sorted(((subject, at) for kind, subject, at, _ in rows if kind == "r"), key=lambda r: r[1], reverse=True))
     out: dict[str, list[str]] = {}
-    for subject, attribute in rows:
-        out.setdefault(subject, []).append(attribute)
-    return {s: tuple(sorted(a)) for s, a in out.items()}
+    for kind, subject, _, attribute in rows:
+        if kind == "a":
+            out.setdefault(subject, []).append(attribute)
+    return names, recent, {s: tuple(sorted(a)) for s, a in out.items()}
 
 
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
@@ -178,11 +201,10 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
     `today` overrides its date)."""
     sent_at = sent_at or clock.now()
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
-    names = known_names(session, access)
-    known = known_attributes(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts),
-                                               *(f"name:{n}" for n in names)])
+    names, recent, known = context_reads(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)],
+                                         conversation_id)
     return ExtractionContext(
-        known_names=names, recent_subjects=recent_subjects(session, access, conversation_id),
+        known_names=names, recent_subjects=recent,
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=tuple(c.aliases or ())) for c in contacts),
@@ -275,6 +297,7 @@ class BatchCache:
         self._access: dict = {}
         self._paused: dict = {}
         self._orgs: dict = {}
+        self._verdicts: dict = {}
         # The batch's messages, loaded (and locked) by `prepare_messages`: held here so the session's
         # identity map (weak references) still has them when each message is processed.
         self.messages: list[Message] = []
@@ -305,6 +328,13 @@ class BatchCache:
         if org_id not in self._exclusions:
             self._exclusions[org_id] = load_exclusions(session, org_id)
         return self._exclusions[org_id]
+
+    def verdict(self, session: Session, org_id: uuid.UUID | None, text: str) -> PolicyVerdict:
+        """The org's exclusion list run over `text`, once per batch (preparing and writing read it both)."""
+        key = (org_id, text)
+        if key not in self._verdicts:
+            self._verdicts[key] = check_text(text, self.exclusions(session, org_id))
+        return self._verdicts[key]
 
     def contacts(self, session: Session, org_id: uuid.UUID | None) -> list:
         if org_id not in self._contacts:
@@ -367,15 +397,14 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
     for msg in messages:
         if msg.deleted_at is not None or not msg.text.strip():
             continue
-        exclusions = cache.exclusions(session, msg.org_id)
-        if check_text(msg.text, exclusions).secret:
+        if cache.verdict(session, msg.org_id, msg.text).secret:
             continue
         p = out[msg.id] = Prepared(text=msg.text, message_id=msg.id)
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
         if msg.role == "user" and not _writer_paused(session, cache, msg):
             previous = previous_of[msg.id]
-            p.previous = None if previous and check_text(previous, exclusions).secret else previous
+            p.previous = None if previous and cache.verdict(session, msg.org_id, previous).secret else previous
             to_gate.append(p)
     if to_embed:
         try:
@@ -446,7 +475,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
     if prepared is not None and prepared.text != msg.text:
         prepared = None  # edited since the batch was prepared
     exclusions = cache.exclusions(session, msg.org_id) if cache else load_exclusions(session, msg.org_id)
-    verdict = check_text(msg.text, exclusions)
+    verdict = cache.verdict(session, msg.org_id, msg.text) if cache else check_text(msg.text, exclusions)
     # A message holding a secret is not embedded either: no model sees it (full-text search still finds it).
     if verdict.secret is None and msg.text.strip() and (
             msg.embedding is None or msg.embed_model != backend.embed_model):
@@ -524,7 +553,8 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
                                  sent_at=sent_at)
     facts, usage = backend.extract(context)
     ledger(usage)
-    facts = resolve_subjects(session, access, facts, context.contacts)
+    # Nothing was written since the context was read: the names it read are still the known ones.
+    facts = resolve_subjects(session, access, facts, context.contacts, names=context.known_names)
     if bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
     if access.org_id is None:

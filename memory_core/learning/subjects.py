@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import or_, select
+from sqlalchemy import Select, or_, select
 from sqlalchemy.orm import Session
 
 from memory_core.domain import clock
@@ -37,27 +37,48 @@ _LIVE = ("active", "proposed")
 NAME_NOISE = frozenset({"sl", "sa", "slu", "sll", "de", "del", "la", "el", "los", "las", "y", "e", "cb", "sc", "coop",
                         "ltd", "inc", "llc", "the", "and", "hijos", "cia", "co"})
 
+def recent_subjects_query(access: Access, conversation_id, since) -> Select:
+    """The statement behind `recent_subjects` (rows: subject, when its source was added), newest first;
+    `conversation_id` and `since` may be values or bind parameters."""
+    return (select(Memory.subject, MemorySource.created_at).join(MemorySource, MemorySource.memory_id == Memory.id)
+            .where(MemorySource.conversation_id == conversation_id, MemorySource.created_at >= since, _NAMED,
+                   Memory.status.in_(_LIVE), memory_visible(access))
+            .order_by(MemorySource.created_at.desc()).limit(20))
+
+
+def recent_since(now: dt.datetime | None = None) -> dt.datetime:
+    """How far back a conversation's subjects carry over."""
+    return (now or clock.now()) - CARRY_OVER
+
+
+def recent_of(rows: Iterable[tuple[str, dt.datetime]]) -> tuple[str, ...]:
+    """`recent_subjects` from the rows of its query."""
+    return tuple(dict.fromkeys(subject for subject, _ in rows))[:RECENT_SUBJECTS]
+
+
 def recent_subjects(session: Session, access: Access, conversation_id: uuid.UUID | None,
                     now: dt.datetime | None = None) -> tuple[str, ...]:
     """The contacts and named subjects learnt from this conversation in the last half hour, newest first."""
     if conversation_id is None:
         return ()
-    since = (now or clock.now()) - CARRY_OVER
-    rows = session.execute(
-        select(Memory.subject, MemorySource.created_at).join(MemorySource, MemorySource.memory_id == Memory.id)
-        .where(MemorySource.conversation_id == conversation_id, MemorySource.created_at >= since, _NAMED,
-               Memory.status.in_(_LIVE), memory_visible(access))
-        .order_by(MemorySource.created_at.desc()).limit(20)).all()
-    return tuple(dict.fromkeys(subject for subject, _ in rows))[:RECENT_SUBJECTS]
+    return recent_of(session.execute(recent_subjects_query(access, conversation_id, recent_since(now))).all())
+
+
+def known_names_query(access: Access) -> Select:
+    """The statement behind `known_names` (rows: the `name:` subjects)."""
+    return (select(Memory.subject).where(Memory.subject.like("name:%"), Memory.status.in_(_LIVE),
+                                         memory_visible(access)).distinct().limit(KNOWN_NAMES_LIMIT))
+
+
+def names_of(subjects: Iterable[str]) -> tuple[str, ...]:
+    """`known_names` from the rows of its query."""
+    return tuple(subject[len("name:"):] for subject in subjects)
 
 
 def known_names(session: Session, access: Access) -> tuple[str, ...]:
     """Names of the subjects learnt about without a contact that this writer may see
     ("name:hierros olano" -> "hierros olano")."""
-    rows = session.scalars(
-        select(Memory.subject).where(Memory.subject.like("name:%"), Memory.status.in_(_LIVE),
-                                     memory_visible(access)).distinct().limit(KNOWN_NAMES_LIMIT))
-    return tuple(subject[len("name:"):] for subject in rows)
+    return names_of(session.scalars(known_names_query(access)))
 
 
 def significant_words(name: str) -> frozenset[str]:
@@ -88,11 +109,14 @@ def resolve_subject(subject: str, contacts: Iterable, known_names: Iterable[str]
     return _unique(by_name) or subject
 
 
-def resolve_subjects(session: Session, access: Access, facts: Sequence[Fact], contacts: Iterable) -> list[Fact]:
-    """The facts with every partly named subject resolved (see the module's docstring)."""
+def resolve_subjects(session: Session, access: Access, facts: Sequence[Fact], contacts: Iterable,
+                     names: Sequence[str] | None = None) -> list[Fact]:
+    """The facts with every partly named subject resolved (see the module's docstring); `names` are the
+    writer's `known_names` when the caller has just read them."""
     if not any(f.subject.startswith("name:") for f in facts):
         return list(facts)
-    names, contacts = known_names(session, access), list(contacts)
+    names = known_names(session, access) if names is None else names
+    contacts = list(contacts)
     out = []
     for f in facts:
         subject = resolve_subject(f.subject, contacts, names)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import and_, delete, exists, func, not_, or_, select
+from sqlalchemy import and_, delete, exists, func, not_, or_, select, text
 from sqlalchemy.orm import Session, aliased
 
+from memory_core.adapters.db import Scope
 from memory_core.domain import audit
+from memory_core.domain.access import Access, Principal
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, MemoryTrace, Message, Notification
 from memory_core.domain.vocabulary import Level
@@ -26,15 +28,40 @@ def memories_only_from(conversation_id: uuid.UUID):
                 Memory.hand_edited.is_(False), not_(elsewhere))
 
 
+def contact_memories(org_id: uuid.UUID, contact_id: uuid.UUID):
+    """Every fact about a contact (every level, status and version): what deleting the contact removes."""
+    return and_(Memory.org_id == org_id, Memory.subject == f"contact:{contact_id}")
+
+
+def owner_scopes(session: Session, org_id: uuid.UUID, *, conversation_id: uuid.UUID | None = None,
+                 contact_id: uuid.UUID | None = None) -> list[Scope]:
+    """The own scope (in the org) of each person or number holding personal or private memories that
+    forgetting one of the org's conversations or contacts reaches, named by a SECURITY DEFINER function
+    (migration t3_sec_links_web_scopes), so a caller in the org's scope forgets them in their owners'
+    scopes (`forget_owned`) instead of in system scope."""
+    rows = session.execute(text("select user_id, phone from memoria_forget_owners(:o, :c, :s)"), {
+        "o": org_id, "c": conversation_id, "s": f"contact:{contact_id}" if contact_id else None}).all()
+    return [Access(Principal(user_id=r.user_id, phone=r.phone), org_id).scope() for r in rows if r.user_id or r.phone]
+
+
+def forget_owned(session: Session, *, conversation_id: uuid.UUID | None = None, org_id: uuid.UUID | None = None,
+                 contact_id: uuid.UUID | None = None) -> int:
+    """In an owner's scope: remove what forgetting the conversation (or the org's contact) removes of
+    theirs, before `delete_conversation` (or `delete_contact`) runs in the org's. Does not commit."""
+    rows = memories_only_from(conversation_id) if conversation_id else contact_memories(org_id, contact_id)
+    return session.execute(delete(Memory).where(rows)).rowcount
+
+
 def delete_conversation(session: Session, conversation_id: uuid.UUID, *, actor_label: str,
-                        actor_user_id: uuid.UUID | None = None) -> dict[str, int]:
+                        actor_user_id: uuid.UUID | None = None, removed_by_owners: int = 0) -> dict[str, int]:
     """Forget a conversation: its messages, and the personal/private memories that came only from it
     and were not edited by hand. Shared memories (and edited or otherwise-sourced ones) lose this
-    source and stay. Does not commit."""
+    source and stay. `removed_by_owners`: what `forget_owned` removed first (counted and audited
+    here). Does not commit."""
     conv = session.get(Conversation, conversation_id, with_for_update=True)
     if conv is None:
         raise NotFound("No such conversation.")
-    removed = session.execute(delete(Memory).where(memories_only_from(conversation_id))).rowcount
+    removed = session.execute(delete(Memory).where(memories_only_from(conversation_id))).rowcount + removed_by_owners
     unsourced = session.execute(delete(MemorySource).where(MemorySource.conversation_id == conversation_id)).rowcount
     messages = session.scalar(select(func.count()).select_from(Message)
                               .where(Message.conversation_id == conversation_id))
@@ -47,14 +74,15 @@ def delete_conversation(session: Session, conversation_id: uuid.UUID, *, actor_l
 
 
 def delete_contact(session: Session, contact_id: uuid.UUID, *, actor_label: str,
-                   actor_user_id: uuid.UUID | None = None) -> dict[str, int]:
+                   actor_user_id: uuid.UUID | None = None, removed_by_owners: int = 0) -> dict[str, int]:
     """Delete a customer or supplier and every fact linked to it (every level, status and version).
-    Documents about it stay (the host owns them) and lose the link. Does not commit."""
+    Documents about it stay (the host owns them) and lose the link. `removed_by_owners`: what
+    `forget_owned` removed first (counted and audited here). Does not commit."""
     contact = session.get(Contact, contact_id, with_for_update=True)
     if contact is None:
         raise NotFound("No such contact.")
-    facts = session.execute(delete(Memory).where(
-        Memory.org_id == contact.org_id, Memory.subject == f"contact:{contact_id}")).rowcount
+    facts = session.execute(delete(Memory).where(contact_memories(contact.org_id, contact_id))).rowcount
+    facts += removed_by_owners
     session.execute(delete(Contact).where(Contact.id == contact_id))
     counts = {"facts_removed": facts}
     audit.record(session, actor_label=actor_label, actor_user_id=actor_user_id, action="contact.deleted",

@@ -6,8 +6,10 @@ One plan (`erasure_plan`) drives preview, execution and export: a list of steps,
 on the subject, and what happens to the matching rows (deleted, anonymised, or kept and why). So the
 export holds exactly the rows the preview counted, and the receipt counts what execution did.
 
-Runs in the system scope (RLS mode "system"): a privacy officer acts across orgs. Every step is
-audited with ids and counts only; the audit log is append-only and never holds the subject's data.
+Intake, verification and rejection run in the officer's platform scope (migration t3_sec_platform_scope);
+preview, execution and export read every table, so they run in system scope, on the worker
+(jobs/privacy.py). Every step is audited with ids and counts only; the audit log is append-only and
+never holds the subject's data.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import zipfile
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import keyed_digest, secret
@@ -83,11 +85,12 @@ def normalise_ref(session: Session, subject_type: str, ref: str) -> str:
         except InvalidInput:
             raise InvalidInput("A phone must be an international number like +34611222333.",
                                field="subject_ref") from None
-    model = {"contact": Contact, "conversation": Conversation}.get(subject_type)
-    if model is None:
+    if subject_type not in ("contact", "conversation"):
         raise InvalidInput("The subject must be a user, a phone, a contact or a conversation.", field="subject_type")
     rid = _uuid(ref, f"A {subject_type}")
-    if session.get(model, rid) is None:
+    # Asked of a SECURITY DEFINER function (migration t3_sec_platform_scope): the officer's platform scope
+    # reads no org data, and learns only that the id exists.
+    if not session.scalar(text("select memoria_privacy_subject_exists(:t, :id)"), {"t": subject_type, "id": rid}):
         raise NotFound(f"No such {subject_type}.")
     return str(rid)
 
@@ -400,3 +403,7 @@ def export_zip(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None,
     return buf.getvalue()
 
 
+def export_downloaded(session: Session, request_id: uuid.UUID, actor: uuid.UUID | None) -> None:
+    """Audit that the officer took the export the worker built (`privacy.exported` recorded the build). Does
+    not commit."""
+    _audit(session, _get(session, request_id), "privacy.export_downloaded", actor)

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.db import Scope
 from memory_core.adapters.security import keyed_digest, secret
 from memory_core.domain import audit, clock
-from memory_core.domain.access import member_permissions, weaker_permissions
+from memory_core.domain.access import Access, Principal, member_permissions, weaker_permissions
 from memory_core.domain.errors import Conflict, Forbidden, NotFound, TooManyAttempts
 from memory_core.domain.models import (
     Conversation,
     LinkCode,
-    LoginAttempt,
     Membership,
     Memory,
     MemoryTrace,
@@ -33,6 +33,7 @@ from memory_core.domain.models import (
     PhoneAuthorization,
     User,
 )
+from memory_core.domain.phones import normalise_phone
 from memory_core.domain.vocabulary import Level, Status
 
 # No 0/O, 1/I/L, 5/S or 2/Z: a code read aloud or typed on a phone keyboard cannot be misread.
@@ -135,49 +136,56 @@ def _reply(locale: str | None, key: str) -> str:
     return REPLIES.get((locale or "es")[:2], REPLIES["es"])[key]
 
 
+def link_scope(session: Session, phone: str | None, code: str, org_id: uuid.UUID | None) -> Scope:
+    """The scope `confirm_link` runs in without system scope: the person who asked for the code (named
+    by a SECURITY DEFINER function from the code's HMAC), with the number that sent it, in the org the
+    message came to; just the number when the code is nobody's."""
+    phone = normalise_phone(phone) or ""  # as ingest will hand it to confirm_link
+    command = parse_command(code)
+    code = command if command is not None else normalise_code(code)
+    user_id = session.scalar(text("select memoria_link_code_user(:h, :o)"),
+                             {"h": code_digest(code), "o": org_id}) if code else None
+    if user_id is None and not phone:
+        return Scope()
+    return Access(Principal(user_id=user_id, phone=phone or None), org_id).scope()
+
+
 def confirm_link(session: Session, phone: str, code: str, org_id: uuid.UUID | None = None) -> str:
     """Link the number that sent `VINCULAR <code>`; returns the sentence to reply. Does not commit
     (the caller commits once, so a wrong guess is counted even when nothing is linked). With
-    `org_id`, only a code issued in that org links: an agent of one org cannot redeem another's."""
+    `org_id`, only a code issued in that org links: an agent of one org cannot redeem another's.
+
+    Runs in system scope or in `link_scope`: the code is checked and taken, and wrong guesses counted,
+    by a SECURITY DEFINER function (migration t3_sec_links_web_scopes); the rest is the person's own."""
     phone = (phone or "").strip()
     command = parse_command(code)  # the whole message or the code alone: both are accepted
     code = command if command is not None else normalise_code(code)
-    owner_locale = session.scalar(select(User.locale).where(User.phone == phone)) if phone else None
     if not phone:
-        return _reply(owner_locale, "invalid")
+        return _reply(None, "invalid")
     now = clock.now()
-    key = phone_key(phone)
-    failures = session.scalar(select(func.count()).select_from(LoginAttempt).where(
-        LoginAttempt.key == key, LoginAttempt.at > now - FAILURE_WINDOW))
-    if failures >= MAX_FAILURES:
-        return _reply(owner_locale, "too_many")
-    if not code:
-        return _reply(owner_locale, "missing")
-    row = None
-    if len(code) == CODE_LENGTH and set(code) <= set(ALPHABET):
-        row = session.scalar(select(LinkCode).where(LinkCode.code_hmac == code_digest(code)).with_for_update())
-    if row is not None and org_id is not None and row.org_id != org_id:
-        row = None  # another org's code: as unknown as a wrong guess
-    if row is None or row.used_at is not None or row.expires_at <= now:
-        session.add(LoginAttempt(key=key))
-        reason = "invalid" if row is None else "used" if row.used_at is not None else "expired"
-        return _reply(owner_locale, reason)
-    user = session.get(User, row.user_id, with_for_update=True)
+    digest = None if not code else code_digest(code) if len(code) == CODE_LENGTH and set(code) <= set(ALPHABET) else ""
+    took = session.execute(text("select * from memoria_link_code_take(:h, :o, :p, :k, :since, :max, :now)"), {
+        "h": digest, "o": org_id, "p": phone, "k": phone_key(phone), "since": now - FAILURE_WINDOW,
+        "max": MAX_FAILURES, "now": now}).one()
+    if took.outcome != "ok":
+        return _reply(took.phone_locale, took.outcome)
+    user = session.get(User, took.user_id, with_for_update=True)
+    if user is None:
+        return _reply(took.phone_locale, "invalid")  # a scope that is not the code's person's
     locale = user.locale
-    row.used_at, row.used_by_phone = now, phone
-    holder = session.scalar(select(User.id).where(User.phone == phone))
+    holder = session.scalar(text("select memoria_user_of_phone(:p)"), {"p": phone})
     if holder is not None and holder != user.id:
-        _audit_link(session, user, row.org_id, "identity.link_refused", reason="number_linked_to_another_account")
+        _audit_link(session, user, took.org_id, "identity.link_refused", reason="number_linked_to_another_account")
         return _reply(locale, "other_account")
     member = session.scalar(select(Membership).where(
-        Membership.user_id == user.id, Membership.org_id == row.org_id, Membership.left_at.is_(None)))
+        Membership.user_id == user.id, Membership.org_id == took.org_id, Membership.left_at.is_(None)))
     if member is None:
-        _audit_link(session, user, row.org_id, "identity.link_refused", reason="not_a_member")
+        _audit_link(session, user, took.org_id, "identity.link_refused", reason="not_a_member")
         return _reply(locale, "not_member")
     auth = session.scalar(select(PhoneAuthorization).where(
-        PhoneAuthorization.org_id == row.org_id, PhoneAuthorization.phone == phone).with_for_update())
+        PhoneAuthorization.org_id == took.org_id, PhoneAuthorization.phone == phone).with_for_update())
     if auth is not None and auth.user_id is not None and auth.user_id != user.id:
-        _audit_link(session, user, row.org_id, "identity.link_refused", reason="number_authorized_for_another_account")
+        _audit_link(session, user, took.org_id, "identity.link_refused", reason="number_authorized_for_another_account")
         return _reply(locale, "other_account")
     already = user.phone == phone and auth is not None and auth.revoked_at is None
     if user.phone and user.phone != phone:
@@ -187,7 +195,7 @@ def confirm_link(session: Session, phone: str, code: str, org_id: uuid.UUID | No
             PhoneAuthorization.revoked_at.is_(None)).values(revoked_at=now))
     own = member_permissions(member.role, member.permissions)
     if auth is None:
-        auth = PhoneAuthorization(org_id=row.org_id, phone=phone, user_id=user.id, permissions=own)
+        auth = PhoneAuthorization(org_id=took.org_id, phone=phone, user_id=user.id, permissions=own)
         session.add(auth)
     else:
         # A number an admin had authorized keeps the lesser of its grant and the person's own.
@@ -195,7 +203,7 @@ def confirm_link(session: Session, phone: str, code: str, org_id: uuid.UUID | No
         auth.user_id, auth.revoked_at, auth.permissions = user.id, None, weaker_permissions(granted, own)
     user.phone = phone
     session.flush()
-    _audit_link(session, user, row.org_id, "identity.linked")
+    _audit_link(session, user, took.org_id, "identity.linked")
     return _reply(locale, "already" if already else "linked")
 
 
@@ -222,10 +230,20 @@ def pre_link_history(session: Session, user_id: uuid.UUID) -> PreLinkHistory:
     return PreLinkHistory(row.memories, row.messages, row.conversations)
 
 
+def adoption_scopes(session: Session, user_id: uuid.UUID, phone: str) -> list[Scope]:
+    """Where adopting the number's earlier rows must run, without system scope: the person's own scope
+    with the number, first with no org (org-less rows; personal memories are seen there too), then in
+    each org the number wrote in (listed by a SECURITY DEFINER function, migration t3_sec_links_*)."""
+    orgs = session.scalars(text("select org_id from memoria_pre_link_orgs(:u)"), {"u": user_id}).all()
+    principal = Principal(user_id=user_id, phone=phone or None)
+    return [Access(principal, org_id).scope() for org_id in [None, *sorted(o for o in orgs if o is not None)]]
+
+
 def adopt_pre_link_history(session: Session, user_id: uuid.UUID, phone: str, actor: uuid.UUID) -> dict[str, int]:
     """Move the linked number's personal and private memories and its messages to the person.
 
-    Only the person may do it, only for their own linked number; never automatic. Where the person
+    Only the person may do it, only for their own linked number; never automatic. Moves what the session
+    sees: in system scope everything, in the person's scopes (`adoption_scopes`) one org at a time. Where the person
     already holds an active fact with the same subject and attribute, the older of the two becomes a
     version of the newer (supersede, never overwrite). Audited; does not commit.
     """

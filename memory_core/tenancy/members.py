@@ -10,7 +10,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import hash_password
@@ -155,33 +155,38 @@ def invite(session: Session, org_id: uuid.UUID, email: str, *, role: str = "memb
     return row, token
 
 
-def invitation(session: Session, token: str, *, now: dt.datetime | None = None) -> tuple[AccountToken, bool]:
+def invitation(session: Session, token: str, *, now: dt.datetime | None = None) -> tuple[tokens.Link, bool]:
     """The valid invitation of a token, and whether its email already has an account (then no new password)."""
-    row = tokens.peek(session, "invite", token, now=now)
-    return row, user_by_email(session, row.email) is not None
+    link = tokens.peek(session, "invite", token, now=now)
+    return link, link.account_id is not None
 
 
 def accept_invitation(session: Session, token: str, *, password: str | None, name: str | None = None,
-                      now: dt.datetime | None = None) -> User:
+                      user_id: uuid.UUID | None = None, now: dt.datetime | None = None) -> User:
     """Use an invitation once: the account is created with its password (or, if the email already has
-    one, kept as it is) and the membership begins (or begins again) with the invited role and areas."""
-    row = tokens.peek(session, "invite", token, now=now)
-    user = user_by_email(session, row.email)
+    one, kept as it is) and the membership begins (or begins again) with the invited role and areas.
+
+    Runs in any scope that lets the person write their own rows: the invitation's org scope with the
+    person's id (`user_id`: the new account's, chosen by the caller), or their own scope for a
+    platform invitation; the link itself is read and used by SECURITY DEFINER functions (tokens)."""
+    link = tokens.peek(session, "invite", token, now=now)
+    user = session.get(User, link.account_id) if link.account_id else None
+    if link.account_id and user is None:
+        raise NotFound(tokens.INVALID)  # an account this scope cannot see: not the person's
     if user is None:  # a weak password does not use up the link
-        password_hash = hash_password(check_password(password or "", email=row.email))
-    row = tokens.consume(session, "invite", token, now=now)
-    if user is None:
-        user = User(email=row.email, name=clean_name(name or row.name, row.email), password_hash=password_hash)
+        password_hash = hash_password(check_password(password or "", email=link.email))
+        user = User(id=user_id or uuid.uuid4(), email=link.email, name=clean_name(name or link.name, link.email),
+                    password_hash=password_hash)
         session.add(user)
         session.flush()
-    if row.org_id is not None:
-        join_org(session, row.org_id, user.id, row.role or "member", row.permissions)
-    elif row.platform_role:
-        user.platform_role = row.platform_role
-    row.user_id = user.id
+    tokens.consume(session, "invite", token, user_id=user.id, now=now)  # gives a platform invitation's role
+    if link.org_id is not None:
+        join_org(session, link.org_id, user.id, link.role or "member", link.permissions)
+    elif link.platform_role:
+        session.refresh(user)
     audit.record(session, actor_label="invitation", actor_user_id=user.id, action="invitation.accepted",
-                 org_id=row.org_id, target_type="invitation", target_id=row.id,
-                 details={"role": row.role or row.platform_role})
+                 org_id=link.org_id, target_type="invitation", target_id=link.id,
+                 details={"role": link.role or link.platform_role})
     return user
 
 
@@ -292,13 +297,11 @@ def remove_member(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, ac
 # ---------------------------------------------------------------------------- passwords
 
 def account_only_in(session: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> bool:
-    """Whether the account belongs to this org alone (no other current membership, no platform role):
-    only then may the org change its email or hand out a link that sets its password."""
-    user = session.get(User, user_id)
-    if user is None or user.platform_role is not None:
-        return False
-    return session.scalar(select(Membership.id).where(Membership.user_id == user_id, Membership.org_id != org_id,
-                                                      Membership.left_at.is_(None)).limit(1)) is None
+    """Whether the account is a current member of this org and of no other, with no platform role: only
+    then may the org change its email or hand out a link that sets its password. Asked of a SECURITY
+    DEFINER function (migration t3_sec_org_people_scope), since the org's scope does not see its
+    members' other memberships; it answers for the caller's own org (or the system) only."""
+    return bool(session.scalar(text("select memoria_account_only_in(:u, :o)"), {"u": user_id, "o": org_id}))
 
 
 def org_reset_link(session: Session, org_id: uuid.UUID, user_id: uuid.UUID, *, actor: Actor,
@@ -327,9 +330,9 @@ def request_password_reset(session: Session, email: str, *, actor: Actor,
 
 
 def reset_password(session: Session, token: str, password: str, *, now: dt.datetime | None = None) -> User:
-    """Use a reset link once to set a new password."""
-    row = tokens.peek(session, "reset", token, now=now)
-    user = session.get(User, row.user_id)
+    """Use a reset link once to set a new password, in the account's own scope (or the system's)."""
+    link = tokens.peek(session, "reset", token, now=now)
+    user = session.get(User, link.account_id) if link.account_id else None
     if user is None:
         raise NotFound(tokens.INVALID)
     password = check_password(password, email=user.email)  # a weak password does not use up the link

@@ -6,12 +6,12 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidInput, NotFound
-from memory_core.domain.models import AccountToken, Membership, Message, Organization
+from memory_core.domain.models import AccountToken, Organization
 from memory_core.tenancy import tokens
 from memory_core.tenancy.members import Actor, clean_email, invite
 
@@ -52,15 +52,20 @@ class OrgRow:
 
 
 def list_orgs(session: Session, *, now: dt.datetime | None = None) -> list[OrgRow]:
-    """Every org with its size (current members) and activity (messages in 30 days, last message)."""
+    """Every org with its size (current members) and activity (messages in 30 days, last message).
+
+    The counts come from `memoria_org_activity` (migration t3_sec_platform_scope), which answers a platform
+    admin's scope or the worker's connection and reads no org data into the caller's scope."""
     since = (now or tokens.utcnow()) - dt.timedelta(days=30)
-    members = (select(func.count()).select_from(Membership).where(
-        Membership.org_id == Organization.id, Membership.left_at.is_(None)).scalar_subquery())
-    recent = (select(func.count()).select_from(Message).where(
-        Message.org_id == Organization.id, Message.created_at >= since).scalar_subquery())
-    last = select(func.max(Message.created_at)).where(Message.org_id == Organization.id).scalar_subquery()
-    rows = session.execute(select(Organization, members, recent, last).order_by(Organization.name)).all()
-    return [OrgRow(o.id, o.name, o.created_at, o.suspended_at, n, r, t, o.external_id) for o, n, r, t in rows]
+    counts = {r.org_id: r for r in session.execute(
+        text("select org_id, members, messages_since, last_message_at from memoria_org_activity(:since)"),
+        {"since": since})}
+    rows = []
+    for o in session.scalars(select(Organization).order_by(Organization.name)):
+        c = counts.get(o.id)
+        rows.append(OrgRow(o.id, o.name, o.created_at, o.suspended_at, c.members if c else 0,
+                           c.messages_since if c else 0, c.last_message_at if c else None, o.external_id))
+    return rows
 
 
 def set_suspended(session: Session, org_id: uuid.UUID, suspended: bool, *, actor: Actor,

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit
+from memory_core.domain.access import user_of_phone
 from memory_core.domain.errors import Conflict, InvalidInput, NotFound
 from memory_core.domain.models import PhoneAuthorization, User
 from memory_core.domain.phones import normalise_phone
@@ -30,7 +31,7 @@ def authorize_phone(session: Session, org_id: uuid.UUID, phone: str, *, user_id:
     permissions = clean_permissions(permissions)
     if user_id is not None:
         active_membership(session, org_id, user_id)
-        holder = session.scalar(select(User.id).where(User.phone == phone))
+        holder = user_of_phone(session, phone)  # maybe another org's person, invisible in the org's scope
         if holder is not None and holder != user_id:
             raise Conflict("That number is linked to another person's account.")
     auth = session.scalar(select(PhoneAuthorization).where(

@@ -22,10 +22,6 @@ def has_users(session: Session) -> bool:
     return bool(session.scalar(select(exists().where(User.id.is_not(None)))))
 
 
-def has_platform_admin(session: Session) -> bool:
-    return bool(session.scalar(select(exists().where(User.platform_role == "platform_admin"))))
-
-
 def issue_setup_link(session: Session, *, now: dt.datetime | None = None) -> str:
     """A one-time token to create the first platform admin; refused once the install has any user."""
     if has_users(session):
@@ -36,15 +32,16 @@ def issue_setup_link(session: Session, *, now: dt.datetime | None = None) -> str
 
 
 def create_user(session: Session, email: str, name: str, password: str | None, *, platform_role: str | None = None,
-                actor: Actor) -> User:
-    """A new account (no org). A password is checked; None leaves the account to a reset link."""
+                actor: Actor, user_id: uuid.UUID | None = None) -> User:
+    """A new account (no org), with the id `user_id` when given. A password is checked; None leaves the
+    account to a reset link."""
     email = clean_email(email)
     if platform_role is not None and platform_role not in PLATFORM_ROLES:
         raise InvalidInput("The platform role must be one of %(roles)s.", field="platform_role",
                            roles=", ".join(PLATFORM_ROLES))
     if user_by_email(session, email) is not None:
         raise Conflict("An account with that email already exists.")
-    user = User(email=email, name=clean_name(name, email), platform_role=platform_role,
+    user = User(id=user_id or uuid.uuid4(), email=email, name=clean_name(name, email), platform_role=platform_role,
                 password_hash=hash_password(check_password(password, email=email)) if password else None)
     session.add(user)
     session.flush()
@@ -54,15 +51,18 @@ def create_user(session: Session, email: str, name: str, password: str | None, *
 
 
 def complete_setup(session: Session, token: str, email: str, name: str, password: str, *,
-                   now: dt.datetime | None = None) -> User:
-    """Use the setup link once: the first platform admin. Refused if a platform admin exists by then."""
-    tokens.peek(session, "setup", token, now=now)
+                   user_id: uuid.UUID | None = None, now: dt.datetime | None = None) -> User:
+    """Use the setup link once: the first platform admin (id `user_id` when given). Refused if a platform
+    admin exists by then. Runs in the new account's own scope (or the system's): the link is read and
+    used by SECURITY DEFINER functions (tokens), and the account audits its own creation."""
+    link = tokens.peek(session, "setup", token, now=now)
     check_password(password, email=email)
-    if has_platform_admin(session):
+    if link.admin_exists:
         raise Conflict("A platform administrator already exists: sign in instead.")
-    row = tokens.consume(session, "setup", token, now=now)
-    user = create_user(session, email, name, password, platform_role="platform_admin", actor=Actor("setup link"))
-    row.user_id, row.email = user.id, user.email
+    user_id = user_id or uuid.uuid4()
+    user = create_user(session, email, name, password, actor=Actor("setup link", user_id=user_id), user_id=user_id)
+    tokens.consume(session, "setup", token, user_id=user.id, email=user.email, now=now)  # makes it platform admin
+    session.refresh(user)
     return user
 
 

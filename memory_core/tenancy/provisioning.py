@@ -8,10 +8,11 @@ acting for a person reads that person's personal memories.
 """
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit
@@ -55,11 +56,9 @@ def upsert_person(session: Session, org_id: uuid.UUID, ref: str, *, email: str, 
     m = membership_by_ref(session, org_id, ref, lock=True)
     created = False
     if m is None:
-        user = members.user_by_email(session, email)
+        user = members.user_by_email(session, email)  # in the org's scope: found only if it was ever a member
         if user is None:
-            user = User(email=email, name=members.clean_name(name, email))
-            session.add(user)
-            session.flush()
+            user = _new_member(session, org_id, email, members.clean_name(name, email), role, permissions, ref)
             audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id, action="user.created",
                          org_id=org_id, target_type="user", target_id=user.id, details={"by": "provisioning"})
             created = True
@@ -86,13 +85,28 @@ def upsert_person(session: Session, org_id: uuid.UUID, ref: str, *, email: str, 
     return Upserted(m, user, created)
 
 
+def _new_member(session: Session, org_id: uuid.UUID, email: str, name: str, role: str, permissions: dict[str, str],
+                ref: str) -> User:
+    """A new account (no password) made a member of the org at once, by a SECURITY DEFINER function (the
+    org's scope neither sees other orgs' people nor creates accounts); Conflict when the email has one."""
+    user_id = session.scalar(text("select memoria_add_new_member(:o, :e, :n, :r, cast(:p as jsonb), :x)"),
+                             {"o": org_id, "e": email, "n": name, "r": role, "p": json.dumps(permissions), "x": ref})
+    if user_id is None:
+        raise Conflict("That email belongs to an existing account: invite the person instead.")
+    return session.get(User, user_id)
+
+
 def _rename(session: Session, org_id: uuid.UUID, user: User, email: str, name: str) -> None:
     # Only an account this org alone holds: another org's (or the platform's) person is not the key's to change.
-    if not members.account_only_in(session, user.id, org_id):
+    # A SECURITY DEFINER function checks and writes it (the org's scope sees no other org's emails).
+    outcome = session.scalar(text("select memoria_rename_account(:o, :u, :e, :n)"),
+                             {"o": org_id, "u": user.id, "e": email, "n": members.clean_name(name, email) if name
+                              else user.name})
+    if outcome == "elsewhere":
         raise Conflict("This account is also used elsewhere; its email and name cannot be changed here.")
-    if user.email != email and members.user_by_email(session, email) is not None:
+    if outcome == "taken":
         raise Conflict("Another account already has that email.")
-    user.email, user.name = email, members.clean_name(name, email) if name else user.name
+    session.refresh(user)
 
 
 def remove_person(session: Session, org_id: uuid.UUID, ref: str, *, actor: Actor) -> dict[str, int]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
+import uuid
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.security import sha256
@@ -38,25 +41,51 @@ def issue(session: Session, purpose: str, email: str, *, now: dt.datetime | None
     return row, token
 
 
-def peek(session: Session, purpose: str, token: str, *, now: dt.datetime | None = None) -> AccountToken:
-    """The valid, unused link for `token` without using it; NotFound otherwise."""
+@dataclass(frozen=True)
+class Link:
+    """A valid, unused link as its page and its use need it (read by `memoria_link_peek`, migration
+    t3_sec_links_web_scopes, so a person who is not signed in opens it without system scope).
+
+    `account_id`: the account it applies to (a reset's; the account an invitation's email already
+    has); `admin_exists`: for a setup link, whether a platform administrator exists by now."""
+    id: uuid.UUID
+    purpose: str
+    email: str
+    name: str
+    org_id: uuid.UUID | None
+    org_name: str | None
+    role: str | None
+    permissions: dict[str, Any]
+    platform_role: str | None
+    account_id: uuid.UUID | None
+    admin_exists: bool | None
+
+
+def peek(session: Session, purpose: str, token: str, *, now: dt.datetime | None = None) -> Link:
+    """The valid, unused link for `token` without using it, in any scope; NotFound otherwise."""
     if not token or len(token) > 200:
         raise NotFound(INVALID)
-    row = session.scalar(select(AccountToken).where(AccountToken.token_hash == sha256(token),
-                                                    AccountToken.purpose == purpose))
-    if row is None or row.used_at is not None or row.expires_at <= (now or utcnow()):
+    row = session.execute(text("select * from memoria_link_peek(:p, :t, :now)"),
+                          {"p": purpose, "t": token, "now": now or utcnow()}).one_or_none()
+    if row is None:
         raise NotFound(INVALID)
-    return row
+    return Link(row.link_id, purpose, row.email, row.name, row.org_id, row.org_name, row.role,
+                row.permissions or {}, row.platform_role, row.account_id, row.admin_exists)
 
 
-def consume(session: Session, purpose: str, token: str, *, now: dt.datetime | None = None) -> AccountToken:
-    """Use the link once: locks its row, checks it, marks it used. NotFound if invalid, used or expired."""
-    row = peek(session, purpose, token, now=now)
-    row = session.scalar(select(AccountToken).where(AccountToken.id == row.id).with_for_update())
-    if row.used_at is not None:
-        raise NotFound(INVALID)  # used by a concurrent request between peek and lock
-    row.used_at = now or utcnow()
-    return row
+def consume(session: Session, purpose: str, token: str, *, user_id: uuid.UUID | None = None,
+            email: str | None = None, now: dt.datetime | None = None) -> uuid.UUID:
+    """Use the link once, in the caller's transaction and any scope, recording the account it made
+    (`user_id`; a setup link also its `email`) and giving that account the link's platform role, if any
+    (only system scope may give one, so the function does). Returns its id; NotFound if invalid, used (also by a
+    concurrent request) or expired, or, for a setup link, once a platform administrator exists."""
+    if not token or len(token) > 200:
+        raise NotFound(INVALID)
+    found = session.scalar(text("select memoria_link_use(:p, :t, :now, :u, :e)"),
+                           {"p": purpose, "t": token, "now": now or utcnow(), "u": user_id, "e": email})
+    if found is None:
+        raise NotFound(INVALID)
+    return found
 
 
 def link(base_url: str, purpose: str, token: str) -> str:

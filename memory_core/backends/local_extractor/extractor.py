@@ -13,6 +13,7 @@ from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     WRITER_NOTE_REMEMBER,
+    event_what,
     generic_fact,
     note,
     sensitive,
@@ -21,7 +22,7 @@ from memory_core.backends.local_extractor.fallback import (
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
-from memory_core.backends.local_extractor.subjects import Subject, resolve_contact, sentence_for
+from memory_core.backends.local_extractor.subjects import Subject, event_sentence, resolve_contact, sentence_for
 from memory_core.backends.local_extractor.text import Sentence, fold, is_english, name_tokens, normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain.families import reuse_attribute
@@ -159,7 +160,7 @@ class LocalExtractor:
             stored = tuple(context.known_attributes.get(subject.key, ()))
             attribute = reuse_attribute(f.attribute, stored)
             if f.target == "event":
-                sentence = f"El {f.event_date:%d/%m/%Y}: {f.value}."
+                sentence = event_sentence(f.event_date, event_what(f.value, subject.key), is_english(s.text))
             else:
                 sentence = sentence_for(f.attribute, subject, f.value, is_english(s.text))
             yield Fact(subject=subject.key, attribute=attribute, value=f.value, sentence=sentence,

@@ -15,7 +15,8 @@ import unicodedata
 
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, looks_like_company, name_runs
-from memory_core.backends.local_extractor.subjects import contact_subject
+from memory_core.backends.local_extractor.personal import told_in_past
+from memory_core.backends.local_extractor.subjects import contact_subject, event_sentence
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
 from memory_core.domain.dates import find_date
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
@@ -136,7 +137,11 @@ _ES_SINGULAR = {"soy": "es", "estoy": "está", "tengo": "tiene", "vivo": "vive",
                 "puedo": "puede", "suelo": "suele", "uso": "usa", "necesito": "necesita", "odio": "odia",
                 "facturo": "factura", "cobro": "cobra", "pago": "paga", "juego": "juega", "firmo": "firma",
                 "miro": "mira", "leo": "lee", "conduzco": "conduce", "he": "ha", "salgo": "sale",
-                "empiezo": "empieza", "entro": "entra", "cierro": "cierra", "abro": "abre", "me llamo": "se llama"}
+                "empiezo": "empieza", "entro": "entra", "cierro": "cierra", "abro": "abre", "me llamo": "se llama",
+                # told in the past: "fui al concierto" -> "fue al concierto"
+                "fui": "fue", "estuve": "estuvo", "tuve": "tuvo", "hice": "hizo", "asisti": "asistió",
+                "visite": "visitó", "corri": "corrió", "conoci": "conoció", "empece": "empezó", "compre": "compró",
+                "termine": "terminó", "acabe": "acabó", "vi": "vio", "gane": "ganó", "aprendi": "aprendió"}
 _ES_PLURAL = {"somos": "es", "estamos": "está", "tenemos": "tiene", "hemos": "ha", "vamos": "va",
               "podemos": "puede", "solemos": "suele", "queremos": "quiere", "preferimos": "prefiere",
               "cerramos": "cierra", "hacemos": "hace", "damos": "da", "vendemos": "vende", "ofrecemos": "ofrece",
@@ -160,7 +165,7 @@ _SENSITIVE = re.compile(
     r"ideolog\w*|vota\w*|izquierdas?|derechas?|comunista|enferm\w*|salud|medic\w*|diagnost\w*|cancer|diabet\w*|"
     r"depresi\w*|ansiedad|embaraz\w*|hospital\w*|terapia|psic\w*|psiqui\w*|vih|sida|discapacidad|minusval\w*|"
     r"homosexual\w*|gay|lesbiana|bisexual|transexual|orientacion sexual|genetic\w*|biometric\w*|huella dactilar|"
-    r"origin|ethnic\w*|race|religio\w*|muslim|jewish|catholic|christian|church|mosque|union member\w*|"
+    r"origin|ethnic\w*|(?:my|your|his|her|their|our|of|by|and)\s+race|religio\w*|muslim|jewish|catholic|christian|church|mosque|union member\w*|"
     r"political|politics|votes?|voted|illness|sick|disease|health|medical|medication|diagnos\w*|pregnan\w*|"
     r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*)\b")
 
@@ -295,6 +300,11 @@ _REACTION = re.compile(
     r"enjoy|enjoyed|adore|appreciate|agree|know|think|feel|felt|hope|wish|bet|guess|understand|get)\s+"
     r"(?:it|that|this|them|those|these|how|what|when|the way|you|your|seeing|hearing|to hear)\b|"
     r"^(?:you|your|you're|yours|tu|tus|usted)\b")
+# How a day went, and nothing else ("I had a great time yesterday!", "lo pasamos genial el sábado"): small talk.
+_HOW_IT_WENT = re.compile(
+    r"^(?:i|we)\s+(?:had|have had|'ve had)\s+(?:such\s+)?(?:a|an|the|the best|so much)\s+(?:\w+\s+){0,2}?"
+    r"(?:time|day|blast|weekend|evening|night|fun)\b[^,;]{0,25}$|^(?:lo|nos lo)\s+(?:pase|pasamos|he pasado|hemos pasado)"
+    r"\s+(?:genial|bien|muy bien|de maravilla|fenomenal|en grande|bomba)\b[^,;]{0,25}$")
 # Who a note is about: the writer ("I", "my", "we", "tengo"...) or someone named.
 _SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|nosotros|nuestr[oa]s?|me|nos|he|hemos)\b|"
                       r"\b(?:tengo|tenemos|soy|somos|estoy|estamos|vivo|vivimos|trabajo|trabajamos|llevo|llevamos|"
@@ -415,7 +425,7 @@ def _reuse(topic: re.Pattern, canonical: str, stored: tuple[str, ...]) -> str:
     return canonical
 
 
-def _third_person(clause: str, subject: str) -> str:
+def third_person(clause: str, subject: str) -> str:
     """A plain third-person sentence from a first-person clause (best effort, word for word)."""
     low = fold(clause)
     english = is_english(clause)
@@ -457,6 +467,20 @@ def _third_person(clause: str, subject: str) -> str:
     return f"{who}: {_swap(clause, _ES_PRONOUNS)}"
 
 
+def event_what(value: str, subject: str) -> str:
+    """What happened at an event, in the third person when it is told in the first ("I went to a pottery
+    class" -> "The person went to a pottery class"), else as said ("reunión con Acme")."""
+    value = value[:1].upper() + value[1:]
+    said = third_person(value, subject)
+    return value if re.match(r"(?:The person|The business|La persona|La empresa):", said) else said
+
+
+def _without_span(text: str, start: int, end: int) -> str:
+    """The text without the words in [start, end) (a date), spaces and punctuation tidied."""
+    out = re.sub(r"\s+", " ", text[:start] + " " + text[end:])
+    return re.sub(r"\s+([!?.,;:])", r"\1", out).strip()
+
+
 def _swap(text: str, table: dict[str, str]) -> str:
     out = re.sub(r"\b(\w+)\b", lambda m: table.get(m.group(1).lower(), m.group(1)), text)
     return re.sub(r"\s+", " ", out).strip()
@@ -473,6 +497,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
         len(s.low.split()) <= SHORT_ANSWER_WORDS else None
+    if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
+        return None  # "I had a great time yesterday!": how it went, no fact
     if not mentions and not recent and previous is None and not _about_someone(s):
         return None  # "It's peaceful and special", "I love it": a reaction, not a fact about anyone
     value = _safe(clean_value(s.text))
@@ -484,18 +510,24 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     key, label, memory_category = resolved
     stored = tuple(context.known_attributes.get(key, ()))
     event_date = None
-    if memory_category == "event":
-        found = find_date(s.low, context.today)
-        event_date = found[0] if found and found[0] >= context.today else None
+    past = told_in_past(s.low)
+    if memory_category == "event" or (past and key == "self"):
+        # A dated event, coming or told in the past ("I ran a charity race last Saturday"): kept as an event
+        # with its day, resolved against when the message was sent; its value without the date's words.
+        found = find_date(s.low, context.today, past=past)
+        if found and (past or found[0] >= context.today):
+            event_date, memory_category = found[0], "event"
+            if len(s.low) == len(s.text):
+                value = _safe(clean_value(_without_span(s.text, found[1], found[2]))) or value
     if key in ("self", "org") and bank and memory_category != "event":
         return None  # the business's own account is only ever read by the bank-account rule
     attribute = "evento" if memory_category == "event" else \
         _attribute(fold(whole) if bank else _topic_text(s), key, stored, label, previous.low if previous else "",
                    correction=bool(CORRECTION.search(s.low)))
     if memory_category == "event":
-        body = f"El {event_date:%d/%m/%Y}: {value}" if event_date else f"Evento: {value}"
+        body = event_sentence(event_date, event_what(value, key), is_english(value))
     else:
-        body = _third_person(value, key)
+        body = third_person(value, key)
     if label and fold(label) not in fold(body):
         body = f"{label}: {body}"
     sentence = _safe(body[:1].upper() + body[1:]).rstrip(".!") + "."

@@ -323,8 +323,10 @@ def _rule_diet(s: Sentence) -> Iterator[Found]:
 
 _EVENT_NOUNS = (r"reunion|reuniones|cita|viaje|vacaciones|feria|congreso|evento|comida|cena|visita|llamada|"
                 r"videollamada|formacion|curso|entrega|boda|cumpleanos|inspeccion|auditoria|juicio|"
+                r"concierto|clase|taller|partido|fiesta|exposicion|festival|carrera|excursion|"
                 r"meeting|appointment|trip|call|dinner|lunch|visit|conference|fair|holiday|holidays|vacation|"
-                r"training|course|delivery|wedding|birthday|audit|trade show")
+                r"training|course|delivery|wedding|birthday|audit|trade show|"
+                r"concert|class|workshop|game|match|party|exhibition|festival|race|hike|picnic")
 _EVENT_SHAPES = [
     # "estoy en Madrid" -> "en Madrid"
     (re.compile(r"^(?:yo\s+|nosotros\s+)?(?:estoy|estare|estaremos|estamos|voy a estar|vamos a estar|i'm|i am|"
@@ -334,7 +336,7 @@ _EVENT_SHAPES = [
     (re.compile(rf"^(?:tengo|tenemos|hay|habra|i have|i've got|we have|we've got|i'm having|we're having)\s+"
                 rf"(?:una\s+|un\s+|la\s+|el\s+|a\s+|an\s+|the\s+)?(?=(?:{_EVENT_NOUNS})\b)"), "after"),
     # "reunión con Acme"
-    (re.compile(rf"^(?:la\s+|el\s+|una\s+|un\s+|a\s+|an\s+|the\s+|my\s+|our\s+|mi\s+|nuestra\s+)?(?={_EVENT_NOUNS}\b)"), "after"),
+    (re.compile(rf"^(?:la\s+|el\s+|una\s+|un\s+|a\s+|an\s+|the\s+|my\s+|our\s+|mi\s+|nuestra\s+)?(?=(?:{_EVENT_NOUNS})\b)"), "after"),
     # "me voy a Lisboa", "cerramos por vacaciones": the whole remainder
     (re.compile(r"^(?:me voy|nos vamos|voy|vamos|viajo|viajamos|i'm going|we're going|i'm flying|i fly|i travel|"
                 r"we travel)\s+(?:a|de|to|on)\s+(?=[A-Za-zÁÉÍÓÚÑáéíóúñ])"), "whole"),
@@ -343,19 +345,42 @@ _EVENT_SHAPES = [
     (re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:planning|going|hoping|about)\s+to\s+|^(?:i|we)\s+(?:plan|want|hope)\s+"
                 r"to\s+|^(?:voy|vamos|pienso|pensamos|queremos|quiero)\s+a\s+\w+|^(?:tengo|tenemos) pensado\s+"), "whole"),
 ]
-_PAST = re.compile(r"\b(?:ayer|anoche|estuve|estuvimos|tuve|tuvimos|fui|fuimos|fue|was|were|had|went|yesterday|"
-                   r"last week|la semana pasada|el mes pasado|last month)\b")
+# Told in the past: "fui al concierto el 3 de mayo", "I went to a pottery class last Saturday".
+_PAST = re.compile(r"\b(?:ayer|anoche|anteayer|estuve|estuvimos|tuve|tuvimos|fui|fuimos|fue|fueron|hice|hicimos|"
+                   r"asisti|asistimos|visite|visitamos|corri|corrimos|was|were|had|went|did|yesterday|ago|"
+                   r"last (?:week|weekend|night|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                   r"this past|la semana pasada|el mes pasado|pasad[oa](?! manana)|hace (?:\d+|un|una|dos|tres) "
+                   r"(?:dias?|semanas?|meses?))\b"
+                   r"|\b(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+|even\s+|actually\s+)?"
+                   r"(?:[a-z]{2,}ed|ran|saw|took|met|got|made|won|began|bought|found|gave|came|brought|spent|left|"
+                   r"caught|heard|read|wrote|sold|built|taught|drove|flew|swam|ate|drank|sang)\b")
+
+
+def told_in_past(low: str) -> bool:
+    """A (folded) sentence that tells of something done or happened, not of something coming."""
+    return bool(_PAST.search(low))
+
+
+# Past shapes of an event, naming the kind of event ("fui a una clase de cerámica", "I had a meeting with
+# Acme"): the whole remainder, once the date is out. Any other past statement is the gate's to judge.
+_DET = r"(?:una\s+|un\s+|la\s+|el\s+|los\s+|las\s+|a\s+|an\s+|the\s+|my\s+|our\s+|mi\s+|nuestra\s+|nuestro\s+|this\s+|that\s+)?"
+_PAST_EVENT_SHAPES = [
+    re.compile(rf"^(?:(?:i|we)\s+(?:just\s+|finally\s+|also\s+)?(?:went|had|attended|was at|were at)\s+(?:to\s+|on\s+)?"
+               rf"|(?:fui|fuimos|estuve|estuvimos|asisti|asistimos|tuve|tuvimos)\s+(?:a\s+|al\s+|en\s+)?)"
+               rf"{_DET}(?:\w+\s+){{0,2}}?(?:{_EVENT_NOUNS})\b"),
+]
 _TIME = re.compile(r"\b(?:a las|sobre las|at|a eso de las)\s+\d{1,2}(?:[:.h]\d{2})?(?:\s*(?:h|am|pm|horas))?\b")
 
 
 def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
-    if _PAST.search(s.low):
-        return
-    found = find_date(s.low, today)
+    """A dated event: coming ("reunión con Acme el jueves") or told in the past ("fui al concierto el 3 de
+    mayo"), its date resolved against the day the message was sent."""
+    past = told_in_past(s.low)
+    found = find_date(s.low, today, past=past)
     if not found:
         return
     date, start, end = found
-    if date < today:
+    if date < today and not past:
         return
     rest = s.text[:start] + " " + s.text[end:]
     for m in reversed(list(_TIME.finditer(fold(rest)))):
@@ -363,6 +388,11 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
     rest = re.sub(r"\s+", " ", rest).strip(" ,.;:")
     rest = re.sub(r"^(?:y|que|and|pues|also|también|tambien)\s+", "", rest, flags=re.IGNORECASE)
     low = fold(rest)
+    if past:
+        value = clean_value(rest)
+        if any(regex.match(low) for regex in _PAST_EVENT_SHAPES) and 3 <= len(value) <= 120:
+            yield Found("evento", value[:1].upper() + value[1:], "event", 0, event_date=date)
+        return
     for regex, mode in _EVENT_SHAPES:
         m = regex.match(low)
         if not m:

@@ -1,6 +1,7 @@
 """Who a fact is about: the person, the business, a known contact or a named one; and its plain sentence."""
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 
@@ -126,6 +127,21 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
     if len(distinct) == 1:
         return contact_subject(next(iter(distinct.values())), 0.7)
     return None
+
+
+_MONTHS_ES = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+              "noviembre", "diciembre")
+
+
+def event_sentence(date: dt.date | None, what: str, english: bool = False) -> str:
+    """A dated event as a sentence in the language it was told in: "El 3 de mayo de 2023: Fui al concierto.",
+    "On 6 May 2023: The person went to a pottery class."."""
+    what = what.rstrip(".!")
+    if date is None:
+        return f"{'Event' if english else 'Evento'}: {what}."
+    if english:
+        return f"On {date.day} {date:%B} {date.year}: {what}."
+    return f"El {date.day} de {_MONTHS_ES[date.month - 1]} de {date.year}: {what}."
 
 
 def sentence_for(attribute: str, subject: Subject, value: str, english: bool = False) -> str:

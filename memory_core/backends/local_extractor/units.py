@@ -29,6 +29,24 @@ glad happy me alegro alegra encanta love it that's thats that it's its sounds lo
 you your you're youre tu te ti usted and y also too tambien the a an of for to it this esto eso
 what how are is was were have has been doing going how's hows que tal como estas va todo
 """.split())
+# How the writer feels, and words that only carry that ("I'm so grateful", "I'm doing my best", "I'm not giving
+# up", "me siento muy afortunada"): a unit made only of these and the words above tells no fact.
+FEELING_WORDS = frozenset("""
+i i'm im i've ive i'll ill i'd id me my myself we we're we've our us they them their those these
+am be been being feel feels felt feeling make makes made keep keeps kept get gets got
+grateful thankful proud lucky blessed excited stoked thrilled determined motivated inspired touched moved honored
+honoured humbled relieved overwhelmed nervous pumped psyched hyped content
+best try trying doing giving give up hanging in there loving haven't havent have not don't dont do still always
+pretty truly super extra mega
+agradecido agradecida agradecidos orgulloso orgullosa orgullosos afortunado afortunada afortunados contento contenta
+contentos feliz felices emocionado emocionada ilusionado ilusionada motivado motivada nervioso nerviosa siento
+sentimos me estoy estamos soy somos lo mejor que puedo intento intentando rindo rendirme sigo aqui
+""".split())
+FEELINGS = frozenset("""grateful thankful proud lucky blessed excited stoked thrilled determined motivated inspired touched
+moved honored honoured humbled relieved overwhelmed nervous pumped psyched happy glad best giving hanging loving
+haven't havent agradecido agradecida agradecidos orgulloso orgullosa orgullosos afortunado afortunada afortunados
+contento contenta contentos feliz felices emocionado emocionada ilusionado ilusionada motivado motivada nervioso
+nerviosa mejor rendirme""".split())
 # Phrases that are phatic whatever follows them in the unit ("thanks for the tips", "me alegro de que...").
 _PHATIC_START = re.compile(
     r"^(?:(?:muchas\s+)?gracias(?:\s+por\b.*)?|(?:thanks|thank you|thank u)(?:\s+(?:so much|a lot|again))?"
@@ -142,7 +160,11 @@ def is_phatic(text: str) -> bool:
     # Names (a vocative: "Thanks, Mel") count as talk; a sentence's capitalised first word does not.
     capitalised = {fold(m.group()) for m in re.finditer(r"\b[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\b", text)
                    if text[: m.start()].strip(" ¡¿\"'(")}
-    return all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8
+    if all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8:
+        return True
+    # Only how the writer feels ("I'm so grateful", "They make me so happy", "estoy muy agradecida").
+    return any(w in FEELINGS for w in words) and all(w in PHATIC_WORDS or w in FEELING_WORDS for w in words) and \
+        len(words) <= 10
 
 
 def _without_greeting(text: str, keep: frozenset[str]) -> str:

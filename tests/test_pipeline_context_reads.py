@@ -1,0 +1,50 @@
+"""The extraction context is read in one round trip (pipeline.context_reads) and gives what the three
+reads it replaces give: the names this writer may see, the conversation's recent subjects, and the
+attributes already stored for the message's subjects and for every known name."""
+from __future__ import annotations
+
+import datetime as dt
+
+from memory_core.domain import clock
+from memory_core.domain.access import load_access
+from memory_core.domain.models import MemorySource
+from memory_core.learning.pipeline import context_reads
+from memory_core.learning.subjects import known_names, recent_subjects
+
+
+def test_the_one_round_trip_context_holds_the_writers_names_recent_subjects_and_attributes(factory, system_session):
+    org, other_org = factory.org(), factory.org()
+    ana = factory.member(org, role="owner")
+    bea = factory.member(org, role="owner")
+    garcia = factory.contact(org, "Talleres García S.L.")
+    olano = factory.memory(org, subject="name:hierros olano", attribute="plazo_pago", value="30 días",
+                           category="customer")
+    factory.memory(org, subject="name:hierros olano", attribute="persona_contacto", value="Marisa",
+                   category="customer", status="proposed")
+    factory.memory(org, subject="name:ferralla sur", attribute="plazo_pago", value="60 días", category="supplier",
+                   status="superseded")  # not live: no name, no attribute
+    factory.memory(org, level="private", owner=bea, subject="name:secreto de bea", attribute="nota", value="x")
+    factory.memory(other_org, subject="name:otra empresa", attribute="nota", value="y")
+    factory.memory(org, subject=f"contact:{garcia.id}", attribute="forma_pago", value="transferencia",
+                   category="customer")
+    factory.memory(None, level="personal", owner=ana, subject="self", attribute="nombre", value="Ana",
+                   category="person")
+    factory.memory(None, level="personal", owner=bea, subject="self", attribute="tono", value="tú",
+                   category="person")
+    conversation = factory.conversation(org, ana)
+    old = factory.memory(org, subject=f"contact:{garcia.id}", attribute="nota", value="z", category="customer")
+    for memory, minutes_ago in ((olano, 1), (old, 45)):
+        system_session.add(MemorySource(memory_id=memory.id, conversation_id=conversation.id,
+                                        created_at=clock.now() - dt.timedelta(minutes=minutes_ago)))
+    system_session.commit()
+    access = load_access(system_session, org.id, user_id=ana.id)
+
+    subjects = ["self", "org", f"contact:{garcia.id}"]
+    names, recent, known = context_reads(system_session, access, subjects, conversation.id)
+
+    assert names == ("hierros olano",) == known_names(system_session, access)
+    # what was said about Hierros Olano a minute ago carries over; García's note, 45 minutes old, does not
+    assert recent == ("name:hierros olano",) == recent_subjects(system_session, access, conversation.id)
+    assert known == {"self": ("nombre",), f"contact:{garcia.id}": ("forma_pago", "nota"),
+                     "name:hierros olano": ("persona_contacto", "plazo_pago")}
+    assert context_reads(system_session, access, subjects, None)[1] == ()  # no conversation, nothing recent
