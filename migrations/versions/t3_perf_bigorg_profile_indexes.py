@@ -11,13 +11,13 @@ And the console's review queue for a member: their own pending proposals, (org_i
 created_at, id) where status = 'proposed'.
 
 Revision ID: t3_perf_bigorg_profile_indexes
-Revises: t2_merge_language_scopes
+Revises: t4_merge_session5
 Create Date: 2026-12-01
 """
 from alembic import op
 
 revision = "t3_perf_bigorg_profile_indexes"
-down_revision = "t2_merge_language_scopes"
+down_revision = "t4_merge_session5"
 branch_labels = None
 depends_on = None
 
