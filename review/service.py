@@ -92,8 +92,11 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     where = visible_proposals(op)
     stmt = _filtered(select(Memory).where(where), kind, area, q)
     counts = capped_counts(s, where, visible_kinds(op))
+    # A member's queue is their own proposals (and an editable area's): read in the order of the author's
+    # index (ix_memories_proposed_author) unless words are searched, which the text index finds faster.
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id), CURSOR_TYPES,
-                         after=after, before=before, descending=newest_first, limit=limit)
+                         after=after, before=before, descending=newest_first, limit=limit,
+                         in_index_order=not q)
     return Queue(_rows(s, op, page, lambda p: p.created_at), counts, page, list(AREAS))
 
 

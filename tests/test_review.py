@@ -102,6 +102,28 @@ def test_member_sees_own_confirmations_and_editable_low_permission_but_never_ban
     assert "dias_entrega" in page and "Waiting for someone who may edit contacts" in page
 
 
+def test_members_queue_pages_through_her_own_proposals_oldest_first(client, w):
+    """Read in the order of the author's index (sorting disabled for that statement): same rows, same order."""
+    base = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=10)
+    for i in range(60):
+        for author, name in ((w.marta, "paso"), (w.owner, "ajeno")):
+            w.s.add(Memory(org_id=w.org.id, level="shared", subject="org", attribute=f"{name}_{i:02d}", value="v",
+                           sentence=f"{name} {i:02d}.", category="company", area="general", status="proposed",
+                           proposal_kind="confirmation", author_user_id=author.id,
+                           created_at=base + dt.timedelta(minutes=i)))
+    w.s.commit()
+    sign_in(client, w.marta)
+    first = client.get("/review/").get_data(as_text=True)
+    shown = re.findall(r"paso (\d\d)\.", first)
+    assert sorted(set(shown), key=shown.index) == [f"{i:02d}" for i in range(50)]
+    assert "ajeno " not in first
+    after = re.search(r'href="([^"]*after=[^"]*)"', first).group(1).replace("&amp;", "&")
+    second = client.get(after).get_data(as_text=True)
+    shown = re.findall(r"paso (\d\d)\.", second)
+    assert sorted(set(shown), key=shown.index) == [f"{i:02d}" for i in range(50, 60)]
+    assert "formato_factura" in second and "ajeno " not in second
+
+
 def test_member_who_may_edit_contacts_sees_low_permission_proposals_there(client, w):
     sign_in(client, w.editor)
     page = client.get("/review/").get_data(as_text=True)

@@ -7,12 +7,14 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy import Select, func, literal_column, select, tuple_
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.planner import sorting_disabled
 from memory_core.domain.errors import InvalidInput
 
 COUNT_CAP = 1000
@@ -56,13 +58,17 @@ def contains(q: str) -> str:
 
 
 def capped_count(s: Session, stmt: Select, cap: int = COUNT_CAP) -> int:
-    return int(s.scalar(select(func.count()).select_from(stmt.order_by(None).limit(cap + 1).subquery())) or 0)
+    # Counting needs no column: a covering index can answer it without reading the rows.
+    rows = stmt.with_only_columns(literal_column("1"), maintain_column_froms=True).order_by(None).limit(cap + 1)
+    return int(s.scalar(select(func.count()).select_from(rows.subquery())) or 0)
 
 
 def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
            types: Sequence[Callable[[str], Any]], *, after: str | None = None, before: str | None = None,
-           descending: bool = True, limit: int = 50, scalars: bool = True) -> Page:
-    """One page of `stmt` ordered by `columns` (descending or not), from a cursor either way, with the total."""
+           descending: bool = True, limit: int = 50, scalars: bool = True, in_index_order: bool = False) -> Page:
+    """One page of `stmt` ordered by `columns` (descending or not), from a cursor either way, with the total.
+    `in_index_order`: an index serves the filter and the order, so the page is read without a sort
+    (memory_core/adapters/planner.py says why the planner would otherwise sort the whole filter)."""
     total = capped_count(s, stmt)
     sort_key = tuple_(*columns) if len(columns) > 1 else columns[0]
     back = parse_cursor(before, types)
@@ -74,9 +80,9 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     elif fwd is not None:
         stmt = stmt.where(sort_key < bound(fwd) if descending else sort_key > bound(fwd))
     order = [c.desc() if descending != going_back else c.asc() for c in columns]
-    result = s.scalars(stmt.order_by(*order).limit(limit + 1)) if scalars else s.execute(stmt.order_by(*order)
-                                                                                            .limit(limit + 1))
-    rows = list(result)
+    with sorting_disabled(s) if in_index_order else nullcontext():
+        page = stmt.order_by(*order).limit(limit + 1)
+        rows = list(s.scalars(page) if scalars else s.execute(page))
     more = len(rows) > limit
     rows = rows[:limit]
     if going_back:

@@ -12,7 +12,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import and_, false, func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -57,12 +57,14 @@ def visible_proposals(op: Operator, *, decided: bool = False) -> ColumnElement[b
     if op.access.is_admin:
         return base
     editable = [a for a in AREAS if op.access.can_edit(a)]
-    mine = Memory.author_user_id == op.user_id
-    clauses = [and_(Memory.proposal_kind == ProposalKind.CONFIRMATION, mine),
-               and_(Memory.proposal_kind == ProposalKind.LOW_PERMISSION, mine)]
+    # Their own confirmations and low-permission proposals; written as one clause on the author (not an OR per
+    # kind) so the author's index (ix_memories_proposed_author) serves the queue and its counts.
+    mine = and_(Memory.author_user_id == op.user_id,
+                Memory.proposal_kind.in_((ProposalKind.CONFIRMATION, ProposalKind.LOW_PERMISSION)))
     if editable:
-        clauses.append(and_(Memory.proposal_kind == ProposalKind.LOW_PERMISSION, Memory.area.in_(editable)))
-    return and_(base, or_(*clauses) if clauses else false())
+        return and_(base, or_(mine, and_(Memory.proposal_kind == ProposalKind.LOW_PERMISSION,
+                                          Memory.area.in_(editable))))
+    return and_(base, mine)
 
 
 def can_view(op: Operator, p: Memory) -> bool:

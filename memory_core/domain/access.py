@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import String, and_, bindparam, false, or_, select, text
+from sqlalchemy import String, and_, bindparam, false, or_, select, text, true
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
@@ -187,6 +187,25 @@ def memory_owned(access: Access | _Who | None) -> ColumnElement[bool]:
     if who.has_org:
         return or_(memory_personal_arm(who), _private_arm(who, who.org_id))
     return memory_personal_arm(who)
+
+
+def memory_own_arms(access: Access | _Who | None) -> list[ColumnElement[bool]]:
+    """memory_owned as disjoint arms, one per owner column: the rows the user owns, then the rows the
+    number owns that the user does not. Each compares one owner column, so the planner can read it from
+    an index on that owner in that index's order (reading/profile_query.py); together they are memory_owned."""
+    who = _who(access)
+    if who is None:
+        return []
+    level = or_(Memory.level == Level.PERSONAL, and_(Memory.level == Level.PRIVATE, Memory.org_id == who.org_id)) \
+        if who.has_org else Memory.level == Level.PERSONAL
+    arms = []
+    if who.has_user:
+        arms.append(and_(Memory.owner_user_id == who.user_id, level))
+    if who.has_phone:
+        not_the_users = or_(Memory.owner_user_id.is_(None), Memory.owner_user_id != who.user_id) \
+            if who.has_user else true()
+        arms.append(and_(Memory.owner_phone == who.phone, not_the_users, level))
+    return arms
 
 
 def memory_visible(access: Access | _Who | None) -> ColumnElement[bool]:

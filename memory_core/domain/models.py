@@ -330,6 +330,11 @@ class Memory(Base):
         Index("ix_memories_org_status_created", "org_id", "status", "created_at", "id"),
         # The shared arm of memory_visible: only the shared rows of the readable areas (r5_context_indexes).
         Index("ix_memories_shared_area", "org_id", "area", "status", postgresql_where=sql_text("level = 'shared'")),
+        # ix_memories_profile_shared / _own_user / _own_phone (expression indexes ordered like the profile) live in
+        # migration t3_perf_bigorg_profile_indexes next to the text of reading/profile_query.py they must match.
+        # A member's review queue: their own proposals in the queue's order (t3_perf_bigorg_profile_indexes).
+        Index("ix_memories_proposed_author", "org_id", "author_user_id", "created_at", "id",
+              postgresql_where=sql_text("status = 'proposed'")),
         Index("ix_memories_proposed_queue", "org_id", "created_at", "id",
               postgresql_where=sql_text("status = 'proposed'")),
         Index("ix_memories_superseded", "valid_to", postgresql_where=sql_text("status = 'superseded'")),

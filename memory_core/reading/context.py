@@ -32,27 +32,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import (
-    ARRAY,
-    Date,
-    Float,
-    Integer,
-    Row,
-    String,
-    and_,
-    bindparam,
-    case,
-    func,
-    insert,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
 from memory_core.domain import clock
-from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
+from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template_params
 from memory_core.domain.errors import NotFound
 from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES
 from memory_core.domain.models import (
@@ -68,6 +53,7 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
+from memory_core.reading import profile_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
 from memory_core.reading.salience import near_duplicate, salient_words, shares_salient_word
@@ -111,6 +97,7 @@ AGE_FLOOR = 0.5
 
 # Profile groups, in order; pinned memories go before all of them.
 GROUP_OF = {"person": 1, "preference": 1, "company": 2, "customer": 3, "supplier": 3, "sheet": 3, "event": 4}
+OTHER_GROUP = 5
 
 # Core: these attributes first, in this order; the rest after them by when they were learnt.
 CORE_ORDER = ("nombre", "name", "apodo", "tono", "tratamiento", "idioma", "language", "pareja", "esposa",
@@ -312,22 +299,18 @@ _LINE = (Memory.id, Memory.level, Memory.category, Memory.subject, Memory.attrib
 
 @lru_cache(maxsize=64)
 def _visible_statement(form: tuple):
-    """Core and profile candidates for principals of one access form (see access.template)."""
-    core_rank = case((and_(Memory.level == Level.PERSONAL, Memory.subject == "self",
-                           Memory.category.in_(("person", "preference")),
-                           *[~Memory.attribute.startswith(p, autoescape=True) for p in NOTE_PREFIXES]), 0), else_=1)
-    group = case(*[(Memory.category == c, g) for c, g in GROUP_OF.items()], else_=5)
-    return (select(*_LINE)
-            .where(memory_visible(template(form)), Memory.status == Status.ACTIVE,
-                   _not_past_event(bindparam("today", type_=Date)))
-            .order_by(core_rank, Memory.pinned.desc(), group, Memory.confidence.desc(), Memory.valid_from.desc())
-            .limit(CANDIDATES))
+    """Core and profile candidates for principals of one access form (see access.template), each arm of
+    the visibility rule read in the order of its index and cut at CANDIDATES (reading/profile_query.py)."""
+    return profile_query.candidates_statement(form, _LINE, group_of=GROUP_OF, other_group=OTHER_GROUP,
+                                              note_prefixes=NOTE_PREFIXES, limit=CANDIDATES,
+                                              not_past_event=_not_past_event(bindparam("today", type_=Date)))
 
 
 def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple[list[Row], list[Row]]:
     """The core and the profile candidates, in one query: the person's own stable facts come first,
-    then the rest by pinned, group and confidence (re-ranked with age in Python)."""
-    rows = session.execute(_visible_statement(shape(access)), template_params(access) | {"today": today}).all()
+    then the rest by pinned, group, confidence, newest and id (re-ranked with age in Python)."""
+    rows = profile_query.read(session, _visible_statement(shape(access)), template_params(access)
+                              | {"today": today, "profile_areas": list(access.read_areas)})
     core = _core_order(m for m in rows if _is_core(m))
     core_ids = {m.id for m in core}
     candidates = [m for m in rows if m.id not in core_ids]
@@ -349,7 +332,7 @@ def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
 def rank_profile(memories: Iterable[Memory], now: dt.datetime) -> list[tuple[Memory, float]]:
     """Pinned first, then by group, then by confidence discounted by age."""
     scored = [(m, round(m.confidence * age_weight(m.category, m.valid_from, now), 4)) for m in memories]
-    return sorted(scored, key=lambda ms: (not ms[0].pinned, GROUP_OF.get(ms[0].category, 5), -ms[1],
+    return sorted(scored, key=lambda ms: (not ms[0].pinned, GROUP_OF.get(ms[0].category, OTHER_GROUP), -ms[1],
                                           -(ms[0].valid_from.timestamp() if ms[0].valid_from else 0), str(ms[0].id)))
 
 

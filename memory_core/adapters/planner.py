@@ -1,0 +1,29 @@
+"""Planner settings for one statement.
+
+Row security adds its policy (an OR over scopes, compared with settings the planner cannot see) to every
+read, and the planner then estimates a handful of rows where there are thousands. For "the first N in
+this order" it then believes no index scan would stop early and sorts everything the filter lets through.
+Where an index in the right order exists, `sorting_disabled` makes the planner take it for one
+statement: the same rows, read in order and cut at the limit.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+_SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort', 'off', true)")
+_SORT_BACK = text("select set_config('enable_sort', :was, true)")
+
+
+@contextmanager
+def sorting_disabled(session: Session) -> Iterator[None]:
+    """Statements run inside prefer plans without a sort (one is still used where none can be avoided);
+    the setting is put back after, within the transaction."""
+    was = session.execute(_SORT_OFF).scalar_one()
+    try:
+        yield
+    finally:
+        session.execute(_SORT_BACK, {"was": was})
