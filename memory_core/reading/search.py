@@ -31,6 +31,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -55,6 +56,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.planner import sorting_disabled
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -464,12 +466,6 @@ def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, 
     return select(*settings, *counts), len(settings)
 
 
-def _set_sort(session: Session, on: bool) -> None:
-    # The planner underestimates how many rows the ownership filter keeps and would rather sort them
-    # all than walk the HNSW graph: with sorting priced out it takes the index for a big principal.
-    session.execute(select(func.set_config("enable_sort", "on" if on else "off", True)))
-
-
 def _run(session: Session, stmt, params: dict) -> list[_Found]:
     if stmt is None:
         return []
@@ -552,12 +548,11 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
             # The org has its own index: its memories are walked there, not in the whole table's graph.
             modes = tuple(f"org:{access.org_id}" if mode == "hnsw" and src.model is Memory else mode
                           for src, mode in zip(vector_sources, modes))
+        # The planner underestimates how many rows the ownership filter keeps and would rather sort them
+        # all than walk the HNSW graph: with sorting priced out it takes the index for a big principal.
         walk = any(mode != "exact" for mode in modes)
-        if walk:
-            _set_sort(session, False)
-        out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)), params)
-        if walk:
-            _set_sort(session, True)
+        with sorting_disabled(session) if walk else nullcontext():
+            out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)), params)
     return out
 
 
