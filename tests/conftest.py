@@ -135,6 +135,17 @@ def app(database, redis_conn):
 
 
 @pytest.fixture
+def web_only(app):
+    """The app as the web and API processes run it, checked: its Database has no worker URL, so every
+    system-scope session it is asked for raises SystemScopeUnavailable."""
+    from memory_core.adapters.db import SYSTEM, SystemScopeUnavailable
+
+    with pytest.raises(SystemScopeUnavailable):
+        app.extensions["memoria.db"].session(SYSTEM)
+    return app
+
+
+@pytest.fixture
 def client(app):
     return app.test_client()
 

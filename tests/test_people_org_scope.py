@@ -10,19 +10,10 @@ import uuid
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.adapters.db import SYSTEM, SystemScopeUnavailable, org_scope
+from memory_core.adapters.db import org_scope
 from memory_core.domain.models import AccountToken, AuditLog, Membership, Memory, PhoneAuthorization, User
 from memory_core.tenancy.api_keys import create_api_key
 from tests.conftest import csrf_from, sign_in
-
-
-@pytest.fixture
-def web_only(app):
-    """The app as the web and API processes run it: its Database has no worker URL, so every system-scope
-    session it is asked for raises SystemScopeUnavailable."""
-    with pytest.raises(SystemScopeUnavailable):
-        app.extensions["memoria.db"].session(SYSTEM)
-    return app
 
 
 def _post(client, url, token, **data):

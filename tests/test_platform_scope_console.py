@@ -13,19 +13,9 @@ import zipfile
 import pytest
 from sqlalchemy import select, text
 
-from memory_core.adapters.db import SYSTEM, SystemScopeUnavailable
 from memory_core.domain.models import AuditLog, Organization, PlatformApiKey, PrivacyRequest, User
 from tests.conftest import csrf_from, sign_in
 from tests.support.worker import run_queued_jobs
-
-
-@pytest.fixture
-def web_only(app):
-    """The app as the web and API processes run it: its Database has no worker URL, so every system-scope
-    session it is asked for raises SystemScopeUnavailable."""
-    with pytest.raises(SystemScopeUnavailable):
-        app.extensions["memoria.db"].session(SYSTEM)
-    return app
 
 
 def _post(client, page_url: str, url: str, data: dict | None = None, **kw):

@@ -28,13 +28,8 @@ NEW_PASSWORD = "a fresh passphrase here"
 
 
 @pytest.fixture
-def web(database, redis_conn):
-    """The console and API app built without the worker role's URL: no system scope at all."""
-    from app import create_app
-
-    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False, "REMEMBER_COOKIE_SECURE": False})
-    assert app.extensions["memoria.db"].system_engine is None
-    return app.test_client()
+def web(web_only):
+    return web_only.test_client()
 
 
 def test_no_module_of_the_web_or_the_api_names_system_scope():
