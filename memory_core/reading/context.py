@@ -430,14 +430,19 @@ def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUI
     if not seeds:
         return []
     score_of = dict(seeds)
-    seed_src = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at) \
+    seed_src = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at,
+                      Message.created_at) \
         .join(Message, Message.id == MemorySource.message_id) \
         .where(MemorySource.memory_id.in_(list(score_of)), Message.deleted_at.is_(None)).subquery()
     told = (select(*_LINE, seed_src.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
                    seed_src.c.sent_at.label("seed_at"))
             .join(MemorySource, MemorySource.memory_id == Memory.id)
             .join(Message, Message.id == MemorySource.message_id)
+            # The window on created_at too: the conversation's index reads only the messages stored near the seed's
+            # (an imported history, stored at once, is still told apart by sent_at).
             .join(seed_src, (Message.conversation_id == seed_src.c.conversation_id)
+                  & Message.created_at.between(seed_src.c.created_at - NEIGHBOUR_WINDOW,
+                                               seed_src.c.created_at + NEIGHBOUR_WINDOW)
                   & Message.sent_at.between(seed_src.c.sent_at - NEIGHBOUR_WINDOW,
                                             seed_src.c.sent_at + NEIGHBOUR_WINDOW))
             .where(memory_visible(access), Memory.status == Status.ACTIVE, Message.deleted_at.is_(None)))
