@@ -95,9 +95,11 @@ def dump_learnt(db, org_id, user_id, path: str) -> None:
         names = {f"contact:{c.id}": f"contact:{c.name}" for c in s.scalars(select(Contact).where(
             Contact.org_id == org_id))}
         mine = (Memory.org_id == org_id) | (Memory.owner_user_id == user_id)
-        sources = dict(s.execute(select(MemorySource.memory_id, func.count()).join(Memory).where(mine)
+        sources = dict(s.execute(select(MemorySource.memory_id, func.count())
+                                 .join(Memory, Memory.id == MemorySource.memory_id).where(mine)
                                  .group_by(MemorySource.memory_id)).all())
-        notes = dict(s.execute(select(Notification.memory_id, func.count()).join(Memory).where(mine)
+        notes = dict(s.execute(select(Notification.memory_id, func.count())
+                               .join(Memory, Memory.id == Notification.memory_id).where(mine)
                                .group_by(Notification.memory_id)).all())
         lines = sorted(json.dumps({
             "level": m.level, "subject": names.get(m.subject, m.subject), "attribute": m.attribute, "value": m.value,
@@ -359,8 +361,6 @@ def main() -> None:
               f"= {done / seconds:.1f} messages/s through embed, gate, policy, extraction and write "
               f"({learnt} memories written or versioned; {retried} messages failed once and were retried "
               f"after their backoff)")
-        if args.dump:
-            dump_learnt(db, org_id, user_id, args.dump)
         if args.profile and args.workers == 1:
             stats = pstats.Stats(profiler)
             if args.profile_out:
@@ -369,6 +369,8 @@ def main() -> None:
             stats.sort_stats("tottime").print_stats(25)
             print("statements by kind:", ", ".join(f"{k!r} {n}" for k, n in statements.by_kind.most_common(20)))
             print(breakdown(stats, seconds, done, statements.total))
+        if args.dump:
+            dump_learnt(db, org_id, user_id, args.dump)
     finally:
         teardown(db, org_id, user_id)
 
