@@ -24,6 +24,7 @@ import logging
 from decimal import Decimal
 
 from sqlalchemy import insert, select
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import aliased
 
@@ -193,13 +194,19 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
 def _add_deferred(session, rows: list) -> None:
     """The batch's audit rows and notifications, one multi-row INSERT a table. A notification whose
     memory a later message of the batch removed goes too, as ON DELETE CASCADE would have taken it."""
-    memory_ids = {r.memory_id for r in rows if isinstance(r, Notification) and r.memory_id is not None}
+    notes = [r for r in rows if isinstance(r, Notification)]
+    memory_ids = {n.memory_id for n in notes if n.memory_id is not None}
     if memory_ids:
         alive = set(session.scalars(select(Memory.id).where(Memory.id.in_(memory_ids))))
-        rows = [r for r in rows if not (isinstance(r, Notification) and r.memory_id is not None
-                                        and r.memory_id not in alive)]
-    session.add_all(rows)
+        notes = [n for n in notes if n.memory_id is None or n.memory_id in alive]
+    session.add_all([r for r in rows if not isinstance(r, Notification)])
     session.flush()
+    if notes:
+        # Their ids come from the server (uuidv7), which the ORM inserts one row at a time to read back;
+        # nothing reads them back here, so one multi-row INSERT without RETURNING.
+        columns = [a.key for a in sa_inspect(Notification).column_attrs]
+        session.execute(insert(Notification), [{k: n.__dict__[k] for k in columns if k in n.__dict__}
+                                               for n in notes])
 
 
 def _usage_row(usage, org_id, message_id, run_tag) -> dict:
