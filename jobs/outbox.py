@@ -23,7 +23,7 @@ import datetime as dt
 import logging
 from decimal import Decimal
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import aliased
@@ -155,10 +155,6 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
         rows = _claim(s, now or clock.now(), limit)
         if not rows:
             return None
-        # A batch runs the same few statements again and again, each with the row-security policies'
-        # dozens of subplans: planned once per connection and reused, instead of planned anew each time
-        # (PostgreSQL's default replans a prepared statement while a custom plan looks cheaper).
-        s.execute(select(func.set_config("plan_cache_mode", "force_generic_plan", True)))
         try:
             with s.begin_nested():
                 prepared = prepare_messages(s, [r.message_id for r in rows], backend, cache, run_tag, lock=True)
@@ -305,6 +301,7 @@ def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
 
 def _schedule_retry(database) -> None:
     """Ask the scheduler for a drain when the earliest failed row is due (the cron net catches it too)."""
+    from sqlalchemy import func
 
     from memory_core.adapters.queue import get_queue
 
@@ -338,6 +335,7 @@ def drain_outbox_periodic() -> dict[str, int]:
 
 
 def pending_count(database) -> int:
+    from sqlalchemy import func
 
     with database.unit_of_work(SYSTEM) as uow:
         return uow.session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None)))

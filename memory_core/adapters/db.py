@@ -149,17 +149,6 @@ class SystemScopeUnavailable(PermissionError):
     """This process has no connection as the worker role, so it cannot work in system scope."""
 
 
-# Statements psycopg keeps prepared on a worker-role connection (its default is 100). A worker batch sends
-# more distinct statements than that (a savepoint name per message, two statements each), so with 100 the
-# least recently used ones, the row-security-laden reads among them, were evicted and planned again every
-# batch: planning those takes ~30x their execution.
-WORKER_PREPARED_MAX = 400
-
-
-def _keep_more_prepared(dbapi_connection, connection_record) -> None:
-    dbapi_connection.prepared_max = WORKER_PREPARED_MAX
-
-
 class Database:
     """Sessions on the app role, system-scope sessions on the worker role when given its URL, and read
     sessions on a standby when given its URL."""
@@ -176,7 +165,6 @@ class Database:
         self._system_sessions = None
         if system_url:
             self.system_engine = create_engine(system_url, **pool)
-            event.listen(self.system_engine, "connect", _keep_more_prepared)
             self._system_sessions = sessionmaker(self.system_engine, expire_on_commit=False)
         self.read_engine: Engine | None = create_engine(read_url, **pool) if read_url else None
         self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False) if read_url else None
