@@ -53,6 +53,7 @@ ECHO_WORDS = 1
 _APPRAISAL = frozenset("""great awesome amazing cool nice lovely wonderful fantastic incredible good fun genial estupendo
 estupenda guay chulo chula brutal increible fantastico fantastica maravilla""".split())
 _ECHO = frozenset("too tambien".split())
+_SKILL = frozenset("at en with con jugando".split())  # "I'm good at chess" tells a skill
 FEELINGS = frozenset("""grateful thankful proud lucky blessed excited stoked thrilled determined motivated inspired touched
 moved honored honoured humbled relieved overwhelmed nervous pumped psyched happy glad best giving hanging loving
 haven't havent agradecido agradecida agradecidos orgulloso orgullosa orgullosos afortunado afortunada afortunados
@@ -175,7 +176,8 @@ def is_phatic(text: str) -> bool:
         return True
     left = [w for w in words if w not in PHATIC_WORDS and w not in FEELING_WORDS and w not in _FUNCTION]
     if len(words) <= 10 and (all(w in ANAPHORA for w in left) or (
-            len(left) <= ECHO_WORDS and any(w in _APPRAISAL or w in _ECHO for w in words))):
+            len(left) <= ECHO_WORDS and any(w in _ECHO or (w in _APPRAISAL and nxt not in _SKILL)
+                                            for w, nxt in zip(words, [*words[1:], ""])))):
         return True  # "Yeah, I have one", "Cool, I love pizza too!", "Photography has been great for me!"
     # Only how the writer feels ("I'm so grateful", "They make me so happy", "estoy muy agradecida").
     return any(w in FEELINGS for w in words) and all(w in PHATIC_WORDS or w in FEELING_WORDS for w in words) and \
