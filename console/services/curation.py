@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
 from console.services import paging
@@ -255,9 +255,15 @@ def delete_memory(s: Session, op: Operator, memory_id: uuid.UUID) -> int:
 @dataclass
 class ContactPage:
     contact: Contact
-    memories: list[Memory]
-    proposals: list[Memory]
+    memories: list[Memory]  # the first CONTACT_FACTS
+    proposals: list[Memory]  # the oldest CONTACT_PROPOSALS
+    more_memories: bool = False
+    more_proposals: bool = False
 
+
+FACTS_CAP = 20  # the contacts list counts a contact's facts up to this ("20+")
+CONTACT_FACTS = 100  # the contact page's facts (pinned first); the memory list filtered by contact has all
+CONTACT_PROPOSALS = 50  # the contact page's pending proposals, oldest first
 
 # The contacts list's sort orders: (key columns, descending); a name sort breaks ties on the id.
 CONTACT_SORTS = {"name": ((Contact.name, Contact.id), False), "name_desc": ((Contact.name, Contact.id), True),
@@ -275,9 +281,12 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str |
         raise InvalidInput("Unknown kind of contact.", "kind")
     if sort not in CONTACT_SORTS:
         raise InvalidInput("Unknown sort order.", "sort")
-    facts = (select(func.count()).where(Memory.subject == func.concat("contact:", Contact.id),
-                                        Memory.status == Status.ACTIVE, memory_visible(op.access))
-             .correlate(Contact).scalar_subquery())
+    # Counted up to FACTS_CAP + 1 ("20+"): row security checks every row it counts, ~10 µs each, and a
+    # big org's contact holds hundreds of facts (the page read 9,000 rows for its 50 contacts).
+    known = (select(literal_column("1")).where(Memory.subject == func.concat("contact:", Contact.id),
+                                               Memory.status == Status.ACTIVE, memory_visible(op.access))
+             .limit(FACTS_CAP + 1).correlate(Contact).subquery())
+    facts = select(func.count()).select_from(known).scalar_subquery()
     stmt = select(Contact, facts).where(contact_visible(op.access))
     if kind:
         stmt = stmt.where(Contact.kind == kind)
@@ -299,8 +308,9 @@ def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage
     subject = f"contact:{c.id}"
     memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == Status.ACTIVE,
                                                    memory_visible(op.access))
-                              .order_by(Memory.pinned.desc(), Memory.attribute)))
+                              .order_by(Memory.pinned.desc(), Memory.attribute, Memory.id).limit(CONTACT_FACTS + 1)))
     proposals = list(s.scalars(select(Memory).where(visible_proposals(op), Memory.subject == subject)
-                               .order_by(Memory.created_at)))
-    return ContactPage(c, memories, proposals)
+                               .order_by(Memory.created_at, Memory.id).limit(CONTACT_PROPOSALS + 1)))
+    return ContactPage(c, memories[:CONTACT_FACTS], proposals[:CONTACT_PROPOSALS],
+                       len(memories) > CONTACT_FACTS, len(proposals) > CONTACT_PROPOSALS)
 
