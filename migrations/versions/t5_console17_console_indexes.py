@@ -7,6 +7,7 @@
   so counting up to 1,001 rows is an index-only scan (no heap page per proposal: 25-47 ms a kind at 100k);
 - My memory's own lists: (owner, level, created_at, id) of active rows, newest first, where they read the
   person's 4,000 private rows and sorted them (26 ms);
+- the contacts list by name or by date, read in order where the whole org's contacts were sorted;
 - the filter lists of the audit log, the traces and the job runs (`paging.distinct_values`, a loose index
   scan): one index probe per distinct value instead of DISTINCT over every row of the org (110-160 ms).
 
@@ -32,6 +33,9 @@ INDEXES = {
     # My memory's personal and private lists, newest first (access.memory_level_arm): was every own row, sorted.
     "ix_memories_own_created": "memories (owner_user_id, level, created_at, id) "
                                "where status = 'active' and owner_user_id is not null",
+    # The contacts list in its sort orders (and the memory list's contact filter, by name).
+    "ix_contacts_org_name": "contacts (org_id, name, id)",
+    "ix_contacts_org_created": "contacts (org_id, created_at, id)",
     "ix_audit_org_action": "audit_log (org_id, action)",
     "ix_traces_org_channel": "memory_traces (org_id, channel) where channel is not null",
     "ix_traces_channel": "memory_traces (channel) where channel is not null",
