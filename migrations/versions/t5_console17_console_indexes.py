@@ -8,6 +8,8 @@
 - My memory's own lists: (owner, level, created_at, id) of active rows, newest first, where they read the
   person's 4,000 private rows and sorted them (26 ms);
 - the contacts list by name or by date, read in order where the whole org's contacts were sorted;
+- the platform's list of organizations: each org's messages since a date and its last one, from
+  (org_id, created_at), where memoria_org_activity read every message of the org (96 ms at 50,000);
 - the filter lists of the audit log, the traces and the job runs (`paging.distinct_values`, a loose index
   scan): one index probe per distinct value instead of DISTINCT over every row of the org (110-160 ms).
 
@@ -36,6 +38,8 @@ INDEXES = {
     # The contacts list in its sort orders (and the memory list's contact filter, by name).
     "ix_contacts_org_name": "contacts (org_id, name, id)",
     "ix_contacts_org_created": "contacts (org_id, created_at, id)",
+    # The platform's list of organizations (memoria_org_activity): messages since a day and the last one, per org.
+    "ix_messages_org_created": "messages (org_id, created_at)",
     "ix_audit_org_action": "audit_log (org_id, action)",
     "ix_traces_org_channel": "memory_traces (org_id, channel) where channel is not null",
     "ix_traces_channel": "memory_traces (channel) where channel is not null",
