@@ -10,7 +10,7 @@
 - the contacts list by name or by date, read in order where the whole org's contacts were sorted;
 - the platform's list of organizations: each org's messages since a date and its last one, from
   (org_id, created_at), where memoria_org_activity read every message of the org (96 ms at 50,000);
-- the filter lists of the audit log, the traces and the job runs (`paging.distinct_values`, a loose index
+- the filter lists of the audit log (actions, people), the traces and the job runs (`paging.distinct_values`, a loose index
   scan): one index probe per distinct value instead of DISTINCT over every row of the org (110-160 ms).
 
 Revision ID: t5_console17_console_indexes
@@ -41,6 +41,8 @@ INDEXES = {
     # The platform's list of organizations (memoria_org_activity): messages since a day and the last one, per org.
     "ix_messages_org_created": "messages (org_id, created_at)",
     "ix_audit_org_action": "audit_log (org_id, action)",
+    "ix_audit_org_actor": "audit_log (org_id, actor_user_id) where actor_user_id is not null",
+    "ix_audit_actor": "audit_log (actor_user_id) where actor_user_id is not null",
     "ix_traces_org_channel": "memory_traces (org_id, channel) where channel is not null",
     "ix_traces_channel": "memory_traces (channel) where channel is not null",
     "ix_job_runs_org_job": "job_runs (org_id, job)",
