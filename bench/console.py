@@ -9,6 +9,10 @@ is left out of that role's figures. Aim (issue 17): p95 <= 50 ms for every page 
     .venv/bin/python bench/console.py                      # full size, embedded PostgreSQL in a temp dir
     .venv/bin/python bench/console.py --memories 100000 --proposals 10000 --traces 5000 --requests 20
     DATABASE_URL=postgresql://... .venv/bin/python bench/console.py   # any server you point it at
+    # load once and keep it, then time old and new code on the same rows (run the other checkout's copy
+    # of this file with the same --data-dir); --statements counts each page's SQL, --explain 20 plans the slow ones
+    .venv/bin/python bench/console.py --memories 200000 --data-dir .memoria-bench --keep-running --requests 5
+    .venv/bin/python bench/console.py --data-dir .memoria-bench --reuse --statements [--explain 20] [--only review]
 
 Prints one JSON object with the sizes, load time and per-page p50/p95 in milliseconds.
 """
