@@ -145,10 +145,10 @@ def actor_ids_matching(s: Session, q: str) -> list[uuid.UUID]:
 
 def actors(s: Session, org_id: uuid.UUID | None) -> list[tuple[uuid.UUID, str]]:
     """Everyone who appears in this log (for the Who filter), by name."""
-    stmt = select(AuditLog.actor_user_id).where(AuditLog.actor_user_id.is_not(None)).distinct()
+    stmt = select(AuditLog.actor_user_id)
     if org_id is not None:
         stmt = stmt.where(AuditLog.org_id == org_id)
-    found = people(s, set(s.scalars(stmt.limit(200))))
+    found = people(s, set(paging.distinct_values(s, stmt, AuditLog.actor_user_id, 200)))
     return sorted(((uid, f"{name} <{email}>") for uid, (name, email) in found.items()), key=lambda p: p[1].lower())
 
 

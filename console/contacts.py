@@ -29,7 +29,7 @@ def contacts():
     except MemoriaError as exc:
         error = said(exc)
     return render_template("console/contacts.html", rows=page.rows, page=page, args=a, q=q or "", error=error,
-                           kinds=tuple(ContactKind)), 422 if error else 200
+                           kinds=tuple(ContactKind), facts_cap=curation.FACTS_CAP), 422 if error else 200
 
 
 @bp.route("/contacts/<uuid:contact_id>")

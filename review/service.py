@@ -92,11 +92,13 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     where = visible_proposals(op)
     stmt = _filtered(select(Memory).where(where), kind, area, q)
     counts = capped_counts(s, where, visible_kinds(op))
+    # Unless filtered by more than the kind, the counters already hold the list's capped total.
+    total = None if area or q else counts.get(kind, 0) if kind else sum(counts.values())
     # A member's queue is their own proposals (and an editable area's): read in the order of the author's
     # index (ix_memories_proposed_author) unless words are searched, which the text index finds faster.
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id), CURSOR_TYPES,
                          after=after, before=before, descending=newest_first, limit=limit,
-                         in_index_order=not q)
+                         in_index_order=not q, total=total)
     return Queue(_rows(s, op, page, lambda p: p.created_at), counts, page, list(AREAS))
 
 
@@ -106,8 +108,9 @@ def list_decided(s: Session, op: Operator, *, kind: str | None = None, area: str
     """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first by
     default, with the same filters and pages as the queue."""
     stmt = _filtered(select(Memory).where(visible_proposals(op, decided=True)), kind, area, q)
+    # Read in the order of ix_memories_decided (an admin) or ix_memories_decided_author (a member's own).
     page = paging.keyset(s, stmt, (Memory.decided_at, Memory.id), lambda m: (m.decided_at, m.id), CURSOR_TYPES,
-                         after=after, before=before, descending=not oldest_first, limit=limit)
+                         after=after, before=before, descending=not oldest_first, limit=limit, in_index_order=not q)
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
     return Queue(_rows(s, op, page, lambda p: p.decided_at), counts, page, list(AREAS))
 

@@ -167,3 +167,75 @@ def test_audit_log_sorts_oldest_first(client, w):  # noqa: F811
     assert oldest.index("bot pinned a memory") < oldest.index("bot unpinned a memory")
     newest = client.get("/audit?q=memory").get_data(as_text=True)
     assert newest.index("bot unpinned a memory") < newest.index("bot pinned a memory")
+
+
+def _facts_cell(html: str, name: str) -> str:
+    return re.search(rf">{re.escape(name)}</a></td><td>[^<]*</td><td>[^<]*</td><td>([^<]+)</td>", html).group(1)
+
+
+def test_contacts_list_counts_a_contacts_facts_up_to_twenty(client, w, factory):  # noqa: F811
+    many, few = factory.contact(w.org, name="Muchos Datos S.L."), factory.contact(w.org, name="Pocos Datos S.L.")
+    for contact, n in ((many, 21), (few, 3)):
+        for i in range(n):
+            factory.memory(w.org, subject=f"contact:{contact.id}", attribute=f"dato_{i}", value=str(i),
+                           category="customer", area="contacts")
+    sign_in(client, w.member)
+    page = client.get("/contacts?q=Datos").get_data(as_text=True)
+    assert _facts_cell(page, "Muchos Datos S.L.") == "20+" and _facts_cell(page, "Pocos Datos S.L.") == "3"
+
+
+def test_contact_page_shows_the_first_facts_and_oldest_proposals_and_links_to_every_fact(client, w, factory,  # noqa: F811
+                                                                                          monkeypatch):
+    from console.services import curation
+
+    monkeypatch.setattr(curation, "CONTACT_FACTS", 2)
+    monkeypatch.setattr(curation, "CONTACT_PROPOSALS", 1)
+    subject = f"contact:{w.contact.id}"
+    for i in range(3):
+        factory.memory(w.org, subject=subject, attribute=f"dato_{i}", value=str(i), sentence=f"Dato {i}.",
+                       category="customer", area="contacts")
+        factory.memory(w.org, subject=subject, attribute=f"propuesta_{i}", value=str(i), area="contacts",
+                       sentence=f"Propuesta {i}.", status="proposed", proposal_kind="low_permission",
+                       created_at=BASE + dt.timedelta(minutes=i))
+    sign_in(client, w.admin)
+    page = client.get(f"/contacts/{w.contact.id}").get_data(as_text=True)
+    assert "The first 2 are shown:" in page and f"/memories?contact={w.contact.id}" in page
+    assert "Propuesta 0." in page and "Propuesta 1." not in page and "The oldest 1 are shown" in page
+    every = client.get(f"/memories?contact={w.contact.id}").get_data(as_text=True)
+    assert all(f"Dato {i}." in every for i in range(3))
+
+
+def test_filter_lists_offer_every_action_channel_and_job_of_the_org_and_no_other(client, w, factory):  # noqa: F811
+    from memory_core.domain import audit
+
+    for org, action in ((w.org, "memory.pinned"), (w.org, "memory.edited"), (w.org, "memory.pinned"),
+                        (w.other, "memory.restored")):
+        audit.record(w.s, actor_label="bot", action=action, org_id=org.id, details={})
+    for org, channel in ((w.org, "web"), (w.org, "whatsapp"), (w.org, "web"), (w.other, "telegram")):
+        conv = factory.conversation(org, None)
+        msg = factory.message(conv, "hola")
+        w.s.add(MemoryTrace(org_id=org.id, message_id=msg.id, conversation_id=conv.id, channel=channel, tokens=1,
+                            block_text=""))
+    for org, job in ((w.org, "retention"), (w.org, "org_indexes"), (w.other, "compaction")):
+        w.s.add(JobRun(job=job, status="succeeded", org_id=org.id, triggered_by="schedule"))
+    w.s.commit()
+    sign_in(client, w.owner)
+    options = lambda url: re.findall(r'<option value="([^"]+)"', client.get(url).get_data(as_text=True))  # noqa: E731
+    assert {"memory.pinned", "memory.edited"} <= set(options("/audit")) and "memory.restored" not in options("/audit")
+    assert {"web", "whatsapp"} <= set(options("/traces")) and "telegram" not in options("/traces")
+    assert {"retention", "org_indexes"} <= set(options("/jobs")) and "compaction" not in options("/jobs")
+    assert options("/audit").count("memory.pinned") == 1  # each action once
+
+
+def test_queue_total_is_its_counter_unless_filtered_by_area_or_words(client, w, factory):  # noqa: F811
+    for i, kind in enumerate(("low_permission", "low_permission", "low_permission", "confirmation", "confirmation")):
+        factory.memory(w.org, subject="org", attribute=f"propuesta_{i}", value=str(i), area="contacts",
+                       sentence=f"Propuesta número {i}.", status="proposed", proposal_kind=kind,
+                       author_user_id=w.member.id, created_at=BASE + dt.timedelta(minutes=i))
+    sign_in(client, w.admin)
+    page = client.get("/review/").get_data(as_text=True)
+    counters = {k: int(n) for k, n in re.findall(r'id="count-(\w+)">(\d+)<', page)}
+    assert _total(page) == f"{sum(counters.values())} waiting"
+    low = client.get("/review/?kind=low_permission").get_data(as_text=True)
+    assert _total(low) == f"{counters['low_permission']} waiting" and counters["low_permission"] >= 3
+    assert _total(client.get("/review/?kind=confirmation&area=contacts").get_data(as_text=True)) == "2 waiting"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
 from console.services import paging
@@ -114,9 +114,12 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
             stmt = stmt.where(col == value)
     if f.q:
         stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", f.q)))
+    # Unfiltered but for the status (the page as it opens), ix_memories_org_status_created serves the page and
+    # its capped total in order; a narrower filter may match few of the org's rows, which an index finds faster.
+    plain = not (f.q or f.subject or f.contact_id or f.owner or f.level or f.area or f.category) and bool(f.status)
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before,
-                         descending=not oldest_first, limit=limit)
+                         descending=not oldest_first, limit=limit, in_index_order=plain)
     labels = Labels(s, op.org_id, op.lang).prefetch(page.rows)
     return MemoryPage([MemoryRow(m, labels.subject(m.subject, m.sentence, m.value), labels.author(m))
                        for m in page.rows],
@@ -255,9 +258,15 @@ def delete_memory(s: Session, op: Operator, memory_id: uuid.UUID) -> int:
 @dataclass
 class ContactPage:
     contact: Contact
-    memories: list[Memory]
-    proposals: list[Memory]
+    memories: list[Memory]  # the first CONTACT_FACTS
+    proposals: list[Memory]  # the oldest CONTACT_PROPOSALS
+    more_memories: bool = False
+    more_proposals: bool = False
 
+
+FACTS_CAP = 20  # the contacts list counts a contact's facts up to this ("20+")
+CONTACT_FACTS = 100  # the contact page's facts (pinned first); the memory list filtered by contact has all
+CONTACT_PROPOSALS = 50  # the contact page's pending proposals, oldest first
 
 # The contacts list's sort orders: (key columns, descending); a name sort breaks ties on the id.
 CONTACT_SORTS = {"name": ((Contact.name, Contact.id), False), "name_desc": ((Contact.name, Contact.id), True),
@@ -275,9 +284,12 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str |
         raise InvalidInput("Unknown kind of contact.", "kind")
     if sort not in CONTACT_SORTS:
         raise InvalidInput("Unknown sort order.", "sort")
-    facts = (select(func.count()).where(Memory.subject == func.concat("contact:", Contact.id),
-                                        Memory.status == Status.ACTIVE, memory_visible(op.access))
-             .correlate(Contact).scalar_subquery())
+    # Counted up to FACTS_CAP + 1 ("20+"): row security checks every row it counts, ~10 µs each, and a
+    # big org's contact holds hundreds of facts (the page read 9,000 rows for its 50 contacts).
+    known = (select(literal_column("1")).where(Memory.subject == func.concat("contact:", Contact.id),
+                                               Memory.status == Status.ACTIVE, memory_visible(op.access))
+             .limit(FACTS_CAP + 1).correlate(Contact).subquery())
+    facts = select(func.count()).select_from(known).scalar_subquery()
     stmt = select(Contact, facts).where(contact_visible(op.access))
     if kind:
         stmt = stmt.where(Contact.kind == kind)
@@ -289,7 +301,7 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str |
     first = paging.text_type if columns[0] is Contact.name else paging.datetime_type
     return paging.keyset(s, stmt, columns, lambda r: (getattr(r[0], columns[0].key), r[0].id),
                          (first, paging.uuid_type), after=after, before=before, descending=descending,
-                         limit=limit, scalars=False)
+                         limit=limit, scalars=False, in_index_order=not q)  # ix_contacts_org_name / _created
 
 
 def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage:
@@ -299,8 +311,9 @@ def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage
     subject = f"contact:{c.id}"
     memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == Status.ACTIVE,
                                                    memory_visible(op.access))
-                              .order_by(Memory.pinned.desc(), Memory.attribute)))
+                              .order_by(Memory.pinned.desc(), Memory.attribute, Memory.id).limit(CONTACT_FACTS + 1)))
     proposals = list(s.scalars(select(Memory).where(visible_proposals(op), Memory.subject == subject)
-                               .order_by(Memory.created_at)))
-    return ContactPage(c, memories, proposals)
+                               .order_by(Memory.created_at, Memory.id).limit(CONTACT_PROPOSALS + 1)))
+    return ContactPage(c, memories[:CONTACT_FACTS], proposals[:CONTACT_PROPOSALS],
+                       len(memories) > CONTACT_FACTS, len(proposals) > CONTACT_PROPOSALS)
 

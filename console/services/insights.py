@@ -134,10 +134,10 @@ def trace_detail(s: Session, org_id: uuid.UUID | None, trace_id: uuid.UUID) -> t
 
 
 def trace_channels(s: Session, org_id: uuid.UUID | None) -> list[str]:
-    stmt = select(MemoryTrace.channel).where(MemoryTrace.channel.isnot(None)).distinct()
+    stmt = select(MemoryTrace.channel)
     if org_id is not None:
         stmt = stmt.where(MemoryTrace.org_id == org_id)
-    return sorted(c for c in s.scalars(stmt.limit(50)))
+    return sorted(paging.distinct_values(s, stmt, MemoryTrace.channel, 50))
 
 
 # ------------------------------------------------------------------------------------ usage
@@ -252,10 +252,10 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
 
 
 def audit_actions(s: Session, org_id: uuid.UUID | None) -> list[str]:
-    stmt = select(AuditLog.action).distinct()
+    stmt = select(AuditLog.action)
     if org_id is not None:
         stmt = stmt.where(AuditLog.org_id == org_id)
-    return sorted(s.scalars(stmt.limit(200)))
+    return sorted(paging.distinct_values(s, stmt, AuditLog.action, 200))
 
 
 # ------------------------------------------------------------------------------------ jobs
@@ -298,7 +298,7 @@ def list_job_runs(s: Session, *, org_id: uuid.UUID | None = None, platform: bool
 
 
 def job_names(s: Session, *, org_id: uuid.UUID | None = None, platform: bool = False) -> list[str]:
-    return sorted(s.scalars(_runs_of(select(JobRun.job), org_id, platform).distinct().limit(100)))
+    return sorted(paging.distinct_values(s, _runs_of(select(JobRun.job), org_id, platform), JobRun.job, 100))
 
 
 # ------------------------------------------------------------------------------------ dashboard

@@ -12,7 +12,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import String, and_, column, func, literal_column, or_, select, values
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -99,9 +99,15 @@ def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, ca
     """Pending proposals per kind, counted up to `cap` (shown as "1000+"): counting 100,000 rows
     under row-level security on every page view would cost more than the page itself."""
     counts = {k: 0 for k in PROPOSAL_KINDS}
-    for kind in kinds:
-        sub = select(Memory.id).where(where, Memory.proposal_kind == kind).limit(cap + 1).subquery()
-        counts[kind] = int(s.scalar(select(func.count()).select_from(sub)) or 0)
+    if not kinds:
+        return counts
+    # One statement that names memories once (row security makes each mention cost milliseconds to plan),
+    # run once per kind, each from ix_memories_proposed_counts without reading the table.
+    kind_list = values(column("kind", String), name="kinds").data([(k,) for k in kinds])
+    capped = (select(literal_column("1")).where(where, Memory.proposal_kind == kind_list.c.kind).limit(cap + 1)
+              .correlate(kind_list).subquery())
+    counted = select(kind_list.c.kind, select(func.count()).select_from(capped).scalar_subquery())
+    counts.update((kind, int(n or 0)) for kind, n in s.execute(counted))
     return counts
 
 

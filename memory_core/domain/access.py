@@ -230,6 +230,22 @@ def memory_shared(access: Access | _Who | None, org_id: Any = None) -> ColumnEle
     return and_(Memory.level == Level.SHARED, Memory.org_id == org, Memory.area.in_(who.read_areas))
 
 
+def memory_level_arm(access: Access | _Who | None, level: str) -> ColumnElement[bool]:
+    """The arm of memory_visible that holds one level's rows (personal, private or shared): a list of one level
+    (My memory) read through it alone is served by an index in its order, where the whole rule's OR, or
+    memory_owned's, makes the planner read every row the person owns and sort them."""
+    who = _who(access)
+    if who is None:
+        return false()
+    if level == Level.PERSONAL:
+        return memory_personal_arm(who)
+    if level == Level.PRIVATE:
+        return _private_arm(who, who.org_id) if who.has_org else false()
+    if level == Level.SHARED:
+        return memory_shared(who)
+    return false()
+
+
 def memory_personal_arm(access: Access | _Who | None) -> ColumnElement[bool]:
     """The personal arm of memory_visible: the principal's own personal memories (they have no org)."""
     who = _who(access)
