@@ -71,6 +71,10 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     app.extensions["memoria.db"] = Database(urls.app, read_url=urls.read,
                                             pool_size=settings.web_threads, max_overflow=4,
                                             pool_timeout=settings.db_pool_timeout)
+    if settings.profile_dir:
+        from memory_core.adapters.request_profile import RequestProfile
+
+        app.wsgi_app = RequestProfile(app.wsgi_app, settings.profile_dir, with_cprofile=settings.profile_cprofile)
     csrf = CSRFProtect(app)
     init_login(app)
     init_language(app)

@@ -64,6 +64,10 @@ class Settings:
     web_threads: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_THREADS", "16")))
     # Longest wait for a pooled connection before the request is answered 503 with Retry-After.
     db_pool_timeout: float = field(default_factory=lambda: float(_env("MEMORIA_DB_POOL_TIMEOUT", "5")))
+    # Set: the web process counts where each request's time goes and writes it here every second
+    # (memory_core/adapters/request_profile.py; bench/api_load.py --profile). Off by default.
+    profile_dir: str | None = field(default_factory=lambda: _env("MEMORIA_PROFILE_DIR"))
+    profile_cprofile: bool = field(default_factory=lambda: _env("MEMORIA_PROFILE_CPROFILE", "0") == "1")
     # The console's address as people reach it, for one-time links (invitations, resets, setup).
     public_url: str | None = field(default_factory=lambda: _env("MEMORIA_PUBLIC_URL"))
 
