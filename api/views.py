@@ -257,7 +257,8 @@ def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
     from memory_core.reading.context import record_usage
 
     s = db(org_scope(org_id))
-    if s.scalar(select(MemoryTrace.org_id).where(MemoryTrace.id == trace_id)) != org_id:
+    trace = s.get(MemoryTrace, trace_id)  # record_usage finds it loaded: one read
+    if trace is None or trace.org_id != org_id:
         raise NotFound("No such trace.")
     marked = record_usage(s, trace_id, body.memory_ids)
     s.commit()

@@ -268,6 +268,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20, help="run time for each number of agents")
     parser.add_argument("--port", type=int, default=5618)
     parser.add_argument("--web-workers", type=int, default=None, help="gunicorn workers (default MEMORIA_WEB_WORKERS)")
+    parser.add_argument("--web-threads", type=int, default=None,
+                        help="threads of each gunicorn worker (default MEMORIA_SERVE_THREADS)")
     parser.add_argument("--data-dir", default=None, help="its own data dir (default: a new temporary one)")
     parser.add_argument("--profile", action="store_true", help="print where the server's time goes per endpoint")
     parser.add_argument("--cprofile", action="store_true", help="with --profile: cProfile every request too")
@@ -291,6 +293,8 @@ def main() -> None:
         serve = [sys.executable, "-m", "app", "serve", "--port", str(args.port)]
         if args.web_workers:
             serve += ["--workers", str(args.web_workers)]
+        if args.web_threads:
+            serve += ["--threads", str(args.web_threads)]
         profile_dir = Path(data_dir) / "profile"
         serve_env = dict(os.environ)
         if args.profile or args.cprofile:
@@ -325,7 +329,11 @@ def main() -> None:
                     p.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     p.kill()
-    print(f"API under concurrent agents: memoria serve ({web} gunicorn workers) + 1 worker draining, "
+    from memory_core.adapters.config import get_settings
+
+    threads = args.web_threads or get_settings().serve_threads
+    print(f"API under concurrent agents: memoria serve ({web} gunicorn workers x {threads} threads) + 1 worker "
+          "draining, "
           f"{args.seconds:.0f} s per run; machine shared, figures under its load")
     print("  agents | turns | turns/s | endpoint                  |  calls |   p50 ms |   p95 ms |   p99 ms")
     for r in results:
