@@ -238,8 +238,10 @@ def context(org_id, body: ContextIn):
 
     access = principal_access(org_id, body.user_id, body.phone)
     s = writer(access)
-    if body.message_id is not None and s.scalar(select(Message.id).where(Message.id == body.message_id)) is None:
+    if body.message_id is not None and body.conversation_id is None and s.scalar(
+            select(Message.id).where(Message.id == body.message_id)) is None:
         raise NotFound("No such message.")  # the trace links it: only a message this principal may see
+    # (with a conversation, assemble_context reads it with the conversation and answers the same)
     embed, model = query_embedder()
     block = assemble_context(standby_reader(access), access, body.conversation_id, body.message, embed=embed,
                              embed_model=model, message_id=body.message_id, primary=s)
