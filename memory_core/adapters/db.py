@@ -17,14 +17,13 @@ search, the console's lists); without it, readers are ordinary sessions on the p
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sqlalchemy import create_engine, event, exc, make_url, text
+from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -145,37 +144,6 @@ def _psycopg(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
-# A pooled connection idle for longer than this is pinged before it is handed out (one round trip), so one that
-# died while idle (a restarted server) is replaced, never given to a request. One used within the last moment
-# is not: a web request switches scope two or three times, each a checkout, and under load the pings were a
-# tenth of its round trips. A connection that dies in that moment fails its statement like a mid-request
-# outage does (503 with Retry-After; SQLAlchemy then invalidates the pool).
-PING_IDLE_SECONDS = 1.0
-
-
-def _ping_when_idle(engine: Engine) -> None:
-    """SQLAlchemy's pool_pre_ping, only for connections idle longer than PING_IDLE_SECONDS."""
-
-    @event.listens_for(engine, "checkin")
-    def _checked_in(dbapi_connection, record) -> None:
-        record.info["idle_since"] = time.monotonic()
-
-    @event.listens_for(engine, "checkout")
-    def _checked_out(dbapi_connection, record, proxy) -> None:
-        if time.monotonic() - record.info.get("idle_since", 0.0) <= PING_IDLE_SECONDS:
-            return
-        try:
-            engine.dialect.do_ping(dbapi_connection)
-        except Exception as err:  # noqa: BLE001 - any failure: the pool retries with a new connection
-            raise exc.DisconnectionError(f"ping failed: {type(err).__name__}") from err
-
-
-def _engine(url: str, **pool) -> Engine:
-    engine = create_engine(url, **pool)
-    _ping_when_idle(engine)
-    return engine
-
-
 class SystemScopeUnavailable(PermissionError):
     """This process has no connection as the worker role, so it cannot work in system scope."""
 
@@ -188,15 +156,16 @@ class Database:
                  pool_size: int = 5, max_overflow: int = 10, pool_timeout: float = 30):
         # pool_timeout: a caller waits at most this long for a connection, then gets sqlalchemy's
         # TimeoutError (the web answers 503 with Retry-After) instead of waiting forever.
-        pool = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_timeout": pool_timeout}
-        self.engine: Engine = _engine(app_url, **pool)
+        pool = {"pool_pre_ping": True, "pool_size": pool_size, "max_overflow": max_overflow,
+                "pool_timeout": pool_timeout}
+        self.engine: Engine = create_engine(app_url, **pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.system_engine: Engine | None = None
         self._system_sessions = None
         if system_url:
-            self.system_engine = _engine(system_url, **pool)
+            self.system_engine = create_engine(system_url, **pool)
             self._system_sessions = sessionmaker(self.system_engine, expire_on_commit=False)
-        self.read_engine: Engine | None = _engine(read_url, **pool) if read_url else None
+        self.read_engine: Engine | None = create_engine(read_url, **pool) if read_url else None
         self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False) if read_url else None
 
     def session(self, scope: Scope) -> Session:
