@@ -71,6 +71,10 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     app.extensions["memoria.db"] = Database(urls.app, read_url=urls.read,
                                             pool_size=settings.web_threads, max_overflow=4,
                                             pool_timeout=settings.db_pool_timeout)
+    if settings.profile_dir:
+        from memory_core.adapters.request_profile import RequestProfile
+
+        app.wsgi_app = RequestProfile(app.wsgi_app, settings.profile_dir, with_cprofile=settings.profile_cprofile)
     csrf = CSRFProtect(app)
     init_login(app)
     init_language(app)
@@ -310,7 +314,8 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 @click.option("--host", default=None, help="Address to bind (default MEMORIA_HOST, 127.0.0.1).")
 @click.option("--port", default=None, type=int, help="Port (default MEMORIA_PORT, 5000).")
 @click.option("--workers", default=None, type=int, help="Worker processes (default MEMORIA_WEB_WORKERS, 2).")
-def serve(host: str | None, port: int | None, workers: int | None) -> None:
+@click.option("--threads", default=None, type=int, help="Threads of each worker (default MEMORIA_SERVE_THREADS, 4).")
+def serve(host: str | None, port: int | None, workers: int | None, threads: int | None) -> None:
     """Run the console and API under gunicorn, the production web server. It starts nothing else:
     run `memoria migrate` first, and `memoria worker` and `memoria cron` beside it. Cookies are Secure
     unless bound to localhost; MEMORIA_BEHIND_TLS=1 (a TLS proxy in front) adds HSTS."""
@@ -319,6 +324,7 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
     settings = get_settings()
     host, port = host or settings.host, port or settings.port
     workers = workers or settings.web_workers
+    threads = max(1, min(threads or settings.serve_threads, settings.web_threads))  # a connection each
     if host not in LOCAL_HOSTS:
         # Reachable from other machines: the session cookie must never travel over plain http.
         os.environ["MEMORIA_SECURE_COOKIES"] = "1"
@@ -327,14 +333,15 @@ def serve(host: str | None, port: int | None, workers: int | None) -> None:
     class Server(BaseApplication):
         def load_config(self):
             for key, value in {"bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-                               "workers": workers, "accesslog": "-", "timeout": 60,
+                               "workers": workers, "threads": threads,
+                               "worker_class": "gthread" if threads > 1 else "sync", "accesslog": "-", "timeout": 60,
                                "forwarded_allow_ips": "*" if settings.proxy_count else "127.0.0.1"}.items():
                 self.cfg.set(key, value)
 
         def load(self):
             return create_app(settings=settings)
 
-    click.echo(f"memoria serve: gunicorn, {workers} workers, http://{host}:{port}/")
+    click.echo(f"memoria serve: gunicorn, {workers} workers of {threads} threads, http://{host}:{port}/")
     Server().run()
 
 

@@ -1,5 +1,6 @@
 """API key authentication: `Authorization: Bearer <key>`, looked up by its SHA-256, scoped to its org
-(a suspended org's keys answer 403); platform keys for the platform operations."""
+(a suspended org's keys answer 403); platform keys for the platform operations. An org key verified lately
+by this process is not looked up again for a few seconds (api_keys.VERIFIED_FOR)."""
 from __future__ import annotations
 
 import uuid
@@ -10,16 +11,21 @@ from sqlalchemy.orm import Session
 from api.errors import ApiError
 from memory_core.adapters.db import Scope, org_scope
 from memory_core.adapters.security import sha256
-from memory_core.tenancy.api_keys import ORG, PLATFORM, KeyKind, authenticate_key
+from memory_core.tenancy.api_keys import ORG, PLATFORM, VERIFIED, KeyKind, authenticate_key
 from memory_core.tenancy.orgs import is_suspended
 from web.sessions import request_session as db
 
 
 def authenticate() -> uuid.UUID:
     """The org of the request's key; 401 for no key, a wrong key or a revoked one (same answer for all)."""
-    s = db(Scope())  # the key is looked up by a SECURITY DEFINER function, in no scope
-    key = _active_key(s, ORG, "The API key is not valid or was revoked.")
-    if is_suspended(db(org_scope(key.org_id)), key.org_id):
+    digest = sha256(_presented())
+    verified = VERIFIED.get(digest)
+    if verified is None:
+        s = db(Scope())  # the key is looked up by a SECURITY DEFINER function, in no scope
+        found = _active_key(s, ORG, "The API key is not valid or was revoked.")
+        verified = VERIFIED.put(digest, found, is_suspended(db(org_scope(found.org_id)), found.org_id))
+    key = verified.key
+    if verified.suspended:
         raise ApiError(403, "suspended", "This organization is suspended.")
     g.api_key_id, g.api_org_id = key.id, key.org_id
     return key.org_id

@@ -238,8 +238,10 @@ def context(org_id, body: ContextIn):
 
     access = principal_access(org_id, body.user_id, body.phone)
     s = writer(access)
-    if body.message_id is not None and s.scalar(select(Message.id).where(Message.id == body.message_id)) is None:
+    if body.message_id is not None and body.conversation_id is None and s.scalar(
+            select(Message.id).where(Message.id == body.message_id)) is None:
         raise NotFound("No such message.")  # the trace links it: only a message this principal may see
+    # (with a conversation, assemble_context reads it with the conversation and answers the same)
     embed, model = query_embedder()
     block = assemble_context(standby_reader(access), access, body.conversation_id, body.message, embed=embed,
                              embed_model=model, message_id=body.message_id, primary=s)
@@ -257,7 +259,8 @@ def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
     from memory_core.reading.context import record_usage
 
     s = db(org_scope(org_id))
-    if s.scalar(select(MemoryTrace.org_id).where(MemoryTrace.id == trace_id)) != org_id:
+    trace = s.get(MemoryTrace, trace_id)  # record_usage finds it loaded: one read
+    if trace is None or trace.org_id != org_id:
         raise NotFound("No such trace.")
     marked = record_usage(s, trace_id, body.memory_ids)
     s.commit()

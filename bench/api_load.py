@@ -1,7 +1,7 @@
 """The HTTP API under concurrent agents: turns/s and latency per endpoint, printed.
 
     python bench/api_load.py [--agents 1,8,32,128] [--seconds 20] [--port 5618] [--web-workers 2]
-                             [--data-dir DIR]
+                             [--data-dir DIR] [--profile] [--cprofile]
 
 Starts its own embedded PostgreSQL and Redis in `--data-dir` (a new temporary directory by default),
 migrates, creates an org with one person per agent, 40 contacts and an API key, then starts the
@@ -11,12 +11,18 @@ N agents (threads, each with its own conversation and person, through memoria's 
 retries off) take turns for `--seconds`: ingest the person's message, get the memory block for it
 (/context), report two of its memories as used, ingest the assistant's reply. Prints completed turns/s,
 the p50/p95/p99 of each endpoint, errors, and the outbox left waiting at the end of each run (what the
-worker had not learnt yet). Stops what it started (the server and worker by their process ids).
+worker had not learnt yet), and the CPU each process group spent per completed turn (the load generator,
+gunicorn, the RQ worker, PostgreSQL, Redis: user + system time from /proc, with reaped children).
+`--profile` runs the server with MEMORIA_PROFILE_DIR (memory_core/adapters/request_profile.py) and prints,
+per endpoint and run, the server's wall and CPU milliseconds, SQL statements and their milliseconds and
+connection checkouts per request; `--cprofile` adds each endpoint's top functions by cumulative time.
+Stops what it started (the server and worker by their process ids).
 The machine is shared: read the figures side by side, under whatever load it carries.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -39,6 +45,76 @@ ENDPOINTS = ("POST /messages (user)", "POST /context", "POST /traces/<id>/used",
 def percentile(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree_cpu_seconds(root: int) -> float:
+    """User + system CPU of a process and its live descendants, with the children each has reaped."""
+    parents: dict[int, list[int]] = defaultdict(list)
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[int(fields[1])].append(pid)  # fields[0] is the state, [1] the parent
+        times[pid] = sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0.0)
+        todo += parents.get(pid, [])
+    return total
+
+
+def cpu_snapshot(roots: dict[str, int]) -> dict[str, float]:
+    snap = {name: _tree_cpu_seconds(pid) for name, pid in roots.items()}
+    t = os.times()
+    snap["load generator"] = t.user + t.system
+    return snap
+
+
+def profile_snapshot(directory: Path) -> dict[str, dict[str, float]]:
+    """The server's per-endpoint counts so far, summed over its worker processes."""
+    out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for f in directory.glob("requests-*.json"):
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        for name, counts in data.items():
+            for k, v in counts.items():
+                out[name][k] += v
+    return out
+
+
+def print_profile(before: dict, after: dict) -> None:
+    print("    server side, per request: endpoint                         |    n |  wall ms |   cpu ms |  SQL |"
+          "   SQL ms | checkouts")
+    for name in sorted(after):
+        d = {k: after[name].get(k, 0) - before.get(name, {}).get(k, 0) for k in after[name]}
+        n = d.get("requests", 0)
+        if n <= 0:
+            continue
+        print(f"    {name:58s} | {int(n):4d} | {d['wall_ms'] / n:8.1f} | {d['cpu_ms'] / n:8.1f} | "
+              f"{d['sql'] / n:4.1f} | {d['sql_ms'] / n:8.1f} | {d['checkouts'] / n:9.1f}")
+
+
+def print_cprofile(directory: Path, top: int = 25) -> None:
+    import pstats
+
+    by_endpoint: dict[str, list[Path]] = defaultdict(list)
+    for f in directory.glob("*.prof"):
+        by_endpoint[f.name.split("-", 1)[1]].append(f)
+    for name, files in sorted(by_endpoint.items()):
+        stats = pstats.Stats(*map(str, files))
+        print(f"\n=== cProfile (all runs, every worker): {name}")
+        stats.sort_stats("cumulative").print_stats(top)
 
 
 def setup(agents: int) -> tuple[str, list[str]]:
@@ -163,13 +239,40 @@ def run(base_url: str, key: str, users: list[str], n: int, seconds: float) -> di
     return {"n": n, "turns": sum(turns), "seconds": elapsed, "lat": lat, "errors": dict(errors)}
 
 
+FLUSH_WAIT = 1.0  # request_profile.FLUSH_SECONDS
+
+
+def _postmaster_pid(data_dir: Path) -> int:
+    try:
+        return int((data_dir / "pg" / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _redis_pid(data_dir: Path) -> int:
+    """The redis-server listening on the data dir's socket (found by its command line)."""
+    sock = str(data_dir / "redis" / "redis.sock")
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if sock.encode() in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+            except OSError:
+                continue
+    return -1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", default="1,8,32,128", help="the numbers of concurrent agents, in order")
     parser.add_argument("--seconds", type=float, default=20, help="run time for each number of agents")
     parser.add_argument("--port", type=int, default=5618)
     parser.add_argument("--web-workers", type=int, default=None, help="gunicorn workers (default MEMORIA_WEB_WORKERS)")
+    parser.add_argument("--web-threads", type=int, default=None,
+                        help="threads of each gunicorn worker (default MEMORIA_SERVE_THREADS)")
     parser.add_argument("--data-dir", default=None, help="its own data dir (default: a new temporary one)")
+    parser.add_argument("--profile", action="store_true", help="print where the server's time goes per endpoint")
+    parser.add_argument("--cprofile", action="store_true", help="with --profile: cProfile every request too")
     args = parser.parse_args()
     counts = [int(n) for n in args.agents.split(",")]
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="memoria-api-load-")
@@ -190,16 +293,32 @@ def main() -> None:
         serve = [sys.executable, "-m", "app", "serve", "--port", str(args.port)]
         if args.web_workers:
             serve += ["--workers", str(args.web_workers)]
-        procs = [subprocess.Popen(serve, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        if args.web_threads:
+            serve += ["--threads", str(args.web_threads)]
+        profile_dir = Path(data_dir) / "profile"
+        serve_env = dict(os.environ)
+        if args.profile or args.cprofile:
+            serve_env["MEMORIA_PROFILE_DIR"] = str(profile_dir)
+            serve_env["MEMORIA_PROFILE_CPROFILE"] = "1" if args.cprofile else "0"
+        procs = [subprocess.Popen(serve, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=serve_env),
                  subprocess.Popen([sys.executable, "-m", "app", "worker"], cwd=ROOT, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)]
         try:
             wait_until_ready(base_url, procs[0])
             web = args.web_workers or int(os.environ.get("MEMORIA_WEB_WORKERS", "2"))
             warm_up(base_url, key, users[0], web)
+            roots = {"gunicorn": procs[0].pid, "rq worker": procs[1].pid,
+                     "postgresql": _postmaster_pid(Path(data_dir)), "redis": _redis_pid(Path(data_dir))}
             results = []
             for n in counts:
+                time.sleep(1.5 * FLUSH_WAIT)
+                prof_before, cpu_before = profile_snapshot(profile_dir), cpu_snapshot(roots)
                 r = run(base_url, key, users, n, args.seconds)
+                cpu_after = cpu_snapshot(roots)
+                time.sleep(1.5 * FLUSH_WAIT)  # the server writes its counts every second
+                r["profile"] = (prof_before, profile_snapshot(profile_dir))
+                r["cpu"] = {k: cpu_after[k] - cpu_before[k] for k in cpu_after}
                 r["waiting"] = pending_count(get_database())
                 results.append(r)
         finally:
@@ -210,7 +329,11 @@ def main() -> None:
                     p.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     p.kill()
-    print(f"API under concurrent agents: memoria serve ({web} gunicorn workers) + 1 worker draining, "
+    from memory_core.adapters.config import get_settings
+
+    threads = args.web_threads or get_settings().serve_threads
+    print(f"API under concurrent agents: memoria serve ({web} gunicorn workers x {threads} threads) + 1 worker "
+          "draining, "
           f"{args.seconds:.0f} s per run; machine shared, figures under its load")
     print("  agents | turns | turns/s | endpoint                  |  calls |   p50 ms |   p95 ms |   p99 ms")
     for r in results:
@@ -226,6 +349,15 @@ def main() -> None:
         if r["errors"]:
             extra += "; errors: " + ", ".join(f"{k} x{v}" for k, v in sorted(r["errors"].items()))
         print(f"  {'':6s}   {extra}")
+        turns = max(r["turns"], 1)
+        cpu = r["cpu"]
+        print(f"  {'':6s}   CPU ms per turn: " + ", ".join(f"{k} {v * 1000 / turns:.1f}" for k, v in cpu.items())
+              + f"; total {sum(cpu.values()) * 1000 / turns:.1f} (machine: {os.cpu_count()} cores, "
+              f"{sum(cpu.values()) / r['seconds']:.2f} cores busy with these)")
+        if args.profile or args.cprofile:
+            print_profile(*r["profile"])
+    if args.cprofile:
+        print_cprofile(profile_dir)
 
 
 if __name__ == "__main__":

@@ -129,7 +129,9 @@ def system_session(database):
 @pytest.fixture
 def app(database, redis_conn):
     from app import create_app
+    from memory_core.tenancy.api_keys import VERIFIED
 
+    VERIFIED.forget()  # keys verified by an earlier test's app are not this one's
     application = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False, "REMEMBER_COOKIE_SECURE": False})
     yield application
 

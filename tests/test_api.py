@@ -6,13 +6,26 @@ import json
 import uuid
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from memory_core.backends.local_compactor import LocalCompactor
-from memory_core.domain.models import ApiKey, AuditLog, Contact, Conversation, Document, Membership, Memory, Message
+from memory_core.domain import clock
+from memory_core.domain.models import (
+    ApiKey,
+    AuditLog,
+    Contact,
+    Conversation,
+    Document,
+    Membership,
+    Memory,
+    Message,
+    Organization,
+)
 from memory_core.domain.vocabulary import AREAS
 from memory_core.reading.compaction import Limits, compact_conversation
-from memory_core.tenancy.api_keys import create_api_key
+from memory_core.tenancy import orgs
+from memory_core.tenancy.api_keys import ORG, VERIFIED_FOR, create_api_key, revoke_key
+from memory_core.tenancy.members import Actor
 from tests.conftest import csrf_from, login
 from tests.factories import PASSWORD
 
@@ -56,11 +69,49 @@ def test_no_key_a_wrong_key_and_a_revoked_key_are_all_401(client, world, system_
     body = {"user_id": str(world["ana"].id), "query": "frenos"}
     _error(call(client, "POST", "/search", None, body), 401, "unauthorized")
     _error(call(client, "POST", "/search", "mem_deadbeef_nope", body), 401, "unauthorized")
-    assert call(client, "POST", "/search", world["key_a"], body).status_code == 200
     key = system_session.scalar(select(ApiKey).where(ApiKey.org_id == world["a"].id))
     key.revoked_at = dt.datetime.now(dt.timezone.utc)
     system_session.commit()
     _error(call(client, "POST", "/search", world["key_a"], body), 401, "unauthorized")
+
+
+def test_a_key_revoked_by_this_process_is_refused_at_once(client, world, system_session):
+    body = {"user_id": str(world["ana"].id), "query": "frenos"}
+    assert call(client, "POST", "/search", world["key_a"], body).status_code == 200  # verified, remembered
+    key = system_session.scalar(select(ApiKey).where(ApiKey.org_id == world["a"].id))
+    revoke_key(system_session, ORG, key.id, actor=Actor("test"), org_id=world["a"].id)
+    system_session.commit()
+    _error(call(client, "POST", "/search", world["key_a"], body), 401, "unauthorized")
+    assert call(client, "POST", "/search", world["key_b"], body | {"user_id": str(world["luis"].id)}).status_code == 200
+
+
+def test_a_key_revoked_by_another_process_is_refused_within_the_documented_seconds(client, world, system_session):
+    body = {"user_id": str(world["ana"].id), "query": "frenos"}
+    with clock.use(clock.FixedClock(dt.datetime.now(dt.timezone.utc))) as fixed:
+        assert call(client, "POST", "/search", world["key_a"], body).status_code == 200
+        # Another process (the console of another server) revokes it: this one is not told.
+        system_session.execute(update(ApiKey).where(ApiKey.org_id == world["a"].id).values(revoked_at=func.now()))
+        system_session.commit()
+        fixed.advance(VERIFIED_FOR - dt.timedelta(milliseconds=1))
+        assert call(client, "POST", "/search", world["key_a"], body).status_code == 200  # within the bound
+        fixed.advance(dt.timedelta(milliseconds=1))
+        _error(call(client, "POST", "/search", world["key_a"], body), 401, "unauthorized")
+
+
+def test_an_org_suspended_by_another_process_is_refused_within_the_documented_seconds(client, world,
+                                                                                       system_session):
+    body = {"user_id": str(world["ana"].id), "query": "frenos"}
+    with clock.use(clock.FixedClock(dt.datetime.now(dt.timezone.utc))) as fixed:
+        assert call(client, "POST", "/search", world["key_a"], body).status_code == 200
+        system_session.execute(update(Organization).where(Organization.id == world["a"].id)
+                               .values(suspended_at=func.now()))
+        system_session.commit()
+        fixed.advance(VERIFIED_FOR)
+        _error(call(client, "POST", "/search", world["key_a"], body), 403, "suspended")
+        # Restored here: answered at once again.
+        orgs.set_suspended(system_session, world["a"].id, False, actor=Actor("test"))
+        system_session.commit()
+        assert call(client, "POST", "/search", world["key_a"], body).status_code == 200
 
 
 def test_keys_are_stored_only_as_a_hash(world, system_session):

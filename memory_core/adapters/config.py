@@ -54,6 +54,9 @@ class Settings:
     proxy_count: int = field(default_factory=lambda: int(_env("MEMORIA_PROXY_COUNT", "0")))
     # `memoria serve`: gunicorn worker processes, and whether a TLS proxy is in front (sends HSTS).
     web_workers: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_WORKERS", "2")))
+    # Threads of each `memoria serve` worker (gunicorn's gthread workers): a request waiting for PostgreSQL
+    # leaves the process to another. At most MEMORIA_WEB_THREADS (the connection pool's size).
+    serve_threads: int = field(default_factory=lambda: int(_env("MEMORIA_SERVE_THREADS", "4")))
     behind_tls: bool = field(default_factory=lambda: _env("MEMORIA_BEHIND_TLS", "0") == "1")
     # The WhatsApp number people write to (shown on the console's Link WhatsApp page), e.g. +34600111222.
     whatsapp_number: str | None = field(default_factory=lambda: _env("MEMORIA_WHATSAPP_NUMBER"))
@@ -64,6 +67,10 @@ class Settings:
     web_threads: int = field(default_factory=lambda: int(_env("MEMORIA_WEB_THREADS", "16")))
     # Longest wait for a pooled connection before the request is answered 503 with Retry-After.
     db_pool_timeout: float = field(default_factory=lambda: float(_env("MEMORIA_DB_POOL_TIMEOUT", "5")))
+    # Set: the web process counts where each request's time goes and writes it here every second
+    # (memory_core/adapters/request_profile.py; bench/api_load.py --profile). Off by default.
+    profile_dir: str | None = field(default_factory=lambda: _env("MEMORIA_PROFILE_DIR"))
+    profile_cprofile: bool = field(default_factory=lambda: _env("MEMORIA_PROFILE_CPROFILE", "0") == "1")
     # The console's address as people reach it, for one-time links (invitations, resets, setup).
     public_url: str | None = field(default_factory=lambda: _env("MEMORIA_PUBLIC_URL"))
 

@@ -502,12 +502,18 @@ def _conversation_statement():
         Message.conversation_id == Conversation.id, Message.deleted_at.is_(None))
         .order_by(Message.created_at.desc(), Message.id.desc()).limit(RECENT_MESSAGES)
         .correlate(Conversation).scalar_subquery())
-    sent_at = (select(Message.sent_at).where(Message.id == bindparam("message_id", type_=PG_UUID(as_uuid=True)),
-                                             Message.conversation_id == Conversation.id)
+    message_id = bindparam("message_id", type_=PG_UUID(as_uuid=True))
+    sent_at = (select(Message.sent_at).where(Message.id == message_id, Message.conversation_id == Conversation.id)
                .correlate(Conversation).scalar_subquery())
+    # Read here to save the turn two round trips: whether the current message is one the principal may
+    # see (any of its conversations), and the org's block language (block_language).
+    message_found = select(Message.id).where(Message.id == message_id).exists()
+    language = (select(Organization.settings[LANGUAGE_SETTING].astext).where(Organization.id == Conversation.org_id)
+                .correlate(Conversation).scalar_subquery())
     return (select(Conversation.id, Conversation.org_id, Conversation.user_id, Conversation.phone,
                    Conversation.channel, Conversation.temporary, sent.label("sent"), recent.label("recent"),
-                   sent_at.label("message_sent_at"))
+                   sent_at.label("message_sent_at"), message_found.label("message_found"),
+                   language.label("org_language"))
             .where(Conversation.id == bindparam("conversation_id")))
 
 
@@ -544,6 +550,8 @@ def _conversation(session: Session, access: Access, conversation_id: uuid.UUID |
                                  or (conv.phone is not None and conv.phone == p.phone))
     if not owns or conv.org_id != access.org_id:
         raise NotFound("No such conversation.")
+    if message_id is not None and not conv.message_found:
+        raise NotFound("No such message.")
     return conv, set(conv.sent or ())
 
 
@@ -552,13 +560,20 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def block_language(session: Session, access: Access, texts: Sequence[str], language: str | None = None) -> str:
-    """The language the block speaks: the caller's choice, else the org's setting, else the language the
-    conversation is in (its recent messages and this one), else the person's locale, else Spanish."""
+_UNREAD = object()
+
+
+def block_language(session: Session, access: Access, texts: Sequence[str], language: str | None = None,
+                   org_setting: str | None | object = _UNREAD) -> str:
+    """The language the block speaks: the caller's choice, else the org's setting (`org_setting` when the
+    caller read it already), else the language the conversation is in (its recent messages and this one),
+    else the person's locale, else Spanish."""
     if language in WORDS:
         return language
-    setting = session.scalar(select(Organization.settings[LANGUAGE_SETTING].astext)
-                             .where(Organization.id == access.org_id)) if access.org_id else None
+    if org_setting is _UNREAD:
+        org_setting = session.scalar(select(Organization.settings[LANGUAGE_SETTING].astext)
+                                     .where(Organization.id == access.org_id)) if access.org_id else None
+    setting = org_setting
     if setting in WORDS:
         return setting
     detected = language_of(texts)
@@ -589,7 +604,8 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
         or clock.now()
     today = now.date()
     recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
-    lang = block_language(session, access, [message_text or "", *recent], language)
+    lang = block_language(session, access, [message_text or "", *recent], language,
+                          conv.org_language if conv is not None else _UNREAD)
     words = WORDS[lang]
     related_header = RELATED_HEADERS[lang]
 

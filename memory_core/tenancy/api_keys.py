@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from sqlalchemy import select, text
@@ -20,6 +22,10 @@ from memory_core.tenancy.members import Actor
 
 # last_used_at is written at most this often per key, so every request does not update a row.
 LAST_USED_EVERY = dt.timedelta(minutes=1)
+# An org key verified by a process is trusted by it for this long without asking the database again: a key
+# revoked (or an org suspended) in another process is refused within this bound, at once in the process
+# that did it (VerifiedKeys.forget). See docs/decisions.md, 2026-12-02.
+VERIFIED_FOR = dt.timedelta(seconds=5)
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ def revoke_key(session: Session, kind: KeyKind, key_id: uuid.UUID, *, actor: Act
     row = session.scalar(select(kind.model).filter_by(id=key_id, **_owned(kind, org_id)).with_for_update())
     if row is None:
         raise NotFound("No such API key.")
+    VERIFIED.forget(key_id=row.id)
     if row.revoked_at is None:
         row.revoked_at = clock.now()
         audit.record(session, actor_user_id=actor.user_id, actor_label=actor.label, action=f"{kind.name}.revoked",
@@ -96,6 +103,57 @@ def authenticate_key(session: Session, kind: KeyKind, presented: str) -> KeyMatc
     row = session.execute(text(kind.lookup), {"h": sha256(presented), "now": clock.now(),
                                               "every": LAST_USED_EVERY}).first()
     return KeyMatch(row.key_id, row.org_id) if row else None
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What a request needs to know of its org key: the key and whether its org is suspended."""
+    key: KeyMatch
+    suspended: bool
+    at: dt.datetime
+
+
+class VerifiedKeys:
+    """The org keys this process verified in the last VERIFIED_FOR, by the SHA-256 of the key (never the key),
+    so an agent's every call does not open a transaction to look its key up. Only active keys are kept (a
+    wrong key is looked up every time), at most `size` of them, the least recently used dropped first."""
+
+    def __init__(self, size: int = 1024):
+        self.size = size
+        self._entries: OrderedDict[str, Verified] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, digest: str) -> Verified | None:
+        now = clock.now()
+        with self._lock:
+            found = self._entries.get(digest)
+            if found is None:
+                return None
+            if not found.at <= now < found.at + VERIFIED_FOR:  # expired, or the clock went back
+                del self._entries[digest]
+                return None
+            self._entries.move_to_end(digest)
+            return found
+
+    def put(self, digest: str, key: KeyMatch, suspended: bool) -> Verified:
+        verified = Verified(key, suspended, clock.now())
+        with self._lock:
+            self._entries[digest] = verified
+            self._entries.move_to_end(digest)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return verified
+
+    def forget(self, *, key_id: uuid.UUID | None = None, org_id: uuid.UUID | None = None) -> None:
+        """Drop a revoked key, or every key of an org whose suspension changed (all of them: neither given)."""
+        with self._lock:
+            for digest, v in list(self._entries.items()):
+                if (key_id is None and org_id is None) or v.key.id == key_id or (
+                        org_id is not None and v.key.org_id == org_id):
+                    del self._entries[digest]
+
+
+VERIFIED = VerifiedKeys()
 
 
 def create_api_key(session: Session, org_id: uuid.UUID, name: str, *, created_by: uuid.UUID | None,

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import audit
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.models import AccountToken, Organization
-from memory_core.tenancy import tokens
+from memory_core.tenancy import api_keys, tokens
 from memory_core.tenancy.members import Actor, clean_email, invite
 
 
@@ -76,6 +76,7 @@ def set_suspended(session: Session, org_id: uuid.UUID, suspended: bool, *, actor
         raise NotFound("No such organization.")
     if suspended == (org.suspended_at is not None):
         return org
+    api_keys.VERIFIED.forget(org_id=org.id)
     org.suspended_at = (now or tokens.utcnow()) if suspended else None
     audit.record(session, actor_label=actor.label, actor_user_id=actor.user_id,
                  action="org.suspended" if suspended else "org.restored", org_id=org.id, target_type="org",
