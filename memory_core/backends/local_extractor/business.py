@@ -255,9 +255,12 @@ def _rule_regime(s: Sentence) -> Iterator[Found]:
 
 
 _ADDRESS = [re.compile(p) for p in (
-    r"\b(?P<who>nuestra|mi|la|our|my|the)\s+(?:nueva\s+|new\s+)?(?:direccion|domicilio|sede|oficina|address|office address)(?:\s+fiscal|\s+social)?(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es|esta en|sera|ahora es|es ahora|is|is now)\s*:?\s+(?P<val>)",
+    r"\b(?P<who>nuestra|mi|la|our|my|the)\s+(?:nueva\s+|new\s+)?(?:direccion|domicilio|sede|oficina|address|office address)(?:\s+fiscal|\s+social)?(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es ahora|ahora es|esta en|sera|es|is now|is)\s*:?\s+(?P<val>)",
     r"\b(?P<who>nos hemos mudado|nos mudamos|nos trasladamos|we(?:'ve| have)? moved)\s+(?:a|to)\s+(?P<val>)",
     r"(?P<of>\S+(?:\s+\S+){0,3}?)'s\s+(?:new\s+)?address\s+is\s+(?P<val>)",
+    # "ahora estamos en Calle Colón 12", "we're now at 12 Park Road": only when a street follows.
+    r"\b(?P<who>estamos|we're|we are)\s+(?:ahora\s+|now\s+)?(?:en|at)\s+(?P<val>)(?=(?:la\s+)?(?:calle|c/|avda|"
+    r"avenida|plaza|paseo|camino|carretera|poligono)\b|\d+[a-z]?\s+(?:\w+\s+){1,3}(?:street|road|avenue|lane)\b)",
 )]
 _OWN_COMPANY = re.compile(r"(?:la|mi|nuestra|the|my|our)\s+(?:empresa|sociedad|negocio|company|business)")
 
@@ -332,6 +335,10 @@ _DISCOUNT = [re.compile(p) for p in (
     r"\btiene(?:n)?\s+(?:siempre\s+)?(?:un|el)\s+(?P<n>\d{1,2})\s*(?:%|por ciento)\s+de\s+descuento",
     r"\b(?:gets?|has)\s+(?:a\s+)?(?P<n>\d{1,2})\s*(?:%|percent)\s+discount",
     r"\bdescuento\s+(?:de|para|a)\s+.{1,40}?\s+es\s+(?:de\s+|del\s+)?(?:un\s+)?(?P<n>\d{1,2})\s*(?:%|por ciento)",
+    # A percentage a customer or supplier gives us is a discount: "ahora nos hace un 8%", "gives us 8%".
+    r"\b(?:nos|me)\s+(?:hace|hacen|da|dan|aplica|aplican)\s+(?:siempre\s+|ahora\s+)?(?:un|el)\s+(?P<n>\d{1,2})\s*"
+    r"(?:%|por ciento)",
+    r"\bgives?\s+(?:us|me)\s+(?:a\s+|an\s+)?(?P<n>\d{1,2})\s*(?:%|percent)",
 )]
 
 

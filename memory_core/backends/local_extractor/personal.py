@@ -176,12 +176,13 @@ _ROLE = r"(?P<role>[a-z][a-z -]{2,40}?)"
 # When a job changed is not part of the job ("lost my job as a banker yesterday").
 _WHEN = re.compile(r"\s+(?:yesterday|today|last|this|recently|ayer|hoy|el mes|la semana|hace|recientemente)\b.*$")
 _JOB = [
+    # A job left first: "perdí mi trabajo de banquero" says what the person no longer is.
+    (re.compile(rf"\b(?:lost|quit|left)\s+my\s+job\s+as\s+(?:a|an)\s+{_ROLE}(?=[,.;!]|\.\.\.|\s+(?:at|in|and|but)\b|$)"), "trabajo_anterior"),
+    (re.compile(rf"\b(?:he perdido|perdi|deje|he dejado)\s+(?:mi\s+)?(?:trabajo|empleo|curro)\s+(?:de|como)\s+{_ROLE}(?=[,.;!]|\s+(?:en|y|pero)\b|$)"), "trabajo_anterior"),
     (re.compile(rf"\b(?:trabajo|curro|estoy trabajando)\s+(?:de|como)\s+{_ROLE}(?=\s+(?:en|para|desde)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\bi(?:'m| am)?\s+(?:now\s+)?(?:work|working)\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in|since)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\b(?:i got|i've got|i have|i landed|i started)\s+(?:a\s+)?(?:new\s+)?job\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\bmy job is\s+(?:a|an)?\s*{_ROLE}(?=[,.;!]|$)"), "trabajo"),
-    (re.compile(rf"\b(?:lost|quit|left)\s+my\s+job\s+as\s+(?:a|an)\s+{_ROLE}(?=[,.;!]|\.\.\.|\s+(?:at|in|and|but)\b|$)"), "trabajo_anterior"),
-    (re.compile(rf"\b(?:he perdido|perdi|deje|he dejado)\s+(?:mi\s+)?(?:trabajo|empleo|curro)\s+(?:de|como)\s+{_ROLE}(?=[,.;!]|\s+(?:en|y|pero)\b|$)"), "trabajo_anterior"),
 ]
 _EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm working|i am working|got a job|"
                        r"got a new job|started working|empece a trabajar|me han contratado|i got hired)\s+"
