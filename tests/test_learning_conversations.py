@@ -16,6 +16,7 @@ from memory_core.domain.models import Memory
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
 from memory_core.tenancy.api_keys import create_api_key
+from tests.support.fake_openai import fake_openai  # noqa: F401  (fixture)
 
 SENT = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)  # a Monday
 
@@ -267,3 +268,46 @@ def test_remember_never_files_a_business_under_a_contact_that_shares_a_word(clie
     assert r.status_code == 200 and r.get_json()["outcome"] == "learnt", r.get_data(as_text=True)
     subjects = {m.subject for m in system_session.scalars(select(Memory).where(Memory.status == "active"))}
     assert subjects and f"contact:{levante.id}" not in subjects
+
+
+# --- the OpenAI backend follows the same rules (its HTTP fake answers as a model would) ---------------
+
+@pytest.fixture
+def openai_backend(fake_openai):  # noqa: F811
+    from memory_core.backends.openai_backend import OpenAIBackend
+
+    b = OpenAIBackend(api_key="sk-test", base_url=fake_openai.base_url, gate_model="gpt-4.1-mini",
+                      extract_model="gpt-4o-mini", embed_model="text-embedding-3-small", timeout=2.0, max_retries=2)
+    yield b
+    b.close()
+
+
+@pytest.mark.parametrize("first, second, person", [
+    ("Ramón lleva las cuentas", "Ahora las lleva Lucía Sanchis", "Lucía Sanchis"),
+    ("Ramón keeps our books", "Now Lucy Sanchis handles the books", "Lucy Sanchis")])
+def test_with_the_openai_backend_a_correction_replaces_the_contact_person_and_thanks_replace_nothing(
+        factory, system_session, fake_openai, openai_backend, ana, first, second, person):  # noqa: F811
+    thanks = "Thanks so much, Melanie!" if first.endswith("books") else "¡Muchas gracias, Marta!"
+    fake_openai.script_gate(first, 0.95, category="company", scope="shared")
+    fake_openai.script_facts(first, [{"subject": "org", "attribute": "persona_contacto", "value": "Ramón",
+                                      "sentence": first + ".", "category": "company"}])
+    fake_openai.script_gate(second, 0.95, category="company", scope="shared", corrects=0.9)
+    fake_openai.script_facts(second, [{"subject": "org", "attribute": "contacto", "value": person,
+                                       "sentence": second + ".", "category": "company", "corrects": True}])
+    fake_openai.script_gate(thanks, 0.05)
+    assert tell(system_session, openai_backend, ana, first, second, thanks) == ["learnt", "learnt", "ignored"]
+    assert values(system_session, ana[0], "persona_contacto") == [person]
+    assert superseded(system_session, ana[0]) == {("persona_contacto", "Ramón")}
+
+
+@pytest.mark.parametrize("text, word", [("Thanks, Mel! We went camping with the kids last weekend", "thanks"),
+                                        ("¡Vaya, Lucía! El finde fuimos de acampada con los críos", "vaya")])
+def test_with_the_openai_backend_a_thanks_or_a_reaction_is_never_a_subject(
+        factory, system_session, fake_openai, openai_backend, ana, text, word):  # noqa: F811
+    fake_openai.script_gate(text, 0.9, category="person", scope="personal")
+    fake_openai.script_facts(text, [
+        {"subject": f"name:{word}", "attribute": "nota", "value": word, "sentence": f"{word}.", "category": "person"},
+        {"subject": "self", "attribute": "aficiones", "value": "camping", "sentence": "Went camping with the kids.",
+         "category": "person"}])
+    tell(system_session, openai_backend, ana, text)
+    assert {s for s, *_ in active(system_session, ana[0])} == {"self"}
