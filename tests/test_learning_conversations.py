@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from jobs.outbox import drain_outbox
 from memory_core.backends import get_backend
+from memory_core.domain.model_port import ExtractionContext, KnownContact
 from memory_core.domain.models import Memory
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
@@ -146,6 +147,41 @@ def test_a_plan_keeps_its_date(factory, system_session, backend, ana, text, day)
 def test_asking_to_be_spoken_to_informally_sets_the_tone(factory, system_session, backend, ana, text):
     assert tell(system_session, backend, ana, text) == ["learnt"]
     assert ("self", "tono", "tú", "personal") in active(system_session, ana[0])
+
+
+# --- values normalised where the family knows its type ---------------------------------------------
+
+GARCIA = KnownContact("c1", "Talleres García S.L.", "customer")
+
+
+@pytest.mark.parametrize("text, attribute, value", [
+    ("Talleres García nos paga a sesenta días", "plazo_pago", "60 días"),
+    ("Talleres García pays us at sixty days", "plazo_pago", "60 días"),
+    ("Talleres García entrega los martes", "dia_entrega", "martes"),
+    ("Talleres García delivers on Tuesdays", "dia_entrega", "Tuesday"),
+    ("Talleres García nos debe 1.200 euros", "deuda", "1.200 €"),
+    ("Talleres García owes us €1,200", "deuda", "1.200 €"),
+    ("El pedido mínimo de Talleres García es de 300 euros", "pedido_minimo", "300 €"),
+    ("Talleres García's minimum order is 250.50 euros", "pedido_minimo", "250,50 €"),
+    ("Talleres García prefiere que le escribamos por WhatsApp", "canal_preferido", "WhatsApp"),
+    ("Talleres García prefers WhatsApp", "canal_preferido", "WhatsApp"),
+    ("Talleres García nos hace un 5% de descuento", "descuento", "5%"),
+    ("Talleres García gives us 5% off", "descuento", "5%"),
+    ("El contacto en Talleres García es Marisa", "persona_contacto", "Marisa"),
+    ("Our contact at Talleres García is Marisa", "persona_contacto", "Marisa"),
+])
+def test_a_value_of_a_typed_family_is_normalised(backend, text, attribute, value):
+    decision, _ = backend.decide(text, None)
+    facts = backend.extract(ExtractionContext(message=text, contacts=(GARCIA,), today=SENT.date(),
+                                              gate_category=decision.top_category, gate_scope=decision.top_scope))[0]
+    assert decision.passes and [(f.subject, f.attribute, f.value) for f in facts] == [("contact:c1", attribute, value)]
+
+
+@pytest.mark.parametrize("text, day, value", [("La inspección es el 15 de abril", dt.date(2026, 4, 15), "inspección"),
+                                              ("The inspection is on April 15th", dt.date(2026, 4, 15), "inspection")])
+def test_a_dated_event_keeps_its_date_and_only_what_happens(backend, text, day, value):
+    [fact] = backend.extract(ExtractionContext(message=text, today=SENT.date(), gate_category="event"))[0]
+    assert (fact.event_date, fact.value) == (day, value)
 
 
 # --- the business and its customers ---------------------------------------------------------------

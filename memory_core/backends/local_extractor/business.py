@@ -342,6 +342,72 @@ _DISCOUNT = [re.compile(p) for p in (
 )]
 
 
+# A standing delivery day: "Talleres García entrega los martes", "they deliver on Tuesdays" (not "el martes").
+_DAYS_ES = {"lunes": "lunes", "martes": "martes", "miercoles": "miércoles", "jueves": "jueves", "viernes": "viernes",
+            "sabado": "sábado", "domingo": "domingo"}
+_DAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY = rf"(?:{'|'.join(_DAYS_ES)}|{'|'.join(_DAYS_EN)})s?"
+_DELIVERY_DAY = re.compile(
+    rf"\b(?:entrega|entregan|entregamos|reparte|reparten|repartimos|sirve|sirven|servimos|viene|vienen|pasa|pasan|"
+    rf"delivers?|deliver|comes?|come)\s+(?:siempre\s+|always\s+|solo\s+|only\s+)?"
+    rf"(?:(?P<es>los)|(?P<en>on|every))\s+(?P<d>{_DAY})(?:\s*(?:,|y|and|e)\s+(?P<d2>{_DAY}))?\b")
+
+
+def _day_name(word: str, english: bool) -> str:
+    word = word[:-1] if word.endswith("s") and word[:-1] in (*_DAYS_ES, *_DAYS_EN) else word
+    return word.capitalize() if english else _DAYS_ES.get(word, word)
+
+
+def _rule_delivery_day(s: Sentence) -> Iterator[Found]:
+    m = _DELIVERY_DAY.search(s.low)
+    if not m or s.negated(m.start()):
+        return
+    english = bool(m.group("en"))
+    if english and m.group("en") == "on" and not m.group("d").endswith("s"):
+        return  # "delivers on Tuesday": one delivery, not a standing day
+    days = [_day_name(d, english) for d in (m.group("d"), m.group("d2")) if d]
+    yield Found("dia_entrega", (" and " if english else " y ").join(days), "contact_or_org", m.start())
+
+
+# Amounts a family knows the type of, normalised as "1.200 €": what a contact owes, a minimum order.
+_MONEY = (r"(?P<a>(?P<pre>[€$£])\s*(?P<n1>\d[\d.,]*)|(?P<n2>\d[\d.,]*)\s*(?P<post>€|euros?|eur|dollars?|\$|"
+          r"pounds?|libras?|£))")
+_MONEY_FACTS = [(re.compile(p), attribute) for p, attribute in (
+    (rf"\b(?:nos|me)\s+debe(?:n)?\s+(?:todavia\s+|aun\s+|still\s+)?{_MONEY}", "deuda"),
+    (rf"\bowes?\s+(?:us|me)\s+(?:still\s+)?{_MONEY}", "deuda"),
+    (rf"\b(?:el\s+)?pedido\s+minimo(?:\s+(?:de|para)\s+(?P<of>.+?))?\s+es\s+(?:ahora\s+)?(?:de\s+)?{_MONEY}",
+     "pedido_minimo"),
+    (rf"\b(?:(?P<of>\S+(?:\s+\S+){{0,3}}?)'s\s+)?minimum\s+order(?:\s+(?:at|for|with)\s+(?P<of2>.+?))?\s+is\s+"
+     rf"(?:now\s+)?{_MONEY}", "pedido_minimo"),
+)]
+_CURRENCY = {"€": "€", "euro": "€", "euros": "€", "eur": "€", "$": "$", "dollar": "$", "dollars": "$", "£": "£",
+             "pound": "£", "pounds": "£", "libra": "£", "libras": "£"}
+
+
+def money(number: str, currency: str) -> str:
+    """"€1,200", "1200 euros", "1.200,50 €" -> "1.200 €", "1.200,50 €"."""
+    number = number.rstrip(".,")
+    m = re.fullmatch(r"(?P<int>\d{1,3}(?:[.,]\d{3})+|\d+)(?:[.,](?P<dec>\d{1,2}))?", number)
+    if not m:
+        return f"{number} {currency}"
+    whole = int(re.sub(r"\D", "", m.group("int")))
+    text = f"{whole:,}".replace(",", ".")
+    return f"{text},{m.group('dec').ljust(2, '0')} {currency}" if m.group("dec") else f"{text} {currency}"
+
+
+def _rule_money(s: Sentence) -> Iterator[Found]:
+    for regex, attribute in _MONEY_FACTS:
+        m = regex.search(s.low)
+        if not m or s.negated(m.start()):
+            continue
+        number = m.group("n1") or m.group("n2")
+        value = money(number, _CURRENCY[m.group("pre") or m.group("post")])
+        of = next((g for g in ("of", "of2") if m.groupdict().get(g)), None)
+        yield Found(attribute, value, "contact" if attribute == "deuda" else "contact_or_org", m.start(),
+                    (m.start(of), m.end(of)) if of else None)
+        return
+
+
 # "5% de rebaja si paga al contado", "10% off if they pay upfront": a discount and its condition.
 _DISCOUNT_ANY = re.compile(r"\b(?P<n>\d{1,2}(?:[.,]\d)?)\s*(?:%|por ciento|percent)\s+(?:de\s+)?(?:descuento|rebaja|dto|"
                            r"discount|off)\b")
@@ -437,4 +503,5 @@ def _rule_bank_account(s: Sentence) -> Iterator[Found]:
 
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
-                  _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper)
+                  _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
+                  _rule_delivery_day, _rule_money)

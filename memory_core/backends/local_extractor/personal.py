@@ -326,7 +326,7 @@ _EVENT_NOUNS = (r"reunion|reuniones|cita|viaje|vacaciones|feria|congreso|evento|
                 r"videollamada|formacion|curso|entrega|boda|cumpleanos|inspeccion|auditoria|juicio|"
                 r"concierto|clase|taller|partido|fiesta|exposicion|festival|carrera|excursion|"
                 r"meeting|appointment|trip|call|dinner|lunch|visit|conference|fair|holiday|holidays|vacation|"
-                r"training|course|delivery|wedding|birthday|audit|trade show|"
+                r"training|course|delivery|wedding|birthday|audit|inspection|trade show|"
                 r"concert|class|workshop|game|match|party|exhibition|festival|race|hike|picnic")
 _EVENT_SHAPES = [
     # "estoy en Madrid" -> "en Madrid"
@@ -388,6 +388,8 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
         rest = rest[: m.start()] + " " + rest[m.end():]
     rest = re.sub(r"\s+", " ", rest).strip(" ,.;:")
     rest = re.sub(r"^(?:y|que|and|pues|also|también|tambien)\s+", "", rest, flags=re.IGNORECASE)
+    # "La inspección es el 15 de abril": with the date out, the verb is left over.
+    rest = re.sub(r"\s+(?:es|son|será|sera|serán|seran|is|are|will be)(?:\s+(?:on|el|the))?$", "", rest, flags=re.IGNORECASE)
     low = fold(rest)
     if past:
         value = clean_value(rest)
