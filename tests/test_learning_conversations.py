@@ -253,6 +253,17 @@ def test_the_customer_just_introduced_is_not_carried_into_another_conversation(f
     assert not any(s.startswith("name:") and a == "plazo_pago" for s, a, *_ in active(system_session, ana[0]))
 
 
+@pytest.mark.parametrize("new, later", [("Tenemos un cliente nuevo, Hierros Olano", "Nos pagan a treinta días"),
+                                        ("We've got a new customer, Baxter Logistics", "And they pay at 30 days")])
+def test_imported_history_carries_the_customer_over_only_within_half_an_hour_of_send_time(
+        factory, system_session, backend, ana, new, later):
+    tell(system_session, backend, ana, new, sent_at=SENT - dt.timedelta(days=2))  # processed now, sent days ago
+    tell(system_session, backend, ana, later)
+    assert not any(s.startswith("name:") and a == "plazo_pago" for s, a, *_ in active(system_session, ana[0]))
+    tell(system_session, backend, ana, later, sent_at=SENT - dt.timedelta(days=2, minutes=-10))
+    assert any(s.startswith("name:") and a == "plazo_pago" for s, a, *_ in active(system_session, ana[0]))
+
+
 @pytest.mark.parametrize("text", ["We're closed on Saturdays", "Los sábados cerramos"])
 def test_we_about_the_business_is_a_shared_fact_of_the_business(factory, system_session, backend, ana, text):
     tell(system_session, backend, ana, text)
