@@ -68,7 +68,7 @@ def superseded(session, org):
 @pytest.mark.parametrize("fact, thanks", [
     ("Wrapping up the business plan and looking for investors", "I'm using it to stay organized"),
     ("Estoy cerrando el plan de negocio y buscando inversores", "Lo uso para organizarme"),
-    ("Being a mom is awesome", "Thanks so much, Melanie!"),
+    ("Being a mom is awesome, honestly the best thing in my life", "Thanks so much, Melanie!"),
     ("Ser madre es lo mejor que me ha pasado en la vida", "¡Muchas gracias, Marta!")])
 def test_a_later_unrelated_sentence_never_replaces_what_was_learnt(factory, system_session, backend, ana, fact,
                                                                   thanks):
