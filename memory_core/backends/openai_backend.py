@@ -81,6 +81,7 @@ from typing import Any, Literal
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory_core.backends.local_extractor.names import NOT_NAMES
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.domain.model_port import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.text import fold
@@ -580,6 +581,9 @@ def parse_extraction_response(response: Any, context: ExtractionContext) -> list
             name = normalise_name(subject[len("name:"):])
             if not name:
                 raise MalformedOutput("empty name: subject")
+            if set(name.split()) <= NOT_NAMES:  # "Thanks", "Wow": a word that is never anyone's name
+                log.warning("extraction fact dropped: its subject is not a name")
+                continue
             known = by_name.get(name)
             subject = f"contact:{known.id}" if known else f"name:{name}"
         attribute = normalise_attribute(raw.attribute)

@@ -47,6 +47,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "email": ("email", "correo", "correo_electronico", "email_facturacion", "mail"),
     "telefono": ("telefono", "movil", "phone", "numero_telefono"),
     "descuento": ("descuento", "descuento_habitual", "discount"),
+    "dia_entrega": ("dia_entrega", "dias_entrega", "dia_de_entrega", "dia_reparto", "delivery_day"),
+    "deuda": ("deuda", "saldo_pendiente", "pendiente_cobro", "importe_pendiente", "debt"),
+    "pedido_minimo": ("pedido_minimo", "importe_minimo", "minimum_order"),
     "evento": ("evento", "agenda", "event"),
 }
 # Words that give a stored name away when it is not in the table ("dias_cobro_acme").

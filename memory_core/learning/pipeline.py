@@ -165,23 +165,27 @@ def _context_reads_stmt(principal: Principal, org_id: uuid.UUID | None, read_are
     cache key computed once): the ownership filter only reads the principal, the org and the readable areas."""
     access = Access(principal, org_id, permissions={a: "read" for a in read_areas})
     names = known_names_query(access).cte("known_names")
-    recent = recent_subjects_query(access, bindparam("conversation_id"), bindparam("since")).cte("recent")
+    recent = recent_subjects_query(access, bindparam("conversation_id"), bindparam("since"),
+                                   bindparam("until")).cte("recent")
     attributes = (select(Memory.subject, Memory.attribute).where(
         or_(Memory.subject.in_(bindparam("subjects", expanding=True)), Memory.subject.in_(select(names.c.subject))),
         Memory.status.in_(("active", "proposed")), memory_visible(access)).distinct().cte("attributes"))
     return union_all(
         select(literal("n").label("kind"), names.c.subject, null().label("at"), null().label("attribute")),
-        select(literal("r"), recent.c.subject, recent.c.created_at, null()),
+        select(literal("r"), recent.c.subject, recent.c.at, null()),
         select(literal("a"), attributes.c.subject, null(), attributes.c.attribute))
 
 
 def context_reads(session: Session, access: Access, subjects: list[str], conversation_id: uuid.UUID | None,
+                  sent_at: dt.datetime | None = None,
                   ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[str, ...]]]:
     """(known_names, recent_subjects, the attribute names already stored per subject of `subjects` and of
-    every known name, that this writer may see, so corrections reuse them) in one round trip."""
+    every known name, that this writer may see, so corrections reuse them) in one round trip. Recent means
+    sent in the half hour before `sent_at` (the message's send time, default now)."""
+    sent_at = sent_at or clock.now()
     rows = session.execute(_context_reads_stmt(access.principal, access.org_id, access.read_areas),
                            {"subjects": list(subjects), "conversation_id": conversation_id,
-                            "since": recent_since()}).all()
+                            "since": recent_since(sent_at), "until": sent_at}).all()
     names = names_of(subject for kind, subject, _, _ in rows if kind == "n")
     recent = () if conversation_id is None else recent_of(
         sorted(((subject, at) for kind, subject, at, _ in rows if kind == "r"), key=lambda r: r[1], reverse=True))
@@ -203,7 +207,7 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
     sent_at = sent_at or clock.now()
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
     names, recent, known = context_reads(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)],
-                                         conversation_id)
+                                         conversation_id, sent_at)
     return ExtractionContext(
         known_names=names, recent_subjects=recent,
         message=text, previous_assistant=previous,

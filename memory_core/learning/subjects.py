@@ -17,13 +17,13 @@ import re
 import uuid
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import Select, or_, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from memory_core.domain import clock
 from memory_core.domain.access import Access, memory_visible
 from memory_core.domain.model_port import Fact
-from memory_core.domain.models import Memory, MemorySource
+from memory_core.domain.models import Memory, MemorySource, Message
 from memory_core.domain.text import fold
 
 # A conversation's subject carries over this long and this many subjects back.
@@ -37,17 +37,20 @@ _LIVE = ("active", "proposed")
 NAME_NOISE = frozenset({"sl", "sa", "slu", "sll", "de", "del", "la", "el", "los", "las", "y", "e", "cb", "sc", "coop",
                         "ltd", "inc", "llc", "the", "and", "hijos", "cia", "co"})
 
-def recent_subjects_query(access: Access, conversation_id, since) -> Select:
-    """The statement behind `recent_subjects` (rows: subject, when its source was added), newest first;
-    `conversation_id` and `since` may be values or bind parameters."""
-    return (select(Memory.subject, MemorySource.created_at).join(MemorySource, MemorySource.memory_id == Memory.id)
-            .where(MemorySource.conversation_id == conversation_id, MemorySource.created_at >= since, _NAMED,
+def recent_subjects_query(access: Access, conversation_id, since, until) -> Select:
+    """The statement behind `recent_subjects` (rows: subject, at), newest first: `at` is when the source
+    message was sent (imported history keeps its own times), else when the source was added.
+    `conversation_id`, `since` and `until` may be values or bind parameters."""
+    at = func.coalesce(Message.sent_at, MemorySource.created_at)
+    return (select(Memory.subject, at.label("at")).join(MemorySource, MemorySource.memory_id == Memory.id)
+            .outerjoin(Message, Message.id == MemorySource.message_id)
+            .where(MemorySource.conversation_id == conversation_id, at >= since, at <= until, _NAMED,
                    Memory.status.in_(_LIVE), memory_visible(access))
-            .order_by(MemorySource.created_at.desc()).limit(20))
+            .order_by(at.desc()).limit(20))
 
 
 def recent_since(now: dt.datetime | None = None) -> dt.datetime:
-    """How far back a conversation's subjects carry over."""
+    """How far back a conversation's subjects carry over from `now` (the message's send time)."""
     return (now or clock.now()) - CARRY_OVER
 
 
@@ -61,7 +64,8 @@ def recent_subjects(session: Session, access: Access, conversation_id: uuid.UUID
     """The contacts and named subjects learnt from this conversation in the last half hour, newest first."""
     if conversation_id is None:
         return ()
-    return recent_of(session.execute(recent_subjects_query(access, conversation_id, recent_since(now))).all())
+    now = now or clock.now()
+    return recent_of(session.execute(recent_subjects_query(access, conversation_id, recent_since(now), now)).all())
 
 
 def known_names_query(access: Access) -> Select:

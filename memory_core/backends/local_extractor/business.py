@@ -255,9 +255,12 @@ def _rule_regime(s: Sentence) -> Iterator[Found]:
 
 
 _ADDRESS = [re.compile(p) for p in (
-    r"\b(?P<who>nuestra|mi|la|our|my|the)\s+(?:nueva\s+|new\s+)?(?:direccion|domicilio|sede|oficina|address|office address)(?:\s+fiscal|\s+social)?(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es|esta en|sera|ahora es|es ahora|is|is now)\s*:?\s+(?P<val>)",
+    r"\b(?P<who>nuestra|mi|la|our|my|the)\s+(?:nueva\s+|new\s+)?(?:direccion|domicilio|sede|oficina|address|office address)(?:\s+fiscal|\s+social)?(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es ahora|ahora es|esta en|sera|es|is now|is)\s*:?\s+(?P<val>)",
     r"\b(?P<who>nos hemos mudado|nos mudamos|nos trasladamos|we(?:'ve| have)? moved)\s+(?:a|to)\s+(?P<val>)",
     r"(?P<of>\S+(?:\s+\S+){0,3}?)'s\s+(?:new\s+)?address\s+is\s+(?P<val>)",
+    # "ahora estamos en Calle Colón 12", "we're now at 12 Park Road": only when a street follows.
+    r"\b(?P<who>estamos|we're|we are)\s+(?:ahora\s+|now\s+)?(?:en|at)\s+(?P<val>)(?=(?:la\s+)?(?:calle|c/|avda|"
+    r"avenida|plaza|paseo|camino|carretera|poligono)\b|\d+[a-z]?\s+(?:\w+\s+){1,3}(?:street|road|avenue|lane)\b)",
 )]
 _OWN_COMPANY = re.compile(r"(?:la|mi|nuestra|the|my|our)\s+(?:empresa|sociedad|negocio|company|business)")
 
@@ -332,7 +335,77 @@ _DISCOUNT = [re.compile(p) for p in (
     r"\btiene(?:n)?\s+(?:siempre\s+)?(?:un|el)\s+(?P<n>\d{1,2})\s*(?:%|por ciento)\s+de\s+descuento",
     r"\b(?:gets?|has)\s+(?:a\s+)?(?P<n>\d{1,2})\s*(?:%|percent)\s+discount",
     r"\bdescuento\s+(?:de|para|a)\s+.{1,40}?\s+es\s+(?:de\s+|del\s+)?(?:un\s+)?(?P<n>\d{1,2})\s*(?:%|por ciento)",
+    # A percentage a customer or supplier gives us is a discount: "ahora nos hace un 8%", "gives us 8%".
+    r"\b(?:nos|me)\s+(?:hace|hacen|da|dan|aplica|aplican)\s+(?:siempre\s+|ahora\s+)?(?:un|el)\s+(?P<n>\d{1,2})\s*"
+    r"(?:%|por ciento)",
+    r"\bgives?\s+(?:us|me)\s+(?:a\s+|an\s+)?(?P<n>\d{1,2})\s*(?:%|percent)",
 )]
+
+
+# A standing delivery day: "Talleres García entrega los martes", "they deliver on Tuesdays" (not "el martes").
+_DAYS_ES = {"lunes": "lunes", "martes": "martes", "miercoles": "miércoles", "jueves": "jueves", "viernes": "viernes",
+            "sabado": "sábado", "domingo": "domingo"}
+_DAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY = rf"(?:{'|'.join(_DAYS_ES)}|{'|'.join(_DAYS_EN)})s?"
+_DELIVERY_DAY = re.compile(
+    rf"\b(?:entrega|entregan|entregamos|reparte|reparten|repartimos|sirve|sirven|servimos|viene|vienen|pasa|pasan|"
+    rf"delivers?|deliver|comes?|come)\s+(?:siempre\s+|always\s+|solo\s+|only\s+)?"
+    rf"(?:(?P<es>los)|(?P<en>on|every))\s+(?P<d>{_DAY})(?:\s*(?:,|y|and|e)\s+(?P<d2>{_DAY}))?\b")
+
+
+def _day_name(word: str, english: bool) -> str:
+    word = word[:-1] if word.endswith("s") and word[:-1] in (*_DAYS_ES, *_DAYS_EN) else word
+    return word.capitalize() if english else _DAYS_ES.get(word, word)
+
+
+def _rule_delivery_day(s: Sentence) -> Iterator[Found]:
+    m = _DELIVERY_DAY.search(s.low)
+    if not m or s.negated(m.start()):
+        return
+    english = bool(m.group("en"))
+    if english and m.group("en") == "on" and not m.group("d").endswith("s"):
+        return  # "delivers on Tuesday": one delivery, not a standing day
+    days = [_day_name(d, english) for d in (m.group("d"), m.group("d2")) if d]
+    yield Found("dia_entrega", (" and " if english else " y ").join(days), "contact_or_org", m.start())
+
+
+# Amounts a family knows the type of, normalised as "1.200 €": what a contact owes, a minimum order.
+_MONEY = (r"(?P<a>(?P<pre>[€$£])\s*(?P<n1>\d[\d.,]*)|(?P<n2>\d[\d.,]*)\s*(?P<post>€|euros?|eur|dollars?|\$|"
+          r"pounds?|libras?|£))")
+_MONEY_FACTS = [(re.compile(p), attribute) for p, attribute in (
+    (rf"\b(?:nos|me)\s+debe(?:n)?\s+(?:todavia\s+|aun\s+|still\s+)?{_MONEY}", "deuda"),
+    (rf"\bowes?\s+(?:us|me)\s+(?:still\s+)?{_MONEY}", "deuda"),
+    (rf"\b(?:el\s+)?pedido\s+minimo(?:\s+(?:de|para)\s+(?P<of>.+?))?\s+es\s+(?:ahora\s+)?(?:de\s+)?{_MONEY}",
+     "pedido_minimo"),
+    (rf"\b(?:(?P<of>\S+(?:\s+\S+){{0,3}}?)'s\s+)?minimum\s+order(?:\s+(?:at|for|with)\s+(?P<of2>.+?))?\s+is\s+"
+     rf"(?:now\s+)?{_MONEY}", "pedido_minimo"),
+)]
+_CURRENCY = {"€": "€", "euro": "€", "euros": "€", "eur": "€", "$": "$", "dollar": "$", "dollars": "$", "£": "£",
+             "pound": "£", "pounds": "£", "libra": "£", "libras": "£"}
+
+
+def money(number: str, currency: str) -> str:
+    """"€1,200", "1200 euros", "1.200,50 €" -> "1.200 €", "1.200,50 €"."""
+    number = number.rstrip(".,")
+    m = re.fullmatch(r"(?P<int>\d{1,3}(?:[.,]\d{3})+|\d+)(?:[.,](?P<dec>\d{1,2}))?", number)
+    if not m:
+        return f"{number} {currency}"
+    whole = int(re.sub(r"\D", "", m.group("int")))
+    text = f"{whole:,}".replace(",", ".")
+    return f"{text},{m.group('dec').ljust(2, '0')} {currency}" if m.group("dec") else f"{text} {currency}"
+
+
+def _rule_money(s: Sentence) -> Iterator[Found]:
+    for regex, attribute in _MONEY_FACTS:
+        m = regex.search(s.low)
+        if not m or s.negated(m.start()):
+            continue
+        number = m.group("n1") or m.group("n2")
+        value = money(number, _CURRENCY[m.group("pre") or m.group("post")])
+        of = next((g for g in ("of", "of2") if m.groupdict().get(g)), None)
+        yield Found(attribute, value, "contact" if attribute == "deuda" else "contact_or_org", m.start(),
+                    (m.start(of), m.end(of)) if of else None)
+        return
 
 
 # "5% de rebaja si paga al contado", "10% off if they pay upfront": a discount and its condition.
@@ -430,4 +503,5 @@ def _rule_bank_account(s: Sentence) -> Iterator[Found]:
 
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
-                  _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper)
+                  _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
+                  _rule_delivery_day, _rule_money)

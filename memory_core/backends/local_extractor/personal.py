@@ -176,12 +176,13 @@ _ROLE = r"(?P<role>[a-z][a-z -]{2,40}?)"
 # When a job changed is not part of the job ("lost my job as a banker yesterday").
 _WHEN = re.compile(r"\s+(?:yesterday|today|last|this|recently|ayer|hoy|el mes|la semana|hace|recientemente)\b.*$")
 _JOB = [
+    # A job left first: "perdí mi trabajo de banquero" says what the person no longer is.
+    (re.compile(rf"\b(?:lost|quit|left)\s+my\s+job\s+as\s+(?:a|an)\s+{_ROLE}(?=[,.;!]|\.\.\.|\s+(?:at|in|and|but)\b|$)"), "trabajo_anterior"),
+    (re.compile(rf"\b(?:he perdido|perdi|deje|he dejado)\s+(?:mi\s+)?(?:trabajo|empleo|curro)\s+(?:de|como)\s+{_ROLE}(?=[,.;!]|\s+(?:en|y|pero)\b|$)"), "trabajo_anterior"),
     (re.compile(rf"\b(?:trabajo|curro|estoy trabajando)\s+(?:de|como)\s+{_ROLE}(?=\s+(?:en|para|desde)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\bi(?:'m| am)?\s+(?:now\s+)?(?:work|working)\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in|since)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\b(?:i got|i've got|i have|i landed|i started)\s+(?:a\s+)?(?:new\s+)?job\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\bmy job is\s+(?:a|an)?\s*{_ROLE}(?=[,.;!]|$)"), "trabajo"),
-    (re.compile(rf"\b(?:lost|quit|left)\s+my\s+job\s+as\s+(?:a|an)\s+{_ROLE}(?=[,.;!]|\.\.\.|\s+(?:at|in|and|but)\b|$)"), "trabajo_anterior"),
-    (re.compile(rf"\b(?:he perdido|perdi|deje|he dejado)\s+(?:mi\s+)?(?:trabajo|empleo|curro)\s+(?:de|como)\s+{_ROLE}(?=[,.;!]|\s+(?:en|y|pero)\b|$)"), "trabajo_anterior"),
 ]
 _EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm working|i am working|got a job|"
                        r"got a new job|started working|empece a trabajar|me han contratado|i got hired)\s+"
@@ -325,7 +326,7 @@ _EVENT_NOUNS = (r"reunion|reuniones|cita|viaje|vacaciones|feria|congreso|evento|
                 r"videollamada|formacion|curso|entrega|boda|cumpleanos|inspeccion|auditoria|juicio|"
                 r"concierto|clase|taller|partido|fiesta|exposicion|festival|carrera|excursion|"
                 r"meeting|appointment|trip|call|dinner|lunch|visit|conference|fair|holiday|holidays|vacation|"
-                r"training|course|delivery|wedding|birthday|audit|trade show|"
+                r"training|course|delivery|wedding|birthday|audit|inspection|trade show|"
                 r"concert|class|workshop|game|match|party|exhibition|festival|race|hike|picnic")
 _EVENT_SHAPES = [
     # "estoy en Madrid" -> "en Madrid"
@@ -387,6 +388,8 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
         rest = rest[: m.start()] + " " + rest[m.end():]
     rest = re.sub(r"\s+", " ", rest).strip(" ,.;:")
     rest = re.sub(r"^(?:y|que|and|pues|also|también|tambien)\s+", "", rest, flags=re.IGNORECASE)
+    # "La inspección es el 15 de abril": with the date out, the verb is left over.
+    rest = re.sub(r"\s+(?:es|son|será|sera|serán|seran|is|are|will be)(?:\s+(?:on|el|the))?$", "", rest, flags=re.IGNORECASE)
     low = fold(rest)
     if past:
         value = clean_value(rest)

@@ -50,6 +50,9 @@ SENTENCE_TEMPLATES = {
     "mudanza": "{who} se ha mudado: {value}.",
     "dieta": "{who} sigue una dieta {value}.",
     "comida_favorita": "La comida favorita {of} es {value}.",
+    "dia_entrega": "{who} entrega cada {value}.",
+    "deuda": "{who} debe {value}.",
+    "pedido_minimo": "El pedido mínimo {of} es de {value}.",
 }
 # The same sentences in English, for facts read from English text.
 SENTENCE_TEMPLATES_EN = {
@@ -68,6 +71,9 @@ SENTENCE_TEMPLATES_EN = {
     "empleador": "{who} works at {value}.", "residencia": "{who} lives in {value}.",
     "mudanza": "{who} moved house: {value}.", "dieta": "{who} is {value}.",
     "comida_favorita": "The favourite food {of} is {value}.",
+    "dia_entrega": "{who} delivers every {value}.",
+    "deuda": "{who} owes {value}.",
+    "pedido_minimo": "The minimum order {of} is {value}.",
 }
 # Many-valued attributes named after their value ("mascota_max"): the sentence by prefix.
 PREFIX_TEMPLATES = {
