@@ -73,8 +73,9 @@ from memory_core.domain.access import (
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
+from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
-from memory_core.reading.org_indexes import indexed_orgs
+from memory_core.reading.org_indexes import indexed_orgs, indexed_owners
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -433,16 +434,33 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
     where = _vector_where(who, src, kinds, with_model)
     dist = m.embedding.cosine_distance(Q_VECTOR)
     if mode.startswith("org:"):
-        extra = [m.embedding.isnot(None), Memory.status == Status.ACTIVE]
+        # "org:<org>" or "org:<org>:user:<user>" (the user has an index of their personal memories).
+        parts = mode.split(":")
+        # Literals, so a generic plan of the prepared statement still proves the partial indexes' predicates.
+        extra = [m.embedding.isnot(None), Memory.status == literal_column("'active'")]
         if with_model:
             extra.append(m.embed_model == Q_MODEL)
         d = dist + 0.0
-        personal = (select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
-                    .where(memory_personal_arm(who), *extra).order_by(d).limit(k))
         in_org = (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x"))
-                  .where(memory_org_arm(who, org_id=org_literal(uuid.UUID(mode[4:]))), *extra)
+                  .where(memory_org_arm(who, org_id=org_literal(uuid.UUID(parts[1]))), *extra)
                   .order_by(dist).limit(HNSW_CANDIDATES))
-        return union_all(personal, in_org)
+        if len(parts) < 4:
+            personal = (select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
+                        .where(memory_personal_arm(who), *extra).order_by(d).limit(k))
+            return union_all(personal, in_org)
+        # The user's personal rows through their own index; a linked number's personal rows that are not
+        # the user's (few) exactly: together, memory_personal_arm.
+        own = (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x"))
+               .where(Memory.level == literal_column("'personal'"),
+                      Memory.owner_user_id == org_literal(uuid.UUID(parts[3])), *extra)
+               .order_by(dist).limit(k))  # every row of that index is visible: k of them, as the exact scan gave
+        arms = [own, in_org]
+        if who.has_phone:
+            arms.append(select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
+                        .where(memory_personal_arm(who), *extra,
+                               or_(Memory.owner_user_id.is_(None), Memory.owner_user_id != who.user_id))
+                        .order_by(d).limit(k))
+        return union_all(*arms)
     if mode == "exact":
         # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
         d = dist + 0.0
@@ -481,9 +499,9 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
 
 
 @lru_cache(maxsize=256)
-def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: bool):
-    """Per-transaction knobs of the trigram and HNSW scans and, when counted, each vector table's
-    candidate rows for the principal, counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
+def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: tuple[str, ...]):
+    """Per-transaction knobs of the trigram and HNSW scans and the candidate rows for the principal of each
+    vector table in `counted`, counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
     settings = [
         func.set_config("pg_trgm.word_similarity_threshold", str(TEXT_WORD_SIMILARITY), True),
         func.set_config("hnsw.iterative_scan", "relaxed_order", True),
@@ -496,7 +514,7 @@ def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, 
     if counted:
         who = template(form)
         for src in _sources(kinds):
-            if src.has_vector:
+            if src.has_vector and src.kind in counted:
                 capped = select(src.model.id).where(*_vector_where(who, src, kinds, with_model))\
                     .limit(EXACT_SCAN_MAX + 1).subquery()
                 counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
@@ -555,8 +573,17 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     params = template_params(access) | {"q_words": words, "q_text": query, "q_vector": vector,
                                         "q_model": embed_model, "q_tokens": tokens}
     params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
-    configure, n_settings = _configure_statement(form, kinds, bool(embed_model), counted)
-    counts = [int(v) for v in session.execute(configure, params).one()[n_settings:]]
+    # A principal found big in a table a moment ago is not counted again (reading/principal_size.py).
+    size_keys = {src.kind: (access.org_id, access.principal, access.read_areas, src.kind, embed_model, EXACT_SCAN_MAX)
+                 for src in vector_sources}
+    known = {kind for kind, key in size_keys.items() if counted and principal_size.known_big(key)}
+    to_count = tuple(src.kind for src in vector_sources if counted and src.kind not in known)
+    configure, n_settings = _configure_statement(form, kinds, bool(embed_model), to_count)
+    found = dict(zip(to_count, (int(v) for v in session.execute(configure, params).one()[n_settings:])))
+    counts = [EXACT_SCAN_MAX + 1 if src.kind in known else found[src.kind] for src in vector_sources] if counted else []
+    for kind, n in found.items():
+        if n > EXACT_SCAN_MAX:
+            principal_size.remember_big(size_keys[kind])
     big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
     org_indexed = access.org_id is not None and access.org_id in indexed_orgs(session)
     if "fts" in retrievers and words:
@@ -576,8 +603,11 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
         else:
             modes = (vector_mode,) * len(vector_sources)
         if "hnsw" in modes and org_indexed:
-            # The org has its own index: its memories are walked there, not in the whole table's graph.
-            modes = tuple(f"org:{access.org_id}" if mode == "hnsw" and src.model is Memory else mode
+            # The org has its own index: its memories are walked there, not in the whole table's graph; and
+            # so are the user's personal ones when they have theirs.
+            user = access.principal.user_id
+            org_mode = f"org:{access.org_id}" + (f":user:{user}" if user in indexed_owners(session) else "")
+            modes = tuple(org_mode if mode == "hnsw" and src.model is Memory else mode
                           for src, mode in zip(vector_sources, modes))
     # The planner underestimates how many rows the ownership filter keeps and would rather sort them all
     # than read an index in order: with sorting priced out it walks the HNSW graph for a big principal,
