@@ -1,7 +1,7 @@
 """The date retriever reads a principal's memories of the named span arm by arm of the visibility rule,
 each from a range of an index (migration t5_bigorg17_date_indexes): the same rows in the same order as
-comparing the date of every visible row, on the plain path and on a big principal's (sorting priced out,
-the org's own indexes built)."""
+comparing the date of every visible row, on the plain path (one statement over the whole rule) and on a
+big principal's (the arms, sorting priced out)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -12,6 +12,7 @@ from sqlalchemy import Date, cast, event, func, select, text
 
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.models import Memory
+from memory_core.reading import principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
 
@@ -40,7 +41,7 @@ def dated_org(factory, system_session):
                                   hours=rng.choice([0, 0, 3, 13]))
         event = (NOW.date() - dt.timedelta(days=rng.choice([1, 8, 80]))) if rng.random() < 0.2 else None
         fields = dict(category="event" if event else "company", subject="org", attribute=f"a{i}", value=f"v{i}",
-                      sentence=f"frase {i}", valid_from=said, event_date=event,
+                      sentence=f"frase {i}", valid_from=said, event_date=event, embedding=[1.0] + [0.0] * 511,
                       status="active" if rng.random() < 0.9 else "superseded")
         kind = rng.choice(["personal", "phone", "private", "shared", "shared", "contacts", "hidden", "other"])
         if kind == "personal":
@@ -74,6 +75,10 @@ def _every_visible_row(session, access, start, end, said):
     return [i for i, _ in sorted(kept, key=lambda x: (-x[1], str(x[0])))]
 
 
+def principal_key(access):
+    return (access.org_id, access.principal, access.read_areas, "memory", None, 0)
+
+
 @pytest.mark.parametrize("path", ["plain", "big principal"])
 @pytest.mark.parametrize("who", ["user", "user and number", "number alone", "no org"])
 def test_dated_memories_are_the_same_rows_in_the_same_order_as_comparing_every_visible_row(
@@ -95,24 +100,27 @@ def test_dated_memories_are_the_same_rows_in_the_same_order_as_comparing_every_v
             got = retrieve(uow.session, access, query, kinds=["memory"], per_retriever=K, now=NOW,
                            retrievers=["date", "vector"], vector=[0.0] * 511 + [1.0])["date"]
         assert [f.id for f in got] == expected, query
+        if path == "big principal":
+            assert principal_size.known_big(principal_key(access)), "the big path was not taken"
         found_any = found_any or len(expected) == K
     assert found_any  # the cut at K was exercised
 
 
-def test_each_arm_of_the_date_retriever_reads_a_range_of_its_index(database, system_session, dated_org):
+def test_each_arm_of_the_date_retriever_reads_a_range_of_its_index(database, system_session, dated_org, monkeypatch):
     org, ana = dated_org
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 0)  # a big principal: read arm by arm
     access = load_access(system_session, org.id, user_id=ana.id, phone=PHONE)
     statements: list[tuple[str, object]] = []
 
     def capture(conn, cursor, statement, parameters, context, executemany):
-        if "q_from" in statement or "valid_from >=" in statement:
+        if "valid_from >=" in statement:
             statements.append((statement, parameters))
 
     event.listen(database.engine, "before_cursor_execute", capture)
     try:
         with database.unit_of_work(access.scope()) as uow:
             retrieve(uow.session, access, "en septiembre", kinds=["memory"], per_retriever=K, now=NOW,
-                     retrievers=["date"])
+                     retrievers=["date", "vector"], vector=[0.0] * 511 + [1.0])
     finally:
         event.remove(database.engine, "before_cursor_execute", capture)
     statement, parameters = statements[-1]
