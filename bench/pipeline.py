@@ -3,6 +3,7 @@
     python bench/pipeline.py [--messages 600] [--workers 1] [--conversations 20] [--batch 32] [--profile]
     python bench/pipeline.py --scale-out 1,2,4 [--messages 2000] [--conversations 40]
     python bench/pipeline.py --scale-out 4 --messages 20000 --conversations 400   # the 4-worker soak
+    python bench/pipeline.py --messages 1000 --dump learnt.jsonl   # what was learnt, to diff two checkouts
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR). It
 creates a scratch org with 40 contacts, ingests a realistic mix (about a third carry a fact; the rest
@@ -80,6 +81,35 @@ def setup(db) -> tuple[uuid.UUID, uuid.UUID]:
             s.add(Contact(org_id=org.id, name=f"Talleres {name} S.L.", kind="customer"))
         uow.commit()
         return org.id, user.id
+
+
+def dump_learnt(db, org_id, user_id, path: str) -> None:
+    """What was learnt, one JSON line a memory, sorted, with no ids or times (contacts by name), so two runs
+    of the same backlog (this checkout and another) compare with `diff`."""
+    import json
+
+    from memory_core.domain.models import MemorySource, Notification
+
+    with db.unit_of_work(SYSTEM) as uow:
+        s = uow.session
+        names = {f"contact:{c.id}": f"contact:{c.name}" for c in s.scalars(select(Contact).where(
+            Contact.org_id == org_id))}
+        mine = (Memory.org_id == org_id) | (Memory.owner_user_id == user_id)
+        sources = dict(s.execute(select(MemorySource.memory_id, func.count())
+                                 .join(Memory, Memory.id == MemorySource.memory_id).where(mine)
+                                 .group_by(MemorySource.memory_id)).all())
+        notes = dict(s.execute(select(Notification.memory_id, func.count())
+                               .join(Memory, Memory.id == Notification.memory_id).where(mine)
+                               .group_by(Notification.memory_id)).all())
+        lines = sorted(json.dumps({
+            "level": m.level, "subject": names.get(m.subject, m.subject), "attribute": m.attribute, "value": m.value,
+            "sentence": m.sentence, "category": m.category, "status": m.status, "confidence": m.confidence,
+            "area": m.area, "proposal_kind": m.proposal_kind, "sources": sources.get(m.id, 0),
+            "notifications": notes.get(m.id, 0), "superseded": m.superseded_by is not None,
+            "embedding": None if m.embedding is None else [round(float(v), 6) for v in m.embedding[:4]],
+        }, ensure_ascii=False, sort_keys=True) for m in s.scalars(select(Memory).where(mine)))
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"learnt: {len(lines)} memories written to {path}")
 
 
 def teardown(db, org_id, user_id) -> None:
@@ -267,6 +297,8 @@ def main() -> None:
                         help="drain the same backlog with each of these worker counts (e.g. 1,2,4), side by side")
     parser.add_argument("--profile", action="store_true", help="print the 25 costliest functions (1 worker)")
     parser.add_argument("--profile-out", metavar="PATH", help="with --profile: also write the raw profile here")
+    parser.add_argument("--dump", metavar="PATH",
+                        help="write what was learnt (one JSON line a memory, sorted, no ids) to PATH, to diff runs")
     parser.add_argument("--rq", action="store_true",
                         help="drain through real RQ workers (`app worker`: models preloaded, a forked horse per job)")
     args = parser.parse_args()
@@ -337,6 +369,8 @@ def main() -> None:
             stats.sort_stats("tottime").print_stats(25)
             print("statements by kind:", ", ".join(f"{k!r} {n}" for k, n in statements.by_kind.most_common(20)))
             print(breakdown(stats, seconds, done, statements.total))
+        if args.dump:
+            dump_learnt(db, org_id, user_id, args.dump)
     finally:
         teardown(db, org_id, user_id)
 

@@ -10,26 +10,29 @@ Batches: `drain_batch` claims up to CLAIM_SIZE rows (the oldest waiting row of a
 then the next rows of those conversations in order: `_claim`),
 runs the message embedding and the gate for all of them in one model call each, then writes each
 message in its own savepoint of the batch's one transaction (a failure rolls back only its message);
-the rows are marked done and the usage ledger written once per batch, in that same transaction.
+the rows are marked done and the usage ledger, the audit rows and the notifications written once per
+batch (one statement a table), in that same transaction.
 
 Jobs: `drain_outbox` (kicked after ingest by `enqueue_drain()`, and every minute by the cron
 schedule as a safety net).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from decimal import Decimal
 
 from sqlalchemy import insert, select
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import aliased
 
 from memory_core.adapters.db import SYSTEM, get_database
-from memory_core.domain import clock, subject_locks
+from memory_core.domain import clock, deferred_rows, subject_locks
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.model_port import BackendError
-from memory_core.domain.models import Message, Outbox, UsageLedger
+from memory_core.domain.models import Memory, Message, Notification, Outbox, UsageLedger
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +165,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
         counts = {"done": 0, "failed": 0, "skipped": 0}
         usage: list[dict] = []
         done: list[int] = []
+        deferred: list = []  # the audit rows and notifications of the messages done
         subject_locks.step_aside(s)
         stepped_aside: set = set()  # conversations whose next message waits for the next claim
         for row in rows:
@@ -169,7 +173,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
                 counts["skipped"] += 1  # its conversation stays in order
                 continue
             outcome = _process_row(uow, row, backend, run_tag, prepared.get(row.message_id), cache,
-                                   locked=locked, usage=usage)
+                                   locked=locked, usage=usage, deferred=deferred)
             counts[outcome] += 1
             if outcome == "skipped":
                 stepped_aside.add(row.conversation_id)
@@ -181,8 +185,28 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
                       .values(processed_at=clock.now(), last_error=None))
         if usage:
             s.execute(insert(UsageLedger.__table__), usage)
+        if deferred:
+            _add_deferred(s, deferred)
         uow.commit()
     return counts
+
+
+def _add_deferred(session, rows: list) -> None:
+    """The batch's audit rows and notifications, one multi-row INSERT a table. A notification whose
+    memory a later message of the batch removed goes too, as ON DELETE CASCADE would have taken it."""
+    notes = [r for r in rows if isinstance(r, Notification)]
+    memory_ids = {n.memory_id for n in notes if n.memory_id is not None}
+    if memory_ids:
+        alive = set(session.scalars(select(Memory.id).where(Memory.id.in_(memory_ids))))
+        notes = [n for n in notes if n.memory_id is None or n.memory_id in alive]
+    session.add_all([r for r in rows if not isinstance(r, Notification)])
+    session.flush()
+    if notes:
+        # Their ids come from the server (uuidv7), which the ORM inserts one row at a time to read back;
+        # nothing reads them back here, so one multi-row INSERT without RETURNING.
+        columns = [a.key for a in sa_inspect(Notification).column_attrs]
+        session.execute(insert(Notification), [{k: n.__dict__[k] for k in columns if k in n.__dict__}
+                                               for n in notes])
 
 
 def _usage_row(usage, org_id, message_id, run_tag) -> dict:
@@ -193,18 +217,20 @@ def _usage_row(usage, org_id, message_id, run_tag) -> dict:
 
 
 def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, cache=None, *,
-                 locked: bool = False, usage: list[dict] | None = None) -> str:
+                 locked: bool = False, usage: list[dict] | None = None, deferred: list | None = None) -> str:
     """Process one claimed row: 'done', or 'failed' with the failure kept on the row.
 
     Alone (`usage` None) it marks the row and commits. In a batch it neither marks a done row nor
-    commits, and appends the message's ledger rows to `usage`: `drain_batch` writes them all at once."""
+    commits, appends the message's ledger rows to `usage` and, once it is done, its audit rows and
+    notifications to `deferred`: `drain_batch` writes them all at once."""
     from memory_core.learning.pipeline import process_message
 
     s = uow.session
     spent: list = []
     batched = usage is not None
     try:
-        with s.begin_nested():
+        with s.begin_nested(), (deferred_rows.collecting(s) if deferred is not None
+                                else contextlib.nullcontext()) as collected:
             process_message(s, row.message_id, backend, run_tag=run_tag, event=row.event, spent=spent,
                             prepared=prepared, cache=cache, locked=locked, defer_usage=batched)
     except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
@@ -238,6 +264,8 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
         if spent:
             org_id = s.get(Message, row.message_id).org_id
             usage.extend(_usage_row(u, org_id, row.message_id, run_tag) for u in spent)
+        if collected:
+            deferred.extend(collected)
         return "done"
     row.processed_at = clock.now()
     row.last_error = None

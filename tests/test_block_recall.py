@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 
 from memory_core.domain.access import load_access
+from memory_core.domain.models import MemorySource
 from memory_core.reading.context import BLOCK_MAX_CHARS, PROFILE_MAX_ITEMS, assemble_context, estimate_tokens
 from memory_core.reading.dating import asks_when, named_date
 
@@ -31,6 +32,14 @@ class World:
         return self.f.memory(None, level="personal", owner=self.me, subject="self", attribute=attribute,
                              value=value, sentence=value, category=category, valid_from=said, confidence=confidence,
                              embedding=self.e.embed([value])[0], embed_model=self.e.model_name, **kw)
+
+    def told_in(self, conversation, value, *, said):
+        """A note learnt from a message of `conversation` sent at `said` (the memory names its source)."""
+        message = self.f.message(conversation, value, sent_at=said)
+        fact = self.told(value, said=said, confidence=0.1)
+        self.s.add(MemorySource(memory_id=fact.id, message_id=message.id, conversation_id=conversation.id))
+        self.s.commit()
+        return fact
 
     def crowd(self, n=PROFILE_MAX_ITEMS + 2):
         """More, fresher and surer memories than the profile holds, so the ones under test can only come in
@@ -210,3 +219,22 @@ def test_a_question_with_many_answers_gets_more_of_them_and_the_block_keeps_its_
     related = {i.memory_id for i in block.items if i.block == "related"}
     assert len(related & {f.id for f in facts}) > 8
     assert len(block.text) <= BLOCK_MAX_CHARS and block.tokens == estimate_tokens(block.text) <= 1_200
+
+
+@pytest.mark.parametrize("matched, next_to_it, elsewhere, question", [
+    ("Fui a ver la cascada de Multnomah en Oregón", "Me sentí como dentro de un cuento de hadas",
+     "Me sentí como una reina en la boda de mi prima", "¿Qué tal la excursión a la cascada de Oregón?"),
+    ("I went to see the Multnomah waterfall in Oregon", "I felt like I was in a fairy tale!",
+     "I felt like a queen at my cousin's wedding", "What was the trip to the waterfall in Oregon like?"),
+])
+def test_what_was_told_right_after_the_matching_memory_comes_with_it(world, matched, next_to_it, elsewhere,
+                                                                     question):
+    world.crowd()
+    trip = world.f.conversation(world.org, world.me)
+    first = world.told_in(trip, matched, said=SAID)
+    second = world.told_in(trip, next_to_it, said=SAID + dt.timedelta(seconds=40))
+    wedding = world.told_in(world.f.conversation(world.org, world.me), elsewhere, said=SAID + dt.timedelta(days=9))
+    block = world.turn(question)
+    related = [i.memory_id for i in block.items if i.block == "related"]
+    assert first.id in related and second.id in related
+    assert wedding.id not in related

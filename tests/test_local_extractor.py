@@ -278,3 +278,16 @@ def test_a_name_that_starts_like_an_event_is_no_event():
     # "Talleres" starts with "taller" (workshop), "Classic" with "class": neither sentence tells of an event
     assert not [f for f in facts("Talleres García me ha pedido un presupuesto para el lunes") if f.category == "event"]
     assert not [f for f in facts("Classic Motors asked us for a quote for Monday") if f.category == "event"]
+
+
+def test_time_clauses_negative_contractions_and_even_if_do_not_make_a_question_or_hypothesis():
+    from memory_core.backends.local_extractor.clauses import statement
+    from memory_core.backends.local_extractor.text import Sentence
+
+    for text in ("When I was younger, we lived in Oregon.", "Cuando era pequeña, vivíamos en Soria.",
+                 "Can't wait until my studio opens!", "Me siento como si fuera ayer.",
+                 "It makes me feel useful, even if it's a small thing.", "To stay calm, I think of the big goal."):
+        assert statement(Sentence.of(text)), text
+    for text in ("cuando viene el técnico", "When does Acme pay?", "Cuando llegue el pedido, mándame la factura",
+                 "si Acme pagara a 90 días", "creo que Acme paga a 60 días", "I think Acme pays at 60 days"):
+        assert not statement(Sentence.of(text)), text

@@ -356,3 +356,59 @@ def test_how_the_writer_feels_teaches_nothing(backend, text):
                                          "Estoy en Madrid hasta el viernes.")])
 def test_a_feeling_beside_a_fact_leaves_the_fact(text, kept):
     assert [u.text for u in units(text) if not u.phatic] == [kept]
+
+
+# --- what a conversation tells besides its typed facts (issue #13, learning recall) ------------------
+
+@pytest.mark.parametrize("text", ["Yeah, I have one.", "Sí, yo también tengo uno.",
+                                  "Cool, I love pizza too!", "¡Genial, a mí también me encanta la pizza!",
+                                  "Hey Calvin, photography has been great for me!",
+                                  "Hola Lucía, la fotografía ha sido genial para mí.",
+                                  "Being there for each other has made us both happy.",
+                                  "Estar ahí el uno para el otro nos ha hecho muy felices a los dos."])
+def test_echoes_appraisals_and_replies_that_point_back_teach_nothing(backend, text):
+    assert learn(backend, text) == []
+
+
+def test_a_fact_said_after_a_me_too_is_still_a_fact():
+    assert [u.text for u in units("I have two kids too")] == ["I have two kids too"]
+    assert [u.text for u in units("Yo también trabajo en Valencia")] == ["Yo también trabajo en Valencia"]
+
+
+def test_a_time_clause_before_the_main_clause_is_a_statement_not_a_question(backend):
+    [fact] = learn(backend, "When I was younger, we had some money problems and had to rely on our auntie.")
+    assert "money problems" in fact.value and fact.subject == "self"
+    [fact] = learn(backend, "Cuando era pequeña, mi familia tuvo problemas de dinero y nos ayudó mi tía.")
+    assert "problemas de dinero" in fact.value and fact.subject == "self"
+    # Still an order for later, and still questions.
+    assert learn(backend, "Cuando llegue el pedido, mándame la factura") == []
+    assert learn(backend, "When the order arrives, send me the invoice") == []
+    assert learn(backend, "cuando viene el técnico") == []
+
+
+def test_even_if_and_as_if_are_no_hypotheticals(backend):
+    facts = learn(backend, "Volunteering at the shelter makes me feel great, even if it's just for a bit.")
+    assert any("shelter" in f.value for f in facts)
+    facts = learn(backend, "Hacer voluntariado en el albergue me hace sentir muy bien, incluso si es un rato.")
+    assert any("albergue" in f.value for f in facts)
+    assert learn(backend, "si Acme pagara a 90 días") == []
+
+
+def test_a_sentence_a_rule_reads_keeps_what_else_it_tells(backend):
+    facts = learn(backend, "I took my turtles to the beach in Tampa yesterday!")
+    assert any(f.attribute.startswith("mascota") for f in facts)
+    assert any("beach in Tampa" in f.value for f in facts)
+    facts = learn(backend, "Me he comprado un perro y lo saco cada mañana a correr por la playa de la Malvarrosa")
+    assert any(f.attribute.startswith("mascota") for f in facts)
+    assert any("Malvarrosa" in f.value for f in facts)
+    # A sentence that only states the typed fact stays one fact.
+    assert len(learn(backend, "Tengo dos críos, Pau y Marina")) == 2
+    assert len(learn(backend, "I have a pup and a kitty")) == 2
+
+
+def test_a_statement_with_no_subject_reads_in_the_third_person():
+    from memory_core.backends.local_extractor.fallback import third_person
+
+    assert third_person("Lost my job as a banker, so I'm gonna start my own business", "self") == \
+        "The person lost their job as a banker, so they're gonna start their own business"
+    assert third_person("Me he comprado un perro", "self") == "La persona se ha comprado un perro"

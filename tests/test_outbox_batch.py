@@ -142,3 +142,18 @@ def test_the_gate_answers_a_batch_as_it_answers_each_message_alone(backend):
         assert decision.passes == alone.passes and decision.top_category == alone.top_category
         assert abs(decision.remember - alone.remember) < 1e-4 and abs(decision.special - alone.special) < 1e-4
         assert usage == alone_usage
+
+
+def test_a_message_vector_stored_by_a_batch_is_the_embedders_bit_for_bit(factory, system_session, database, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    texts = ["¿Me recuerdas el total del trimestre?", "mañana lo miro", "Hazme la factura de la reparación"]
+    ids = [say(system_session, org, ana, t, conversation=f"v{i}") for i, t in enumerate(texts)]
+
+    assert drain_batch(database, backend)["done"] == 3
+
+    alone, _ = backend.embed(texts)
+    for message_id, vector in zip(ids, alone, strict=True):
+        stored = system_session.get(Message, message_id).embedding
+        # PostgreSQL keeps float4s: the stored ones are exactly the embedder's float32 values
+        assert np.array_equal(np.asarray(stored, dtype=np.float32), np.asarray(vector, dtype=np.float32))

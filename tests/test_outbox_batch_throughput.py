@@ -70,3 +70,39 @@ def test_a_failing_message_rolls_back_only_itself_and_the_batch_commits_the_rest
     system_session.expire_all()
     assert sorted(m.value for m in system_session.scalars(select(Memory))) == ["60 días", "90 días"]
     assert ledger(bad) == ["embed", "embed", "extract", "gate", "gate"]
+
+
+def test_a_message_that_fails_after_writing_leaves_no_audit_row_or_notification_and_the_rest_keep_theirs(
+        factory, system_session, database, backend, monkeypatch):
+    import memory_core.learning.pipeline as pipeline
+    from memory_core.domain.models import AuditLog
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.contact(org, "Talleres García S.L.")
+    factory.contact(org, "Talleres López S.L.")
+    good = say(system_session, org, ana, "Talleres García paga a 60 días", conversation="c1")
+    bad = say(system_session, org, ana, "Talleres López paga a 90 días. Talleres López prefiere las facturas por "
+              "email.", conversation="c2")
+    real_write = pipeline.write_memory
+    written: list = []
+
+    def write_memory(session, access, org_, fact, **kw):
+        if "López" in fact.sentence and written:
+            raise RuntimeError("disk full")  # the second fact of the bad message, after its first was written
+        result = real_write(session, access, org_, fact, **kw)
+        if "López" in fact.sentence:
+            written.append(result)
+        return result
+
+    monkeypatch.setattr(pipeline, "write_memory", write_memory)
+    assert drain_batch(database, backend) == {"done": 1, "failed": 1, "skipped": 0}
+    system_session.expire_all()
+
+    [m] = system_session.scalars(select(Memory)).all()
+    assert m.value == "60 días" and written  # the bad message wrote a fact before it failed
+    audited = system_session.scalars(select(AuditLog.target_id).where(AuditLog.action.like("memory.%"))).all()
+    assert audited == [str(m.id)]
+    [note] = system_session.scalars(select(Notification)).all()
+    assert note.memory_id == m.id and note.data["message_id"] == str(good)
+    assert system_session.scalar(select(Outbox.attempts).where(Outbox.message_id == bad)) == 1

@@ -27,6 +27,7 @@ from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from memory_core.adapters import vector_binary  # noqa: F401 - its dumper must exist before any connection
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.adapters.security import platform_proof
 

@@ -24,6 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from memory_core.domain import audit, clock, subject_locks, versions
@@ -204,12 +205,18 @@ class _Writer:
     def _add_source(self, row: Memory, *, new: bool = False) -> None:
         if self.source is None or (self.source.message_id is None and self.source.conversation_id is None):
             return
-        # A row this writer just inserted has no source yet: nothing to look up.
-        exists = None if new else self.s.scalar(select(MemorySource.id).where(
-            MemorySource.memory_id == row.id, MemorySource.message_id == self.source.message_id))
-        if exists is None:
+        if new:  # a row this writer just inserted has no source yet
             self.s.add(MemorySource(memory_id=row.id, message_id=self.source.message_id,
                                     conversation_id=self.source.conversation_id))
+        elif self.source.message_id is not None:
+            # One statement, not a look-up and an insert: (memory_id, message_id) is unique, so a message
+            # merged into a row again (a retry, an edit) adds no second source.
+            self.s.execute(pg_insert(MemorySource).values(
+                memory_id=row.id, message_id=self.source.message_id, conversation_id=self.source.conversation_id)
+                .on_conflict_do_nothing(index_elements=["memory_id", "message_id"]))
+        elif self.s.scalar(select(MemorySource.id).where(
+                MemorySource.memory_id == row.id, MemorySource.message_id.is_(None))) is None:
+            self.s.add(MemorySource(memory_id=row.id, message_id=None, conversation_id=self.source.conversation_id))
 
     def _audit(self, action: str, row: Memory, **details) -> None:
         audit.record(self.s, actor_label=self.actor_label, actor_user_id=self.access.principal.user_id,

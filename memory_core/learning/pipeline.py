@@ -23,9 +23,10 @@ from sqlalchemy import bindparam, func, literal, null, or_, select, union_all
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
+from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
-from memory_core.domain import audit, clock, policy, subject_locks
+from memory_core.domain import audit, clock, deferred_rows, policy, subject_locks
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
@@ -435,7 +436,7 @@ def _store_vectors(session: Session, messages: list[Message], prepared: list[Pre
     session.connection().execute(
         table.update().where(table.c.id == bindparam("b_id"), table.c.text == bindparam("b_text"),
                              table.c.deleted_at.is_(None))
-        .values(embedding=bindparam("b_vector"), embed_model=model),
+        .values(embedding=bindparam("b_vector", type_=BinaryVector()), embed_model=model),
         [{"b_id": p.message_id, "b_text": p.text, "b_vector": p.vector} for p in prepared])
     for msg, p in zip(messages, prepared, strict=True):
         record_usage(session, p.embed_usage, org_id=msg.org_id, message_id=msg.id, run_tag=run_tag)
@@ -632,6 +633,7 @@ def _notify(session: Session, access: Access, msg: Message, w: WriteResult, chan
         card = f"Lo he aprendido: {sentence}."
         said = f"Por cierto, he apuntado que {sentence[:1].lower()}{sentence[1:]}. Si no es así, dímelo y lo deshago."
     note = Notification(
+        created_at=clock.now(),
         org_id=msg.org_id, user_id=access.principal.user_id, phone=msg.phone, conversation_id=msg.conversation_id,
         memory_id=(w.memory or w.proposal).id, kind="learnt",
         text=said if channel == "whatsapp" else card,
@@ -640,8 +642,7 @@ def _notify(session: Session, access: Access, msg: Message, w: WriteResult, chan
               "proposal_id": str(w.proposal.id) if w.proposal else None,
               "superseded_id": str(w.superseded.id) if w.superseded else None,
               "message_id": str(msg.id)})
-    session.add(note)
-    session.flush()
+    deferred_rows.add(session, note, flush=True)  # the worker writes its batch's notifications at once
     return note
 
 

@@ -6,9 +6,10 @@ character budget; split apart, each would re-read what the others decided.
 - core: the person's stable facts (who they are, tone, family, key preferences), at most 15 lines in
   a fixed order with no dates or ids, so it is byte-identical from turn to turn while the facts do
   not change (a provider's prompt cache hits);
-- related: a search with the message, at most 24 memories in 2,600 characters above a minimum
-  relevance (or among the message's nearest by meaning), none already in the core or sent in the last
-  two turns; trivial turns ("gracias", "ok") skip the search;
+- related: a search with the message, at most 36 memories in 3,400 characters above a minimum
+  relevance (or among the message's nearest by meaning), then what was told right before and after the
+  best of them in the same conversation, none already in the core or sent in the last two turns; trivial
+  turns ("gracias", "ok") skip the search;
 - profile: up to 20 visible memories in at most 2,000 characters, none already related, pinned first,
   then the person and their preferences, then the company, then customers and suppliers, then events;
   within a group by confidence discounted by age; events whose date has passed are left out.
@@ -62,8 +63,8 @@ from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, 
 CORE_MAX_LINES = 15
 PROFILE_MAX_ITEMS = 20
 PROFILE_MAX_CHARS = 2_000
-RELATED_MAX_ITEMS = 24
-RELATED_MAX_CHARS = 2_600
+RELATED_MAX_ITEMS = 36
+RELATED_MAX_CHARS = 3_400
 # The whole block (header, core, profile, related) stays within this many characters (~1,150 tokens): related
 # memories are fitted first, the profile gets what they leave, each up to its own limits.
 BLOCK_MAX_CHARS = 4_600
@@ -116,6 +117,13 @@ WORDS = {
     "en": {"core": "About the person:", "profile": "Profile:", "self": "You", "org": "Your company",
            "customer": "customer", "supplier": "supplier", "contact": "contact", "fact": "Fact"},
 }
+# Memories told next to a related one (see _neighbours): of the best NEIGHBOUR_SEEDS related memories, those of
+# the NEIGHBOUR_MESSAGES nearest messages that taught something on either side, sent within NEIGHBOUR_WINDOW of
+# it in the same conversation, at NEIGHBOUR_WEIGHT of its score.
+NEIGHBOUR_SEEDS = 6
+NEIGHBOUR_MESSAGES = 2
+NEIGHBOUR_WINDOW = dt.timedelta(minutes=30)
+NEIGHBOUR_WEIGHT = 0.5
 # Recent messages of the conversation read for its language and the subjects it is about.
 RECENT_MESSAGES = 6
 # Memories of each subject the conversation named, offered to the related section after its own hits.
@@ -401,6 +409,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
             hits.append((m.id, round(floor * 0.5, 6)))
     if not hits:
         return []
+    hits += _neighbours(session, access, hits[:NEIGHBOUR_SEEDS], exclude | {i for i, _ in hits}, rows)
     missing = [i for i, _ in hits if i not in rows]
     if missing:
         rows |= {m.id: m for m in session.execute(select(*_LINE).where(
@@ -410,6 +419,48 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
         # "When did I go to Valencia?": of the memories about it, those that tell a date come first.
         found.sort(key=lambda ms: -ms[1] * (WHEN_DATED_BOOST if tells_date(ms[0]) else 1.0))
     return found
+
+
+def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUID, float]], exclude: set[uuid.UUID],
+                rows: dict[uuid.UUID, Row]) -> list[tuple[uuid.UUID, float]]:
+    """Memories told just before or after a related one, in the same conversation: what answers a question
+    often sits in the sentence next to the one it matches ("I went to the waterfall in Oregon" / "I felt
+    like I was in a fairy tale"). Of each seed, the memories of the NEIGHBOUR_MESSAGES nearest messages
+    on either side (within NEIGHBOUR_WINDOW) that taught something, scored below it (rows is updated)."""
+    if not seeds:
+        return []
+    score_of = dict(seeds)
+    seed_src = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at,
+                      Message.created_at) \
+        .join(Message, Message.id == MemorySource.message_id) \
+        .where(MemorySource.memory_id.in_(list(score_of)), Message.deleted_at.is_(None)).subquery()
+    told = (select(*_LINE, seed_src.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
+                   seed_src.c.sent_at.label("seed_at"))
+            .join(MemorySource, MemorySource.memory_id == Memory.id)
+            .join(Message, Message.id == MemorySource.message_id)
+            # The window on created_at too: the conversation's index reads only the messages stored near the seed's
+            # (an imported history, stored at once, is still told apart by sent_at).
+            .join(seed_src, (Message.conversation_id == seed_src.c.conversation_id)
+                  & Message.created_at.between(seed_src.c.created_at - NEIGHBOUR_WINDOW,
+                                               seed_src.c.created_at + NEIGHBOUR_WINDOW)
+                  & Message.sent_at.between(seed_src.c.sent_at - NEIGHBOUR_WINDOW,
+                                            seed_src.c.sent_at + NEIGHBOUR_WINDOW))
+            .where(memory_visible(access), Memory.status == Status.ACTIVE, Message.deleted_at.is_(None)))
+    by_seed: dict[uuid.UUID, list[Row]] = {}
+    for r in session.execute(told):
+        by_seed.setdefault(r.seed, []).append(r)
+    out: dict[uuid.UUID, float] = {}
+    for seed, found in by_seed.items():
+        # Messages that taught something, in the order they were sent; the seed's own at offset 0.
+        before = sorted({(r.told_at, r.message_id) for r in found if r.told_at < r.seed_at}, reverse=True)
+        after = sorted({(r.told_at, r.message_id) for r in found if r.told_at > r.seed_at})
+        near = {m for _, m in before[:NEIGHBOUR_MESSAGES]} | {m for _, m in after[:NEIGHBOUR_MESSAGES]} \
+            | {r.message_id for r in found if r.told_at == r.seed_at}
+        for r in found:
+            if r.message_id in near and r.id not in exclude and r.id != seed:
+                out[r.id] = max(out.get(r.id, 0.0), round(score_of[seed] * NEIGHBOUR_WEIGHT, 6))
+                rows.setdefault(r.id, r)
+    return sorted(out.items(), key=lambda kv: -kv[1])
 
 
 # Capitalised runs of words: the names a message may mention ("Hierros Olano", "Lucía", "Acme").

@@ -15,7 +15,10 @@ REMEMBER_PREFIX = re.compile(
 _QUESTION_START = re.compile(
     r"^(?:y\s+|and\s+)?(?:(?:a|de|con|en|para|por|desde|hasta)\s+)?(?:que|cual|cuales|cuanto|cuanta|cuantos|cuantas|"
     r"cuando|donde|adonde|quien|quienes|por que|sabes|what|which|when|where|how|who|whom|why|do|does|did|is|"
-    r"are|was|were|can|could|should|would|will|have|has)\b")
+    r"are|was|were|can|could|should|would|will|have|has)\b(?!'t|n't)")
+# "When I was younger, we had money problems", "cuando era pequeña, vivíamos en Soria": a time clause, a comma
+# and the main clause, with no question mark, tell what happened then.
+_TIME_CLAUSE = re.compile(r"^(?:when|whenever|while|back when|cuando|mientras)\b[^,?¿]{3,80},\s*\w")
 # "Quien lleva las facturas en Acme es Marisa" starts like a question but names its answer.
 _RELATIVE_START = re.compile(r"^(?:quien|la que|el que|who)\b")
 _NAMED_ANSWER = re.compile(r"\b(?:es|is)\s+[A-ZÁÉÍÓÚÑ]")
@@ -30,6 +33,9 @@ def is_question(s: Sentence) -> bool:
         return True
     if _RELATIVE_START.match(s.low) and _NAMED_ANSWER.search(s.text):
         return False
+    clause = _TIME_CLAUSE.match(s.low)
+    if clause and not is_order(Sentence.of(s.text[clause.end() - 1:])):
+        return False  # "cuando llegue el pedido, mándame la factura" is an order for later, not a fact
     return bool(_QUESTION_START.match(s.low))
 
 
@@ -40,9 +46,12 @@ def statement(s: Sentence) -> bool:
     # "sí" (yes) folds to "si" (if): hide it before looking for hypotheticals; so is a standing term's
     # condition ("5% de rebaja si paga al contado"): a rule, not a hypothesis.
     text = _STANDING_CONDITION.sub(r"\1 ~", re.sub(r"\b[sS][íÍ]\b", "~", s.text))
+    # "even if it's a small one", "como si fuera ayer", "I doubt if I'm making a difference": no condition.
+    text = _NOT_A_CONDITION.sub(" ~", text)
     return not (_HYPOTHETICAL.search(fold(text)) or _INJECTION.search(s.low))
 
 
+_NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know|sure|incluso|como|aun)\s+(?:if|si)\b")
 _STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\s+(?:si|if)\b")
 
 
@@ -55,7 +64,7 @@ _HYPOTHETICAL = re.compile(
     r"\b(?:si(?!\s*[,.!])|if|supongamos|suponiendo|supon|imagina|imaginemos|imagine|suppose|supposing|hipoteticamente|"
     r"hypothetically|en caso de que|en el caso de que|what if|ojala|a lo mejor|quizas?|tal vez|maybe|"
     r"perhaps|puede que|seria|podria|deberia|pagaria|tendria|would(?! rather)|might|could|creo que|me parece que|"
-    r"supongo que|no estoy segur[oa]|no se si|i think|i guess|not sure)\b")
+    r"supongo que|no estoy segur[oa]|no se si|i think(?! (?:of|about)\b)|i guess|not sure)\b")
 _INJECTION = re.compile(
     r"\b(?:ignor\w*|olvida\w*|forget|disregard|omite)\b.{0,40}\b(?:instruc\w*|indicaciones|reglas|rules|prompt|"
     r"anterior\w*|previous|above|todo lo)|\b(?:system prompt|prompt del sistema|you are now|ahora eres|"

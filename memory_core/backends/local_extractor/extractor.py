@@ -16,6 +16,7 @@ from memory_core.backends.local_extractor.fallback import (
     event_what,
     generic_fact,
     note,
+    says_more,
     sensitive,
     writer_statement,
 )
@@ -84,8 +85,8 @@ class LocalExtractor:
             for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
-            if not found:
-                bare.append(len(read) - 1)
+            if not found or (all(f.subject == "self" for f in found) and says_more(s, [f.value for f in found])):
+                bare.append(len(read) - 1)  # no rule read it, or it tells more of the writer's life than a rule read
             recent = mentions or recent
         for fact in self._notes(read, bare, context, bool(facts)):
             facts.setdefault((fact.subject, fact.attribute), fact)

@@ -140,7 +140,7 @@ _ES_SINGULAR = {"soy": "es", "estoy": "está", "tengo": "tiene", "vivo": "vive",
                 "empiezo": "empieza", "entro": "entra", "cierro": "cierra", "abro": "abre", "me llamo": "se llama",
                 # told in the past: "fui al concierto" -> "fue al concierto"
                 "fui": "fue", "estuve": "estuvo", "tuve": "tuvo", "hice": "hizo", "asisti": "asistió",
-                "visite": "visitó", "corri": "corrió", "conoci": "conoció", "empece": "empezó", "compre": "compró",
+                "visite": "visitó", "me he": "se ha", "me voy": "se va", "corri": "corrió", "conoci": "conoció", "empece": "empezó", "compre": "compró",
                 "termine": "terminó", "acabe": "acabó", "vi": "vio", "gane": "ganó", "aprendi": "aprendió"}
 _ES_PLURAL = {"somos": "es", "estamos": "está", "tenemos": "tiene", "hemos": "ha", "vamos": "va",
               "podemos": "puede", "solemos": "suele", "queremos": "quiere", "preferimos": "prefiere",
@@ -195,6 +195,17 @@ def _strip_lead(s: Sentence) -> Sentence:
 
 def _content_words(low: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z']+", low) if len(w) >= 3 and w not in _STOP]
+
+
+# A sentence a rule read a personal fact from that tells this many content words more than the fact's values
+# ("I took my turtles to the beach in Tampa yesterday": a pet, and a day out) is also kept as a note.
+MORE_WORDS = 4
+
+
+def says_more(s: Sentence, values: list[str]) -> bool:
+    """The sentence tells more than the typed values a rule read from it."""
+    told = {w[:5] for v in values for w in _content_words(fold(v))}
+    return sum(1 for w in _content_words(_strip_lead(s).low) if w[:5] not in told) >= MORE_WORDS
 
 
 def _says_something(s: Sentence) -> bool:
@@ -447,6 +458,8 @@ def third_person(clause: str, subject: str) -> str:
                 verb = verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "o")) else "s")
             adverb = f"{m.group(1)} " if m.group(1) else ""
             return f"{who} {adverb}{verb} {_swap(clause[m.start(3):], _EN_PRONOUNS)}"
+        if subject == "self" and _NO_SUBJECT.match(low) and not low.startswith(("been ", "gonna", "gotta", "wanna")):
+            return f"{who} {clause[:1].lower()}{_swap(clause[1:], _EN_PRONOUNS)}"  # "Lost my job" -> "The person lost their job"
         return f"{who}: {_swap(clause, _EN_PRONOUNS)}"
     table = _ES_SINGULAR if subject == "self" else {**_ES_SINGULAR, **_ES_PLURAL}
     skip = 1 if words and fold(words[0]) in ("yo", "nosotros", "nosotras") else 0
@@ -481,7 +494,15 @@ def _without_span(text: str, start: int, end: int) -> str:
     return re.sub(r"\s+([!?.,;:])", r"\1", out).strip()
 
 
+# English first-person contractions and "I am/was" read in the third person ("I'm gonna" -> "they're gonna").
+_EN_CONTRACTIONS = ((re.compile(r"\bI'm\b|\bI am\b", re.I), "they're"), (re.compile(r"\bI was\b", re.I), "they were"),
+                    (re.compile(r"\bI'll\b", re.I), "they'll"), (re.compile(r"\bI'd\b", re.I), "they'd"))
+
+
 def _swap(text: str, table: dict[str, str]) -> str:
+    if table is _EN_PRONOUNS:
+        for regex, said in _EN_CONTRACTIONS:
+            text = regex.sub(said, text)
     out = re.sub(r"\b(\w+)\b", lambda m: table.get(m.group(1).lower(), m.group(1)), text)
     return re.sub(r"\s+", " ", out).strip()
 

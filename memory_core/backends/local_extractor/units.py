@@ -37,11 +37,23 @@ am be been being feel feels felt feeling make makes made keep keeps kept get get
 grateful thankful proud lucky blessed excited stoked thrilled determined motivated inspired touched moved honored
 honoured humbled relieved overwhelmed nervous pumped psyched hyped content
 best try trying doing giving give up hanging in there loving haven't havent have not don't dont do still always
-pretty truly super extra mega
+pretty truly super extra mega each other both together
 agradecido agradecida agradecidos orgulloso orgullosa orgullosos afortunado afortunada afortunados contento contenta
 contentos feliz felices emocionado emocionada ilusionado ilusionada motivado motivada nervioso nerviosa siento
 sentimos me estoy estamos soy somos lo mejor que puedo intento intentando rindo rendirme sigo aqui
 """.split())
+# Words that point back at what the other person said ("Yeah, I have one", "yo también tengo uno"): no content.
+ANAPHORA = frozenset("one ones it that this those uno una unos unas eso esto ese esa".split())
+# Function words of both languages, besides those above: they leave an appraisal or an echo with no fact.
+_FUNCTION = frozenset("""the a an of to in on at with for by is was been has had be al el la los las lo le les mi mis
+de del en por para con un una es era ha sido fue esta esto tengo tienes tiene yo""".split())
+# An appraisal ("photography has been great for me", "el yoga ha sido genial") or an echo of the other person
+# ("I love pizza too", "a mí también") about at most this many words of its own is a reaction, not a fact.
+ECHO_WORDS = 1
+_APPRAISAL = frozenset("""great awesome amazing cool nice lovely wonderful fantastic incredible good fun genial estupendo
+estupenda guay chulo chula brutal increible fantastico fantastica maravilla""".split())
+_ECHO = frozenset("too tambien".split())
+_SKILL = frozenset("at en with con jugando".split())  # "I'm good at chess" tells a skill
 FEELINGS = frozenset("""grateful thankful proud lucky blessed excited stoked thrilled determined motivated inspired touched
 moved honored honoured humbled relieved overwhelmed nervous pumped psyched happy glad best giving hanging loving
 haven't havent agradecido agradecida agradecidos orgulloso orgullosa orgullosos afortunado afortunada afortunados
@@ -162,6 +174,11 @@ def is_phatic(text: str) -> bool:
                    if text[: m.start()].strip(" ¡¿\"'(")}
     if all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8:
         return True
+    left = [w for w in words if w not in PHATIC_WORDS and w not in FEELING_WORDS and w not in _FUNCTION]
+    if len(words) <= 10 and (all(w in ANAPHORA for w in left) or (
+            len(left) <= ECHO_WORDS and any(w in _ECHO or (w in _APPRAISAL and nxt not in _SKILL)
+                                            for w, nxt in zip(words, [*words[1:], ""])))):
+        return True  # "Yeah, I have one", "Cool, I love pizza too!", "Photography has been great for me!"
     # Only how the writer feels ("I'm so grateful", "They make me so happy", "estoy muy agradecida").
     return any(w in FEELINGS for w in words) and all(w in PHATIC_WORDS or w in FEELING_WORDS for w in words) and \
         len(words) <= 10

@@ -1,0 +1,54 @@
+"""Vectors written in pgvector's binary format: a bound parameter type for bulk writes of embeddings.
+
+pgvector's SQLAlchemy type sends a vector as text, each float through `repr`: 1-2 ms for 512 floats, more
+than the rest of a message's SQL. `BinaryVector` sends the same float32 values as pgvector's binary input
+(dimension, a reserved word, big-endian float4s) in ~0.05 ms. The parameter goes out with no type of its
+own, so PostgreSQL reads it with the column's (vector) binary input: the stored values are the same bits as
+through text (a float32 written by `repr` parses back to itself).
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import psycopg
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+from sqlalchemy.types import UserDefinedType
+
+
+class VectorBytes:
+    """A vector already in pgvector's binary input format."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, values) -> None:
+        array = np.asarray(values, dtype=">f4")
+        if array.ndim != 1:
+            raise ValueError("a vector is one-dimensional")
+        self.data = struct.pack(">HH", array.shape[0], 0) + array.tobytes()
+
+
+class _VectorBytesDumper(Dumper):
+    format = Format.BINARY
+    oid = 0  # unknown: PostgreSQL takes the type the statement gives the parameter (the vector column's)
+
+    def dump(self, obj: VectorBytes) -> bytes:
+        return obj.data
+
+
+psycopg.adapters.register_dumper(VectorBytes, _VectorBytesDumper)
+
+
+class BinaryVector(UserDefinedType):
+    """A bound parameter (`bindparam(..., type_=BinaryVector())`) for a vector column, sent in binary."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw) -> str:
+        return "vector"
+
+    def bind_processor(self, dialect):
+        def process(value):
+            return None if value is None else VectorBytes(value)
+        return process
