@@ -350,10 +350,15 @@ def indexed_orgs_now() -> frozenset:
 
 
 def drop_org_indexes() -> None:
-    """Measure the one-graph path: no org has its own indexes."""
+    """Measure the one-graph path: no org (and no person) has its own indexes."""
+    with get_database().unit_of_work(SYSTEM) as uow:
+        owners = list(org_indexes.existing_owners(uow.session))
     with psycopg.connect(_libpq(resolve_urls().owner), autocommit=True) as conn:
         for org in indexed_orgs_now():
             for stmt in org_indexes.drop_statements(org):
+                conn.execute(stmt)
+        for user in owners:
+            for stmt in org_indexes.owner_drop_statements(user):
                 conn.execute(stmt)
     org_indexes.forget_cache()
 

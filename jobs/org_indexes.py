@@ -23,9 +23,11 @@ JOB = "org_indexes"
 
 
 def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIES,
-                        small: int = org_indexes.SMALL_ORG_MEMORIES) -> dict[str, int]:
-    """Create the indexes of orgs with at least `big` active memories, drop those of orgs below `small`:
-    counts of created, dropped and kept orgs."""
+                        small: int = org_indexes.SMALL_ORG_MEMORIES, big_owner: int = org_indexes.BIG_OWNER_MEMORIES,
+                        small_owner: int = org_indexes.SMALL_OWNER_MEMORIES) -> dict[str, int]:
+    """Create the indexes of orgs with at least `big` active memories, drop those of orgs below `small`; the
+    same for users' personal memories (`big_owner`, `small_owner`): counts of created, dropped and kept
+    orgs, and of created, dropped and kept users (owners_*)."""
     settings = settings or get_settings()
     db = get_database(settings)
     with db.unit_of_work(SYSTEM) as uow:
@@ -33,10 +35,19 @@ def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIE
             select(Memory.org_id, func.count()).where(Memory.org_id.isnot(None), Memory.status == "active")
             .group_by(Memory.org_id).having(func.count() >= min(big, small))).all())
         have = org_indexes.existing(uow.session)
+        owner_sizes = dict(uow.session.execute(
+            select(Memory.owner_user_id, func.count()).where(
+                Memory.owner_user_id.isnot(None), Memory.level == "personal", Memory.status == "active")
+            .group_by(Memory.owner_user_id).having(func.count() >= min(big_owner, small_owner))).all())
+        have_owners = org_indexes.existing_owners(uow.session)
     create = [org for org, n in sizes.items() if n >= big and not (
         len(have.get(org, {})) == 2 and all(have[org].values()))]
     drop = [org for org in have if sizes.get(org, 0) < small]
     counts = {"created": 0, "dropped": 0, "kept": len([o for o in have if o not in drop])}
+    owners_create = [u for u, n in owner_sizes.items() if n >= big_owner and not have_owners.get(u)]
+    owners_drop = [u for u in have_owners if owner_sizes.get(u, 0) < small_owner]
+    counts |= {"owners_created": 0, "owners_dropped": 0,
+               "owners_kept": len([u for u in have_owners if u not in owners_drop])}
     engine = create_engine(resolve_urls(settings).owner, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
@@ -50,6 +61,16 @@ def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIE
                     conn.exec_driver_sql(stmt)
                 counts["dropped" if org in drop else "created"] += 1
                 log.info("org indexes of %s: %s", org, "dropped" if org in drop else "created")
+            for user in owners_drop + owners_create:
+                dropping = user in owners_drop
+                statements = org_indexes.owner_drop_statements(user)
+                if not dropping:
+                    # (an invalid index from a failed build is dropped first)
+                    statements = (statements if user in have_owners else []) + org_indexes.owner_create_statements(user)
+                for stmt in statements:
+                    conn.exec_driver_sql(stmt)
+                counts["owners_dropped" if dropping else "owners_created"] += 1
+                log.info("personal vector index of user %s: %s", user, "dropped" if dropping else "created")
     finally:
         engine.dispose()
     org_indexes.forget_cache()

@@ -11,11 +11,12 @@ from jobs.org_indexes import refresh_org_indexes
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.access import load_access
 from memory_core.domain.models import JobRun, Memory
-from memory_core.reading import org_indexes
+from memory_core.reading import org_indexes, principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
 
 BIG, SMALL = 400, 100
+NO_OWNERS = {"owners_created": 0, "owners_dropped": 0, "owners_kept": 0}
 
 
 @pytest.fixture
@@ -24,7 +25,8 @@ def no_org_indexes_left(owner_engine):
     yield
     with owner_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
         names = c.execute(text("select indexname from pg_indexes where tablename = 'memories' and "
-                               "(indexname like 'ix_memories_vec_org_%' or indexname like 'ix_memories_tsv_org_%')"))
+                               "(indexname like 'ix_memories_vec_org_%' or indexname like 'ix_memories_tsv_org_%' "
+                               "or indexname like 'ix_memories_vec_user_%')"))
         for (name,) in names.all():
             c.exec_driver_sql(f"DROP INDEX IF EXISTS {name}")
     org_indexes.forget_cache()
@@ -69,19 +71,19 @@ def test_a_big_org_gets_its_own_indexes_and_loses_them_when_it_shrinks(
     small = factory.org("Pequeña")
     system_session.add_all(_rows(small, 50, _unit(np.random.default_rng(1), 50), "x"))
     system_session.commit()
-    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 2, "dropped": 0, "kept": 0}
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 2, "dropped": 0, "kept": 0} | NO_OWNERS
     with database.unit_of_work(SYSTEM) as uow:
         assert org_indexes.existing(uow.session) == {
             org.id: dict.fromkeys(org_indexes.index_names(org.id), True) for org in (big, other)}
         assert org_indexes.indexed_orgs(uow.session) == {big.id, other.id}
     # Run again: nothing to do.
-    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 0, "kept": 2}
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 0, "kept": 2} | NO_OWNERS
 
     # The org shrinks below the lower mark: its indexes go.
     system_session.execute(Memory.__table__.delete().where(
         Memory.org_id == big.id, Memory.id.notin_([m.id for m in visible[:SMALL - 1]])))
     system_session.commit()
-    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 1, "kept": 1}
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 1, "kept": 1} | NO_OWNERS
     with database.unit_of_work(SYSTEM) as uow:
         assert set(org_indexes.existing(uow.session)) == {other.id}
     assert system_session.scalar(select(func.count()).select_from(JobRun).where(JobRun.job == "org_indexes")) == 3
@@ -159,3 +161,79 @@ def test_a_big_orgs_full_text_search_reads_its_own_text_index(
         tx.rollback()
     _, text_index = org_indexes.index_names(big.id)
     assert text_index in plan, plan
+
+
+def test_a_person_with_many_personal_memories_gets_their_own_index_and_their_search_walks_it(
+        database, system_session, big_org, servers, no_org_indexes_left):
+    """The big org's principal's personal rows are walked in the person's own graph: the same nearest rows
+    as the plain path's exact scan; the index goes when their personal memories shrink."""
+    big, _, ana, visible, centre, rng = big_org
+    counts = refresh_org_indexes(servers, big=BIG, small=SMALL, big_owner=8, small_owner=4)
+    assert (counts["owners_created"], counts["owners_kept"]) == (1, 0)  # ana's 10; bea has none
+    with database.unit_of_work(SYSTEM) as uow:
+        assert org_indexes.indexed_owners(uow.session) == {ana.id}
+    access = load_access(system_session, big.id, user_id=ana.id)
+    statements: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "<=>" in statement:
+            statements.append((statement, parameters))
+
+    hits = total = 0
+    event.listen(database.engine, "before_cursor_execute", capture)
+    try:
+        for _ in range(20):
+            query = centre + 0.8 * _unit(rng, 1)[0]
+            query = (query / np.linalg.norm(query)).tolist()
+            got = {}
+            for mode in ("exact", "hnsw"):  # the plain path, and the big principal's
+                with database.unit_of_work(access.scope()) as uow:
+                    got[mode] = [f.id for f in retrieve(uow.session, access, "q", kinds=["memory"], per_retriever=10,
+                                                        vector=query, retrievers=["vector"],
+                                                        vector_mode=mode)["vector"]]
+            hits += len(set(got["exact"]) & set(got["hnsw"]))
+            total += len(got["exact"])
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+    assert hits / total >= 0.99
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        uow.session.execute(select(func.set_config("enable_sort", "off", True)))
+        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    assert org_indexes.owner_index_name(ana.id) in plan, plan
+    assert org_indexes.index_names(big.id)[0] in plan, plan
+
+    # Fewer than the lower mark: the person's index goes.
+    system_session.execute(Memory.__table__.delete().where(Memory.owner_user_id == ana.id, Memory.level == "personal",
+                                                           Memory.attribute.in_([f"q{i}" for i in range(7)])))
+    system_session.commit()
+    counts = refresh_org_indexes(servers, big=BIG, small=SMALL, big_owner=8, small_owner=4)
+    assert (counts["owners_dropped"], counts["owners_kept"]) == (1, 0)
+    with database.unit_of_work(SYSTEM) as uow:
+        assert org_indexes.existing_owners(uow.session) == {}
+
+
+def test_a_principal_found_big_is_not_counted_again_on_its_next_turn(
+        database, system_session, big_org, monkeypatch):
+    big, _, ana, _, centre, _ = big_org
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)
+    principal_size.forget()
+    access = load_access(system_session, big.id, user_id=ana.id)
+    counted: list[str] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "set_config" in statement and "n_memory" in statement:
+            counted.append(statement)
+
+    event.listen(database.engine, "before_cursor_execute", capture)
+    try:
+        lists = []
+        for _ in range(2):
+            with database.unit_of_work(access.scope()) as uow:
+                lists.append(retrieve(uow.session, access, "hecho", kinds=["memory"], per_retriever=10,
+                                      vector=centre.tolist(), retrievers=["fts", "vector"]))
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+        principal_size.forget()
+    assert len(counted) == 1
+    assert [f.id for f in lists[0]["vector"]] == [f.id for f in lists[1]["vector"]]

@@ -332,6 +332,8 @@ class Memory(Base):
         Index("ix_memories_shared_area", "org_id", "area", "status", postgresql_where=sql_text("level = 'shared'")),
         # ix_memories_profile_shared / _own_user / _own_phone (expression indexes ordered like the profile) live in
         # migration t3_perf_bigorg_profile_indexes next to the text of reading/profile_query.py they must match.
+        # ix_memories_said_* / ix_memories_event_* (the date retriever's arms: org, user, number) live in migration
+        # t5_bigorg17_date_indexes.
         # A member's review queue: their own proposals in the queue's order (t3_perf_bigorg_profile_indexes).
         Index("ix_memories_proposed_author", "org_id", "author_user_id", "created_at", "id",
               postgresql_where=sql_text("status = 'proposed'")),

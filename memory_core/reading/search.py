@@ -73,8 +73,9 @@ from memory_core.domain.access import (
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
+from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
-from memory_core.reading.org_indexes import indexed_orgs
+from memory_core.reading.org_indexes import indexed_orgs, indexed_owners
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -355,10 +356,13 @@ def _exact_stmt(who, src: _Source, kinds, n_tokens: int, k: int):
             .where(*src.where(who, kinds), *conds).limit(k))
 
 
-def _date_stmt(who, src: _Source, kinds, k: int, said: bool = False):
+def _date_stmt(who, src: _Source, kinds, k: int, said: bool = False, arms: bool = False):
     """Rows dated inside the span the query names, latest first: messages by when they were sent,
-    host records by their date, memories by their event date or else the day they were said."""
-    # `said`: a memory without an event date is dated by when it was said (learnt from a message sent that day).
+    host records by their date, memories by their event date or else the day they were said (`said`).
+    A big principal's memories (`arms`) are read arm by arm from index ranges (_date_memory_stmt): the
+    same rows in the same order, for a statement that costs more to plan and far less to run there."""
+    if src.model is Memory and arms:
+        return _date_memory_stmt(who, k, said)
     said_on = cast(func.timezone("UTC", Memory.valid_from), Date)
     col = {Message: Message.sent_at, Document: Document.doc_date,
            Memory: func.coalesce(Memory.event_date, said_on) if said else Memory.event_date}.get(src.model)
@@ -371,8 +375,48 @@ def _date_stmt(who, src: _Source, kinds, k: int, said: bool = False):
     # Later rows score higher, all within (0, 1]: the fused order breaks ties by the other retrievers.
     age = func.extract("epoch", end - col) if src.model is Message else (end - col)
     score = 1.0 / (1.0 + cast(age, Float) / (86400.0 if src.model is Message else 1.0))
+    # Memories of one day: the latest said, then the higher id (as the arms read them).
+    ties = (Memory.valid_from.desc(), Memory.id.desc()) if src.model is Memory else ()
     return (select(*_ident(src), score.label("s"), literal(0.0, Float).label("x"))
-            .where(*src.where(who, kinds), col >= start, col < end).order_by(sql_text("s desc")).limit(k))
+            .where(*src.where(who, kinds), col >= start, col < end).order_by(sql_text("s desc"), *ties).limit(k))
+
+
+def _date_memory_stmt(who, k: int, said: bool):
+    """Memories dated inside the span, latest first: by their event date, or (`said`) a memory without
+    one by the day it was said, i.e. `coalesce(event_date, valid_from's UTC day)` in the span.
+
+    Read as disjoint arms, each a range of an index the planner can use under row security and in
+    order (migration t5_bigorg17_date_indexes): the principal's personal rows and its org's rows
+    (access.memory_personal_arm / memory_org_arm), each by event date and, when said, by the moment it
+    was said (`event_date IS NULL AND valid_from` in the span's UTC midnights: the same rows as the
+    day's comparison, written on the bare column, since an expression of valid_from is not leakproof and
+    row security would keep it out of an index condition). Each arm stops at k; the merge keeps k.
+    Written as one query over the whole rule, a big org's principal fetched every visible row to compare
+    its date (27,000 heap rows for 43 matches). Ties on the day go to the latest said, then the id."""
+    start, end = bindparam("q_from", type_=Date), bindparam("q_to", type_=Date)
+    moment = Memory.valid_from.type
+    start_ts, end_ts = bindparam("q_from_ts", type_=moment), bindparam("q_to_ts", type_=moment)
+    said_on = cast(func.timezone("UTC", Memory.valid_from), Date)
+    dated = [(Memory.event_date, [Memory.event_date.isnot(None), Memory.event_date >= start, Memory.event_date < end],
+              (Memory.event_date.desc(), Memory.valid_from.desc(), Memory.id.desc()))]
+    if said:
+        dated.append((said_on, [Memory.event_date.is_(None), Memory.valid_from >= start_ts, Memory.valid_from < end_ts],
+                      (Memory.valid_from.desc(), Memory.id.desc())))
+    owners = [memory_personal_arm(who)] + ([memory_org_arm(who)] if who.has_org else [])
+    # A literal, so a generic plan of the prepared statement still proves the indexes' predicate.
+    active = Memory.status == literal_column("'active'")
+    src = SOURCES["memory"]
+    arms = []
+    for arm in owners:
+        for col, when, order in dated:
+            # Later rows score higher, all within (0, 1]: the fused order breaks ties by the other retrievers.
+            score = 1.0 / (1.0 + cast(end - col, Float))
+            arms.append(select(*_ident(src), score.label("s"), literal(0.0, Float).label("x"),
+                               Memory.valid_from.label("k_from"))
+                        .where(arm, active, *when).order_by(*order).limit(k))
+    merged = union_all(*arms).subquery("dated")
+    c = merged.c
+    return select(c.id, c.kind, c.s, c.x).order_by(c.s.desc(), c.k_from.desc(), c.id.desc()).limit(k)
 
 
 def _vector_where(who, src: _Source, kinds, with_model: bool) -> list:
@@ -396,16 +440,33 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
     where = _vector_where(who, src, kinds, with_model)
     dist = m.embedding.cosine_distance(Q_VECTOR)
     if mode.startswith("org:"):
-        extra = [m.embedding.isnot(None), Memory.status == Status.ACTIVE]
+        # "org:<org>" or "org:<org>:user:<user>" (the user has an index of their personal memories).
+        parts = mode.split(":")
+        # Literals, so a generic plan of the prepared statement still proves the partial indexes' predicates.
+        extra = [m.embedding.isnot(None), Memory.status == literal_column("'active'")]
         if with_model:
             extra.append(m.embed_model == Q_MODEL)
         d = dist + 0.0
-        personal = (select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
-                    .where(memory_personal_arm(who), *extra).order_by(d).limit(k))
         in_org = (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x"))
-                  .where(memory_org_arm(who, org_id=org_literal(uuid.UUID(mode[4:]))), *extra)
+                  .where(memory_org_arm(who, org_id=org_literal(uuid.UUID(parts[1]))), *extra)
                   .order_by(dist).limit(HNSW_CANDIDATES))
-        return union_all(personal, in_org)
+        if len(parts) < 4:
+            personal = (select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
+                        .where(memory_personal_arm(who), *extra).order_by(d).limit(k))
+            return union_all(personal, in_org)
+        # The user's personal rows through their own index; a linked number's personal rows that are not
+        # the user's (few) exactly: together, memory_personal_arm.
+        own = (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x"))
+               .where(Memory.level == literal_column("'personal'"),
+                      Memory.owner_user_id == org_literal(uuid.UUID(parts[3])), *extra)
+               .order_by(dist).limit(k))  # every row of that index is visible: k of them, as the exact scan gave
+        arms = [own, in_org]
+        if who.has_phone:
+            arms.append(select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
+                        .where(memory_personal_arm(who), *extra,
+                               or_(Memory.owner_user_id.is_(None), Memory.owner_user_id != who.user_id))
+                        .order_by(d).limit(k))
+        return union_all(*arms)
     if mode == "exact":
         # "+ 0" keeps the planner off the HNSW index: the filtered rows are scanned and sorted exactly.
         d = dist + 0.0
@@ -422,7 +483,8 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
     """A retriever's statement over the tables of `kinds`, for principals of one access form; None when
     no table takes part. `detail`: fts and trigram, the kinds in which the principal is big (fewer full
     text candidates, no long-text trigrams); exact, how many IDs; vector, whether the model is compared
-    and each vector table's mode; date, whether memories are also dated by when they were said."""
+    and each vector table's mode; date, whether memories are also dated by when they were said and whether
+    they are read arm by arm (a big principal's)."""
     who = template(form)
     sources = _sources(kinds)
     if retriever == "fts":
@@ -444,9 +506,9 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
 
 
 @lru_cache(maxsize=256)
-def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: bool):
-    """Per-transaction knobs of the trigram and HNSW scans and, when counted, each vector table's
-    candidate rows for the principal, counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
+def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: tuple[str, ...]):
+    """Per-transaction knobs of the trigram and HNSW scans and the candidate rows for the principal of each
+    vector table in `counted`, counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
     settings = [
         func.set_config("pg_trgm.word_similarity_threshold", str(TEXT_WORD_SIMILARITY), True),
         func.set_config("hnsw.iterative_scan", "relaxed_order", True),
@@ -459,7 +521,7 @@ def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, 
     if counted:
         who = template(form)
         for src in _sources(kinds):
-            if src.has_vector:
+            if src.has_vector and src.kind in counted:
                 capped = select(src.model.id).where(*_vector_where(who, src, kinds, with_model))\
                     .limit(EXACT_SCAN_MAX + 1).subquery()
                 counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
@@ -518,8 +580,17 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     params = template_params(access) | {"q_words": words, "q_text": query, "q_vector": vector,
                                         "q_model": embed_model, "q_tokens": tokens}
     params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
-    configure, n_settings = _configure_statement(form, kinds, bool(embed_model), counted)
-    counts = [int(v) for v in session.execute(configure, params).one()[n_settings:]]
+    # A principal found big in a table a moment ago is not counted again (reading/principal_size.py).
+    size_keys = {src.kind: (access.org_id, access.principal, access.read_areas, src.kind, embed_model, EXACT_SCAN_MAX)
+                 for src in vector_sources}
+    known = {kind for kind, key in size_keys.items() if counted and principal_size.known_big(key)}
+    to_count = tuple(src.kind for src in vector_sources if counted and src.kind not in known)
+    configure, n_settings = _configure_statement(form, kinds, bool(embed_model), to_count)
+    found = dict(zip(to_count, (int(v) for v in session.execute(configure, params).one()[n_settings:])))
+    counts = [EXACT_SCAN_MAX + 1 if src.kind in known else found[src.kind] for src in vector_sources] if counted else []
+    for kind, n in found.items():
+        if n > EXACT_SCAN_MAX:
+            principal_size.remember_big(size_keys[kind])
     big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
     org_indexed = access.org_id is not None and access.org_id in indexed_orgs(session)
     if "fts" in retrievers and words:
@@ -532,26 +603,32 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     if "exact" in retrievers and tokens:
         out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
     span = date_range(query, now or clock.now()) if "date" in retrievers else None
-    if span is not None:
-        start, end = span
-        params |= {"q_from": start, "q_to": end,
-                   **{f"q_{name}_ts": dt.datetime.combine(d, dt.time(), tzinfo=dt.timezone.utc)
-                      for name, d in (("from", start), ("to", end))}}
-        out["date"] = _run(session, _statement("date", form, kinds, k, ((end - start).days <= SAID_SPAN_DAYS,)),
-                           params)
+    want_date = span is not None
     if want_vector:
         if counted:
             modes = tuple("exact" if n <= EXACT_SCAN_MAX else "hnsw" for n in counts)
         else:
             modes = (vector_mode,) * len(vector_sources)
         if "hnsw" in modes and org_indexed:
-            # The org has its own index: its memories are walked there, not in the whole table's graph.
-            modes = tuple(f"org:{access.org_id}" if mode == "hnsw" and src.model is Memory else mode
+            # The org has its own index: its memories are walked there, not in the whole table's graph; and
+            # so are the user's personal ones when they have theirs.
+            user = access.principal.user_id
+            org_mode = f"org:{access.org_id}" + (f":user:{user}" if user in indexed_owners(session) else "")
+            modes = tuple(org_mode if mode == "hnsw" and src.model is Memory else mode
                           for src, mode in zip(vector_sources, modes))
-        # The planner underestimates how many rows the ownership filter keeps and would rather sort them
-        # all than walk the HNSW graph: with sorting priced out it takes the index for a big principal.
-        walk = any(mode != "exact" for mode in modes)
-        with sorting_disabled(session) if walk else nullcontext():
+    # The planner underestimates how many rows the ownership filter keeps and would rather sort them all
+    # than read an index in order: with sorting priced out it walks the HNSW graph for a big principal,
+    # and reads a big principal's dated memories latest first from their ranges (_date_memory_stmt).
+    walk = want_vector and any(mode != "exact" for mode in modes)
+    with sorting_disabled(session) if walk or (want_date and "memory" in big) else nullcontext():
+        if want_date:
+            start, end = span
+            params |= {"q_from": start, "q_to": end,
+                       **{f"q_{name}_ts": dt.datetime.combine(d, dt.time(), tzinfo=dt.timezone.utc)
+                          for name, d in (("from", start), ("to", end))}}
+            out["date"] = _run(session, _statement("date", form, kinds, k,
+                                                   ((end - start).days <= SAID_SPAN_DAYS, "memory" in big)), params)
+        if want_vector:
             out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)), params)
     return out
 

@@ -1,0 +1,134 @@
+"""The date retriever reads a principal's memories of the named span arm by arm of the visibility rule,
+each from a range of an index (migration t5_bigorg17_date_indexes): the same rows in the same order as
+comparing the date of every visible row, on the plain path (one statement over the whole rule) and on a
+big principal's (the arms, sorting priced out)."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+from sqlalchemy import Date, cast, event, func, select, text
+
+from memory_core.domain.access import Access, Principal, load_access, memory_visible
+from memory_core.domain.models import Memory
+from memory_core.reading import principal_size
+from memory_core.reading import search as search_module
+from memory_core.reading.search import retrieve
+
+NOW = dt.datetime(2026, 11, 29, 12, tzinfo=dt.timezone.utc)
+PHONE = "+34600999111"
+QUERIES = {"¿qué me dijiste ayer?": (dt.date(2026, 11, 28), dt.date(2026, 11, 29)),
+           "lo de la semana pasada": (dt.date(2026, 11, 16), dt.date(2026, 11, 23)),
+           "las facturas de septiembre": (dt.date(2026, 9, 1), dt.date(2026, 10, 1)),
+           "este mes": (dt.date(2026, 11, 1), dt.date(2026, 12, 1)),
+           "lo que pasó este año": (dt.date(2026, 1, 1), dt.date(2027, 1, 1))}
+K = 7
+
+
+@pytest.fixture
+def dated_org(factory, system_session):
+    """A member with a linked number who sees personal, private and shared memories said over the last months
+    (several on one day, a few with event dates), among rows of another member and another org."""
+    rng = random.Random(11)
+    org, other = factory.org("Fechas"), factory.org("Ajena")
+    ana = factory.member(org, role="member", permissions={"contacts": "read"})
+    bea = factory.member(org, role="member")
+    factory.phone(org, PHONE, user=ana)
+    rows = []
+    for i in range(360):
+        said = NOW - dt.timedelta(days=rng.choice([0, 1, 1, 1, 2, 5, 9, 12, 40, 70, 75, 200]),
+                                  hours=rng.choice([0, 0, 3, 13]))
+        event = (NOW.date() - dt.timedelta(days=rng.choice([1, 8, 80]))) if rng.random() < 0.2 else None
+        fields = dict(category="event" if event else "company", subject="org", attribute=f"a{i}", value=f"v{i}",
+                      sentence=f"frase {i}", valid_from=said, event_date=event, embedding=[1.0] + [0.0] * 511,
+                      status="active" if rng.random() < 0.9 else "superseded")
+        kind = rng.choice(["personal", "phone", "private", "shared", "shared", "contacts", "hidden", "other"])
+        if kind == "personal":
+            rows.append(Memory(org_id=None, level="personal", owner_user_id=ana.id, **fields))
+        elif kind == "phone":
+            rows.append(Memory(org_id=None, level="personal", owner_phone=PHONE, **fields))
+        elif kind == "private":
+            rows.append(Memory(org_id=org.id, level="private", owner_user_id=ana.id, **fields))
+        elif kind in ("shared", "contacts"):
+            rows.append(Memory(org_id=org.id, level="shared", area="general" if kind == "shared" else "contacts",
+                               **fields))
+        elif kind == "hidden":
+            rows.append(Memory(org_id=org.id, level=rng.choice(["private", "shared"]), owner_user_id=bea.id,
+                               area="invoices", **fields))
+        else:
+            rows.append(Memory(org_id=other.id, level="shared", **fields))
+    system_session.add_all(rows)
+    system_session.commit()
+    return org, ana
+
+
+def _every_visible_row(session, access, start, end, said):
+    """The statement before the arms: every visible active row's date compared with the span, latest first
+    (ties on the day: latest said, then id), cut at K, then in the retriever's order (score, then id)."""
+    said_on = cast(func.timezone("UTC", Memory.valid_from), Date)
+    col = func.coalesce(Memory.event_date, said_on) if said else Memory.event_date
+    rows = session.execute(select(Memory.id, col.label("d"), Memory.valid_from).where(
+        memory_visible(access), Memory.status == "active", col >= start, col < end)).all()
+    rows.sort(key=lambda r: (r.d, r.valid_from, str(r.id)), reverse=True)
+    kept = [(r.id, 1.0 / (1.0 + (end - r.d).days)) for r in rows[:K]]
+    return [i for i, _ in sorted(kept, key=lambda x: (-x[1], str(x[0])))]
+
+
+def principal_key(access):
+    return (access.org_id, access.principal, access.read_areas, "memory", None, 0)
+
+
+@pytest.mark.parametrize("path", ["plain", "big principal"])
+@pytest.mark.parametrize("who", ["user", "user and number", "number alone", "no org"])
+def test_dated_memories_are_the_same_rows_in_the_same_order_as_comparing_every_visible_row(
+        database, system_session, dated_org, monkeypatch, path, who):
+    org, ana = dated_org
+    if path == "big principal":
+        # Counted as big from one candidate row: the date statement then runs with sorting priced out.
+        monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 0)
+    access = {"user": lambda: load_access(system_session, org.id, user_id=ana.id),
+              "user and number": lambda: load_access(system_session, org.id, user_id=ana.id, phone=PHONE),
+              "number alone": lambda: Access(Principal(phone=PHONE), org.id, None, {"general": "read"}),
+              "no org": lambda: load_access(system_session, None, user_id=ana.id)}[who]()
+    found_any = False
+    for query, (start, end) in QUERIES.items():
+        assert search_module.date_range(query, NOW) == (start, end)
+        said = (end - start).days <= search_module.SAID_SPAN_DAYS
+        with database.unit_of_work(access.scope()) as uow:
+            expected = _every_visible_row(uow.session, access, start, end, said)
+            got = retrieve(uow.session, access, query, kinds=["memory"], per_retriever=K, now=NOW,
+                           retrievers=["date", "vector"], vector=[0.0] * 511 + [1.0])["date"]
+        assert [f.id for f in got] == expected, query
+        if path == "big principal":
+            assert principal_size.known_big(principal_key(access)), "the big path was not taken"
+        found_any = found_any or len(expected) == K
+    assert found_any  # the cut at K was exercised
+
+
+def test_each_arm_of_the_date_retriever_reads_a_range_of_its_index(database, system_session, dated_org, monkeypatch):
+    org, ana = dated_org
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 0)  # a big principal: read arm by arm
+    access = load_access(system_session, org.id, user_id=ana.id, phone=PHONE)
+    statements: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "valid_from >=" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(database.engine, "before_cursor_execute", capture)
+    try:
+        with database.unit_of_work(access.scope()) as uow:
+            retrieve(uow.session, access, "en septiembre", kinds=["memory"], per_retriever=K, now=NOW,
+                     retrievers=["date", "vector"], vector=[0.0] * 511 + [1.0])
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        # A table this small is cheaper to read whole: priced out, the plan shows what the statement can use.
+        uow.session.execute(text("set local enable_seqscan = off"))
+        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    # The org's arms read ranges of the org's date indexes (a person's few own rows here may come from any
+    # index led by the owner; the bench's big org reads ix_memories_said_user for them).
+    for index in ("ix_memories_said_org", "ix_memories_event_org"):
+        assert index in plan, plan
