@@ -120,7 +120,9 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A crude stem, enough to match 'painting' with 'painted' and 'agencies' with 'agency'."""
+    """A crude stem, enough to match 'painting' with 'painted', 'agencies' with 'agency' and 'dogs' with 'dog'."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
     return word[:5] if len(word) > 5 else word
 
 
