@@ -37,11 +37,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
+from memory_core.backends.recent_results import RecentResults
 from memory_core.domain.vocabulary import EMBED_DIM
 
 log = logging.getLogger(__name__)
@@ -191,8 +191,7 @@ class LocalEmbedder:
             threads = 1 if self.batch_size == 1 else 2
         self.threads = threads
         self.model_name = ONNX_MODEL_NAME if engine == "onnx" else NUMPY_MODEL_NAME
-        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._recent_lock = threading.Lock()
+        self._recent: RecentResults[str, np.ndarray] = RecentResults(RECENT_TEXTS)
 
     # -- loading -------------------------------------------------------------------------------
     def _engine(self):
@@ -236,19 +235,7 @@ class LocalEmbedder:
             return self._compute(cleaned)
         # One text per run: a text's vector is the same bit for bit whatever it is embedded with, so a
         # text seen a moment ago ("gracias", "ok", a fact said twice) takes the vector it got then.
-        with self._recent_lock:
-            known = {t: self._recent[t] for t in cleaned if t in self._recent}
-            for t in known:
-                self._recent.move_to_end(t)
-        missing = [t for t in dict.fromkeys(cleaned) if t not in known]
-        if missing:
-            computed = self._compute(missing)
-            with self._recent_lock:
-                for t, v in zip(missing, computed):
-                    known[t] = self._recent[t] = v
-                while len(self._recent) > RECENT_TEXTS:
-                    self._recent.popitem(last=False)
-        return np.vstack([known[t] for t in cleaned])
+        return np.vstack(self._recent.get_many(cleaned, self._compute))
 
     def _compute(self, cleaned: list[str]) -> np.ndarray:
         engine = self._engine()

@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from memory_core.adapters.config import get_settings
 from memory_core.backends.local_extractor.units import asks, units
+from memory_core.backends.recent_results import RecentResults
 from memory_core.domain.model_port import GateDecision, Usage
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES
 
@@ -236,7 +237,7 @@ class LocalGate:
         self._models: GateModels | None = None
         self._lock = threading.Lock()
         self._units: OrderedDict[str, GateDecision] = OrderedDict()
-        self._decided: OrderedDict[tuple[str, str | None], tuple[GateDecision, Usage]] = OrderedDict()
+        self._decided: RecentResults[tuple[str, str | None], tuple[GateDecision, Usage]] = RecentResults(DECIDED_CACHE)
 
     @property
     def cache_path(self) -> Path:
@@ -324,19 +325,8 @@ class LocalGate:
         if not messages:
             return []
         keys = [(m[:MAX_MESSAGE_CHARS], p[:MAX_PREVIOUS_CHARS] if p else None) for m, p in messages]
-        with self._lock:
-            known = {k: self._decided[k] for k in keys if k in self._decided}
-            for k in known:
-                self._decided.move_to_end(k)
-        missing = [k for k in dict.fromkeys(keys) if k not in known]
-        if missing:
-            scored = self._score([t for t, _ in missing], [p for _, p in missing])
-            with self._lock:
-                for k, answer in zip(missing, scored):
-                    known[k] = self._decided[k] = answer
-                while len(self._decided) > DECIDED_CACHE:
-                    self._decided.popitem(last=False)
-        return [known[k] for k in keys]
+        return self._decided.get_many(keys, lambda missing: self._score([t for t, _ in missing],
+                                                                       [p for _, p in missing]))
 
     def _score(self, texts: list[str], previous: list[str | None]) -> list[tuple[GateDecision, Usage]]:
         m = self.models()
