@@ -37,6 +37,13 @@ def _unit(rng, n):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
+def _plan_without_sorting(database, access, statement, parameters) -> str:
+    """EXPLAIN of a captured vector statement in the principal's scope, sorting off as the HNSW walk runs it."""
+    with database.unit_of_work(access.scope()) as uow:
+        uow.session.execute(select(func.set_config("enable_sort", "off", True)))
+        return "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+
+
 def _rows(org, n, vectors, tag, **kw):
     fields = {"level": "shared", "area": "general", "category": "company", **kw}
     return [Memory(org_id=org.id if fields["level"] != "personal" else None, subject="org", attribute=f"{tag}{i}",
@@ -121,9 +128,7 @@ def test_a_big_orgs_vector_search_walks_its_own_index_with_the_recall_of_an_exac
 
     # The plan of that statement walks the org's own HNSW index, not the whole table's graph.
     statement, parameters = statements[-1]
-    with database.unit_of_work(access.scope()) as uow:
-        uow.session.execute(select(func.set_config("enable_sort", "off", True)))
-        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    plan = _plan_without_sorting(database, access, statement, parameters)
     vector_index, _ = org_indexes.index_names(big.id)
     assert vector_index in plan
     assert "ix_memories_embedding" not in plan
@@ -197,9 +202,7 @@ def test_a_person_with_many_personal_memories_gets_their_own_index_and_their_sea
         event.remove(database.engine, "before_cursor_execute", capture)
     assert hits / total >= 0.99
     statement, parameters = statements[-1]
-    with database.unit_of_work(access.scope()) as uow:
-        uow.session.execute(select(func.set_config("enable_sort", "off", True)))
-        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    plan = _plan_without_sorting(database, access, statement, parameters)
     assert org_indexes.owner_index_name(ana.id) in plan, plan
     assert org_indexes.index_names(big.id)[0] in plan, plan
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
@@ -83,69 +84,73 @@ def owner_drop_statements(user_id: uuid.UUID) -> list[str]:
     return [f"DROP INDEX CONCURRENTLY IF EXISTS {owner_index_name(user_id)}"]
 
 
+def _memories_indexes(session: Session, *prefixes: str) -> list[tuple[str, bool]]:
+    """(name, valid) of every index on memories whose name starts with one of the prefixes (a failed
+    concurrent build is invalid)."""
+    like = " or ".join(f"c.relname like :p{i}" for i in range(len(prefixes)))
+    return [(name, bool(valid)) for name, valid in session.execute(text(
+        "select c.relname, i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid "
+        f"where i.indrelid = 'memories'::regclass and ({like})"),
+        {f"p{i}": prefix + "%" for i, prefix in enumerate(prefixes)}).all()]
+
+
+def _cached(key: str, now: float | None, read: Callable[[], frozenset[uuid.UUID]]) -> frozenset[uuid.UUID]:
+    """What `read` answers, read from the catalog at most every CACHE_SECONDS per process."""
+    now = time.monotonic() if now is None else now
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and now - hit[0] < CACHE_SECONDS:
+            return hit[1]
+    found = read()
+    with _cache_lock:
+        _cache[key] = (now, found)
+    return found
+
+
+def _id_after(prefix: str, name: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(hex=name[len(prefix):])
+    except ValueError:
+        return None
+
+
 def existing_owners(session: Session) -> dict[uuid.UUID, bool]:
     """Every user's vector index in the database: user -> valid."""
-    rows = session.execute(text(
-        "select c.relname, i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid "
-        "where i.indrelid = 'memories'::regclass and c.relname like :u"), {"u": OWNER_VECTOR_PREFIX + "%"}).all()
     out: dict[uuid.UUID, bool] = {}
-    for name, valid in rows:
-        try:
-            out[uuid.UUID(hex=name[len(OWNER_VECTOR_PREFIX):])] = bool(valid)
-        except ValueError:
-            continue
+    for name, valid in _memories_indexes(session, OWNER_VECTOR_PREFIX):
+        user = _id_after(OWNER_VECTOR_PREFIX, name)
+        if user is not None:
+            out[user] = valid
     return out
 
 
 def indexed_owners(session: Session, *, now: float | None = None) -> frozenset[uuid.UUID]:
     """The users whose vector index exists and is valid; read from the catalog at most every CACHE_SECONDS."""
-    now = time.monotonic() if now is None else now
-    with _cache_lock:
-        hit = _cache.get("owners")
-        if hit is not None and now - hit[0] < CACHE_SECONDS:
-            return hit[1]
-    owners = frozenset(user for user, valid in existing_owners(session).items() if valid)
-    with _cache_lock:
-        _cache["owners"] = (now, owners)
-    return owners
+    return _cached("owners", now, lambda: frozenset(
+        user for user, valid in existing_owners(session).items() if valid))
 
 
 def _org_of(name: str) -> uuid.UUID | None:
     for prefix in (VECTOR_PREFIX, TEXT_PREFIX):
         if name.startswith(prefix):
-            try:
-                return uuid.UUID(hex=name[len(prefix):])
-            except ValueError:
-                return None
+            return _id_after(prefix, name)
     return None
 
 
 def existing(session: Session) -> dict[uuid.UUID, dict[str, bool]]:
     """Every org index in the database: org -> {index name: valid} (a failed concurrent build is invalid)."""
-    rows = session.execute(text(
-        "select c.relname, i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid "
-        "where i.indrelid = 'memories'::regclass and (c.relname like :v or c.relname like :t)"),
-        {"v": VECTOR_PREFIX + "%", "t": TEXT_PREFIX + "%"}).all()
     out: dict[uuid.UUID, dict[str, bool]] = {}
-    for name, valid in rows:
+    for name, valid in _memories_indexes(session, VECTOR_PREFIX, TEXT_PREFIX):
         org = _org_of(name)
         if org is not None:
-            out.setdefault(org, {})[name] = bool(valid)
+            out.setdefault(org, {})[name] = valid
     return out
 
 
 def indexed_orgs(session: Session, *, now: float | None = None) -> frozenset[uuid.UUID]:
     """The orgs whose two indexes exist and are valid; read from the catalog at most every CACHE_SECONDS."""
-    now = time.monotonic() if now is None else now
-    with _cache_lock:
-        hit = _cache.get("orgs")
-        if hit is not None and now - hit[0] < CACHE_SECONDS:
-            return hit[1]
-    orgs = frozenset(org for org, names in existing(session).items()
-                     if len(names) == 2 and all(names.values()))
-    with _cache_lock:
-        _cache["orgs"] = (now, orgs)
-    return orgs
+    return _cached("orgs", now, lambda: frozenset(
+        org for org, names in existing(session).items() if len(names) == 2 and all(names.values())))
 
 
 def forget_cache() -> None:
