@@ -421,7 +421,8 @@ def test_staff_usage_covers_all_orgs_and_filters_by_org(client, w):
     sign_in(client, w.staff)
     assert 'id="usage-total">$3.0000<' in client.get("/usage").get_data(as_text=True)
     assert 'id="usage-total">$2.0000<' in client.get(f"/usage?org={w.other.id}").get_data(as_text=True)
-    orgs = w.s.scalars(select(AuditLog.org_id).where(AuditLog.action == "staff.view.usage")).all()
+    orgs = w.s.scalars(select(AuditLog.org_id).where(AuditLog.action == "staff.view.usage")
+                       .order_by(AuditLog.id)).all()
     assert orgs == [None, w.other.id]
 
 
