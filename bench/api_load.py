@@ -50,7 +50,7 @@ def percentile(values: list[float], p: float) -> float:
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _tree_cpu_seconds(root: int) -> float:
+def tree_cpu_seconds(root: int) -> float:
     """User + system CPU of a process and its live descendants, with the children each has reaped."""
     parents: dict[int, list[int]] = defaultdict(list)
     times: dict[int, float] = {}
@@ -73,7 +73,7 @@ def _tree_cpu_seconds(root: int) -> float:
 
 
 def cpu_snapshot(roots: dict[str, int]) -> dict[str, float]:
-    snap = {name: _tree_cpu_seconds(pid) for name, pid in roots.items()}
+    snap = {name: tree_cpu_seconds(pid) for name, pid in roots.items()}
     t = os.times()
     snap["load generator"] = t.user + t.system
     return snap
@@ -242,7 +242,7 @@ def run(base_url: str, key: str, users: list[str], n: int, seconds: float) -> di
 FLUSH_WAIT = 1.0  # request_profile.FLUSH_SECONDS
 
 
-def _postmaster_pid(data_dir: Path) -> int:
+def postmaster_pid(data_dir: Path) -> int:
     try:
         return int((data_dir / "pg" / "postmaster.pid").read_text().split()[0])
     except (OSError, ValueError, IndexError):
@@ -309,7 +309,7 @@ def main() -> None:
             web = args.web_workers or int(os.environ.get("MEMORIA_WEB_WORKERS", "2"))
             warm_up(base_url, key, users[0], web)
             roots = {"gunicorn": procs[0].pid, "rq worker": procs[1].pid,
-                     "postgresql": _postmaster_pid(Path(data_dir)), "redis": _redis_pid(Path(data_dir))}
+                     "postgresql": postmaster_pid(Path(data_dir)), "redis": _redis_pid(Path(data_dir))}
             results = []
             for n in counts:
                 time.sleep(1.5 * FLUSH_WAIT)
