@@ -61,17 +61,8 @@ from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, desc
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
 from memory_core.domain.model_port import BackendError
-from memory_core.domain.models import (
-    Contact,
-    Conversation,
-    Membership,
-    MemoryTrace,
-    Message,
-    Organization,
-    PhoneAuthorization,
-    User,
-)
-from web.sessions import request_read_session
+from memory_core.domain.models import Contact, Conversation, Membership, Message, Organization, PhoneAuthorization, User
+from web.sessions import has_request_session, move_request_session, request_read_session
 from web.sessions import request_session as db
 
 log = logging.getLogger(__name__)
@@ -88,7 +79,9 @@ def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | 
     """The principal's access in the key's org, rebuilt now; 404 when it has none there."""
     from memory_core.domain.phones import normalise_phone
 
-    s = db(org_scope(org_id))  # the key's org: its members, their numbers and the numbers it authorized
+    org = org_scope(org_id)
+    opened = not has_request_session(org)
+    s = db(org)  # the key's org: its members, their numbers and the numbers it authorized
     phone = normalise_phone(phone)
     if user_id is not None and phone is not None:
         # Both given: the number must be this person's, never someone else's.
@@ -101,6 +94,10 @@ def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | 
     access = load_access(s, org_id, user_id=user_id, phone=phone)
     if access is None:
         raise NotFound("No such person in this organization.")
+    if opened:
+        # The person's reads and writes follow in the same transaction, under their own scope: one
+        # connection checkout and one commit for the request instead of two.
+        move_request_session(org, access.scope())
     return access
 
 
@@ -259,10 +256,7 @@ def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
     from memory_core.reading.context import record_usage
 
     s = db(org_scope(org_id))
-    trace = s.get(MemoryTrace, trace_id)  # record_usage finds it loaded: one read
-    if trace is None or trace.org_id != org_id:
-        raise NotFound("No such trace.")
-    marked = record_usage(s, trace_id, body.memory_ids)
+    marked = record_usage(s, trace_id, body.memory_ids, org_id=org_id)  # NotFound for another org's trace
     s.commit()
     return UsedOut(marked=marked)
 

@@ -36,6 +36,17 @@ def request_session(scope: Scope) -> Session:
     return _sessions().get(_with_session_proof(scope))
 
 
+def has_request_session(scope: Scope) -> bool:
+    """Whether the request already has its (primary) session in `scope`."""
+    return _sessions().has(_with_session_proof(scope))
+
+
+def move_request_session(session_scope: Scope, scope: Scope) -> Session:
+    """The request's session in `session_scope`, which the caller opened, moved to `scope` in the same
+    transaction (RequestSessions.move)."""
+    return _sessions().move(_with_session_proof(session_scope), _with_session_proof(scope))
+
+
 def _with_session_proof(scope: Scope) -> Scope:
     """The platform scope of the signed-in person, with their live session's proof (else unchanged: a
     platform scope naming anyone else sees nothing)."""

@@ -92,16 +92,20 @@ def person_scope(user_id: uuid.UUID) -> Scope:
     return Scope(mode="principal", user_id=user_id)
 
 
+# One statement sets every setting of a scope for the rest of the transaction (built once).
+_SET_SCOPE = text("select " + ", ".join(f"set_config('{k}', :v{i}, true)" for i, k in enumerate(Scope().settings())))
+
+
+def set_scope(connection, scope: Scope) -> None:
+    """Give the connection's current transaction `scope` (row security reads it at every statement)."""
+    connection.execute(_SET_SCOPE, {f"v{i}": v for i, v in enumerate(scope.settings().values())})
+
+
 @event.listens_for(Session, "after_begin")
 def _apply_scope(session: Session, transaction, connection) -> None:
     if transaction.nested:
         return  # a savepoint inherits its transaction's settings
-    scope: Scope = session.info.get("scope", Scope())
-    values = scope.settings()
-    connection.execute(
-        text("select " + ", ".join(f"set_config('{k}', :v{i}, true)" for i, k in enumerate(values))),
-        {f"v{i}": v for i, v in enumerate(values.values())},
-    )
+    set_scope(connection, session.info.get("scope", Scope()))
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,27 @@ class RequestSessions:
                     other.commit()
             self.sessions[key] = self.database.reader(scope) if read else self.database.session(scope)
         return self.sessions[key]
+
+    def has(self, scope: Scope) -> bool:
+        """Whether the request has opened its primary session in `scope`."""
+        return (scope, False) in self.sessions
+
+    def move(self, session_scope: Scope, scope: Scope) -> Session:
+        """The request's session in `session_scope`, moved to `scope` within its transaction (one connection,
+        one commit) when it has written nothing and the request has no session in `scope` yet; else the
+        session in `scope` as `get` gives it. For a read in one scope that decides the next one (the key's
+        org read for the person's access, then the person's own work): the caller must have opened the
+        session itself, since whoever else holds it would then work in `scope`."""
+        key, old = (scope, False), (session_scope, False)
+        session = self.sessions.get(old)
+        if key in self.sessions or session is None or has_uncommitted_writes(session):
+            return self.get(scope)
+        del self.sessions[old]
+        session.info["scope"] = scope
+        if session.in_transaction():
+            set_scope(session.connection(), scope)
+        self.sessions[key] = session
+        return session
 
     def close(self) -> None:
         for s in self.sessions.values():

@@ -1,0 +1,91 @@
+"""A request's sessions: a read in one scope that decides the next (the key's org, then the person) is one
+transaction on one connection, and row security sees the new scope at once."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from sqlalchemy import select, text
+
+from memory_core.adapters.config import get_settings
+from memory_core.adapters.db import RequestSessions, org_scope, person_scope
+from memory_core.domain.models import Conversation, Membership, Memory
+from memory_core.tenancy.api_keys import create_api_key
+
+_TX = text("select txid_current(), current_setting('memoria.mode', true), current_setting('memoria.user_id', true)")
+
+
+def test_a_moved_session_works_in_the_persons_scope_in_the_same_transaction(database, factory):
+    org = factory.org("Movida")
+    ana = factory.member(org, role="owner")
+    own = factory.memory(org, level="personal", subject="self", attribute="ciudad", value="Bilbao", owner=ana)
+    sessions = RequestSessions(database)
+    try:
+        s = sessions.get(org_scope(org.id))
+        assert s.scalar(select(Membership.role).where(Membership.user_id == ana.id)) == "owner"
+        tx, mode, _ = s.execute(_TX).one()
+        assert mode == "org" and s.scalar(select(Memory.id).where(Memory.id == own.id)) is None
+
+        moved = sessions.move(org_scope(org.id), person_scope(ana.id))
+        assert moved is s and sessions.get(person_scope(ana.id)) is s and not sessions.has(org_scope(org.id))
+        assert tuple(moved.execute(_TX).one()) == (tx, "principal", str(ana.id))
+        # row security reads the new scope: the person's own memory, which org scope does not show
+        assert moved.scalar(select(Memory.id).where(Memory.id == own.id)) == own.id
+        # a later request for the org scope gets a session of its own, in org scope
+        again = sessions.get(org_scope(org.id))
+        assert again is not s and again.execute(_TX).one()[1] == "org"
+    finally:
+        sessions.close()
+
+
+def test_a_session_that_wrote_is_never_moved(database, factory):
+    org = factory.org("Escrita")
+    ana = factory.member(org, role="owner")
+    sessions = RequestSessions(database)
+    try:
+        s = sessions.get(org_scope(org.id))
+        s.add(Conversation(channel="web", external_id="c1", org_id=org.id, user_id=ana.id))
+        s.flush()
+        other = sessions.move(org_scope(org.id), person_scope(ana.id))
+        assert other is not s and other.execute(_TX).one()[1] == "principal"
+        assert s.in_transaction() and sessions.has(org_scope(org.id))  # its write still waits for a commit
+    finally:
+        sessions.close()
+
+
+def test_an_agents_ingest_and_context_check_out_one_connection_each(database, redis_conn, factory, system_session,
+                                                                    tmp_path):
+    from app import create_app
+    from memory_core.tenancy.api_keys import VERIFIED
+
+    VERIFIED.forget()
+    org = factory.org("Una conexión")
+    ana = factory.member(org, role="owner")
+    _, key = create_api_key(system_session, org.id, "bot", created_by=ana.id, actor_label="test")
+    system_session.commit()
+    app = create_app({"TESTING": True}, settings=dataclasses.replace(get_settings(), profile_dir=str(tmp_path)))
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {key}"}
+
+    def ingest(external_id: str):
+        got = client.post("/api/v1/messages", headers=headers, json={
+            "channel": "web", "conversation": "c1", "external_id": external_id, "role": "user",
+            "text": "Hola, soy Ana", "user_id": str(ana.id)})
+        assert got.status_code == 200, got.get_data(as_text=True)
+        return got.get_json()
+
+    def counts() -> dict:
+        app.wsgi_app.write()
+        [written] = tmp_path.glob("requests-*.json")
+        return json.loads(written.read_text())
+
+    ingest("m0")  # the key is looked up on its first use (then trusted for a few seconds): not counted
+    before = counts()["POST /api/v1/messages"]["checkouts"]
+    got = ingest("m1")
+    block = client.post("/api/v1/context", headers=headers, json={
+        "user_id": str(ana.id), "message": "Hola", "conversation_id": got["conversation_id"],
+        "message_id": got["message_id"]})
+    assert block.status_code == 200 and block.get_json()["trace_id"]
+    after = counts()
+    assert after["POST /api/v1/messages"]["checkouts"] - before == 1
+    assert after["POST /api/v1/context"]["checkouts"] == 1
