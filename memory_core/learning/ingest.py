@@ -232,13 +232,17 @@ def _delete(session: Session, message: Message | None) -> IngestResult:
 
 
 def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Conversation:
-    session.execute(
-        pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
-                                       phone=phone)
-        .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]))
-    conv = session.scalar(select(Conversation).where(Conversation.channel == channel,
-                                                     Conversation.id_scope == id_scope(org_id, phone, user_id),
-                                                     Conversation.external_id == external_id))
+    find = select(Conversation).where(Conversation.channel == channel,
+                                      Conversation.id_scope == id_scope(org_id, phone, user_id),
+                                      Conversation.external_id == external_id)
+    # Most messages join a conversation that exists: read it first, insert only when it is not there.
+    conv = session.scalar(find)
+    if conv is None:
+        session.execute(
+            pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
+                                           phone=phone)
+            .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]))
+        conv = session.scalar(find)
     if (conv.user_id is not None and user_id is not None and conv.user_id != user_id) or (
             conv.phone is not None and phone is not None and conv.phone != phone):
         raise Conflict("this conversation belongs to another person")

@@ -107,11 +107,12 @@ class Ledger:
 
 def load_exclusions(session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
     """The enabled exclusion list: the seeded platform rows plus the org's own additions."""
-    q = select(PolicyExclusion).where(PolicyExclusion.enabled.is_(True))
-    q = q.where(or_(PolicyExclusion.org_id.is_(None), PolicyExclusion.org_id == org_id) if org_id else
-                PolicyExclusion.org_id.is_(None))
+    e = PolicyExclusion
+    # Plain rows, not ORM objects: every ingest reads the whole list.
+    q = select(e.kind, e.name, e.pattern, e.validator, e.description).where(e.enabled.is_(True))
+    q = q.where(or_(e.org_id.is_(None), e.org_id == org_id) if org_id else e.org_id.is_(None))
     return [Exclusion(kind=r.kind, name=r.name, pattern=r.pattern, validator=r.validator, description=r.description)
-            for r in session.scalars(q.order_by(PolicyExclusion.kind, PolicyExclusion.name))]
+            for r in session.execute(q.order_by(e.kind, e.name))]
 
 
 def previous_assistant_turn(session: Session, message: Message) -> str | None:
