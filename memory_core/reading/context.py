@@ -33,7 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func, insert, or_, select, update
+from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func, insert, or_, select, true, update
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
@@ -658,16 +658,36 @@ def _store_trace(session: Session, conv: Row, message_id: uuid.UUID | None, text
     return trace_id
 
 
-def record_usage(session: Session, trace_id: uuid.UUID, memory_ids: Iterable[uuid.UUID]) -> int:
-    """Mark which memories of a trace the agent used; returns how many were marked. Does not commit."""
+def _usage_statement(with_org: bool):
+    """Whether the trace is there (in the org, `with_org`) and how many of its items were marked used: one
+    round trip (the UPDATE in the WITH runs whether or not the outer query reads it)."""
+    traces, items = MemoryTrace.__table__, TraceItem.__table__
+    # Parameters are not named after the updated table's columns: those would become SET values.
+    trace_id = bindparam("the_trace", type_=PG_UUID(as_uuid=True))
+    found = select(traces.c.id).where(traces.c.id == trace_id)
+    if with_org:
+        found = found.where(traces.c.org_id == bindparam("the_org", type_=PG_UUID(as_uuid=True)))
+    trace = found.cte("trace")
+    ids = bindparam("the_ids", type_=ARRAY(PG_UUID(as_uuid=True)))
+    marked = (update(items).where(items.c.trace_id.in_(select(trace.c.id)), items.c.memory_id == func.any(ids))
+              .values(used=true()).returning(items.c.memory_id).cte("marked"))
+    return select(select(trace.c.id).exists().label("found"),
+                  select(func.count()).select_from(marked).scalar_subquery().label("marked"))
+
+
+_USAGE = {with_org: _usage_statement(with_org) for with_org in (False, True)}
+
+
+def record_usage(session: Session, trace_id: uuid.UUID, memory_ids: Iterable[uuid.UUID],
+                 org_id: uuid.UUID | None = None) -> int:
+    """Mark which memories of a trace (of the org `org_id`, when given) the agent used; returns how many
+    were marked. NotFound when there is no such trace. Does not commit."""
     ids = list({uuid.UUID(str(i)) for i in memory_ids})
-    if not ids:
-        return 0
-    if session.get(MemoryTrace, trace_id) is None:
+    params = {"the_trace": trace_id, "the_ids": ids} | ({"the_org": org_id} if org_id is not None else {})
+    found, marked = session.execute(_USAGE[org_id is not None], params).one()
+    if not found:
         raise NotFound("No such trace.")
-    result = session.execute(update(TraceItem).where(TraceItem.trace_id == trace_id, TraceItem.memory_id.in_(ids))
-                             .values(used=True))
-    return result.rowcount
+    return marked
 
 
 def memories_for_subjects(session: Session, access: Access | None, subject_ids: Iterable[uuid.UUID | str],
