@@ -89,6 +89,16 @@ def user_of_phone(session: Session, phone: str) -> uuid.UUID | None:
     return session.scalar(text("select memoria_user_of_phone(:p)"), {"p": phone})
 
 
+# Every API request and every message the worker learns from rebuilds an access: its two reads are built once.
+_MEMBERSHIP = select(Membership.role, Membership.permissions).where(
+    Membership.org_id == bindparam("org", type_=UUID(as_uuid=True)),
+    Membership.user_id == bindparam("user", type_=UUID(as_uuid=True)),
+    Membership.left_at.is_(None), Membership.deactivated_at.is_(None))
+_PHONE_AUTHORIZATION = select(PhoneAuthorization.user_id, PhoneAuthorization.permissions).where(
+    PhoneAuthorization.org_id == bindparam("org", type_=UUID(as_uuid=True)),
+    PhoneAuthorization.phone == bindparam("phone", type_=String), PhoneAuthorization.revoked_at.is_(None))
+
+
 def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUID | None = None,
                 phone: str | None = None) -> Access | None:
     """Rebuild a principal's access from the database as it is now; None when it has none.
@@ -105,15 +115,11 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     member_perms: dict[str, str] | None = None
     role = None
     if user_id is not None:
-        m = session.scalar(select(Membership).where(
-            Membership.org_id == org_id, Membership.user_id == user_id, Membership.left_at.is_(None),
-            Membership.deactivated_at.is_(None)))
+        m = session.execute(_MEMBERSHIP, {"org": org_id, "user": user_id}).first()
         if m is not None:
             role, member_perms = m.role, member_permissions(m.role, m.permissions)
     if phone:
-        auth = session.scalar(select(PhoneAuthorization).where(
-            PhoneAuthorization.org_id == org_id, PhoneAuthorization.phone == phone,
-            PhoneAuthorization.revoked_at.is_(None)))
+        auth = session.execute(_PHONE_AUTHORIZATION, {"org": org_id, "phone": phone}).first()
         if auth is None:
             return None
         phone_perms = member_permissions("member", auth.permissions)
