@@ -220,7 +220,7 @@ def ingest(org_id, body: IngestIn):
     result = ingest_message(s, org_id=org_id, link_handler=confirm_link, **body.model_dump())
     s.commit()
     if result.queued:
-        enqueue_drain()
+        enqueue_drain(settings=current_app.config.get("MEMORIA_SETTINGS"))
     return IngestOut(**{k: getattr(result, k) for k in IngestOut.model_fields})
 
 

@@ -316,14 +316,15 @@ def _schedule_retry(database) -> None:
         log.warning("could not schedule the outbox retry; the per-minute drain will pick it up")
 
 
-def enqueue_drain(force: bool = False):
-    """Kick the worker after ingest committed. Cheap to call per message: kicks are deduplicated."""
+def enqueue_drain(force: bool = False, settings=None):
+    """Kick the worker after ingest committed. Cheap to call per message: kicks are deduplicated.
+    `settings`: the caller's (a web process passes its own rather than reading the environment again)."""
     from memory_core.adapters.queue import get_queue, get_redis
 
     try:
-        if not force and not get_redis().set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS):
+        if not force and not get_redis(settings).set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS):
             return None
-        return get_queue().enqueue(drain_outbox)
+        return get_queue(settings).enqueue(drain_outbox)
     except Exception:  # noqa: BLE001 - never fail the agent's turn: the cron safety net drains anyway
         log.warning("could not kick the outbox worker; the per-minute drain will pick the message up")
         return None
