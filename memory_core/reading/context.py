@@ -222,10 +222,20 @@ class _Subjects:
                 except ValueError:
                     pass
         self.contacts: dict[str, tuple[str, str]] = {}
+        self._texts: dict[tuple[uuid.UUID, bool], str] = {}
         if ids:
             rows = session.execute(select(Contact.id, Contact.name, Contact.kind)
                                    .where(Contact.id.in_(ids), contact_visible(access)))
             self.contacts = {f"contact:{r.id}": (r.name, r.kind) for r in rows}
+
+    def item_text(self, m: Memory, with_date: bool = True) -> str:
+        """`_item_text` in the block's language, worked out once per memory and block (a memory is measured
+        for its section, rendered, then counted in the trace)."""
+        key = (m.id, with_date)
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = _item_text(m, with_date=with_date, lang=self.lang)
+        return text
 
     def label(self, m: Memory) -> str:
         if m.subject == "self":
@@ -247,7 +257,7 @@ def _render_lines(subjects: _Subjects, memories: Sequence[Memory]) -> list[str]:
     groups: dict[str, list[Memory]] = {}
     for m in memories:
         groups.setdefault(m.subject, []).append(m)
-    return [f"- {subjects.label(ms[0])}: " + "; ".join(_item_text(m, lang=subjects.lang) for m in ms)
+    return [f"- {subjects.label(ms[0])}: " + "; ".join(subjects.item_text(m) for m in ms)
             for ms in groups.values()]
 
 
@@ -267,7 +277,7 @@ def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items:
         said = (m.subject, salient_words(m.value))
         if any(near_duplicate(said, other) for other in shown):
             continue
-        item = len(_item_text(m, lang=subjects.lang))
+        item = len(subjects.item_text(m))
         if m.subject in seen:
             add = 2 + item
         else:
@@ -631,10 +641,10 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     parts = [p for p in (core_text, profile_text, related_text) if p]
     text = "\n\n".join([MEMORY_HEADERS[lang], *parts]) if parts else ""
 
-    items = [ContextItem(m.id, "core", i, 1.0, len(_item_text(m, with_date=False, lang=lang)))
+    items = [ContextItem(m.id, "core", i, 1.0, len(subjects.item_text(m, with_date=False)))
              for i, m in enumerate(core, 1)]
-    items += [ContextItem(m.id, "profile", i, s, len(_item_text(m, lang=lang))) for i, (m, s) in enumerate(profile, 1)]
-    items += [ContextItem(m.id, "related", i, s, len(_item_text(m, lang=lang))) for i, (m, s) in enumerate(related, 1)]
+    items += [ContextItem(m.id, "profile", i, s, len(subjects.item_text(m))) for i, (m, s) in enumerate(profile, 1)]
+    items += [ContextItem(m.id, "related", i, s, len(subjects.item_text(m))) for i, (m, s) in enumerate(related, 1)]
     tokens = estimate_tokens(text)
     trace_id = None
     if conv is not None and not conv.temporary:
