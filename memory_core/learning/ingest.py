@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import Text, cast, func, select
+from sqlalchemy import String, Text, bindparam, func, select
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
@@ -150,10 +150,10 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         # May read memory, never add to it: no conversation, message or outbox row.
         return IngestResult(temporary=True)
 
-    scope = id_scope(org_id, phone, user_id)
     text = redact_secrets(session, text, org_id)
-    existing = session.scalar(select(Message).where(Message.channel == channel, Message.id_scope == scope,
-                                                    Message.external_id == external_id))
+    find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
+            "scope_user": user_id}
+    existing = session.scalar(_MESSAGE_BY_EXTERNAL_ID, find)
     if existing is not None:
         _check_same_writer(existing, org_id, user_id, phone)
     if event == "deleted":
@@ -172,8 +172,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]).returning(Message.id))
     if message_id is None:
         # A concurrent retry won the race: theirs is the row.
-        row = session.scalar(select(Message).where(Message.channel == channel, Message.id_scope == scope,
-                                                   Message.external_id == external_id))
+        row = session.scalar(_MESSAGE_BY_EXTERNAL_ID, find)
         if row is None:  # the row is there but not ours to see: another writer's message
             raise Conflict("this external_id already belongs to another writer's message")
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
@@ -191,10 +190,21 @@ def redact_secrets(session: Session, text: str, org_id: uuid.UUID | None) -> str
     return redact(text, load_exclusions(session, org_id)) if text else text
 
 
-def id_scope(org_id: uuid.UUID | None, phone: str | None, user_id: uuid.UUID | None):
-    """The namespace of a writer's external ids, computed by the same SQL function as the column."""
-    return func.external_id_scope(cast(org_id, PG_UUID(as_uuid=True)), cast(phone, Text),
-                                  cast(user_id, PG_UUID(as_uuid=True)))
+def _id_scope_param():
+    """The namespace of a writer's external ids (parameters scope_org, scope_phone, scope_user), computed by
+    the same SQL function as the column."""
+    uid = PG_UUID(as_uuid=True)
+    return func.external_id_scope(bindparam("scope_org", type_=uid), bindparam("scope_phone", type_=Text),
+                                  bindparam("scope_user", type_=uid))
+
+
+# A message or conversation by its external id in the writer's namespace: every ingest reads them (built once).
+_MESSAGE_BY_EXTERNAL_ID = select(Message).where(Message.channel == bindparam("channel", type_=String),
+                                                Message.id_scope == _id_scope_param(),
+                                                Message.external_id == bindparam("external_id", type_=String))
+_CONVERSATION_BY_EXTERNAL_ID = select(Conversation).where(
+    Conversation.channel == bindparam("channel", type_=String), Conversation.id_scope == _id_scope_param(),
+    Conversation.external_id == bindparam("external_id", type_=String))
 
 
 def _check_same_writer(existing: Message, org_id, user_id, phone) -> None:
@@ -232,17 +242,16 @@ def _delete(session: Session, message: Message | None) -> IngestResult:
 
 
 def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Conversation:
-    find = select(Conversation).where(Conversation.channel == channel,
-                                      Conversation.id_scope == id_scope(org_id, phone, user_id),
-                                      Conversation.external_id == external_id)
+    find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
+            "scope_user": user_id}
     # Most messages join a conversation that exists: read it first, insert only when it is not there.
-    conv = session.scalar(find)
+    conv = session.scalar(_CONVERSATION_BY_EXTERNAL_ID, find)
     if conv is None:
         session.execute(
             pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
                                            phone=phone)
             .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]))
-        conv = session.scalar(find)
+        conv = session.scalar(_CONVERSATION_BY_EXTERNAL_ID, find)
     if (conv.user_id is not None and user_id is not None and conv.user_id != user_id) or (
             conv.phone is not None and phone is not None and conv.phone != phone):
         raise Conflict("this conversation belongs to another person")
