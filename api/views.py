@@ -75,14 +75,27 @@ def _actor() -> str:
     return ACTOR.format(g.api_key_id)
 
 
+# The scope each principal's access gave last time in this process, by (org, user, phone): its next request
+# opens its transaction there (its own membership and numbers show in it as in the org's scope), so reading
+# the access again and then working as the person takes no second set_config. Nothing is trusted from it:
+# the access is read anew every time, and a scope that changed is set before anything else is read.
+_LAST_SCOPE: dict[tuple[uuid.UUID, uuid.UUID | None, str | None], Scope] = {}
+_LAST_SCOPE_MAX = 4096
+
+
 def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | None) -> Access:
     """The principal's access in the key's org, rebuilt now; 404 when it has none there."""
     from memory_core.domain.phones import normalise_phone
 
-    org = org_scope(org_id)
-    opened = not has_request_session(org)
-    s = db(org)  # the key's org: its members, their numbers and the numbers it authorized
     phone = normalise_phone(phone)
+    key = (org_id, user_id, phone)
+    first = org_scope(org_id)  # the key's org: its members, their numbers and the numbers it authorized
+    # (both a person and a number: checked in the org's scope, where the number's owner shows only if a member)
+    guess = _LAST_SCOPE.get(key) if user_id is None or phone is None else None
+    if guess is not None and not has_request_session(first):
+        first = guess
+    opened = not has_request_session(first)
+    s = db(first)
     if user_id is not None and phone is not None:
         # Both given: the number must be this person's, never someone else's.
         owner = s.scalar(select(User.phone).where(User.id == user_id))
@@ -93,11 +106,16 @@ def principal_access(org_id: uuid.UUID, user_id: uuid.UUID | None, phone: str | 
             raise NotFound("No such person in this organization.")
     access = load_access(s, org_id, user_id=user_id, phone=phone)
     if access is None:
+        _LAST_SCOPE.pop(key, None)
         raise NotFound("No such person in this organization.")
-    if opened:
+    scope = access.scope()
+    if opened and scope != first:
         # The person's reads and writes follow in the same transaction, under their own scope: one
         # connection checkout and one commit for the request instead of two.
-        move_request_session(org, access.scope())
+        move_request_session(first, scope)
+    if len(_LAST_SCOPE) >= _LAST_SCOPE_MAX:
+        _LAST_SCOPE.clear()
+    _LAST_SCOPE[key] = scope
     return access
 
 

@@ -89,3 +89,35 @@ def test_an_agents_ingest_and_context_check_out_one_connection_each(database, re
     after = counts()
     assert after["POST /api/v1/messages"]["checkouts"] - before == 1
     assert after["POST /api/v1/context"]["checkouts"] == 1
+
+
+def test_a_persons_changed_access_applies_to_their_very_next_request(client, factory, system_session):
+    """A person's requests open their transaction in the scope their access gave last time: a grant, a
+    narrowing or a removal still applies at once (the access is read anew every request)."""
+    from memory_core.tenancy.api_keys import VERIFIED
+
+    VERIFIED.forget()
+    org = factory.org("Cambios")
+    owner = factory.member(org, role="owner")
+    marta = factory.member(org, role="member")  # reads "general" only
+    factory.memory(org, subject="org", attribute="plazo_pago", value="Pagamos a 60 días", area="contacts")
+    _, key = create_api_key(system_session, org.id, "bot", created_by=owner.id, actor_label="test")
+    system_session.commit()
+    headers = {"Authorization": f"Bearer {key}"}
+
+    def block() -> tuple[int, str]:
+        got = client.post("/api/v1/context", headers=headers, json={"user_id": str(marta.id), "message": "hola"})
+        return got.status_code, (got.get_json() or {}).get("text", "")
+
+    status, text = block()
+    assert status == 200 and "60 días" not in text
+    membership = system_session.scalar(select(Membership).where(Membership.user_id == marta.id))
+    membership.permissions = {"contacts": "read"}
+    system_session.commit()
+    assert "60 días" in block()[1]
+    membership.permissions = {}
+    system_session.commit()
+    assert "60 días" not in block()[1]
+    system_session.delete(membership)
+    system_session.commit()
+    assert block()[0] == 404
