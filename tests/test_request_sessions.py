@@ -121,3 +121,30 @@ def test_a_persons_changed_access_applies_to_their_very_next_request(client, fac
     system_session.delete(membership)
     system_session.commit()
     assert block()[0] == 404
+
+
+def test_prepared_statements_under_row_security_see_each_transactions_scope(database, factory):
+    """psycopg prepares a statement run 5 times on a connection, and PostgreSQL may then run one generic plan:
+    the scope set at each transaction's start still decides every row (the policies read the settings when
+    the plan runs, never when it was made), even with the generic plan forced."""
+    org = factory.org("Preparadas")
+    ana, luis = factory.member(org, role="member"), factory.member(org, role="member")
+    mine = {who.id: factory.memory(org, level="personal", subject="self", attribute="ciudad", value=city,
+                                   owner=who).id for who, city in ((ana, "Bilbao"), (luis, "Soria"))}
+    s = database.session(person_scope(ana.id))
+    try:
+        s.execute(text("select 1"))
+        s.connection().exec_driver_sql("set plan_cache_mode = force_generic_plan")
+        s.commit()
+        read = select(Memory.id).where(Memory.id.in_(list(mine.values())))
+        for i in range(12):
+            who = (ana, luis)[i % 2]
+            s.info["scope"] = person_scope(who.id)
+            assert s.scalars(read).all() == [mine[who.id]]
+            s.commit()
+        assert s.connection().connection.driver_connection.prepare_threshold is not None  # psycopg prepares
+    finally:
+        s.rollback()
+        s.connection().exec_driver_sql("reset plan_cache_mode")
+        s.commit()
+        s.close()
