@@ -42,6 +42,7 @@ from memory_core.domain.models import (
     PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.text import fold
 from memory_core.learning.subjects import (
     NAME_NOISE,
@@ -576,8 +577,11 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
 
 def without_special_sentences(text: str, exclusions: list[Exclusion]) -> str:
     """The message without its sentences on a special category ("" when all of them are), so the rest
-    of it ("We have two kids, Leo and Alba") is still learnt and the protected sentence never is."""
-    kept = [u.raw for u in units(text) if not u.phatic and not check_text(u.raw, exclusions).special]
+    of it ("We have two kids, Leo and Alba") is still learnt and the protected sentence never is. A sentence
+    whose protected words only name a cause, a field or an event ("we sold paintings at the church fair")
+    is no special category."""
+    kept = [u.raw for u in units(text) if not u.phatic
+            and not check_text(without_topic_mentions(u.raw), exclusions).special]
     return " ".join(k if k.rstrip()[-1:] in ".!?;" else f"{k}." for k in kept)
 
 

@@ -29,6 +29,7 @@ from memory_core.backends.local_extractor.units import units
 from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
+from memory_core.domain.protected_topics import without_topic_mentions
 
 MODEL = "local-extractor-v1"
 
@@ -97,8 +98,16 @@ class LocalExtractor:
         if self.judge is None:
             return False
         texts = [u.text for u in units(message) if not u.phatic and writer_statement(u.text)]
-        return any(note_worthy(d, t) and d.special < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD
+        return any(note_worthy(d, t) and self.special(t, d) < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD
                    for t, d in zip(texts, self.judge(texts) if texts else []))
+
+    def special(self, text: str, decision: GateDecision) -> float:
+        """The gate's special-category answer for a unit, judged without the protected words that only name
+        a cause, a field or an event ("a charity race for mental health" is no one's health)."""
+        if decision.special < SPECIAL_THRESHOLD or self.judge is None:
+            return decision.special
+        masked = without_topic_mentions(text)
+        return decision.special if masked == text else min(decision.special, self.judge([masked])[0].special)
 
     def rule_reads(self, message: str) -> tuple[bool, bool]:
         """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):
@@ -128,7 +137,7 @@ class LocalExtractor:
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
         out: list[Fact] = []
         for i, decision in ranked:
-            if not note_worthy(decision, read[i][0].text) or decision.special >= SPECIAL_THRESHOLD or \
+            if not note_worthy(decision, read[i][0].text) or self.special(read[i][0].text, decision) >= SPECIAL_THRESHOLD or \
                     decision.insult >= SPECIAL_THRESHOLD:
                 continue
             s, mentions, recent = read[i]

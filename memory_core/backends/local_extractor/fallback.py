@@ -23,6 +23,7 @@ from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.model_port import ExtractionContext, Fact
 from memory_core.domain.policy import find_bank_account
+from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.vocabulary import GATE_CATEGORIES
 
 VALUE_MAX_CHARS = 200
@@ -171,8 +172,9 @@ _SENSITIVE = re.compile(
 
 
 def sensitive(s: Sentence) -> bool:
-    """The unit is on a special category (GDPR art. 9): never learnt in the background."""
-    return bool(_SENSITIVE.search(s.low))
+    """The unit is on a special category (GDPR art. 9): never learnt in the background. A protected word
+    that only names a cause, a field or an event ("a charity race for mental health") does not count."""
+    return bool(_SENSITIVE.search(s.low)) and bool(_SENSITIVE.search(fold(without_topic_mentions(s.text))))
 
 
 def _safe(text: str) -> str:
@@ -366,7 +368,7 @@ _CHAT_QUESTION = re.compile(r"(?:q|k|ke|qe|wat|wht|como|cuanto|cuanta|cuantos|cu
 def writer_statement(text: str) -> bool:
     """A unit that states something of the writer's own life in the first person, with substance."""
     s = _strip_lead(Sentence.of(text))
-    if not _says_something(s) or is_order(s) or _SENSITIVE.search(s.low) or "?" in s.text or _CHAT_QUESTION.match(s.low):
+    if not _says_something(s) or is_order(s) or sensitive(s) or "?" in s.text or _CHAT_QUESTION.match(s.low):
         return False
     if not (_FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _NO_SUBJECT.match(s.low)):
         return False
@@ -513,7 +515,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     whole = context.message or ""
     bank = bool(_BANK_TOPIC.search(fold(whole)))
     s = _strip_lead(s)
-    if not _says_something(s) or is_order(s) or _SENSITIVE.search(s.low):
+    if not _says_something(s) or is_order(s) or sensitive(s):
         return None  # a clause on a special category is refused; the message's other sentences are not
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
