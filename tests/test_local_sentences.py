@@ -412,3 +412,27 @@ def test_a_statement_with_no_subject_reads_in_the_third_person():
     assert third_person("Lost my job as a banker, so I'm gonna start my own business", "self") == \
         "The person lost their job as a banker, so they're gonna start their own business"
     assert third_person("Me he comprado un perro", "self") == "La persona se ha comprado un perro"
+
+
+@pytest.mark.parametrize("text, head, tail", [
+    ("Thanks, Caroline! Pottery is a huge part of my life - it helps me express my emotions.", "Pottery",
+     "express my emotions"),
+    ("Tengo un huerto en el pueblo. Es mi forma de desconectar del trabajo.", "huerto", "desconectar"),
+])
+def test_a_sentence_that_goes_on_about_the_one_before_is_part_of_its_note(backend, text, head, tail):
+    facts = learn(backend, text)
+    assert any(head in f.value and tail in f.value for f in facts)
+    # and no note of its own that says "it" about nothing
+    assert not any(f.value.lower().startswith(("it helps", "es mi forma")) for f in facts)
+
+
+@pytest.mark.parametrize("text", ["Next month I'm having an LGBTQ art show with my paintings",
+                                  "Fuimos al mercadillo de la iglesia a vender cuadros"])
+def test_an_event_on_a_protected_topic_is_learnt_by_the_local_backend(backend, text):
+    assert learn(backend, text)
+
+
+@pytest.mark.parametrize("text", ["I'm transgender", "Soy gay", "I went to an LGBTQ support group yesterday",
+                                  "Me diagnosticaron diabetes"])
+def test_a_person_s_protected_data_is_not_learnt_by_the_local_backend(backend, text):
+    assert learn(backend, text) == []

@@ -153,7 +153,9 @@ _ES_PRONOUNS = {"mi": "su", "mis": "sus", "me": "le", "conmigo": "con la persona
 _EN_START = {"i'm": "is", "i am": "is", "i've": "has", "i have": "has", "we're": "is", "we are": "is",
              "we've": "has", "we have": "has", "i'd rather": "would rather", "we'd rather": "would rather"}
 _EN_PAST = frozenset("""had went got made took was were did saw met ran bought found lost gave came began brought
-felt left kept thought told sold spent won wrote read built taught caught heard""".split())
+felt left kept thought told sold spent won wrote read built taught caught heard drew wore grew threw flew knew swam
+sang rang drove rode spoke broke chose froze woke fell held stood understood sat hung fed led paid said sent slept
+ate forgot hid shook became""".split())
 _EN_PRONOUNS = {"my": "their", "me": "them", "myself": "themselves", "our": "its", "us": "it", "i": "they",
                 "we": "they"}
 
