@@ -436,3 +436,19 @@ def test_an_event_on_a_protected_topic_is_learnt_by_the_local_backend(backend, t
                                   "Me diagnosticaron diabetes"])
 def test_a_person_s_protected_data_is_not_learnt_by_the_local_backend(backend, text):
     assert learn(backend, text) == []
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("I just started helping out with a food drive for folks who lost their jobs. Here's a picture of me at the "
+     "food bank.", "food drive"),
+    ("Ayudo los sábados en el banco de alimentos del barrio.", "banco de alimentos"),
+])
+def test_a_food_bank_is_no_bank_account(backend, text, kept):
+    assert any(kept in f.value for f in learn(backend, text))
+
+
+@pytest.mark.parametrize("text", ["My favorite is the banana split sundae - I enjoy it after a day of volunteering.",
+                                  "Me gusta mucho eso de madrugar los domingos"])
+def test_a_pronoun_is_never_taken_for_a_hobby(backend, text):
+    assert not any(f.attribute.startswith("aficion_") and f.value.split()[0].lower() in ("it", "eso")
+                   for f in learn(backend, text))

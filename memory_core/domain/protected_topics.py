@@ -59,10 +59,9 @@ _PATTERNS = [
                r"(?P<t>mental[\s-]+health)\b", re.I),
     re.compile(r"\b(?:career|careers|job|jobs|work|working|degree|studies|study|course|major|internship|"
                r"interested|interest)\s+(?:\w+\s+){0,2}?(?:in|into)\s+(?P<t>mental[\s-]+health|politics)\b", re.I),
-    re.compile(r"\b(?:local|city|town|national|student|community|municipal|regional|state)\s+(?P<t>politics)\b",
-               re.I),
-    re.compile(r"\b(?:get|gets|got|getting|go|going|went|run|running|ran|career|involved)\s+(?:\w+\s+)?(?:into|in)\s+"
-               r"(?P<t>politics)\b", re.I),
+    # Politics as a field or a pastime ("getting into local politics", "blogging about politics"): a political
+    # opinion is what one votes, supports or belongs to ("my politics", "I voted for...").
+    re.compile(r"\b(?P<t>politics)\b", re.I),
     # Something made for a church (a commission, a sale): "a stained glass window made for a local church".
     re.compile(r"\b(?:made|painted|built|designed|created|sold|commissioned|decorated|restored|played|performed)\s+"
                r"(?:\w+\s+){0,4}?(?:for|at|in)\s+(?:a|the)\s+(?:local\s+|nearby\s+|small\s+)?(?P<t>church)\b", re.I),

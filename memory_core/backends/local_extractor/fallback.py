@@ -75,7 +75,7 @@ _COMMON_START = re.compile(r"^(?:\w+(?:amos|emos|imos|ando|iendo|ado|ido)|hemos|
 _BANK_TOPIC = re.compile(
     r"\b(?:iban|swift|bic|ccc|numero de cuenta|cuenta bancaria|cuenta corriente|datos bancarios|bank account|"
     r"bank details|sort code|account number|cuenta (?:de|del|en)\s+\w+|(?:otra|nueva) cuenta|cuenta nueva|"
-    r"(?:new|another|different) account|banco|bancari[oa]s?|entidad|bank(?! holidays?)|banking|"
+    r"(?:new|another|different) account|banco(?! de (?:alimentos|sangre|tiempo))|bancari[oa]s?|entidad|(?<!food )(?<!blood )(?<!river )bank(?! holidays?)|banking|"
     r"transferencias?,?\s+(?:al|a la|a|en)\s+\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
     r"santander|bbva|sabadell|caixabank|la caixa|bankinter|unicaja|ing|abanca|kutxabank|cajamar|ibercaja|"
     r"openbank|lloyds|barclays|hsbc|natwest|starling|monzo|revolut)\b")
