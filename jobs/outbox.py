@@ -14,13 +14,17 @@ the rows are marked done and the usage ledger, the audit rows and the notificati
 batch (one statement a table), in that same transaction.
 
 Jobs: `drain_outbox` (kicked after ingest by `enqueue_drain()`, and every minute by the cron
-schedule as a safety net).
+schedule as a safety net). A kicked drain that emptied the outbox waits a moment (LINGER_SECONDS) for the
+next message before it ends: RQ forks a new horse per job, whose new connections plan every statement
+afresh (row security makes that most of a small batch's cost), while an agent's next message usually
+comes within that moment and is learnt on this horse's warm connections.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
 import logging
+import time
 from decimal import Decimal
 
 from sqlalchemy import insert, select
@@ -47,6 +51,13 @@ BACKOFF_MAX_SECONDS = 3600
 # A kick within this many seconds of a pending one is dropped: one queued drain covers every message.
 KICK_DEDUP_SECONDS = 30
 KICK_KEY = "memoria:outbox:kick"
+# A kicked drain that found the outbox empty looks again every LINGER_POLL_SECONDS for this long before it
+# ends (each look is one claim: a few statements); the cron drain does not linger.
+LINGER_SECONDS = 1.0
+LINGER_POLL_SECONDS = 0.05
+# ...but only within this many seconds of the job's start, far inside RQ's job timeout (180 s): a trickle of
+# messages never keeps one job alive for long.
+LINGER_WITHIN_SECONDS = 30
 ERROR_CHARS = 500
 
 
@@ -273,8 +284,10 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
     return "done"
 
 
-def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
-    """The RQ job: process up to batch_size pending messages; if more remain, queue another drain."""
+def drain_outbox(batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS, *,
+                 sleep=time.sleep, monotonic=time.monotonic) -> dict[str, int]:
+    """The RQ job: process up to batch_size pending messages; if more remain, queue another drain. Once
+    the outbox is empty it keeps looking for `linger` seconds (from the last message it found)."""
     from memory_core.adapters.queue import get_redis
     from memory_core.backends import get_backend
 
@@ -285,10 +298,16 @@ def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
     database, backend = get_database(), get_backend()
     counts = {"done": 0, "failed": 0}
     claimed = 0
+    started = monotonic()
+    idle_until = started + linger
     while claimed < batch_size:
         result = drain_batch(database, backend, limit=min(CLAIM_SIZE, batch_size - claimed))
         if result is None:
-            break
+            if monotonic() >= min(idle_until, started + LINGER_WITHIN_SECONDS):
+                break
+            sleep(LINGER_POLL_SECONDS)
+            continue
+        idle_until = monotonic() + linger
         claimed += sum(result.values())
         counts["done"] += result["done"]
         counts["failed"] += result["failed"]
@@ -331,7 +350,7 @@ def enqueue_drain(force: bool = False):
 
 def drain_outbox_periodic() -> dict[str, int]:
     """The cron safety net: drains whatever a lost kick or a retry left behind."""
-    return drain_outbox()
+    return drain_outbox(linger=0)
 
 
 def pending_count(database) -> int:
