@@ -51,8 +51,11 @@ BACKOFF_MAX_SECONDS = 3600
 # A kick within this many seconds of a pending one is dropped: one queued drain covers every message.
 KICK_DEDUP_SECONDS = 30
 KICK_KEY = "memoria:outbox:kick"
-# A kicked drain that found the outbox empty looks again every LINGER_POLL_SECONDS for this long before it
-# ends (each look is one claim: a few statements); the cron drain does not linger.
+# Every kick counts here (even one deduplicated away): a lingering drain claims again only when it moved.
+KICKS_KEY = "memoria:outbox:kicks"
+# A kicked drain that found the outbox empty watches the kick count every LINGER_POLL_SECONDS (one Redis
+# read) for this long before it ends, and claims again when a message was kicked; the cron drain does not
+# linger.
 LINGER_SECONDS = 1.0
 LINGER_POLL_SECONDS = 0.05
 # ...but only within this many seconds of the job's start, far inside RQ's job timeout (180 s): a trickle of
@@ -301,11 +304,15 @@ def drain_outbox(batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS, *
     started = monotonic()
     idle_until = started + linger
     while claimed < batch_size:
+        seen = _kicks() if linger else None  # read before the claim: a kick after it is seen below
         result = drain_batch(database, backend, limit=min(CLAIM_SIZE, batch_size - claimed))
         if result is None:
-            if monotonic() >= min(idle_until, started + LINGER_WITHIN_SECONDS):
+            while monotonic() < min(idle_until, started + LINGER_WITHIN_SECONDS):
+                sleep(LINGER_POLL_SECONDS)
+                if _kicks() != seen:
+                    break  # a message came: claim it
+            else:
                 break
-            sleep(LINGER_POLL_SECONDS)
             continue
         idle_until = monotonic() + linger
         claimed += sum(result.values())
@@ -316,6 +323,16 @@ def drain_outbox(batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS, *
     if counts["failed"]:
         _schedule_retry(database)
     return counts
+
+
+def _kicks() -> object:
+    """How many kicks Redis has counted (an object equal to no other when Redis cannot say: claim again)."""
+    from memory_core.adapters.queue import get_redis
+
+    try:
+        return get_redis().get(KICKS_KEY)
+    except Exception:  # noqa: BLE001 - without Redis, look at the outbox itself
+        return object()
 
 
 def _schedule_retry(database) -> None:
@@ -340,8 +357,12 @@ def enqueue_drain(force: bool = False):
     from memory_core.adapters.queue import get_queue, get_redis
 
     try:
-        if not force and not get_redis().set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS):
-            return None
+        if not force:
+            pipe = get_redis().pipeline(transaction=False)  # one round trip, as the kick alone was
+            pipe.incr(KICKS_KEY)  # a lingering drain sees this one
+            pipe.set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS)
+            if not pipe.execute()[1]:
+                return None
         return get_queue().enqueue(drain_outbox)
     except Exception:  # noqa: BLE001 - never fail the agent's turn: the cron safety net drains anyway
         log.warning("could not kick the outbox worker; the per-minute drain will pick the message up")
