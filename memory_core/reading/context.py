@@ -37,6 +37,7 @@ from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.planner import sorting_disabled
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template_params
 from memory_core.domain.errors import NotFound
@@ -54,7 +55,7 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
-from memory_core.reading import profile_query
+from memory_core.reading import profile_query, subject_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
 from memory_core.reading.salience import near_duplicate, salient_words, shares_salient_word
@@ -331,6 +332,19 @@ def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple
     return core, candidates
 
 
+@lru_cache(maxsize=64)
+def _subjects_statement(form: tuple):
+    return subject_query.subjects_statement(form, _LINE)
+
+
+def subject_memories(session: Session, access: Access, subjects: Sequence[str], limit: int) -> list[Row]:
+    """The first `limit` visible active memories of the subjects, pinned, most confident, newest first (then
+    by id), read subject by subject in an index's order (reading/subject_query.py)."""
+    with sorting_disabled(session):
+        return session.execute(_subjects_statement(shape(access)), template_params(access)
+                               | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}).all()
+
+
 def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
     lines = [f"- {_label(m.attribute, lang) or WORDS[lang]['fact']}: {fenced(m.value, VALUE_MAX_CHARS)}"
              for m in memories]
@@ -398,10 +412,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
         floor = min((score for _, score in hits), default=1.0)
         taken = {i for i, _ in hits}
         per: dict[str, int] = {}
-        for m in session.execute(select(*_LINE).where(
-                Memory.subject.in_(list(subjects)), memory_visible(access), Memory.status == "active")
-                .order_by(Memory.pinned.desc(), Memory.confidence.desc(), Memory.valid_from.desc())
-                .limit(PER_SUBJECT * len(subjects))):
+        for m in subject_memories(session, access, subjects, PER_SUBJECT * len(subjects)):
             if m.id in exclude or m.id in taken or per.get(m.subject, 0) >= PER_SUBJECT:
                 continue
             per[m.subject] = per.get(m.subject, 0) + 1
@@ -540,7 +551,10 @@ _TRACE_ITEMS = _trace_items_statement()
 def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None,
                   message_id: uuid.UUID | None = None) -> tuple[Row | None, set[uuid.UUID]]:
     """The conversation (if the principal owns it) with its recent messages and the current message's
-    send time, and the memories sent in its last two turns: one query."""
+    send time, and the memories sent in its last two turns: one query. Run with sorting priced out
+    (assemble_context): row security makes the planner expect a handful of the conversation's messages,
+    and it would fetch and sort all of them (17,000 in a long one: 70-200 ms) instead of reading the last
+    few backwards from (conversation_id, created_at)."""
     if conversation_id is None:
         return None, set()
     conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id,
@@ -599,17 +613,21 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
         return MemoryBlock(text="", core="", profile="", related="")
     vector = _embed_early(message_text or "", embed)
     primary = primary or session
-    conv, sent = _conversation(primary, access, conversation_id, message_id)
-    now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
-        or clock.now()
-    today = now.date()
-    recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
-    lang = block_language(session, access, [message_text or "", *recent], language,
-                          conv.org_language if conv is not None else _UNREAD)
+    # The conversation's recent messages and the profile's arms are read in the order of their indexes (see
+    # _conversation, profile_query): one window with sorting priced out serves both (nested, a no-op when
+    # `primary` is `session`).
+    with sorting_disabled(session), sorting_disabled(primary):
+        conv, sent = _conversation(primary, access, conversation_id, message_id)
+        now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
+            or clock.now()
+        today = now.date()
+        recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
+        lang = block_language(session, access, [message_text or "", *recent], language,
+                              conv.org_language if conv is not None else _UNREAD)
+        core, candidates = _visible_memories(session, access, today)
     words = WORDS[lang]
     related_header = RELATED_HEADERS[lang]
 
-    core, candidates = _visible_memories(session, access, today)
     core_ids = {m.id for m in core}
     named = named_subjects(session, access, [message_text or "", *recent]) if not is_trivial(message_text or "") else []
     related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},
