@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import sorting_disabled
 from memory_core.domain import clock
-from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template_params
+from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
 from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES
 from memory_core.domain.models import (
@@ -210,6 +210,19 @@ def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:
     return text
 
 
+# The rows a turn reads by id (a list of any length) are one array parameter: one statement text per access form,
+# which the driver prepares once it has run a few times and PostgreSQL then plans once for all values, instead of
+# planning it on every turn (row security makes these statements cost more to plan than to run).
+_IDS = bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True)))
+
+
+@lru_cache(maxsize=64)
+def _contacts_statement(form: tuple):
+    """The visible contacts of these ids (`ids`), with their names and kinds (see _IDS)."""
+    return select(Contact.id, Contact.name, Contact.kind).where(Contact.id == func.any(_IDS),
+                                                                contact_visible(template(form)))
+
+
 class _Subjects:
     """Subject labels: the person, the company, or a contact's (fenced) name and role."""
 
@@ -224,8 +237,7 @@ class _Subjects:
                     pass
         self.contacts: dict[str, tuple[str, str]] = {}
         if ids:
-            rows = session.execute(select(Contact.id, Contact.name, Contact.kind)
-                                   .where(Contact.id.in_(ids), contact_visible(access)))
+            rows = session.execute(_contacts_statement(shape(access)), template_params(access) | {"ids": list(ids)})
             self.contacts = {f"contact:{r.id}": (r.name, r.kind) for r in rows}
 
     def label(self, m: Memory) -> str:
@@ -399,8 +411,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     # One shared word that is not a common one is enough too ("book", "Valencia"): read the best few.
     unread = [i for i, _, signals in fused[:RELATED_READ] if i not in rows and not relevant(signals)]
     if unread:
-        rows |= {m.id: m for m in session.execute(select(*_LINE).where(
-            Memory.id.in_(unread), memory_visible(access), Memory.status == Status.ACTIVE))}
+        rows |= {m.id: m for m in _memories_by_id(session, access, unread)}
     # ... when the message says enough to name its topic: "¿y cuándo nos pagan?" leans on the conversation's subject.
     wanted = salient_words(message)
     wanted = wanted if len(wanted) >= RELATED_MIN_SALIENT else frozenset()
@@ -423,13 +434,44 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     hits += _neighbours(session, access, hits[:NEIGHBOUR_SEEDS], exclude | {i for i, _ in hits}, rows)
     missing = [i for i, _ in hits if i not in rows]
     if missing:
-        rows |= {m.id: m for m in session.execute(select(*_LINE).where(
-            Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE))}
+        rows |= {m.id: m for m in _memories_by_id(session, access, missing)}
     found = [(rows[i], score) for i, score in hits if i in rows]
     if asks_when(message, now):
         # "When did I go to Valencia?": of the memories about it, those that tell a date come first.
         found.sort(key=lambda ms: -ms[1] * (WHEN_DATED_BOOST if tells_date(ms[0]) else 1.0))
     return found
+
+
+@lru_cache(maxsize=64)
+def _by_id_statement(form: tuple):
+    return select(*_LINE).where(Memory.id == func.any(_IDS), memory_visible(template(form)),
+                                Memory.status == Status.ACTIVE)
+
+
+def _memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:
+    """The visible active memories of these ids, as block lines."""
+    return session.execute(_by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
+
+
+@lru_cache(maxsize=64)
+def _neighbours_statement(form: tuple):
+    """The memories learnt from the messages sent near each seed's (`ids`) in its conversation (see _neighbours)."""
+    seed_src = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at,
+                      Message.created_at) \
+        .join(Message, Message.id == MemorySource.message_id) \
+        .where(MemorySource.memory_id == func.any(_IDS), Message.deleted_at.is_(None)).subquery()
+    return (select(*_LINE, seed_src.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
+                   seed_src.c.sent_at.label("seed_at"))
+            .join(MemorySource, MemorySource.memory_id == Memory.id)
+            .join(Message, Message.id == MemorySource.message_id)
+            # The window on created_at too: the conversation's index reads only the messages stored near the seed's
+            # (an imported history, stored at once, is still told apart by sent_at).
+            .join(seed_src, (Message.conversation_id == seed_src.c.conversation_id)
+                  & Message.created_at.between(seed_src.c.created_at - NEIGHBOUR_WINDOW,
+                                               seed_src.c.created_at + NEIGHBOUR_WINDOW)
+                  & Message.sent_at.between(seed_src.c.sent_at - NEIGHBOUR_WINDOW,
+                                            seed_src.c.sent_at + NEIGHBOUR_WINDOW))
+            .where(memory_visible(template(form)), Memory.status == Status.ACTIVE, Message.deleted_at.is_(None)))
 
 
 def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUID, float]], exclude: set[uuid.UUID],
@@ -441,24 +483,8 @@ def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUI
     if not seeds:
         return []
     score_of = dict(seeds)
-    seed_src = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at,
-                      Message.created_at) \
-        .join(Message, Message.id == MemorySource.message_id) \
-        .where(MemorySource.memory_id.in_(list(score_of)), Message.deleted_at.is_(None)).subquery()
-    told = (select(*_LINE, seed_src.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
-                   seed_src.c.sent_at.label("seed_at"))
-            .join(MemorySource, MemorySource.memory_id == Memory.id)
-            .join(Message, Message.id == MemorySource.message_id)
-            # The window on created_at too: the conversation's index reads only the messages stored near the seed's
-            # (an imported history, stored at once, is still told apart by sent_at).
-            .join(seed_src, (Message.conversation_id == seed_src.c.conversation_id)
-                  & Message.created_at.between(seed_src.c.created_at - NEIGHBOUR_WINDOW,
-                                               seed_src.c.created_at + NEIGHBOUR_WINDOW)
-                  & Message.sent_at.between(seed_src.c.sent_at - NEIGHBOUR_WINDOW,
-                                            seed_src.c.sent_at + NEIGHBOUR_WINDOW))
-            .where(memory_visible(access), Memory.status == Status.ACTIVE, Message.deleted_at.is_(None)))
     by_seed: dict[uuid.UUID, list[Row]] = {}
-    for r in session.execute(told):
+    for r in session.execute(_neighbours_statement(shape(access)), template_params(access) | {"ids": list(score_of)}):
         by_seed.setdefault(r.seed, []).append(r)
     out: dict[uuid.UUID, float] = {}
     for seed, found in by_seed.items():
