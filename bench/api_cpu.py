@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.api_load import REPLIES, postmaster_pid, tree_cpu_seconds  # noqa: E402
+from bench.api_load import REPLIES  # noqa: E402
+from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
 
 
 def main() -> None:

@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
+
 REPLIES = ["Entendido, lo tengo en cuenta.", "Perfecto, te preparo la factura.", "Hecho.",
            "Ahora mismo lo miro y te digo.", "De acuerdo."]
 ENDPOINTS = ("POST /messages (user)", "POST /context", "POST /traces/<id>/used", "POST /messages (reply)")
@@ -45,31 +47,6 @@ ENDPOINTS = ("POST /messages (user)", "POST /context", "POST /traces/<id>/used",
 def percentile(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
-
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def tree_cpu_seconds(root: int) -> float:
-    """User + system CPU of a process and its live descendants, with the children each has reaped."""
-    parents: dict[int, list[int]] = defaultdict(list)
-    times: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry.name)
-        parents[int(fields[1])].append(pid)  # fields[0] is the state, [1] the parent
-        times[pid] = sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
-    total, todo = 0.0, [root]
-    while todo:
-        pid = todo.pop()
-        total += times.get(pid, 0.0)
-        todo += parents.get(pid, [])
-    return total
 
 
 def cpu_snapshot(roots: dict[str, int]) -> dict[str, float]:
@@ -240,13 +217,6 @@ def run(base_url: str, key: str, users: list[str], n: int, seconds: float) -> di
 
 
 FLUSH_WAIT = 1.0  # request_profile.FLUSH_SECONDS
-
-
-def postmaster_pid(data_dir: Path) -> int:
-    try:
-        return int((data_dir / "pg" / "postmaster.pid").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return -1
 
 
 def _redis_pid(data_dir: Path) -> int:
