@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
+
 REPLIES = ["Entendido, lo tengo en cuenta.", "Perfecto, te preparo la factura.", "Hecho.",
            "Ahora mismo lo miro y te digo.", "De acuerdo."]
 ENDPOINTS = ("POST /messages (user)", "POST /context", "POST /traces/<id>/used", "POST /messages (reply)")
@@ -47,33 +49,8 @@ def percentile(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
 
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _tree_cpu_seconds(root: int) -> float:
-    """User + system CPU of a process and its live descendants, with the children each has reaped."""
-    parents: dict[int, list[int]] = defaultdict(list)
-    times: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry.name)
-        parents[int(fields[1])].append(pid)  # fields[0] is the state, [1] the parent
-        times[pid] = sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
-    total, todo = 0.0, [root]
-    while todo:
-        pid = todo.pop()
-        total += times.get(pid, 0.0)
-        todo += parents.get(pid, [])
-    return total
-
-
 def cpu_snapshot(roots: dict[str, int]) -> dict[str, float]:
-    snap = {name: _tree_cpu_seconds(pid) for name, pid in roots.items()}
+    snap = {name: tree_cpu_seconds(pid) for name, pid in roots.items()}
     t = os.times()
     snap["load generator"] = t.user + t.system
     return snap
@@ -242,13 +219,6 @@ def run(base_url: str, key: str, users: list[str], n: int, seconds: float) -> di
 FLUSH_WAIT = 1.0  # request_profile.FLUSH_SECONDS
 
 
-def _postmaster_pid(data_dir: Path) -> int:
-    try:
-        return int((data_dir / "pg" / "postmaster.pid").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return -1
-
-
 def _redis_pid(data_dir: Path) -> int:
     """The redis-server listening on the data dir's socket (found by its command line)."""
     sock = str(data_dir / "redis" / "redis.sock")
@@ -309,7 +279,7 @@ def main() -> None:
             web = args.web_workers or int(os.environ.get("MEMORIA_WEB_WORKERS", "2"))
             warm_up(base_url, key, users[0], web)
             roots = {"gunicorn": procs[0].pid, "rq worker": procs[1].pid,
-                     "postgresql": _postmaster_pid(Path(data_dir)), "redis": _redis_pid(Path(data_dir))}
+                     "postgresql": postmaster_pid(Path(data_dir)), "redis": _redis_pid(Path(data_dir))}
             results = []
             for n in counts:
                 time.sleep(1.5 * FLUSH_WAIT)

@@ -119,15 +119,24 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+(?:'[a-z]+)?", fold(text))
 
 
+def unpossessed(word: str) -> str:
+    """The word without a possessive (or contracted "is") 's: "melanie's" -> "melanie", "dog's" -> "dog"."""
+    return word[:-2] if word.endswith("'s") and len(word) > 2 else word
+
+
 def stem(word: str) -> str:
-    """A crude stem, enough to match 'painting' with 'painted', 'agencies' with 'agency' and 'dogs' with 'dog'."""
+    """A crude stem, enough to match 'painting' with 'painted', 'agencies' with 'agency', 'dogs' and "dog's"
+    with 'dog'."""
+    word = unpossessed(word)
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     return word[:5] if len(word) > 5 else word
 
 
 def content_words(text: str, names: frozenset[str] = frozenset()) -> list[str]:
-    return [w for w in words(text) if w not in STOP and w not in names and len(w) > 1]
+    """The words that carry content; a speaker's name is none, possessive or not ("Melanie's painting": no
+    memory of Melanie's own message says "Melanie's")."""
+    return [w for w in words(text) if w not in STOP and unpossessed(w) not in names and len(w) > 1]
 
 
 def phatic(sentence: str, names: frozenset[str]) -> bool:

@@ -45,9 +45,11 @@ os.environ.setdefault("MEMORIA_BACKEND", "local")
 
 from sqlalchemy import func, select, text  # noqa: E402
 
+from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
 from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from jobs.outbox import CLAIM_SIZE, drain_batch, pending_count  # noqa: E402
 from jobs.worker import freeze_heap  # noqa: E402
+from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
@@ -149,6 +151,31 @@ def drain_with_processes(db, workers: int, batch: int) -> int:
     return done
 
 
+class CpuSpent:
+    """CPU seconds this process (with its worker children) and the embedded PostgreSQL spent inside the
+    block: a cost that the other work on a shared machine inflates far less than the wall clock."""
+
+    def start(self) -> CpuSpent:
+        self.pg = postmaster_pid(Path(get_settings().data_dir))
+        self._start = (tree_cpu_seconds(os.getpid()), tree_cpu_seconds(self.pg) if self.pg > 0 else 0.0)
+        return self
+
+    def stop(self) -> None:
+        self.worker = tree_cpu_seconds(os.getpid()) - self._start[0]
+        self.postgres = (tree_cpu_seconds(self.pg) if self.pg > 0 else 0.0) - self._start[1]
+
+    def __enter__(self) -> CpuSpent:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def per_message(self, messages: int) -> str:
+        per = 1000 / max(1, messages)
+        return (f"CPU a message: worker {self.worker * per:.2f} ms + PostgreSQL {self.postgres * per:.2f} ms "
+                f"= {(self.worker + self.postgres) * per:.2f} ms")
+
+
 def deadlocks(db) -> int:
     with db.unit_of_work(SYSTEM) as uow:
         return uow.session.scalar(text("select deadlocks from pg_stat_database where datname = current_database()"))
@@ -171,6 +198,7 @@ def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, co
     before = deadlocks(db)
     rates: dict[int, list[float]] = {n: [] for n in counts}
     skipped: dict[int, int] = dict.fromkeys(counts, 0)
+    cpu_ms: dict[int, list[float]] = {n: [] for n in counts}
     # Each count runs twice (forwards, then backwards) when there are several to compare; one count once.
     orders = (counts, counts[::-1]) if len(counts) > 1 else (counts,)
     for round_no, order in enumerate(orders):
@@ -178,9 +206,11 @@ def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, co
             tag = f"scale{round_no}w{n}"
             load(db, org_id, user_id, messages, conversations, tag)
             started = time.perf_counter()
-            done = drain_with_processes(db, n, batch)
+            with CpuSpent() as cpu:
+                done = drain_with_processes(db, n, batch)
             seconds = time.perf_counter() - started
             rates[n].append(done / seconds)
+            cpu_ms[n].append((cpu.worker + cpu.postgres) * 1000 / max(1, done))
             with db.unit_of_work(SYSTEM) as uow:
                 # A message left for a later claim was gated (and ledgered) once more when it was learnt.
                 skipped[n] += uow.session.scalar(
@@ -194,11 +224,13 @@ def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, co
     runs = "each count run twice, forwards then backwards" if len(orders) > 1 else "one run"
     print(f"scale-out ({messages} messages over {conversations} conversations per run, batch {batch}, {runs}; "
           f"load average {os.getloadavg()[0]:.1f} at the end):")
-    print("  workers | messages/s (runs)        | mean  | vs 1 worker | left for a later claim")
+    print("  workers | messages/s (runs)        | mean  | vs 1 worker | left for a later claim | CPU ms a message "
+          "(workers + PostgreSQL)")
     for n in counts:
         mean = statistics.mean(rates[n])
         runs = ", ".join(f"{r:.1f}" for r in rates[n])
-        print(f"  {n:7d} | {runs:24s} | {mean:5.1f} | {mean / one:10.2f}x | {skipped[n]}")
+        print(f"  {n:7d} | {runs:24s} | {mean:5.1f} | {mean / one:10.2f}x | {skipped[n]:22d} | "
+              f"{statistics.mean(cpu_ms[n]):.2f}")
     print(f"  failed messages: {failed}; deadlocks in PostgreSQL during the run: {deadlocks(db) - before}")
 
 
@@ -336,6 +368,7 @@ def main() -> None:
 
         t = time.perf_counter()
         rq_seconds = None
+        cpu = CpuSpent().start()
         if args.rq:
             done, rq_seconds = drain_with_rq(db, args.workers)
         elif args.workers == 1:
@@ -350,6 +383,7 @@ def main() -> None:
         else:
             done = drain_with_processes(db, args.workers, args.batch)
         seconds = rq_seconds or time.perf_counter() - t
+        cpu.stop()
         with db.unit_of_work(SYSTEM) as uow:
             learnt = uow.session.scalar(select(func.count()).select_from(Memory).where(
                 (Memory.org_id == org_id) | (Memory.owner_user_id == user_id)))
@@ -361,6 +395,7 @@ def main() -> None:
               f"= {done / seconds:.1f} messages/s through embed, gate, policy, extraction and write "
               f"({learnt} memories written or versioned; {retried} messages failed once and were retried "
               f"after their backoff)")
+        print(f"{cpu.per_message(done)} (load average {os.getloadavg()[0]:.1f})")
         if args.profile and args.workers == 1:
             stats = pstats.Stats(profiler)
             if args.profile_out:

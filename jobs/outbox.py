@@ -14,13 +14,17 @@ the rows are marked done and the usage ledger, the audit rows and the notificati
 batch (one statement a table), in that same transaction.
 
 Jobs: `drain_outbox` (kicked after ingest by `enqueue_drain()`, and every minute by the cron
-schedule as a safety net).
+schedule as a safety net). A kicked drain that emptied the outbox waits a moment (LINGER_SECONDS) for the
+next message before it ends: RQ forks a new horse per job, whose new connections plan every statement
+afresh (row security makes that most of a small batch's cost), while an agent's next message usually
+comes within that moment and is learnt on this horse's warm connections.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
 import logging
+import time
 from decimal import Decimal
 
 from sqlalchemy import insert, select
@@ -47,6 +51,16 @@ BACKOFF_MAX_SECONDS = 3600
 # A kick within this many seconds of a pending one is dropped: one queued drain covers every message.
 KICK_DEDUP_SECONDS = 30
 KICK_KEY = "memoria:outbox:kick"
+# Every kick counts here (even one deduplicated away): a lingering drain claims again only when it moved.
+KICKS_KEY = "memoria:outbox:kicks"
+# A kicked drain that found the outbox empty watches the kick count every LINGER_POLL_SECONDS (one Redis
+# read) for this long before it ends, and claims again when a message was kicked; the cron drain does not
+# linger.
+LINGER_SECONDS = 1.0
+LINGER_POLL_SECONDS = 0.05
+# ...but only within this many seconds of the job's start, far inside RQ's job timeout (180 s): a trickle of
+# messages never keeps one job alive for long.
+LINGER_WITHIN_SECONDS = 30
 ERROR_CHARS = 500
 
 
@@ -273,8 +287,10 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
     return "done"
 
 
-def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
-    """The RQ job: process up to batch_size pending messages; if more remain, queue another drain."""
+def drain_outbox(batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS, *,
+                 sleep=time.sleep, monotonic=time.monotonic) -> dict[str, int]:
+    """The RQ job: process up to batch_size pending messages; if more remain, queue another drain. Once
+    the outbox is empty it keeps looking for `linger` seconds (from the last message it found)."""
     from memory_core.adapters.queue import get_redis
     from memory_core.backends import get_backend
 
@@ -285,10 +301,20 @@ def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
     database, backend = get_database(), get_backend()
     counts = {"done": 0, "failed": 0}
     claimed = 0
+    started = monotonic()
+    idle_until = started + linger
     while claimed < batch_size:
+        seen = _kicks() if linger else None  # read before the claim: a kick after it is seen below
         result = drain_batch(database, backend, limit=min(CLAIM_SIZE, batch_size - claimed))
         if result is None:
-            break
+            while monotonic() < min(idle_until, started + LINGER_WITHIN_SECONDS):
+                sleep(LINGER_POLL_SECONDS)
+                if _kicks() != seen:
+                    break  # a message came: claim it
+            else:
+                break
+            continue
+        idle_until = monotonic() + linger
         claimed += sum(result.values())
         counts["done"] += result["done"]
         counts["failed"] += result["failed"]
@@ -297,6 +323,16 @@ def drain_outbox(batch_size: int = BATCH_SIZE) -> dict[str, int]:
     if counts["failed"]:
         _schedule_retry(database)
     return counts
+
+
+def _kicks() -> object:
+    """How many kicks Redis has counted (an object equal to no other when Redis cannot say: claim again)."""
+    from memory_core.adapters.queue import get_redis
+
+    try:
+        return get_redis().get(KICKS_KEY)
+    except Exception:  # noqa: BLE001 - without Redis, look at the outbox itself
+        return object()
 
 
 def _schedule_retry(database) -> None:
@@ -321,8 +357,12 @@ def enqueue_drain(force: bool = False):
     from memory_core.adapters.queue import get_queue, get_redis
 
     try:
-        if not force and not get_redis().set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS):
-            return None
+        if not force:
+            pipe = get_redis().pipeline(transaction=False)  # one round trip, as the kick alone was
+            pipe.incr(KICKS_KEY)  # a lingering drain sees this one
+            pipe.set(KICK_KEY, "1", nx=True, ex=KICK_DEDUP_SECONDS)
+            if not pipe.execute()[1]:
+                return None
         return get_queue().enqueue(drain_outbox)
     except Exception:  # noqa: BLE001 - never fail the agent's turn: the cron safety net drains anyway
         log.warning("could not kick the outbox worker; the per-minute drain will pick the message up")
@@ -331,7 +371,7 @@ def enqueue_drain(force: bool = False):
 
 def drain_outbox_periodic() -> dict[str, int]:
     """The cron safety net: drains whatever a lost kick or a retry left behind."""
-    return drain_outbox()
+    return drain_outbox(linger=0)
 
 
 def pending_count(database) -> int:

@@ -132,3 +132,41 @@ def test_each_arm_of_the_date_retriever_reads_a_range_of_its_index(database, sys
     # index led by the owner; the bench's big org reads ix_memories_said_user for them).
     for index in ("ix_memories_said_org", "ix_memories_event_org"):
         assert index in plan, plan
+
+
+def test_the_messages_of_the_named_span_are_read_from_ranges_of_the_owners_and_the_orgs_date_indexes(
+        database, system_session, factory, dated_org, owner_engine):
+    """Messages sent in the span: the person's own from (user_id, sent_at), the org's shared ones from
+    (org_id, sent_at) (migration t7_bigorg7_message_date_indexes), not every visible message (a big org's
+    principal read the whole table)."""
+    org, ana = dated_org
+    conversation = factory.conversation(org, ana)
+    for days in (0, 1, 1, 3, 40):
+        factory.message(conversation, f"mensaje de hace {days} días", created_at=NOW - dt.timedelta(days=days),
+                        visibility="shared_in_org" if days == 1 else "private_in_org")
+    access = load_access(system_session, org.id, user_id=ana.id)
+    statements: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "sent_at >=" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(database.engine, "before_cursor_execute", capture)
+    try:
+        with database.unit_of_work(access.scope()) as uow:
+            found = retrieve(uow.session, access, "¿qué me dijiste ayer?", kinds=["message"], per_retriever=K,
+                             now=NOW, retrievers=["date"])["date"]
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+    assert len(found) == 2  # the two messages sent yesterday
+    statement, parameters = statements[-1]
+    # A table this small is cheaper to read whole, or from any index led by the owner or the org: those are set
+    # aside (in a transaction that is rolled back) to see what the statement can use.
+    with owner_engine.connect() as c, c.begin() as tx:
+        for name in ("ix_messages_user", "ix_messages_owner", "ix_messages_org_created"):
+            c.exec_driver_sql(f"drop index if exists {name}")
+        c.exec_driver_sql("set local enable_seqscan = off")
+        plan = "\n".join(r[0] for r in c.exec_driver_sql("EXPLAIN " + statement, parameters))
+        tx.rollback()
+    for index in ("ix_messages_sent_user", "ix_messages_sent_org"):
+        assert index in plan, plan

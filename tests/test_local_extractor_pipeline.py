@@ -132,6 +132,38 @@ def test_only_the_sentence_on_a_special_category_is_refused(factory, system_sess
     assert not any("diabet" in (m.value + m.sentence).lower() for m in memories)
 
 
+@pytest.mark.parametrize("text, kept", [
+    ("Hey Caroline! I ran a charity race for mental health last Saturday", "charity race"),
+    ("¡Hola Carla! El sábado corrí una carrera solidaria por la salud mental", "carrera solidaria"),
+    ("Next month I'm having an LGBTQ art show with my paintings", "art show"),
+    ("We went to a church fair to sell paintings", "church fair"),
+    ("Fuimos al mercadillo de la iglesia a vender cuadros", "mercadillo"),
+    ("I'm looking into counseling and mental health as a career", "career"),
+    ("I volunteer at a support group", "support group"),
+    ("Colaboro como voluntaria en un grupo de apoyo", "grupo de apoyo"),
+])
+def test_a_protected_topic_named_only_as_a_cause_or_an_event_is_learnt(factory, system_session, backend, text, kept):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, backend, org, ana, text)
+    assert out.outcome == "learnt" and out.policy is None
+    assert any(kept in m.value for m in active(system_session, org))
+
+
+@pytest.mark.parametrize("text", [
+    "I was diagnosed with diabetes", "Me diagnosticaron diabetes", "I'm gay", "Soy gay", "I'm transgender",
+    "Soy transgénero", "I went to an LGBTQ support group yesterday", "I go to a support group for my anxiety",
+    "I had a great hike with my church friends",
+    "I ran a charity race for mental health after my diagnosis",
+])
+def test_a_person_s_own_protected_data_stays_refused(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, backend, org, ana, text)
+    assert out.outcome in ("refused", "ignored")
+    assert active(system_session, org) == []
+
+
 @pytest.mark.parametrize("text", ["I'm lucky to have my husband and kids", "Tengo la suerte de tener a mi marido y a mis hijos"])
 def test_a_family_sentence_is_no_special_category(factory, system_session, backend, text):
     org = factory.org()

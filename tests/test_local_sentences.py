@@ -412,3 +412,43 @@ def test_a_statement_with_no_subject_reads_in_the_third_person():
     assert third_person("Lost my job as a banker, so I'm gonna start my own business", "self") == \
         "The person lost their job as a banker, so they're gonna start their own business"
     assert third_person("Me he comprado un perro", "self") == "La persona se ha comprado un perro"
+
+
+@pytest.mark.parametrize("text, head, tail", [
+    ("Thanks, Caroline! Pottery is a huge part of my life - it helps me express my emotions.", "Pottery",
+     "express my emotions"),
+    ("Tengo un huerto en el pueblo. Es mi forma de desconectar del trabajo.", "huerto", "desconectar"),
+])
+def test_a_sentence_that_goes_on_about_the_one_before_is_part_of_its_note(backend, text, head, tail):
+    facts = learn(backend, text)
+    assert any(head in f.value and tail in f.value for f in facts)
+    # and no note of its own that says "it" about nothing
+    assert not any(f.value.lower().startswith(("it helps", "es mi forma")) for f in facts)
+
+
+@pytest.mark.parametrize("text", ["Next month I'm having an LGBTQ art show with my paintings",
+                                  "Fuimos al mercadillo de la iglesia a vender cuadros"])
+def test_an_event_on_a_protected_topic_is_learnt_by_the_local_backend(backend, text):
+    assert learn(backend, text)
+
+
+@pytest.mark.parametrize("text", ["I'm transgender", "Soy gay", "I went to an LGBTQ support group yesterday",
+                                  "Me diagnosticaron diabetes"])
+def test_a_person_s_protected_data_is_not_learnt_by_the_local_backend(backend, text):
+    assert learn(backend, text) == []
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("I just started helping out with a food drive for folks who lost their jobs. Here's a picture of me at the "
+     "food bank.", "food drive"),
+    ("Ayudo los sábados en el banco de alimentos del barrio.", "banco de alimentos"),
+])
+def test_a_food_bank_is_no_bank_account(backend, text, kept):
+    assert any(kept in f.value for f in learn(backend, text))
+
+
+@pytest.mark.parametrize("text", ["My favorite is the banana split sundae - I enjoy it after a day of volunteering.",
+                                  "Me gusta mucho eso de madrugar los domingos"])
+def test_a_pronoun_is_never_taken_for_a_hobby(backend, text):
+    assert not any(f.attribute.startswith("aficion_") and f.value.split()[0].lower() in ("it", "eso")
+                   for f in learn(backend, text))

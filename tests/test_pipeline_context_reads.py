@@ -8,7 +8,7 @@ import datetime as dt
 from memory_core.domain import clock
 from memory_core.domain.access import load_access
 from memory_core.domain.models import MemorySource
-from memory_core.learning.pipeline import context_reads
+from memory_core.learning.context_reads import context_reads
 from memory_core.learning.subjects import known_names, recent_subjects
 
 

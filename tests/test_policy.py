@@ -1,5 +1,6 @@
 """The content policy, run with the exclusion list exactly as the migration seeds it."""
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from memory_core.domain.policy import (
     luhn,
     pattern_error,
 )
+from memory_core.domain.protected_topics import names_topic_only, without_topic_mentions
 
 _MIGRATION = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "0002_rls_roles_seed.py"
 
@@ -156,3 +158,38 @@ def test_org_rows_and_bad_rows():
     assert check_text("otra cosa", custom).secret == "weird_validator"  # unknown validator: refuse
     assert check_text("nada", custom).clean
     assert pattern_error("(unclosed") and pattern_error(r"\bok\b") is None
+
+
+@pytest.mark.parametrize("text", [
+    "I ran a charity race for mental health last Saturday",
+    "El sábado corrí una carrera solidaria por la salud mental",
+    "Next month I'm having an LGBTQ art show with my paintings",
+    "El mes que viene hago una exposición LGTBI con mis cuadros",
+    "We went to a church fair to sell paintings",
+    "Fuimos al mercadillo de la iglesia a vender cuadros",
+    "I'm looking into counseling and mental health as a career",
+    "Quiero trabajar en salud mental",
+    "I volunteer at a support group",
+    "Colaboro como voluntaria en un grupo de apoyo",
+    "I'm hoping to get into local politics",
+    "Quiero meterme en política local",
+])
+def test_a_protected_topic_named_as_a_cause_field_or_event_is_no_one_s_data(text):
+    masked = without_topic_mentions(text)
+    assert masked != text and check_text(masked, SEED).special is None
+    assert not re.search(r"(?i)\b(?:health|salud|lgbtq|lgtbi|church|iglesia|politics|pol[ií]tica|support group|"
+                         r"grupo de apoyo)\b", masked)
+
+
+@pytest.mark.parametrize("text", [
+    "I was diagnosed with diabetes", "Me diagnosticaron diabetes",
+    "I'm gay", "Soy gay", "I'm transgender", "Soy transgénero",
+    "I went to an LGBTQ support group yesterday", "Ayer fui a un grupo de apoyo LGTB",
+    "I go to a support group for my anxiety", "Voy a un grupo de apoyo por mi ansiedad",
+    "I had a great hike with my church friends", "Fui de excursión con mis amigos de la iglesia",
+    "This has been great for my mental health", "Esto me ha ido muy bien para mi salud mental",
+    "I raised money for cancer research after my diagnosis",
+])
+def test_a_person_s_own_protected_data_keeps_every_protected_word(text):
+    masked = without_topic_mentions(text)
+    assert not names_topic_only(text) or re.search(r"(?i)diagnos|anxiety|ansiedad", masked)

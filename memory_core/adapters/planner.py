@@ -5,6 +5,9 @@ read, and the planner then estimates a handful of rows where there are thousands
 this order" it then believes no index scan would stop early and sorts everything the filter lets through.
 Where an index in the right order exists, `sorting_disabled` makes the planner take it for one
 statement: the same rows, read in order and cut at the limit.
+
+Nested uses on one session cost nothing: only the outermost sets the setting and puts it back, so a caller
+may run several such statements in one window for the price of one pair of round trips.
 """
 from __future__ import annotations
 
@@ -16,14 +19,25 @@ from sqlalchemy.orm import Session
 
 _SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort', 'off', true)")
 _SORT_BACK = text("select set_config('enable_sort', :was, true)")
+_DEPTH = "memoria.sorting_disabled"
 
 
 @contextmanager
 def sorting_disabled(session: Session) -> Iterator[None]:
     """Statements run inside prefer plans without a sort (one is still used where none can be avoided);
     the setting is put back after, within the transaction."""
+    depth = session.info.get(_DEPTH, 0)
+    if depth:
+        session.info[_DEPTH] = depth + 1
+        try:
+            yield
+        finally:
+            session.info[_DEPTH] = depth
+        return
     was = session.execute(_SORT_OFF).scalar_one()
+    session.info[_DEPTH] = 1
     try:
         yield
     finally:
+        session.info[_DEPTH] = 0
         session.execute(_SORT_BACK, {"was": was})

@@ -12,6 +12,8 @@ from dataclasses import replace
 
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
+from memory_core.domain.policy import POLICY_THRESHOLD
+from memory_core.domain.protected_topics import without_topic_mentions
 
 BACKENDS = ("local", "openai")
 
@@ -51,7 +53,13 @@ class LocalBackend:
         tú", "tengo dos críos, Pau y Marina") is worth remembering, and not a special category unless it
         names one."""
         out = []
-        for (message, _), (decision, usage) in zip(messages, self.gate.decide_many(messages)):
+        for (message, previous), (decision, usage) in zip(messages, self.gate.decide_many(messages)):
+            masked = without_topic_mentions(message) if decision.special >= POLICY_THRESHOLD else message
+            if masked != message:
+                # A protected word that only names a cause, a field or an event ("a charity race for mental
+                # health", "an LGBTQ art show"): the gate judges the message without it for special categories.
+                decision = replace(decision, special=min(decision.special,
+                                                         self.gate.decide_many([(masked, previous)])[0][0].special))
             read, protected = self.extractor.rule_reads(message)
             if read:
                 decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER),

@@ -17,9 +17,8 @@ import logging
 import re
 import uuid
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
-from sqlalchemy import bindparam, func, literal, null, or_, select, union_all
+from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -27,7 +26,7 @@ from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain import audit, clock, deferred_rows, policy, subject_locks
-from memory_core.domain.access import Access, Principal, load_access, memory_visible
+from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage
@@ -42,16 +41,10 @@ from memory_core.domain.models import (
     PolicyExclusion,
 )
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.text import fold
-from memory_core.learning.subjects import (
-    NAME_NOISE,
-    known_names_query,
-    names_of,
-    recent_of,
-    recent_since,
-    recent_subjects_query,
-    resolve_subjects,
-)
+from memory_core.learning.context_reads import KnownToWriters, context_reads
+from memory_core.learning.subjects import NAME_NOISE, resolve_subjects
 from memory_core.privacy.my_memory import learning_paused
 
 log = logging.getLogger(__name__)
@@ -157,57 +150,19 @@ def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
     return picked
 
 
-@lru_cache(maxsize=1024)
-def _context_reads_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
-    """`known_names`, `recent_subjects` and the known attributes (of the given subjects and of every known
-    name) as one statement, so the extraction context costs one round trip: rows (kind, subject, at,
-    attribute), kind n (a name), r (a recent subject) or a (an attribute). Built once per writer (and its
-    cache key computed once): the ownership filter only reads the principal, the org and the readable areas."""
-    access = Access(principal, org_id, permissions={a: "read" for a in read_areas})
-    names = known_names_query(access).cte("known_names")
-    recent = recent_subjects_query(access, bindparam("conversation_id"), bindparam("since"),
-                                   bindparam("until")).cte("recent")
-    attributes = (select(Memory.subject, Memory.attribute).where(
-        or_(Memory.subject.in_(bindparam("subjects", expanding=True)), Memory.subject.in_(select(names.c.subject))),
-        Memory.status.in_(("active", "proposed")), memory_visible(access)).distinct().cte("attributes"))
-    return union_all(
-        select(literal("n").label("kind"), names.c.subject, null().label("at"), null().label("attribute")),
-        select(literal("r"), recent.c.subject, recent.c.at, null()),
-        select(literal("a"), attributes.c.subject, null(), attributes.c.attribute))
-
-
-def context_reads(session: Session, access: Access, subjects: list[str], conversation_id: uuid.UUID | None,
-                  sent_at: dt.datetime | None = None,
-                  ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[str, ...]]]:
-    """(known_names, recent_subjects, the attribute names already stored per subject of `subjects` and of
-    every known name, that this writer may see, so corrections reuse them) in one round trip. Recent means
-    sent in the half hour before `sent_at` (the message's send time, default now)."""
-    sent_at = sent_at or clock.now()
-    rows = session.execute(_context_reads_stmt(access.principal, access.org_id, access.read_areas),
-                           {"subjects": list(subjects), "conversation_id": conversation_id,
-                            "since": recent_since(sent_at), "until": sent_at}).all()
-    names = names_of(subject for kind, subject, _, _ in rows if kind == "n")
-    recent = () if conversation_id is None else recent_of(
-        sorted(((subject, at) for kind, subject, at, _ in rows if kind == "r"), key=lambda r: r[1], reverse=True))
-    out: dict[str, list[str]] = {}
-    for kind, subject, _, attribute in rows:
-        if kind == "a":
-            out.setdefault(subject, []).append(attribute)
-    return names, recent, {s: tuple(sorted(a)) for s, a in out.items()}
-
-
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
                        today: dt.date | None = None, decision: GateDecision | None = None,
                        all_contacts: list[Contact] | None = None,
                        conversation_id: uuid.UUID | None = None,
-                       sent_at: dt.datetime | None = None) -> ExtractionContext:
+                       sent_at: dt.datetime | None = None,
+                       known_to_writers: KnownToWriters | None = None) -> ExtractionContext:
     """What the extractor reads besides the message: contacts, known attributes, the gate's reading, the
     subjects the conversation is about, and the message's send time (relative dates are resolved against it;
-    `today` overrides its date)."""
+    `today` overrides its date). `known_to_writers`: the worker batch's cache of what each writer may see."""
     sent_at = sent_at or clock.now()
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
     names, recent, known = context_reads(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)],
-                                         conversation_id, sent_at)
+                                         conversation_id, sent_at, known_to_writers)
     return ExtractionContext(
         known_names=names, recent_subjects=recent,
         message=text, previous_assistant=previous,
@@ -303,6 +258,8 @@ class BatchCache:
         self._paused: dict = {}
         self._orgs: dict = {}
         self._verdicts: dict = {}
+        # What each writer may see (names, attributes), kept up to date with what the batch writes.
+        self.known = KnownToWriters()
         # The batch's messages, loaded (and locked) by `prepare_messages`: held here so the session's
         # identity map (weak references) still has them when each message is processed.
         self.messages: list[Message] = []
@@ -470,9 +427,11 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
     msg = session.get(Message, message_id) if locked else session.get(Message, message_id, with_for_update=True)
     if msg is None:
         return Outcome("skipped", "The message no longer exists.")
-    if msg.deleted_at is not None:
-        return forget_message(session, msg)
-    if event == "edited":
+    if msg.deleted_at is not None or event == "edited":
+        if cache is not None:
+            cache.known.forget()  # what was learnt from it goes: every writer reads afresh
+        if msg.deleted_at is not None:
+            return forget_message(session, msg)
         forget_message(session, msg, keep_vector=True)
     if defer_usage and spent is None:
         raise ValueError("defer_usage needs a spent list")
@@ -515,7 +474,8 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
                 source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,
                 sent_at=msg.sent_at,
                 verdict=verdict, decided=decided,
-                all_contacts=cache.contacts(session, msg.org_id) if cache else None)
+                all_contacts=cache.contacts(session, msg.org_id) if cache else None,
+                known_to_writers=cache.known if cache else None)
     for w in out.writes:
         note = _notify(session, access, msg, w, channel)
         if note is not None:
@@ -526,11 +486,13 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
 def learn(session: Session, access: Access, org: Organization | None, text: str, backend: ModelBackend, *,
           ledger, previous: str | None = None, source: Source | None = None, today: dt.date | None = None,
           verdict: PolicyVerdict | None = None, decided: tuple[GateDecision, Usage] | None = None,
-          all_contacts: list | None = None, sent_at: dt.datetime | None = None) -> Outcome:
+          all_contacts: list | None = None, sent_at: dt.datetime | None = None,
+          known_to_writers: KnownToWriters | None = None) -> Outcome:
     """Gate, policy, extraction and ladder for one background message. Does not commit.
 
     `decided` is the gate's answer when the worker already computed it for its batch; `all_contacts`
-    the org's contacts when it already read them."""
+    the org's contacts when it already read them; `known_to_writers` the batch's cache of what each
+    writer may see (told what this message wrote)."""
     if verdict is None:
         verdict = check_text(text, load_exclusions(session, org.id if org else None))
     ruling = policy.decide(verdict, text)
@@ -555,7 +517,7 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     context = extraction_context(session, access, text, previous, today,
                                  decision if decision.passes else None, all_contacts=all_contacts,
                                  conversation_id=source.conversation_id if source is not None else None,
-                                 sent_at=sent_at)
+                                 sent_at=sent_at, known_to_writers=known_to_writers)
     facts, usage = backend.extract(context)
     ledger(usage)
     # Nothing was written since the context was read: the names it read are still the known ones.
@@ -571,13 +533,18 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     out = Outcome("ignored", decision=decision, facts=facts, policy="bank_account" if bank else None)
     write_all(session, access, org, facts, backend, ledger, source, out, explicit=False,
               corrects=is_correction(text, decision), at=sent_at)
+    if known_to_writers is not None:
+        known_to_writers.wrote(out.writes)
     return out
 
 
 def without_special_sentences(text: str, exclusions: list[Exclusion]) -> str:
     """The message without its sentences on a special category ("" when all of them are), so the rest
-    of it ("We have two kids, Leo and Alba") is still learnt and the protected sentence never is."""
-    kept = [u.raw for u in units(text) if not u.phatic and not check_text(u.raw, exclusions).special]
+    of it ("We have two kids, Leo and Alba") is still learnt and the protected sentence never is. A sentence
+    whose protected words only name a cause, a field or an event ("we sold paintings at the church fair")
+    is no special category."""
+    kept = [u.raw for u in units(text) if not u.phatic
+            and not check_text(without_topic_mentions(u.raw), exclusions).special]
     return " ".join(k if k.rstrip()[-1:] in ".!?;" else f"{k}." for k in kept)
 
 

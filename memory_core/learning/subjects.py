@@ -31,7 +31,7 @@ CARRY_OVER = dt.timedelta(minutes=30)
 RECENT_SUBJECTS = 3
 KNOWN_NAMES_LIMIT = 500
 _NAMED = or_(Memory.subject.like("contact:%"), Memory.subject.like("name:%"))
-_LIVE = ("active", "proposed")
+LIVE = ("active", "proposed")
 
 # Words of a company or person name that do not tell one from another.
 NAME_NOISE = frozenset({"sl", "sa", "slu", "sll", "de", "del", "la", "el", "los", "las", "y", "e", "cb", "sc", "coop",
@@ -45,7 +45,7 @@ def recent_subjects_query(access: Access, conversation_id, since, until) -> Sele
     return (select(Memory.subject, at.label("at")).join(MemorySource, MemorySource.memory_id == Memory.id)
             .outerjoin(Message, Message.id == MemorySource.message_id)
             .where(MemorySource.conversation_id == conversation_id, at >= since, at <= until, _NAMED,
-                   Memory.status.in_(_LIVE), memory_visible(access))
+                   Memory.status.in_(LIVE), memory_visible(access))
             .order_by(at.desc()).limit(20))
 
 
@@ -70,7 +70,7 @@ def recent_subjects(session: Session, access: Access, conversation_id: uuid.UUID
 
 def known_names_query(access: Access) -> Select:
     """The statement behind `known_names` (rows: the `name:` subjects)."""
-    return (select(Memory.subject).where(Memory.subject.like("name:%"), Memory.status.in_(_LIVE),
+    return (select(Memory.subject).where(Memory.subject.like("name:%"), Memory.status.in_(LIVE),
                                          memory_visible(access)).distinct().limit(KNOWN_NAMES_LIMIT))
 
 

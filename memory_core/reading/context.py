@@ -37,8 +37,9 @@ from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.planner import sorting_disabled
 from memory_core.domain import clock
-from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template_params
+from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
 from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES
 from memory_core.domain.models import (
@@ -54,7 +55,7 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
-from memory_core.reading import profile_query
+from memory_core.reading import profile_query, subject_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
 from memory_core.reading.salience import near_duplicate, salient_words, shares_salient_word
@@ -209,6 +210,19 @@ def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:
     return text
 
 
+# The rows a turn reads by id (a list of any length) are one array parameter: one statement text per access form,
+# which the driver prepares once it has run a few times and PostgreSQL then plans once for all values, instead of
+# planning it on every turn (row security makes these statements cost more to plan than to run).
+_IDS = bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True)))
+
+
+@lru_cache(maxsize=64)
+def _contacts_statement(form: tuple):
+    """The visible contacts of these ids (`ids`), with their names and kinds (see _IDS)."""
+    return select(Contact.id, Contact.name, Contact.kind).where(Contact.id == func.any(_IDS),
+                                                                contact_visible(template(form)))
+
+
 class _Subjects:
     """Subject labels: the person, the company, or a contact's (fenced) name and role."""
 
@@ -223,8 +237,7 @@ class _Subjects:
                     pass
         self.contacts: dict[str, tuple[str, str]] = {}
         if ids:
-            rows = session.execute(select(Contact.id, Contact.name, Contact.kind)
-                                   .where(Contact.id.in_(ids), contact_visible(access)))
+            rows = session.execute(_contacts_statement(shape(access)), template_params(access) | {"ids": list(ids)})
             self.contacts = {f"contact:{r.id}": (r.name, r.kind) for r in rows}
 
     def label(self, m: Memory) -> str:
@@ -331,6 +344,19 @@ def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple
     return core, candidates
 
 
+@lru_cache(maxsize=64)
+def _subjects_statement(form: tuple):
+    return subject_query.subjects_statement(form, _LINE)
+
+
+def subject_memories(session: Session, access: Access, subjects: Sequence[str], limit: int) -> list[Row]:
+    """The first `limit` visible active memories of the subjects, pinned, most confident, newest first (then
+    by id), read subject by subject in an index's order (reading/subject_query.py)."""
+    with sorting_disabled(session):
+        return session.execute(_subjects_statement(shape(access)), template_params(access)
+                               | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}).all()
+
+
 def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
     lines = [f"- {_label(m.attribute, lang) or WORDS[lang]['fact']}: {fenced(m.value, VALUE_MAX_CHARS)}"
              for m in memories]
@@ -385,8 +411,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     # One shared word that is not a common one is enough too ("book", "Valencia"): read the best few.
     unread = [i for i, _, signals in fused[:RELATED_READ] if i not in rows and not relevant(signals)]
     if unread:
-        rows |= {m.id: m for m in session.execute(select(*_LINE).where(
-            Memory.id.in_(unread), memory_visible(access), Memory.status == Status.ACTIVE))}
+        rows |= {m.id: m for m in _memories_by_id(session, access, unread)}
     # ... when the message says enough to name its topic: "¿y cuándo nos pagan?" leans on the conversation's subject.
     wanted = salient_words(message)
     wanted = wanted if len(wanted) >= RELATED_MIN_SALIENT else frozenset()
@@ -398,10 +423,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
         floor = min((score for _, score in hits), default=1.0)
         taken = {i for i, _ in hits}
         per: dict[str, int] = {}
-        for m in session.execute(select(*_LINE).where(
-                Memory.subject.in_(list(subjects)), memory_visible(access), Memory.status == "active")
-                .order_by(Memory.pinned.desc(), Memory.confidence.desc(), Memory.valid_from.desc())
-                .limit(PER_SUBJECT * len(subjects))):
+        for m in subject_memories(session, access, subjects, PER_SUBJECT * len(subjects)):
             if m.id in exclude or m.id in taken or per.get(m.subject, 0) >= PER_SUBJECT:
                 continue
             per[m.subject] = per.get(m.subject, 0) + 1
@@ -412,13 +434,44 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     hits += _neighbours(session, access, hits[:NEIGHBOUR_SEEDS], exclude | {i for i, _ in hits}, rows)
     missing = [i for i, _ in hits if i not in rows]
     if missing:
-        rows |= {m.id: m for m in session.execute(select(*_LINE).where(
-            Memory.id.in_(missing), memory_visible(access), Memory.status == Status.ACTIVE))}
+        rows |= {m.id: m for m in _memories_by_id(session, access, missing)}
     found = [(rows[i], score) for i, score in hits if i in rows]
     if asks_when(message, now):
         # "When did I go to Valencia?": of the memories about it, those that tell a date come first.
         found.sort(key=lambda ms: -ms[1] * (WHEN_DATED_BOOST if tells_date(ms[0]) else 1.0))
     return found
+
+
+@lru_cache(maxsize=64)
+def _by_id_statement(form: tuple):
+    return select(*_LINE).where(Memory.id == func.any(_IDS), memory_visible(template(form)),
+                                Memory.status == Status.ACTIVE)
+
+
+def _memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:
+    """The visible active memories of these ids, as block lines."""
+    return session.execute(_by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
+
+
+@lru_cache(maxsize=64)
+def _neighbours_statement(form: tuple):
+    """The memories learnt from the messages sent near each seed's (`ids`) in its conversation (see _neighbours)."""
+    seed_src = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at,
+                      Message.created_at) \
+        .join(Message, Message.id == MemorySource.message_id) \
+        .where(MemorySource.memory_id == func.any(_IDS), Message.deleted_at.is_(None)).subquery()
+    return (select(*_LINE, seed_src.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
+                   seed_src.c.sent_at.label("seed_at"))
+            .join(MemorySource, MemorySource.memory_id == Memory.id)
+            .join(Message, Message.id == MemorySource.message_id)
+            # The window on created_at too: the conversation's index reads only the messages stored near the seed's
+            # (an imported history, stored at once, is still told apart by sent_at).
+            .join(seed_src, (Message.conversation_id == seed_src.c.conversation_id)
+                  & Message.created_at.between(seed_src.c.created_at - NEIGHBOUR_WINDOW,
+                                               seed_src.c.created_at + NEIGHBOUR_WINDOW)
+                  & Message.sent_at.between(seed_src.c.sent_at - NEIGHBOUR_WINDOW,
+                                            seed_src.c.sent_at + NEIGHBOUR_WINDOW))
+            .where(memory_visible(template(form)), Memory.status == Status.ACTIVE, Message.deleted_at.is_(None)))
 
 
 def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUID, float]], exclude: set[uuid.UUID],
@@ -430,24 +483,8 @@ def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUI
     if not seeds:
         return []
     score_of = dict(seeds)
-    seed_src = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at,
-                      Message.created_at) \
-        .join(Message, Message.id == MemorySource.message_id) \
-        .where(MemorySource.memory_id.in_(list(score_of)), Message.deleted_at.is_(None)).subquery()
-    told = (select(*_LINE, seed_src.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
-                   seed_src.c.sent_at.label("seed_at"))
-            .join(MemorySource, MemorySource.memory_id == Memory.id)
-            .join(Message, Message.id == MemorySource.message_id)
-            # The window on created_at too: the conversation's index reads only the messages stored near the seed's
-            # (an imported history, stored at once, is still told apart by sent_at).
-            .join(seed_src, (Message.conversation_id == seed_src.c.conversation_id)
-                  & Message.created_at.between(seed_src.c.created_at - NEIGHBOUR_WINDOW,
-                                               seed_src.c.created_at + NEIGHBOUR_WINDOW)
-                  & Message.sent_at.between(seed_src.c.sent_at - NEIGHBOUR_WINDOW,
-                                            seed_src.c.sent_at + NEIGHBOUR_WINDOW))
-            .where(memory_visible(access), Memory.status == Status.ACTIVE, Message.deleted_at.is_(None)))
     by_seed: dict[uuid.UUID, list[Row]] = {}
-    for r in session.execute(told):
+    for r in session.execute(_neighbours_statement(shape(access)), template_params(access) | {"ids": list(score_of)}):
         by_seed.setdefault(r.seed, []).append(r)
     out: dict[uuid.UUID, float] = {}
     for seed, found in by_seed.items():
@@ -540,7 +577,10 @@ _TRACE_ITEMS = _trace_items_statement()
 def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None,
                   message_id: uuid.UUID | None = None) -> tuple[Row | None, set[uuid.UUID]]:
     """The conversation (if the principal owns it) with its recent messages and the current message's
-    send time, and the memories sent in its last two turns: one query."""
+    send time, and the memories sent in its last two turns: one query. Run with sorting priced out
+    (assemble_context): row security makes the planner expect a handful of the conversation's messages,
+    and it would fetch and sort all of them (17,000 in a long one: 70-200 ms) instead of reading the last
+    few backwards from (conversation_id, created_at)."""
     if conversation_id is None:
         return None, set()
     conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id,
@@ -599,17 +639,21 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
         return MemoryBlock(text="", core="", profile="", related="")
     vector = _embed_early(message_text or "", embed)
     primary = primary or session
-    conv, sent = _conversation(primary, access, conversation_id, message_id)
-    now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
-        or clock.now()
-    today = now.date()
-    recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
-    lang = block_language(session, access, [message_text or "", *recent], language,
-                          conv.org_language if conv is not None else _UNREAD)
+    # The conversation's recent messages and the profile's arms are read in the order of their indexes (see
+    # _conversation, profile_query): one window with sorting priced out serves both (nested, a no-op when
+    # `primary` is `session`).
+    with sorting_disabled(session), sorting_disabled(primary):
+        conv, sent = _conversation(primary, access, conversation_id, message_id)
+        now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
+            or clock.now()
+        today = now.date()
+        recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
+        lang = block_language(session, access, [message_text or "", *recent], language,
+                              conv.org_language if conv is not None else _UNREAD)
+        core, candidates = _visible_memories(session, access, today)
     words = WORDS[lang]
     related_header = RELATED_HEADERS[lang]
 
-    core, candidates = _visible_memories(session, access, today)
     core_ids = {m.id for m in core}
     named = named_subjects(session, access, [message_text or "", *recent]) if not is_trivial(message_text or "") else []
     related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},

@@ -12,6 +12,7 @@ from dataclasses import replace
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
+    VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
     event_what,
     generic_fact,
@@ -25,10 +26,11 @@ from memory_core.backends.local_extractor.names import Mention, find_mentions, i
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
 from memory_core.backends.local_extractor.subjects import Subject, event_sentence, resolve_contact, sentence_for
 from memory_core.backends.local_extractor.text import Sentence, fold, is_english, name_tokens, normalise_name
-from memory_core.backends.local_extractor.units import units
+from memory_core.backends.local_extractor.units import asks, units
 from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
+from memory_core.domain.protected_topics import without_topic_mentions
 
 MODEL = "local-extractor-v1"
 
@@ -67,9 +69,11 @@ class LocalExtractor:
             carried_over(context.recent_subjects, pool)
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
         bare: list[int] = []  # indexes in `read` of units no rule read
+        self._at: list[int] = []  # the unit index of each entry of `read` (adjacent units continue each other)
         for unit in units(context.message or "", keep):
             if unit.phatic:
                 continue
+            self._at.append(unit.index)
             s = unit.sentence
             mentions = find_mentions(s, pool)
             if not mentions:
@@ -97,8 +101,16 @@ class LocalExtractor:
         if self.judge is None:
             return False
         texts = [u.text for u in units(message) if not u.phatic and writer_statement(u.text)]
-        return any(note_worthy(d, t) and d.special < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD
+        return any(note_worthy(d, t) and self.special(t, d) < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD
                    for t, d in zip(texts, self.judge(texts) if texts else []))
+
+    def special(self, text: str, decision: GateDecision) -> float:
+        """The gate's special-category answer for a unit, judged without the protected words that only name
+        a cause, a field or an event ("a charity race for mental health" is no one's health)."""
+        if decision.special < SPECIAL_THRESHOLD or self.judge is None:
+            return decision.special
+        masked = without_topic_mentions(text)
+        return decision.special if masked == text else min(decision.special, self.judge([masked])[0].special)
 
     def rule_reads(self, message: str) -> tuple[bool, bool]:
         """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):
@@ -125,18 +137,42 @@ class LocalExtractor:
         if not candidates:
             return []
         decisions = self.judge([read[i][0].text for i in candidates])
+        continued = self._continuations(read, set(bare))
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
+        worthy = [(i, d) for i, d in ranked if note_worthy(d, read[i][0].text) and
+                  self.special(read[i][0].text, d) < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD]
+        # "Pottery is a huge part of my life - it helps me express my emotions": the unit that goes on about
+        # a noted one ("it ...") is part of its note, not a note of its own with no referent.
+        heads = {i for i, _ in worthy}
+        merged = {i + 1 for i in heads if i + 1 in continued and i not in continued}
         out: list[Fact] = []
-        for i, decision in ranked:
-            if not note_worthy(decision, read[i][0].text) or decision.special >= SPECIAL_THRESHOLD or \
-                    decision.insult >= SPECIAL_THRESHOLD:
+        for i, decision in worthy:
+            if i in merged:
                 continue
             s, mentions, recent = read[i]
-            fact = note(s, mentions, recent, context, decision.top_category, decision.top_scope)
+            fact = None
+            if i + 1 in merged:
+                whole = Sentence.of(f"{s.text.rstrip(' .!;,')}. {read[i + 1][0].text}")
+                fact = note(whole, mentions, recent, context, decision.top_category, decision.top_scope)
+            if fact is None:
+                fact = note(s, mentions, recent, context, decision.top_category, decision.top_scope)
             if fact is not None:
                 out.append(fact)
             if len(out) >= MAX_NOTES:
                 break
+        return out
+
+    def _continuations(self, read, bare: set[int]) -> set[int]:
+        """Indexes in `read` of units that go on about the unit just before them in the message: they open
+        on a pronoun for it ("it", "they", "this", "eso"), state something, and fit in one value with it."""
+        at = getattr(self, "_at", [])
+        out = set()
+        for i in range(1, len(read)):
+            s = read[i][0]
+            if i in bare and i - 1 in bare and i < len(at) and at[i] == at[i - 1] + 1 and \
+                    _CONTINUES.match(s.low) and statement(s) and not asks(s.text) and \
+                    len(read[i - 1][0].text) + len(s.text) + 2 <= VALUE_MAX_CHARS:
+                out.add(i)
         return out
 
     def _sentence_facts(self, s: Sentence, context: ExtractionContext, mentions: list[Mention],
@@ -192,6 +228,11 @@ class LocalExtractor:
             member = f.attribute.split("_", 1)[0] in family or f.attribute.startswith("hermanos_")
             return "person" if f.attribute in family or member else "preference"
         return subject.category
+
+
+# A unit that opens on a pronoun for what the unit before it was about.
+_CONTINUES = re.compile(r"(?:it|it's|its|they|they're|they've|this|that|these|those|she|he|she's|he's|"
+                        r"eso|esto|es|son|fue|era|lo|la|los|las|me|nos)\b(?!\s*\?)")
 
 
 def note_worthy(decision: GateDecision, text: str) -> bool:

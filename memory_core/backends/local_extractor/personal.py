@@ -254,6 +254,7 @@ _HOBBY = [
     re.compile(r"\b(?:mi (?:hobby|aficion|pasion) (?:es|son)|my (?:hobby|hobbies|passion) (?:is|are)|"
                r"i'm (?:really )?into|i am (?:really )?into|i've been (?:really )?into|i got into|"
                r"i (?:really )?(?:love|enjoy|like) to|me encanta|me gusta mucho|me flipa|i (?:really )?(?:love|enjoy))\s+"
+               r"(?!(?:it|this|that|them|these|those|lo|la|eso|esto|after|over|under|other|ever)\b)"
                r"(?P<v>[a-z][a-z ]{2,30}?(?:ing|ar|er|ir))(?=\s+(?:and|y|with|con|in|en|on|at|every|los|the|a|my|mi)\b|[,.;!]|$)"),
 ]
 

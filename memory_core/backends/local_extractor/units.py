@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences
 
@@ -200,8 +201,10 @@ def about_listener(text: str) -> bool:
     return bool(_SECOND.search(low)) and not _FIRST.search(low)
 
 
-def units(message: str, keep: frozenset[str] = frozenset()) -> list[Unit]:
-    """The message's sentences and clauses, each cleaned; phatic ones kept with an empty text."""
+@lru_cache(maxsize=4096)
+def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
+    """The message's sentences and clauses, each cleaned; phatic ones kept with an empty text. Remembered
+    for the last 4,096 messages: the gate, the extractor and the policy each split the same message."""
     out: list[Unit] = []
     for sentence in split_sentences(message or ""):
         for clause in _CLAUSE_BREAK.split(sentence):
@@ -212,7 +215,7 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> list[Unit]:
             if text and (is_phatic(text) or about_listener(text)):
                 text = ""
             out.append(Unit(raw=clause, text=text, index=len(out)))
-    return out
+    return tuple(out)
 
 
 def asks(text: str) -> bool:

@@ -1,0 +1,182 @@
+"""Where a big org's turn goes: assemble_context and search for the scale bench's big org principals, statement
+by statement (wall ms of each kind in the call), then each statement replayed under EXPLAIN ANALYZE in the same
+scope and settings (planning and execution ms).
+
+    MEMORIA_DATA_DIR=.memoria-bench python bench/scale.py --orgs 200 --memories 60000 --messages 60000 \
+        --big-share 0.84 --queries 10 --org-indexes on         # load once
+    MEMORIA_DATA_DIR=.memoria-bench python bench/turn_profile.py --turns 20 [--typical]
+
+Each statement is named by what it reads (profile, fts, vector, date...); `settings` are the set_config round
+trips. The replay runs each captured statement in order in a new transaction of the same scope: set_config
+statements as they were, the others under EXPLAIN (ANALYZE); a statement runs a second time there, so its
+execution figure is warm.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import event, text  # noqa: E402
+
+from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
+from memory_core.domain.access import load_access  # noqa: E402
+
+KINDS = [  # first match names the statement
+    ("settings", re.compile(r"set_config\(")),
+    ("trace", re.compile(r"^INSERT INTO (memory_traces|trace_items)")),
+    ("conversation", re.compile(r"FROM conversations")),
+    ("profile", re.compile(r"k_rank")),
+    ("fts", re.compile(r"fts_cand_")),
+    ("vector", re.compile(r"<=>")),
+    ("date", re.compile(r"q_from|q_to")),
+    ("trigram", re.compile(r"word_similarity")),
+    ("exact", re.compile(r"strpos")),
+    ("named_subjects", re.compile(r"FROM contacts")),
+    ("neighbours", re.compile(r"memory_sources")),
+    ("describe", re.compile(r"replace\(memories\.attribute")),
+]
+
+
+def kind_of(statement: str) -> str:
+    for name, pattern in KINDS:
+        if pattern.search(statement):
+            return name
+    return "memories by id/subject" if "FROM memories" in statement else "other"
+
+
+def _pct(values, p):
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(p * len(values)))], 1) if values else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--typical", action="store_true", help="Profile typical principals instead of the big org's.")
+    parser.add_argument("--no-explain", action="store_true")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--show", default="", help="Print the slowest plan of these statement kinds (comma-separated).")
+    args = parser.parse_args()
+    from memory_core.adapters.runtime import start_servers
+
+    start_servers()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scale import MODEL, NOW, pool_sentences  # the bench's own data and clock
+
+    from memory_core.backends.local_embedder import LocalEmbedder
+    from memory_core.reading.context import assemble_context
+    from memory_core.reading.search import search
+
+    db = get_database()
+    rng = random.Random(args.seed)
+    sentences = pool_sentences(3000, random.Random(7))
+    embedder = LocalEmbedder()
+    embedder.warm_up()
+    with db.unit_of_work(SYSTEM) as uow:
+        big = uow.session.execute(text("select id from organizations where name = 'big'")).scalar_one()
+        cmp = "<>" if args.typical else "="
+        principals = uow.session.execute(text(
+            "select m.org_id, m.user_id, c.id from memberships m join conversations c on c.user_id = m.user_id "
+            f"where m.org_id {cmp} :big order by m.user_id limit 50"), {"big": big}).all()
+
+    captured: list[tuple[str, object]] = []
+    timings: list[tuple[str, float]] = []
+    started: dict[int, float] = {}
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        started[id(cursor)] = time.perf_counter()
+        captured.append((statement, parameters))
+
+    def after(conn, cursor, statement, parameters, context, executemany):
+        timings.append((kind_of(statement), (time.perf_counter() - started.pop(id(cursor))) * 1000))
+
+    wall = defaultdict(lambda: defaultdict(list))  # call -> kind -> [ms summed per turn]
+    totals = defaultdict(list)
+    plan = defaultdict(lambda: defaultdict(lambda: {"planning": [], "execution": []}))
+    show = set(filter(None, args.show.split(",")))
+    slowest: dict[str, tuple[float, str, str]] = {}
+    for _ in range(args.turns):
+        org_id, user_id, conv_id = rng.choice(principals)
+        query = rng.choice(sentences)
+        with db.unit_of_work(SYSTEM) as uow:
+            access = load_access(uow.session, org_id, user_id=user_id)
+        for call in ("assemble_context", "search"):
+            captured.clear()
+            timings.clear()
+            event.listen(db.engine, "before_cursor_execute", before)
+            event.listen(db.engine, "after_cursor_execute", after)
+            try:
+                with db.unit_of_work(access.scope()) as uow:
+                    t0 = time.perf_counter()
+                    if call == "assemble_context":
+                        assemble_context(uow.session, access, conv_id, query, now=NOW, embed=embedder.embed,
+                                         embed_model=MODEL)
+                    else:
+                        search(uow.session, access, query, embed=embedder.embed, embed_model=MODEL, now=NOW)
+                    totals[call].append((time.perf_counter() - t0) * 1000)
+                    uow.rollback()
+            finally:
+                event.remove(db.engine, "before_cursor_execute", before)
+                event.remove(db.engine, "after_cursor_execute", after)
+            per = defaultdict(float)
+            for kind, ms in timings:
+                per[kind] += ms
+            for kind, ms in per.items():
+                wall[call][kind].append(ms)
+            if args.no_explain:
+                continue
+            replay = list(captured)
+            with db.unit_of_work(access.scope()) as uow:
+                conn = uow.session.connection()
+                for statement, parameters in replay:
+                    kind = kind_of(statement)
+                    if kind == "settings" or statement.startswith("INSERT"):
+                        conn.exec_driver_sql(statement, parameters)
+                        continue
+                    out = conn.exec_driver_sql("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, parameters).scalar()
+                    out = out[0] if isinstance(out, list) else json.loads(out)[0]
+                    plan[call][kind]["planning"].append(out["Planning Time"])
+                    plan[call][kind]["execution"].append(out["Execution Time"])
+                    took = out["Planning Time"] + out["Execution Time"]
+                    if kind in show and took > slowest.get(f"{call} {kind}", (0.0,))[0]:
+                        text_plan = "\n".join(r[0] for r in conn.exec_driver_sql(
+                            "EXPLAIN (ANALYZE, BUFFERS) " + statement, parameters))
+                        slowest[f"{call} {kind}"] = (took, statement, text_plan)
+                uow.rollback()
+    report = {"principals": "typical" if args.typical else "big org", "turns": args.turns, "calls": {}}
+    for call in ("assemble_context", "search"):
+        kinds = {}
+        for kind, values in sorted(wall[call].items(), key=lambda kv: -statistics.median(kv[1])):
+            p = plan[call].get(kind)
+            kinds[kind] = {"wall_p50": round(statistics.median(values), 1), "wall_p95": _pct(values, 0.95)}
+            if p and p["planning"]:
+                kinds[kind] |= {"plan_p50": round(statistics.median(p["planning"]), 1),
+                                "exec_p50": round(statistics.median(p["execution"]), 1)}
+        report["calls"][call] = {"total_p50": round(statistics.median(totals[call]), 1),
+                                 "total_p95": _pct(totals[call], 0.95), "by_statement": kinds}
+    for key, (took, statement, text_plan) in slowest.items():
+        print(f"==== {key}: {took:.1f} ms\n{statement}\n{text_plan}\n")
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"{report['principals']} principals, {args.turns} turns")
+    for call, r in report["calls"].items():
+        print(f"\n{call}: p50 {r['total_p50']} / p95 {r['total_p95']} ms")
+        print(f"  {'statement':24s} {'wall p50':>9} {'p95':>7} {'plan p50':>9} {'exec p50':>9}  (ms, summed per call)")
+        for kind, v in r["by_statement"].items():
+            print(f"  {kind:24s} {v['wall_p50']:>9} {v['wall_p95']:>7} {v.get('plan_p50', ''):>9} "
+                  f"{v.get('exec_p50', ''):>9}")
+
+
+if __name__ == "__main__":
+    main()

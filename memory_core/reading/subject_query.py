@@ -1,0 +1,51 @@
+"""The memories of the subjects a conversation named, best first, read subject by subject in an index's order.
+
+The related section offers, after the message's own hits, a few memories of each subject the conversation
+named lately (context._related): the first PER_SUBJECT × subjects visible active memories of those subjects by
+pinned, confidence, newest, id. Written as one query over the whole visibility rule, PostgreSQL fetched every
+visible row of the subjects to sort them (a customer of a big org holds thousands). Here the rule is read as
+its disjoint arms: the org's rows (access.memory_org_arm: shared in a readable area, or the principal's own
+private ones) one subject at a time from ix_memories_subject_org, which is in that order, each cut at the
+limit; and the person's personal rows of those subjects (memory_personal_arm: few) from their (owner, subject)
+index. The outer query merges them and keeps the limit: the same rows in the same order as the one query
+(migration t7_bigorg7_subject_indexes). Run with sorting priced out (planner.sorting_disabled), as the
+planner, misled by row security's estimate, would otherwise sort every row of the subject.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import ARRAY, Integer, String, bindparam, func, literal_column, select, true, union_all
+
+from memory_core.domain.access import memory_org_arm, memory_personal_arm, template
+from memory_core.domain.models import Memory
+
+SUBJECTS = "subjects"
+LIMIT = "subjects_limit"
+
+
+def order_keys():
+    """The related section's order of a subject's memories: pinned, confidence, newest, then id."""
+    return Memory.pinned.desc(), Memory.confidence.desc(), Memory.valid_from.desc(), Memory.id
+
+
+def subjects_statement(form: tuple, columns: Sequence):
+    """The first `subjects_limit` visible active memories of the `subjects` (bound lists), in order_keys'
+    order, for principals of one access form (access.shape; run with access.template_params)."""
+    who = template(form)
+    limit = bindparam(LIMIT, type_=Integer)
+    active = Memory.status == literal_column("'active'")
+    keys = (Memory.pinned.label("k_pinned"), Memory.confidence.label("k_confidence"),
+            Memory.valid_from.label("k_from"), Memory.id.label("k_id"))
+    named = bindparam(SUBJECTS, type_=ARRAY(String))
+    arms = [select(*columns, *keys).where(memory_personal_arm(who), active, Memory.subject == func.any(named))
+            .order_by(*order_keys()).limit(limit)]
+    if who.has_org:
+        subjects = select(func.unnest(named).label("subject")).subquery("named")
+        in_org = (select(*columns, *keys).where(memory_org_arm(who), active, Memory.subject == subjects.c.subject)
+                  .order_by(*order_keys()).limit(limit).lateral("org_arm"))
+        arms.append(select(*in_org.c).select_from(subjects).join(in_org, true()))
+    merged = union_all(*arms).subquery("of_subjects")
+    c = merged.c
+    return (select(*[c[col.key] for col in columns])
+            .order_by(c.k_pinned.desc(), c.k_confidence.desc(), c.k_from.desc(), c.k_id).limit(limit))

@@ -1,0 +1,117 @@
+"""The memories of the subjects a conversation named are read subject by subject, each arm of the visibility rule
+in an index's order and cut early: the same rows in the same order as sorting every visible row of the subjects,
+from a statement the planner serves from those indexes."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+from sqlalchemy import event, select, text
+
+from memory_core.domain.access import Access, Principal, load_access, memory_visible
+from memory_core.domain.models import Memory
+from memory_core.reading import context, subject_query
+
+PHONE = "+34600111333"
+SUBJECTS = ["contact:acme", "contact:iberluz", "name:lucia", "self"]
+
+
+def _sorting_every_visible_row(access, subjects, limit):
+    """The one query over the whole visibility rule that the related section ran before the indexes."""
+    return (select(Memory.id).where(Memory.subject.in_(subjects), memory_visible(access), Memory.status == "active")
+            .order_by(*subject_query.order_keys()).limit(limit))
+
+
+@pytest.fixture
+def subjects_org(factory, system_session):
+    """An org whose member (a user with a linked number) sees personal, private and shared rows of a few subjects,
+    pinned and not, with equal confidences and dates (the id breaks ties), among rows she must not see."""
+    rng = random.Random(5)
+    org, other = factory.org("Temas"), factory.org("Otra")
+    ana = factory.member(org, role="member", permissions={"contacts": "read"})
+    bea = factory.member(org, role="member")
+    factory.phone(org, PHONE, user=ana)
+    base = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
+    rows = []
+    for i in range(600):
+        kind = rng.choice(["personal", "private", "shared", "shared", "shared", "shared", "phone", "both", "hidden"])
+        fields = dict(category="customer", subject=rng.choice(SUBJECTS + ["contact:other"]), attribute=f"dato_{i}",
+                      value=f"valor {i}", sentence=f"frase {i}", pinned=rng.random() < 0.1,
+                      confidence=rng.choice([0.5, 0.7, 0.9]), valid_from=base - dt.timedelta(days=rng.choice([0, 10])),
+                      status="active" if rng.random() < 0.9 else "superseded")
+        if kind == "personal":
+            rows.append(Memory(org_id=None, level="personal", owner_user_id=ana.id, **fields))
+        elif kind == "private":
+            rows.append(Memory(org_id=rng.choice([org.id, other.id]), level="private", owner_user_id=ana.id, **fields))
+        elif kind == "phone":
+            rows.append(Memory(org_id=None, level="personal", owner_phone=PHONE, **fields))
+        elif kind == "both":
+            rows.append(Memory(org_id=org.id, level="private", owner_user_id=ana.id, owner_phone=PHONE, **fields))
+        elif kind == "shared":
+            rows.append(Memory(org_id=rng.choice([org.id, org.id, other.id]), level="shared",
+                               area=rng.choice(["general", "contacts", "invoices"]), **fields))
+        else:
+            level = rng.choice(["private", "personal"])
+            rows.append(Memory(org_id=org.id if level == "private" else None, level=level, owner_user_id=bea.id,
+                               **fields))
+    system_session.add_all(rows)
+    system_session.commit()
+    return org, ana
+
+
+def _access(system_session, org, ana, who):
+    if who == "user":
+        return load_access(system_session, org.id, user_id=ana.id)
+    if who == "user and number":
+        return load_access(system_session, org.id, user_id=ana.id, phone=PHONE)
+    if who == "number alone":
+        return Access(Principal(phone=PHONE), org.id, None, {"general": "read"})
+    return load_access(system_session, None, user_id=ana.id)
+
+
+@pytest.mark.parametrize("who", ["user", "user and number", "number alone", "member of no org"])
+def test_the_named_subjects_memories_are_the_same_rows_in_the_same_order_as_sorting_every_visible_row(
+        database, system_session, subjects_org, who):
+    org, ana = subjects_org
+    access = _access(system_session, org, ana, who)
+    for subjects in (SUBJECTS[:1], SUBJECTS[:3], SUBJECTS):
+        for limit in (4, 12, 400):
+            with database.unit_of_work(access.scope()) as uow:
+                got = [r.id for r in context.subject_memories(uow.session, access, subjects, limit)]
+                expected = uow.session.scalars(_sorting_every_visible_row(access, subjects, limit)).all()
+                assert uow.session.scalar(text("select current_setting('enable_sort')")) == "on"
+            assert got == expected, (subjects, limit)
+    assert len(expected) > 12  # the limits cut into the arms
+
+
+def test_the_org_arm_reads_each_subject_from_its_index_in_order(database, system_session, subjects_org):
+    org, ana = subjects_org
+    access = load_access(system_session, org.id, user_id=ana.id, phone=PHONE)
+    statements: list[tuple[str, object]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if "of_subjects" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(database.engine, "before_cursor_execute", capture)
+    try:
+        with database.unit_of_work(access.scope()) as uow:
+            context.subject_memories(uow.session, access, SUBJECTS, 16)
+    finally:
+        event.remove(database.engine, "before_cursor_execute", capture)
+    (statement, parameters), = statements
+    with database.unit_of_work(access.scope()) as uow:
+        uow.session.execute(text("set local enable_sort = off"))  # as subject_memories runs it
+        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+    lines = plan.splitlines()
+
+    def parent(n):
+        depth = lines[n].index("->")
+        return next(line for line in reversed(lines[:n])
+                    if not line.startswith(" ") or ("->" in line and line.index("->") < depth))
+
+    scans = [n for n, line in enumerate(lines) if "Index Scan using ix_memories_subject_org " in line]
+    assert scans, plan
+    # Read in order and cut at the limit: the scan's parent is a Limit, not a Sort.
+    assert all("Limit" in parent(n) for n in scans), plan
