@@ -88,6 +88,27 @@ def test_thanks_wow_and_a_vocative_are_never_a_subject(factory, system_session, 
     assert not any(v.lower().startswith(("thanks", "wow", "gracias", "vaya", "¡")) for _, _, v, _ in learnt)
 
 
+@pytest.mark.parametrize("text, word", [
+    ("Wow, thanks! We just got back from a cooking class with the kids", "cooking class"),
+    ("¡Qué guay, gracias! Acabamos de volver de una clase de cocina con los niños", "clase de cocina"),
+    ("Being a mum is the best thing that has happened to me", "mum"),
+    ("Ser madre es lo mejor que me ha pasado", "madre")])
+def test_a_reaction_then_a_fact_of_the_writers_life_is_learnt(factory, system_session, backend, ana, text, word):
+    tell(system_session, backend, ana, text)
+    learnt = active(system_session, ana[0])
+    assert any(s == "self" and word in v.lower() for s, _, v, _ in learnt), learnt
+
+
+@pytest.mark.parametrize("text", [
+    "Thanks, Mel! I'm right here to cheer you on, never give up!",
+    "¡Gracias, Lucía! Aquí estoy para animarte, ¡no te rindas nunca!",
+    "Your kind words mean so much to me. You're doing an amazing job with those kids.",
+    "Tus palabras tan bonitas significan mucho para mí. Lo estás haciendo genial con los niños."])
+def test_encouragement_aimed_at_the_other_person_teaches_nothing(factory, system_session, backend, ana, text):
+    assert tell(system_session, backend, ana, text) == ["ignored"]
+    assert active(system_session, ana[0]) == set()
+
+
 @pytest.mark.parametrize("first, text", [
     ("Tenemos un cliente nuevo, Hierros Olano", "Bueno, nos pagan a 30 días"),
     ("We've got a new customer, Baxter Logistics", "Anyway, they pay at 30 days")])

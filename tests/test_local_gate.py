@@ -55,6 +55,27 @@ def test_durable_facts_about_me_my_company_and_my_plans_pass(gate, text, categor
     assert decision.passes and decision.top_category == category
 
 
+@pytest.mark.parametrize("text", [
+    "Being a mum is the best thing that has happened to me", "Ser madre es lo mejor que me ha pasado",
+    "Wow, thanks! We just got back from a cooking class with the kids",
+    "¡Qué guay, gracias! Acabamos de volver de una clase de cocina con los niños",
+    "Tough season, we got knocked out before the final", "Temporada dura, nos eliminaron antes de la final",
+])
+def test_a_first_person_fact_told_in_conversation_passes_even_after_a_reaction(gate, text):
+    decision, _ = gate.decide(text, None)
+    assert decision.passes, (text, decision.remember)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm right here to cheer you on, never give up!", "Aquí estoy para animarte, ¡no te rindas nunca!",
+    "Your kind words mean so much to me", "Tus palabras tan bonitas significan mucho para mí",
+    "You're doing an amazing job with those kids", "Lo estás haciendo genial con los niños",
+])
+def test_encouragement_aimed_at_the_listener_passes_nothing(gate, text):
+    decision, _ = gate.decide(text, None)
+    assert not decision.passes, (text, decision.remember)
+
+
 def test_a_correction_is_remembered_and_flagged_as_correcting(gate):
     decision, _ = gate.decide("No, García paga a 90 días ahora", None)
     assert decision.passes and decision.corrects >= 0.5
