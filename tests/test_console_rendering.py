@@ -1,7 +1,7 @@
 """The console's pages render byte for byte what they rendered before their templates' shortcuts: the cached
-translations (web.language.template_gettext) and the per-request URL shapes (web.urls.template_url_for) give the
-same HTML as Flask-Babel's own gettext and Flask's url_for, in Spanish and in English, with escaped values,
-CSRF tokens and every row's links."""
+translations (web.language.template_gettext), the per-request URL shapes (web.urls.template_url_for) and the cached
+days (web.language.day) give the same HTML as Flask-Babel's own gettext and format_date and Flask's url_for, in
+Spanish and in English, with escaped values, CSRF tokens and every row's links."""
 from __future__ import annotations
 
 import re
@@ -43,14 +43,17 @@ PAGES = ("/", "/my-memory", "/review/", "/review/?state=decided", "/memories", "
 
 
 def _as_flask_did(app):
-    """Put back what the app had before: Jinja's newstyle gettext over Flask-Babel's catalogs, and Flask's url_for."""
+    """Put back what the app had before: Jinja's newstyle gettext over Flask-Babel's catalogs, Flask's url_for and
+    Flask-Babel's format_date for every day."""
     saved = {k: app.jinja_env.globals[k] for k in ("_", "gettext", "ngettext", "url_for")}
+    saved_day = app.jinja_env.filters["day"]
+    app.jinja_env.filters["day"] = lambda value: flask_babel.format_date(value, "medium") if value else "—"
     app.jinja_env.install_gettext_callables(
         gettext=lambda s: flask_babel.get_translations().ugettext(s),
         ngettext=lambda s, p, n: flask_babel.get_translations().ungettext(s, p, n), newstyle=True)
     app.jinja_env.globals["_"] = app.jinja_env.globals["gettext"]
     app.jinja_env.globals["url_for"] = url_for
-    return saved
+    return saved, saved_day
 
 
 def _comparable(html: str) -> str:
@@ -68,11 +71,12 @@ def test_pages_render_the_same_as_with_flask_babel_and_url_for(app, world, role,
     assert f'<html lang="{language}">' in page.get_data(as_text=True)
     paths = [p.format(contact=world["contact"].id) for p in PAGES]
     fast = {p: client.get(p) for p in paths}
-    saved = _as_flask_did(app)
+    saved, saved_day = _as_flask_did(app)
     try:
         slow = {p: client.get(p) for p in paths}
     finally:
         app.jinja_env.globals.update(saved)
+        app.jinja_env.filters["day"] = saved_day
     for p in paths:
         assert fast[p].status_code == slow[p].status_code == 200, p
         html = fast[p].get_data(as_text=True)

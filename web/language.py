@@ -3,6 +3,7 @@ a cookie before sign-in), else the browser's Accept-Language, else English. Flas
 formats their dates and numbers in that language."""
 from __future__ import annotations
 
+import datetime as dt
 from functools import lru_cache
 
 from flask import Flask, current_app, g, has_request_context, request
@@ -90,8 +91,19 @@ def init_language(app: Flask) -> None:
 
 # Dates, times and amounts as the page's language writes them (UTC, the project's only zone).
 
+@lru_cache(maxsize=4096)
+def _day(language: str, value: dt.date) -> str:
+    return format_date(value, "medium")
+
+
 def day(value) -> str:
-    return format_date(value, "medium") if value else "—"
+    """A day (of a date or a datetime, as Babel takes it: the datetime's own date), each language's spelling of a
+    day worked out once per process: Babel's month names cost a quarter of a millisecond a call, 150 on a page."""
+    if not value:
+        return "—"
+    if not has_request_context():
+        return format_date(value, "medium")
+    return _day(select_language(), value.date() if isinstance(value, dt.datetime) else value)
 
 
 def when(value) -> str:
