@@ -58,9 +58,9 @@ def page_urls(world: dict, memory_ids: list, proposal_ids: list) -> dict:
 
 def worker(tree: str, data_dir: str) -> None:
     """One side: `tree`'s app on the loaded database; reads 'role page n' lines, answers [[status, ms], ...]."""
+    os.environ["MEMORIA_DATA_DIR"] = str(Path(data_dir).resolve())  # before chdir: relative to where we started
     sys.path.insert(0, str(Path(tree).resolve()))
     os.chdir(tree)
-    os.environ["MEMORIA_DATA_DIR"] = str(Path(data_dir).resolve())
     os.environ.setdefault("MEMORIA_SECURE_COOKIES", "0")
     os.environ.setdefault("MEMORIA_BACKEND", "local")
     from sqlalchemy import create_engine, text
@@ -123,7 +123,10 @@ def main() -> None:
     if args.worker:
         return worker(args.worker, args.data_dir)
     pages = args.pages.split(",") if args.pages else PAGES
-    sides = {name: subprocess.Popen([sys.executable, __file__, "--worker", tree, "--data-dir", args.data_dir],
+    data_dir = str(Path(args.data_dir).resolve())
+    if not os.environ.get("DATABASE_URL") and not (Path(data_dir) / "pg").is_dir():
+        raise SystemExit(f"{data_dir}: no database loaded there (run bench/console.py with --data-dir first)")
+    sides = {name: subprocess.Popen([sys.executable, __file__, "--worker", tree, "--data-dir", data_dir],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
              for name, tree in (("old", args.base), ("new", args.new))}
     for p in sides.values():
