@@ -40,6 +40,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     from memory_core.adapters.db import Database, resolve_urls
     from memory_core.adapters.security import secret
     from web.language import init_language
+    from web.urls import init_urls
 
     settings = settings or get_settings()
     app = Flask(__name__, template_folder="templates", static_folder="static")
@@ -78,6 +79,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     csrf = CSRFProtect(app)
     init_login(app)
     init_language(app)
+    init_urls(app)
 
     from console import bp as console_bp
 

@@ -45,6 +45,9 @@ def main() -> None:
                     help="also count each page's SQL statements and show its three slowest (one untimed request)")
     ap.add_argument("--explain", type=float, metavar="MS",
                     help="with --statements: print EXPLAIN (ANALYZE, BUFFERS) of every statement slower than MS")
+    ap.add_argument("--profile", type=int, metavar="N", default=0,
+                    help="also run cProfile over N more requests of each page and print its N heaviest functions")
+    ap.add_argument("--roles", default="admin,member,staff,privacy,platform", help="comma-separated roles to time")
     ap.add_argument("--reuse", action="store_true",
                     help="time the org an earlier run loaded into --data-dir (or DATABASE_URL) instead of loading one:"
                          " old and new code timed on one dataset")
@@ -74,7 +77,8 @@ def main() -> None:
         world, load_s = reused(settings, args) if args.reuse else load(settings, args)
         report = {"memories": args.memories, "proposals": args.proposals, "contacts": args.contacts,
                   "load_seconds": round(load_s, 1), "requests_per_page": args.requests, "pages": {}}
-        report["pages"] = measure(settings, world, args.requests, args.only, args.statements, args.explain)
+        report["pages"] = measure(settings, world, args.requests, args.only, args.statements, args.explain,
+                                  args.profile, args.roles.split(","))
         slowest = max(report["pages"].items(), key=lambda kv: kv[1]["p95_ms"])
         report["slowest_p95"] = {"page": slowest[0], "p95_ms": slowest[1]["p95_ms"]}
         print(json.dumps(report, indent=2))
@@ -249,12 +253,36 @@ class StatementLog:
         finally:
             self.recording = False
         slowest = sorted(self.rows, reverse=True)[:3]
+        if os.environ.get("BENCH_ALL_STATEMENTS"):
+            print(f"=== statements of {self.page}", *(f"{ms:6.1f} ms  {sql[:400]}" for ms, sql in self.rows),
+                  sep="\n", file=sys.stderr)
         return {"statements": len(self.rows), "sql_ms": round(sum(ms for ms, _ in self.rows), 1),
                 "slowest": [f"{ms:.1f} ms: {sql[:300]}" for ms, sql in slowest]}
 
 
+def profile_of(get, url: str, n: int, page: str) -> None:
+    """cProfile over n requests of one page: its heaviest functions by own time, then by cumulative time."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(n):
+        get(url)
+    prof.disable()
+    if os.environ.get("BENCH_PROFILE_DIR"):  # kept for pstats / snakeviz
+        prof.dump_stats(os.path.join(os.environ["BENCH_PROFILE_DIR"], f"{page}.prof"))
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out).strip_dirs()
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumulative").print_stats(40)
+    print(f"=== profile {page} ({n} requests)\n{out.getvalue()}", file=sys.stderr)
+
+
 def measure(settings, world, n: int, only: str | None = None, statements: bool = False,
-            explain_ms: float | None = None) -> dict:
+            explain_ms: float | None = None, profile: int = 0,
+            roles: list[str] | tuple[str, ...] = ("admin", "member", "staff", "privacy", "platform")) -> dict:
     """Time every page for every role through the real app (test client, CSRF on)."""
     import re
 
@@ -314,7 +342,7 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
     }
     out = {}
     log = StatementLog(explain_ms) if statements else None
-    for role in ("admin", "member", "staff", "privacy", "platform"):
+    for role in roles:
         client = app.test_client()
         page = client.get("/login").get_data(as_text=True)
         token = re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', page).group(1)
@@ -343,6 +371,8 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
             if log is not None:
                 log.page = f"{role}.{name}"
                 out[f"{role}.{name}"].update(log.of(client.get, url(n)))
+            if profile:
+                profile_of(client.get, url(n), profile, f"{role}.{name}")
     return out
 
 

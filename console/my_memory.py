@@ -15,7 +15,7 @@ from console import bp
 from console.confirm import ask, confirmed
 from console.operator import is_htmx
 from console.web import actor_label, db
-from memory_core.domain.access import Access, Principal, load_access
+from memory_core.domain.access import Access, Principal, member_access
 from memory_core.domain.errors import Forbidden, MemoriaError, NotFound
 from memory_core.privacy import my_memory
 from web.errors import status_of
@@ -26,10 +26,9 @@ def _views() -> list[tuple[Session, Access]]:
     """The person's own memory as seen from each place: personal first, then each of their orgs."""
     personal = Access(Principal(user_id=current_user.uid), None)
     views = [(db(personal.scope()), personal)]
-    for o in current_user.orgs:
-        access = load_access(views[0][0], o.org_id, user_id=current_user.uid)
-        if access is not None:
-            views.append((db(access.scope()), access))
+    for o in current_user.orgs:  # the active memberships the user loader read for this request
+        access = member_access(current_user.uid, o.org_id, o.role, o.permissions)
+        views.append((db(access.scope()), access))
     return views
 
 
@@ -55,7 +54,8 @@ def shared_note() -> str:
 
 def _page(errors: dict | None = None, form=None, status: int = 200):
     views = _views()
-    sections = my_memory.person_sections(views, lang=select_language())
+    sections = my_memory.person_sections(views, lang=select_language(),
+                                         org_names={o.org_id: o.org_name for o in current_user.orgs})
     paused = my_memory.paused_since(views[0][0], views[0][1].principal)
     subjects = {g.subject: g.label for sec in sections if sec.editable for g in sec.groups}
     return render_template("console/my_memory.html", sections=sections, paused=paused, errors=errors or {},

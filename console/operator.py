@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from console.services.proposals import Operator
 from console.web import actor_label, org_db
-from memory_core.domain.access import load_access
+from memory_core.domain.access import member_access
 from memory_core.domain.errors import MemoriaError
 from web.errors import status_of
 from web.language import select_language
@@ -21,13 +21,12 @@ T = TypeVar("T")
 
 
 def current_operator():
-    """The operator in their current org; 403 when they have no access any more."""
+    """The operator in their current org; 403 when they have no access any more. Their role and permissions are
+    the active membership (of an org not suspended) that the user loader read from the database for this request."""
     org = current_user.org()
     if org is None:
         abort(403)
-    access = load_access(org_db(), org.org_id, user_id=current_user.uid)
-    if access is None:
-        abort(403)
+    access = member_access(current_user.uid, org.org_id, org.role, org.permissions)
     return Operator(access=access, label=actor_label(), name=current_user.name, lang=select_language())
 
 

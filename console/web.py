@@ -9,7 +9,7 @@ from flask import abort, current_app, request
 from flask import session as flask_session
 from flask_babel import lazy_gettext as _l
 from flask_login import LoginManager, UserMixin, current_user, login_required
-from sqlalchemy import select
+from sqlalchemy import select, true
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.db import Scope, org_scope, person_scope
@@ -104,15 +104,20 @@ def org_read_db() -> Session:
 
 def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | None:
     """The person and their active orgs, read in their own scope (`person_db`) or the system's."""
-    user = session.get(User, user_id)
-    if user is None:
+    # One statement (every page loads the user: a round trip less): the user, with each active membership
+    # of an org not suspended joined on, or once with none.
+    active = (select(Membership.org_id, Membership.role, Membership.permissions, Organization.name)
+              .join(Organization, Organization.id == Membership.org_id)
+              .where(Membership.user_id == user_id, Membership.left_at.is_(None),
+                     Membership.deactivated_at.is_(None), Organization.suspended_at.is_(None)).subquery())
+    rows = session.execute(select(User, active.c.org_id, active.c.name, active.c.role, active.c.permissions)
+                           .outerjoin(active, true()).where(User.id == user_id)
+                           .order_by(active.c.name, active.c.org_id)).all()
+    if not rows:
         return None
-    rows = session.execute(
-        select(Membership, Organization.name).join(Organization, Organization.id == Membership.org_id)
-        .where(Membership.user_id == user_id, Membership.left_at.is_(None), Membership.deactivated_at.is_(None),
-               Organization.suspended_at.is_(None)).order_by(Organization.name)).all()
-    orgs = [OrgRole(m.org_id, name, m.role, m.permissions or {}) for m, name in rows]
-    return ConsoleUser(user, orgs)
+    orgs = [OrgRole(org_id, name, role, permissions or {}) for _, org_id, name, role, permissions in rows
+            if org_id is not None]
+    return ConsoleUser(rows[0][0], orgs)
 
 
 def init_login(app) -> None:

@@ -85,9 +85,16 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     `in_index_order`: an index serves the filter and the order, so the page is read without a sort
     (memory_core/adapters/planner.py says why the planner would otherwise sort the whole filter).
     `total`: the capped total when the caller already counted it (then it is not counted again)."""
-    with sorting_disabled(s) if in_index_order and total is None else nullcontext():
+    # One sorting_disabled around the count and the page: its two round trips once, not twice.
+    with sorting_disabled(s) if in_index_order else nullcontext():
         total = (capped_count(s, stmt, order=columns if in_index_order else ()) if total is None
                  else min(total, COUNT_CAP + 1))
+        return _page(s, stmt, columns, key, types, after, before, descending, limit, scalars, total)
+
+
+def _page(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
+          types: Sequence[Callable[[str], Any]], after: str | None, before: str | None, descending: bool, limit: int,
+          scalars: bool, total: int) -> Page:
     sort_key = tuple_(*columns) if len(columns) > 1 else columns[0]
     back = parse_cursor(before, types)
     fwd = None if back else parse_cursor(after, types)
@@ -98,9 +105,8 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     elif fwd is not None:
         stmt = stmt.where(sort_key < bound(fwd) if descending else sort_key > bound(fwd))
     order = [c.desc() if descending != going_back else c.asc() for c in columns]
-    with sorting_disabled(s) if in_index_order else nullcontext():
-        page = stmt.order_by(*order).limit(limit + 1)
-        rows = list(s.scalars(page) if scalars else s.execute(page))
+    page = stmt.order_by(*order).limit(limit + 1)
+    rows = list(s.scalars(page) if scalars else s.execute(page))
     more = len(rows) > limit
     rows = rows[:limit]
     if going_back:

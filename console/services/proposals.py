@@ -12,7 +12,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import String, and_, column, func, literal_column, or_, select, values
+from sqlalchemy import String, and_, column, func, literal_column, or_, select, union_all, values
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -130,7 +130,7 @@ class Labels:
         self._org: str | None = None
 
     def prefetch(self, rows: list[Memory]) -> Labels:
-        """Look up every contact and author of a page in two queries instead of one per row."""
+        """Look up every contact and author of a page in one statement instead of one per row."""
         ids = {}
         for m in rows:
             if m.subject.startswith("contact:") and m.subject not in self._contacts:
@@ -138,15 +138,22 @@ class Labels:
                     ids[uuid.UUID(m.subject.split(":", 1)[1])] = m.subject
                 except ValueError:
                     pass
-        if ids:
-            found = dict(self.s.execute(select(Contact.id, Contact.name).where(Contact.id.in_(list(ids)))).all())
-            for cid, subject in ids.items():
-                self._contacts[subject] = found.get(cid) or labels.phrase("hidden_contact", self.lang)
         users = {m.author_user_id for m in rows if m.author_user_id} - set(self._users)
+        parts = []
+        if ids:
+            parts.append(select(literal_column("'contact'").label("kind"), Contact.id, Contact.name)
+                         .where(Contact.id.in_(list(ids))))
         if users:
-            found = dict(self.s.execute(select(User.id, User.name).where(User.id.in_(list(users)))).all())
-            for uid in users:
-                self._users[uid] = found.get(uid) or labels.phrase("former_user", self.lang)
+            parts.append(select(literal_column("'user'").label("kind"), User.id, User.name)
+                         .where(User.id.in_(list(users))))
+        found: dict[tuple[str, uuid.UUID], str] = {}
+        if parts:
+            stmt = parts[0] if len(parts) == 1 else union_all(*parts)
+            found = {(kind, id_): name for kind, id_, name in self.s.execute(stmt)}
+        for cid, subject in ids.items():
+            self._contacts[subject] = found.get(("contact", cid)) or labels.phrase("hidden_contact", self.lang)
+        for uid in users:
+            self._users[uid] = found.get(("user", uid)) or labels.phrase("former_user", self.lang)
         return self
 
     def subject(self, subject: str, *texts: str | None) -> str:

@@ -99,6 +99,12 @@ _PHONE_AUTHORIZATION = select(PhoneAuthorization.user_id, PhoneAuthorization.per
     PhoneAuthorization.phone == bindparam("phone", type_=String), PhoneAuthorization.revoked_at.is_(None))
 
 
+def member_access(user_id: uuid.UUID, org_id: uuid.UUID, role: str, permissions: dict | None) -> Access:
+    """A signed-in member's access in an org, from their active membership row as just read (`load_access`
+    reads it; the console's user loader has read it for the request already)."""
+    return Access(Principal(user_id=user_id), org_id, role, member_permissions(role, permissions))
+
+
 def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUID | None = None,
                 phone: str | None = None) -> Access | None:
     """Rebuild a principal's access from the database as it is now; None when it has none.

@@ -149,13 +149,11 @@ def _sources(s: Session, access: Access, memory_ids: list[uuid.UUID]) -> dict[uu
     return out
 
 
-def _group(s: Session, access: Access, rows: list[Memory], org_name: str | None, editable: bool,
-           sources: dict[uuid.UUID, list[SourceRef]], older: dict[uuid.UUID, list[Memory]] | None = None,
-           lang: str = "en") -> list[SubjectGroup]:
+def _group(rows: list[Memory], labels: dict[str, str], editable: bool, sources: dict[uuid.UUID, list[SourceRef]],
+           older: dict[uuid.UUID, list[Memory]] | None = None) -> list[SubjectGroup]:
     by_subject: dict[str, list[Memory]] = defaultdict(list)
     for m in rows:
         by_subject[m.subject].append(m)
-    labels = _subject_labels(s, access, set(by_subject), org_name, lang)
     order = sorted(by_subject, key=lambda subj: (subj != "self", subj != "org", labels[subj].casefold()))
     return [SubjectGroup(subj, labels[subj], [
         Item(m, sources.get(m.id, []), editable, (older or {}).get(m.id, []))
@@ -167,23 +165,32 @@ def item(s: Session, access: Access, m: Memory) -> Item:
     return Item(m, _sources(s, access, [m.id]).get(m.id, []), m.level in OWN_LEVELS)
 
 
-def _section(s: Session, access: Access, kind: str, org_name: str | None, limit: int | None, *,
-             with_versions: bool = False, lang: str = "en") -> Section:
+@dataclass
+class _Level:
+    """One level's rows as read, before they are grouped by subject."""
+    kind: str
+    rows: list[Memory]
+    older: dict[uuid.UUID, list[Memory]]
+    total: int
+    capped: bool
+
+
+def _level_rows(s: Session, access: Access, kind: str, limit: int | None, *, with_versions: bool = False) -> _Level:
     """The active memories of one level (kind) the access may see, newest first, at most `limit`."""
     # By the arm of the visibility rule for this level (the same rows), which the planner reads
     # through an index; through the whole rule's OR it scans the org's memories.
     where = and_(memory_level_arm(access, kind), Memory.status == "active")
-    cap = None if limit is None else max(limit, COUNT_CAP)  # an export of their own counts them all
-    counted = select(Memory.id).where(where)
-    total = s.scalar(select(func.count()).select_from((counted if cap is None else counted.limit(cap + 1))
-                                                      .subquery())) or 0
-    capped = cap is not None and total > cap
-    total = min(total, cap) if cap is not None else total
     stmt = select(Memory).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
-    rows = list(s.scalars(stmt if limit is None else stmt.limit(limit))) if total else []
-    editable = kind in OWN_LEVELS
+    rows = list(s.scalars(stmt if limit is None else stmt.limit(limit)))
+    total, capped = len(rows), False
+    if limit is not None and len(rows) == limit:
+        # A full page: count the rest, up to the cap (fewer rows than the page are their own count).
+        cap = max(limit, COUNT_CAP)
+        total = s.scalar(select(func.count()).select_from(select(Memory.id).where(where).limit(cap + 1)
+                                                          .subquery())) or 0
+        capped, total = total > cap, min(total, cap)
     older: dict[uuid.UUID, list[Memory]] = {}
-    if with_versions and editable:
+    if with_versions and kind in OWN_LEVELS:
         # Every older version of this level in one query, matched to its current row the way
         # versions.chain matches a fact (org, owner, subject, attribute), newest first.
         fact = lambda m: (m.org_id, m.owner_user_id, m.owner_phone, m.subject, m.attribute)  # noqa: E731
@@ -193,39 +200,48 @@ def _section(s: Session, access: Access, kind: str, org_name: str | None, limit:
                            .order_by(Memory.valid_from.desc(), Memory.created_at.desc())):
             if fact(v) in current:
                 older.setdefault(current[fact(v)], []).append(v)
-    ids = [m.id for m in rows] + [v.id for vs in older.values() for v in vs]
-    in_org = kind != "personal"
-    return Section(kind, access.org_id if in_org else None, org_name if in_org else None, editable,
-                   _group(s, access, rows, org_name, editable, _sources(s, access, ids), older, lang), total,
-                   len(rows), capped)
+    return _Level(kind, rows, older, total, capped)
 
 
 def sections(s: Session, access: Access, *, personal: bool = True, export: bool = False,
-             lang: str = "en") -> list[Section]:
+             lang: str = "en", org_name: str | None = None) -> list[Section]:
     """What memoria knows about the person from one access: their personal memories (unless
     `personal` is False: a caller showing several orgs lists them once), their private ones in the
     access's org, and the shared ones they may read there. `export`: every own memory with its older
-    versions, and more shared ones."""
+    versions, and more shared ones. `org_name`: the access's org's name when the caller has it (else read)."""
     own_limit = None if export else OWN_LIMIT
-    org_name = s.scalar(select(Organization.name).where(Organization.id == access.org_id)) if access.org_id else None
-    out = []
+    if access.org_id and org_name is None:
+        org_name = s.scalar(select(Organization.name).where(Organization.id == access.org_id))
+    levels = []
     if personal:
-        out.append(_section(s, access, "personal", org_name, own_limit, with_versions=export, lang=lang))
+        levels.append(_level_rows(s, access, "personal", own_limit, with_versions=export))
     if access.org_id is not None:
-        out.append(_section(s, access, "private", org_name, own_limit, with_versions=export, lang=lang))
-        out.append(_section(s, access, "shared", org_name, SHARED_EXPORT_LIMIT if export else SHARED_LIMIT,
-                            lang=lang))
+        levels.append(_level_rows(s, access, "private", own_limit, with_versions=export))
+        levels.append(_level_rows(s, access, "shared", SHARED_EXPORT_LIMIT if export else SHARED_LIMIT))
+    # The sources and the contacts' names of every level in one query each (row security makes each
+    # statement that names a table cost milliseconds to plan).
+    ids = [m.id for lv in levels for m in lv.rows] + [v.id for lv in levels for vs in lv.older.values() for v in vs]
+    sources = _sources(s, access, ids)
+    labels = _subject_labels(s, access, {m.subject for lv in levels for m in lv.rows}, org_name, lang)
+    out = []
+    for lv in levels:
+        in_org, editable = lv.kind != "personal", lv.kind in OWN_LEVELS
+        out.append(Section(lv.kind, access.org_id if in_org else None, org_name if in_org else None, editable,
+                           _group(lv.rows, labels, editable, sources, lv.older), lv.total, len(lv.rows),
+                           lv.capped))
     return out
 
 
 def person_sections(views: list[tuple[Session, Access]], *, export: bool = False,
-                    lang: str = "en") -> list[Section]:
+                    lang: str = "en", org_names: dict[uuid.UUID, str] | None = None) -> list[Section]:
     """`sections` of one person seen from several places: `views` are (session, access) pairs, each
     session in its access's scope, the first one listing the personal memories (the console passes
     the org-less one, then one per org). A personal memory learnt in an org shows its source message
     as read in that org's scope."""
-    out = [sec for i, (s, access) in enumerate(views) for sec in sections(s, access, personal=i == 0, export=export,
-                                                                                    lang=lang)]
+    org_names = org_names or {}
+    out = [sec for i, (s, access) in enumerate(views)
+           for sec in sections(s, access, personal=i == 0, export=export, lang=lang,
+                               org_name=org_names.get(access.org_id) if access.org_id else None)]
     items = [i for sec in out if sec.kind == "personal" for g in sec.groups for i in g.items]
     missing = {src.message_id for i in items for src in i.sources if src.excerpt is None and src.message_id}
     found: dict[uuid.UUID, str] = {}

@@ -1,0 +1,164 @@
+"""Console latency, old code against new, interleaved: two checkouts time the same pages on one loaded database.
+
+On a shared machine two runs a minute apart see different loads, so comparing two `bench/console.py` runs
+measures the machine. Here each checkout's app runs in its own process (the real views, the test client, RLS
+and CSRF on, signed in as every role) and the two take turns, a few requests at a time, page by page and role by
+role, alternating which goes first: both see the same load. Load the database once with bench/console.py:
+
+    .venv/bin/python bench/console.py --memories 200000 --data-dir .memoria-bench --keep-running --requests 5
+    git worktree add ../base main   # or: mkdir ../base && git archive main | tar -x -C ../base
+    .venv/bin/python bench/console_ab.py ../base . --data-dir .memoria-bench --rounds 6 --batch 6
+    .venv/bin/python bench/console_ab.py ../base . --data-dir .memoria-bench --pages my_memory,review_queue
+
+Prints per page and role the p50 and p95 of each side (the first request of each batch is dropped) and the
+machine's load average at each round. Both checkouts must read the same schema (the same migration head).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROLES = ("admin", "member", "staff", "privacy", "platform")
+PAGES = ("home", "review_queue", "review_queue_low_permission", "review_decided", "review_proposal", "memory_list",
+         "memory_page", "contacts", "contact_page", "my_memory", "traces", "audit", "jobs", "usage", "privacy_requests",
+         "platform_orgs", "platform_people", "people", "settings", "api_keys")
+
+
+def page_urls(world: dict, memory_ids: list, proposal_ids: list) -> dict:
+    org, contact = world["org"], world["contacts"][3]
+    return {
+        "home": lambda i: "/",
+        "review_queue": lambda i: "/review/",
+        "review_queue_low_permission": lambda i: "/review/?kind=low_permission",
+        "review_decided": lambda i: "/review/?state=decided",
+        "review_proposal": lambda i: f"/review/{proposal_ids[i % len(proposal_ids)]}",
+        "memory_list": lambda i: "/memories",
+        "memory_page": lambda i: f"/memories/{memory_ids[i % len(memory_ids)]}",
+        "contacts": lambda i: "/contacts",
+        "contact_page": lambda i: f"/contacts/{contact}",
+        "my_memory": lambda i: "/my-memory",
+        "traces": lambda i: f"/traces?org={org}",
+        "audit": lambda i: f"/audit?org={org}",
+        "jobs": lambda i: "/jobs",
+        "usage": lambda i: "/usage",
+        "privacy_requests": lambda i: "/privacy",
+        "platform_orgs": lambda i: "/platform/orgs",
+        "platform_people": lambda i: "/platform/people",
+        "people": lambda i: "/people",
+        "settings": lambda i: "/settings",
+        "api_keys": lambda i: "/api-keys",
+    }
+
+
+def worker(tree: str, data_dir: str) -> None:
+    """One side: `tree`'s app on the loaded database; reads 'role page n' lines, answers [[status, ms], ...]."""
+    os.environ["MEMORIA_DATA_DIR"] = str(Path(data_dir).resolve())  # before chdir: relative to where we started
+    sys.path.insert(0, str(Path(tree).resolve()))
+    os.chdir(tree)
+    os.environ.setdefault("MEMORIA_SECURE_COOKIES", "0")
+    os.environ.setdefault("MEMORIA_BACKEND", "local")
+    from sqlalchemy import create_engine, text
+
+    from app import create_app
+    from bench.console import reused
+    from memory_core.adapters.config import get_settings
+    from memory_core.adapters.db import resolve_urls
+    from memory_core.adapters.runtime import start_postgres, start_redis
+
+    settings = get_settings()
+    if not settings.database_url:
+        start_postgres(settings.data_dir)
+    if not settings.redis_url:
+        start_redis(settings.data_dir)
+    world, _ = reused(settings, argparse.Namespace())
+    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False}, settings=settings)
+    engine = create_engine(resolve_urls(settings).owner)
+    with engine.connect() as c:  # the same rows on both sides: ordered by id, not at random
+        memory_ids = c.execute(text("select id from memories where org_id = :o and status = 'active' and level = "
+                                    "'shared' order by id limit 500"), {"o": world["org"]}).scalars().all()
+        proposal_ids = c.execute(text("select id from memories where org_id = :o and status = 'proposed' "
+                                      "order by id limit 200"), {"o": world["org"]}).scalars().all()
+    engine.dispose()
+    urls, clients = page_urls(world, memory_ids, proposal_ids), {}
+    for role in ROLES:
+        client = app.test_client()
+        page = client.get("/login").get_data(as_text=True)
+        token = re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', page).group(1)
+        resp = client.post("/login", data={"email": world[role], "password": "bench-pass", "csrf_token": token})
+        assert resp.status_code == 302, resp.status_code
+        clients[role] = client
+    print("ready", flush=True)
+    for line in sys.stdin:
+        role, page, n = line.split()
+        url, client, out = urls[page], clients[role], []
+        for i in range(int(n)):
+            t0 = time.perf_counter()
+            status = client.get(url(i)).status_code
+            out.append((status, (time.perf_counter() - t0) * 1000))
+        print(json.dumps(out), flush=True)
+
+
+def _pct(xs: list[float], q: float) -> float | None:
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))], 1) if xs else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("base", nargs="?", help="the old checkout")
+    ap.add_argument("new", nargs="?", help="the new checkout")
+    ap.add_argument("--data-dir", required=True, help="the embedded PostgreSQL data dir bench/console.py loaded")
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--batch", type=int, default=6, help="requests a side takes in a turn (the first is dropped)")
+    ap.add_argument("--pages", help="comma-separated pages (default: all)")
+    ap.add_argument("--roles", default=",".join(ROLES))
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker, args.data_dir)
+    pages = args.pages.split(",") if args.pages else PAGES
+    data_dir = str(Path(args.data_dir).resolve())
+    if not os.environ.get("DATABASE_URL") and not (Path(data_dir) / "pg").is_dir():
+        raise SystemExit(f"{data_dir}: no database loaded there (run bench/console.py with --data-dir first)")
+    sides = {name: subprocess.Popen([sys.executable, __file__, "--worker", tree, "--data-dir", data_dir],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+             for name, tree in (("old", args.base), ("new", args.new))}
+    for p in sides.values():
+        assert p.stdout.readline().strip() == "ready", "a side did not start"
+    samples: dict = {}
+    started, loads = time.time(), []
+    for r in range(args.rounds):
+        loads.append(Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?")
+        for role in args.roles.split(","):
+            for page in pages:
+                if samples.get((role, page)) == "skip":
+                    continue
+                for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
+                    sides[name].stdin.write(f"{role} {page} {args.batch}\n")
+                    sides[name].stdin.flush()
+                    got = json.loads(sides[name].stdout.readline())
+                    if r == 0 and got[0][0] != 200:  # not this role's page (302, 403, 404)
+                        samples[(role, page)] = "skip"
+                        break
+                    samples.setdefault((role, page), {}).setdefault(name, []).extend(
+                        ms for status, ms in got[1:] if status == 200)
+    for p in sides.values():
+        p.stdin.close()
+        p.wait()
+    print(f"{args.rounds} rounds x {args.batch} requests a turn, load average at each round: {' '.join(loads)}, "
+          f"{time.time() - started:.0f} s")
+    print(f"{'page':38} {'p50 old':>8} {'p50 new':>8} {'p95 old':>8} {'p95 new':>8} {'n':>4}")
+    rows = [(f"{role}.{page}", _pct(v.get("old", []), 50), _pct(v.get("new", []), 50), _pct(v.get("old", []), 95),
+             _pct(v.get("new", []), 95), len(v.get("new", []))) for (role, page), v in samples.items() if v != "skip"]
+    for row in sorted(rows, key=lambda r: -(r[3] or 0)):
+        print(f"{row[0]:38} {row[1]!s:>8} {row[2]!s:>8} {row[3]!s:>8} {row[4]!s:>8} {row[5]:>4}")
+
+
+if __name__ == "__main__":
+    main()
