@@ -15,6 +15,7 @@ from memory_core.domain.labels import NOTE_PREFIXES
 from memory_core.domain.models import Memory
 from memory_core.reading import context, profile_query
 from memory_core.reading.profile_query import OWN_PHONE_INDEX, OWN_USER_INDEX, SHARED_INDEX, candidates_statement
+from tests.support.visibility_corpus import memory_of_kind
 
 TODAY = dt.date(2026, 12, 1)
 PHONE = "+34600111222"
@@ -54,21 +55,7 @@ def profile_org(factory, system_session):
             confidence=rng.choice([0.5, 0.7, 0.9]), valid_from=base - dt.timedelta(days=rng.choice([0, 10, 400])),
             status="active" if rng.random() < 0.9 else "superseded",
             event_date=(TODAY + dt.timedelta(days=rng.choice([-30, 30]))) if category == "event" else None)
-        if kind == "personal":
-            rows.append(Memory(org_id=None, level="personal", owner_user_id=ana.id, **fields))
-        elif kind == "private":
-            rows.append(Memory(org_id=rng.choice([org.id, other.id]), level="private", owner_user_id=ana.id, **fields))
-        elif kind == "phone":
-            rows.append(Memory(org_id=None, level="personal", owner_phone=PHONE, **fields))
-        elif kind == "both":
-            rows.append(Memory(org_id=org.id, level="private", owner_user_id=ana.id, owner_phone=PHONE, **fields))
-        elif kind == "shared":
-            rows.append(Memory(org_id=rng.choice([org.id, org.id, other.id]), level="shared",
-                               area=rng.choice(["general", "contacts", "invoices"]), **fields))
-        else:
-            level = rng.choice(["private", "personal"])
-            rows.append(Memory(org_id=org.id if level == "private" else None, level=level, owner_user_id=bea.id,
-                               **fields))
+        rows.append(memory_of_kind(kind, fields, rng=rng, org=org, other=other, ana=ana, bea=bea, phone=PHONE))
     system_session.add_all(rows)
     system_session.commit()
     return org, ana, bea

@@ -12,6 +12,7 @@ from sqlalchemy import event, select, text
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.models import Memory
 from memory_core.reading import context, subject_query
+from tests.support.visibility_corpus import memory_of_kind
 
 PHONE = "+34600111333"
 SUBJECTS = ["contact:acme", "contact:iberluz", "name:lucia", "self"]
@@ -40,21 +41,7 @@ def subjects_org(factory, system_session):
                       value=f"valor {i}", sentence=f"frase {i}", pinned=rng.random() < 0.1,
                       confidence=rng.choice([0.5, 0.7, 0.9]), valid_from=base - dt.timedelta(days=rng.choice([0, 10])),
                       status="active" if rng.random() < 0.9 else "superseded")
-        if kind == "personal":
-            rows.append(Memory(org_id=None, level="personal", owner_user_id=ana.id, **fields))
-        elif kind == "private":
-            rows.append(Memory(org_id=rng.choice([org.id, other.id]), level="private", owner_user_id=ana.id, **fields))
-        elif kind == "phone":
-            rows.append(Memory(org_id=None, level="personal", owner_phone=PHONE, **fields))
-        elif kind == "both":
-            rows.append(Memory(org_id=org.id, level="private", owner_user_id=ana.id, owner_phone=PHONE, **fields))
-        elif kind == "shared":
-            rows.append(Memory(org_id=rng.choice([org.id, org.id, other.id]), level="shared",
-                               area=rng.choice(["general", "contacts", "invoices"]), **fields))
-        else:
-            level = rng.choice(["private", "personal"])
-            rows.append(Memory(org_id=org.id if level == "private" else None, level=level, owner_user_id=bea.id,
-                               **fields))
+        rows.append(memory_of_kind(kind, fields, rng=rng, org=org, other=other, ana=ana, bea=bea, phone=PHONE))
     system_session.add_all(rows)
     system_session.commit()
     return org, ana
