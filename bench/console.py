@@ -280,36 +280,16 @@ def profile_of(get, url: str, n: int, page: str) -> None:
     print(f"=== profile {page} ({n} requests)\n{out.getvalue()}", file=sys.stderr)
 
 
-def measure(settings, world, n: int, only: str | None = None, statements: bool = False,
-            explain_ms: float | None = None, profile: int = 0,
-            roles: list[str] | tuple[str, ...] = ("admin", "member", "staff", "privacy", "platform")) -> dict:
-    """Time every page for every role through the real app (test client, CSRF on)."""
-    import re
-
-    from sqlalchemy import create_engine, text
-
-    from app import create_app
-    from memory_core.adapters.db import resolve_urls
-
-    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False}, settings=settings)
-    engine = create_engine(resolve_urls(settings).owner)
-    with engine.connect() as c:
-        memory_ids = c.execute(text("select id from memories where org_id = :o and status = 'active' and level = "
-                                    "'shared' order by random() limit 500"), {"o": world["org"]}).scalars().all()
-        trace_ids = c.execute(text("select id from memory_traces where org_id = :o order by random() limit 200"),
-                              {"o": world["org"]}).scalars().all()
-        proposal_ids = c.execute(text("select id from memories where org_id = :o and status = 'proposed' "
-                                      "order by random() limit 200"), {"o": world["org"]}).scalars().all()
-        request_ids = c.execute(text("select id from privacy_requests where org_id = :o limit 200"),
-                                {"o": world["org"]}).scalars().all()
-    engine.dispose()
+def page_urls(world: dict, *, memory_ids: list, proposal_ids: list, trace_ids: list = (), request_ids: list = ()
+              ) -> dict:
+    """Each page's URL for the i-th request (rows drawn in turn from the ids given); shared with console_ab."""
     contact, org = world["contacts"][3], world["org"]
 
     def one_of(ids):
         return lambda i: ids[i % len(ids)]
 
     memory, trace, proposal, request_ = (one_of(ids) for ids in (memory_ids, trace_ids, proposal_ids, request_ids))
-    pages = {
+    return {
         "home": lambda i: "/",
         "review_queue": lambda i: "/review/",
         "review_queue_low_permission": lambda i: "/review/?kind=low_permission",
@@ -340,6 +320,33 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
         "platform_people": lambda i: "/platform/people",
         "platform_keys": lambda i: "/platform/keys",
     }
+
+
+def measure(settings, world, n: int, only: str | None = None, statements: bool = False,
+            explain_ms: float | None = None, profile: int = 0,
+            roles: list[str] | tuple[str, ...] = ("admin", "member", "staff", "privacy", "platform")) -> dict:
+    """Time every page for every role through the real app (test client, CSRF on)."""
+    import re
+
+    from sqlalchemy import create_engine, text
+
+    from app import create_app
+    from memory_core.adapters.db import resolve_urls
+
+    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False}, settings=settings)
+    engine = create_engine(resolve_urls(settings).owner)
+    with engine.connect() as c:
+        memory_ids = c.execute(text("select id from memories where org_id = :o and status = 'active' and level = "
+                                    "'shared' order by random() limit 500"), {"o": world["org"]}).scalars().all()
+        trace_ids = c.execute(text("select id from memory_traces where org_id = :o order by random() limit 200"),
+                              {"o": world["org"]}).scalars().all()
+        proposal_ids = c.execute(text("select id from memories where org_id = :o and status = 'proposed' "
+                                      "order by random() limit 200"), {"o": world["org"]}).scalars().all()
+        request_ids = c.execute(text("select id from privacy_requests where org_id = :o limit 200"),
+                                {"o": world["org"]}).scalars().all()
+    engine.dispose()
+    pages = page_urls(world, memory_ids=memory_ids, trace_ids=trace_ids, proposal_ids=proposal_ids,
+                      request_ids=request_ids)
     out = {}
     log = StatementLog(explain_ms) if statements else None
     for role in roles:

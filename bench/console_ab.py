@@ -30,32 +30,6 @@ PAGES = ("home", "review_queue", "review_queue_low_permission", "review_decided"
          "platform_orgs", "platform_people", "people", "settings", "api_keys")
 
 
-def page_urls(world: dict, memory_ids: list, proposal_ids: list) -> dict:
-    org, contact = world["org"], world["contacts"][3]
-    return {
-        "home": lambda i: "/",
-        "review_queue": lambda i: "/review/",
-        "review_queue_low_permission": lambda i: "/review/?kind=low_permission",
-        "review_decided": lambda i: "/review/?state=decided",
-        "review_proposal": lambda i: f"/review/{proposal_ids[i % len(proposal_ids)]}",
-        "memory_list": lambda i: "/memories",
-        "memory_page": lambda i: f"/memories/{memory_ids[i % len(memory_ids)]}",
-        "contacts": lambda i: "/contacts",
-        "contact_page": lambda i: f"/contacts/{contact}",
-        "my_memory": lambda i: "/my-memory",
-        "traces": lambda i: f"/traces?org={org}",
-        "audit": lambda i: f"/audit?org={org}",
-        "jobs": lambda i: "/jobs",
-        "usage": lambda i: "/usage",
-        "privacy_requests": lambda i: "/privacy",
-        "platform_orgs": lambda i: "/platform/orgs",
-        "platform_people": lambda i: "/platform/people",
-        "people": lambda i: "/people",
-        "settings": lambda i: "/settings",
-        "api_keys": lambda i: "/api-keys",
-    }
-
-
 def worker(tree: str, data_dir: str) -> None:
     """One side: `tree`'s app on the loaded database; reads 'role page n' lines, answers [[status, ms], ...]."""
     os.environ["MEMORIA_DATA_DIR"] = str(Path(data_dir).resolve())  # before chdir: relative to where we started
@@ -66,7 +40,7 @@ def worker(tree: str, data_dir: str) -> None:
     from sqlalchemy import create_engine, text
 
     from app import create_app
-    from bench.console import reused
+    from bench.console import page_urls, reused
     from memory_core.adapters.config import get_settings
     from memory_core.adapters.db import resolve_urls
     from memory_core.adapters.runtime import start_postgres, start_redis
@@ -85,7 +59,7 @@ def worker(tree: str, data_dir: str) -> None:
         proposal_ids = c.execute(text("select id from memories where org_id = :o and status = 'proposed' "
                                       "order by id limit 200"), {"o": world["org"]}).scalars().all()
     engine.dispose()
-    urls, clients = page_urls(world, memory_ids, proposal_ids), {}
+    urls, clients = page_urls(world, memory_ids=memory_ids, proposal_ids=proposal_ids), {}
     for role in ROLES:
         client = app.test_client()
         page = client.get("/login").get_data(as_text=True)
