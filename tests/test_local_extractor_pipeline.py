@@ -154,7 +154,7 @@ def test_a_protected_topic_named_only_as_a_cause_or_an_event_is_learnt(factory, 
     "I was diagnosed with diabetes", "Me diagnosticaron diabetes", "I'm gay", "Soy gay", "I'm transgender",
     "Soy transgénero", "I went to an LGBTQ support group yesterday", "I go to a support group for my anxiety",
     "I had a great hike with my church friends",
-    "I ran a charity race for mental health after my diagnosis",
+    "I ran a charity race for mental health after my diagnosis", "I support conservative politics",
 ])
 def test_a_person_s_own_protected_data_stays_refused(factory, system_session, backend, text):
     org = factory.org()

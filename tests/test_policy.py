@@ -189,6 +189,7 @@ def test_a_protected_topic_named_as_a_cause_field_or_event_is_no_one_s_data(text
     "I had a great hike with my church friends", "Fui de excursión con mis amigos de la iglesia",
     "This has been great for my mental health", "Esto me ha ido muy bien para mi salud mental",
     "I raised money for cancer research after my diagnosis",
+    "I support conservative politics", "I'm passionate about progressive politics",
 ])
 def test_a_person_s_own_protected_data_keeps_every_protected_word(text):
     masked = without_topic_mentions(text)

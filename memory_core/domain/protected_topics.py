@@ -59,9 +59,10 @@ _PATTERNS = [
                r"(?P<t>mental[\s-]+health)\b", re.I),
     re.compile(r"\b(?:career|careers|job|jobs|work|working|degree|studies|study|course|major|internship|"
                r"interested|interest)\s+(?:\w+\s+){0,2}?(?:in|into)\s+(?P<t>mental[\s-]+health|politics)\b", re.I),
-    # Politics as a field or a pastime ("getting into local politics", "blogging about politics"): a political
-    # opinion is what one votes, supports or belongs to ("my politics", "I voted for...").
-    re.compile(r"\b(?P<t>politics)\b", re.I),
+    # Politics as a field to go into ("getting into local politics"); "blogging about politics" is above. Politics
+    # with an opinion ("I support conservative politics", "my politics") keeps its word and stays refused.
+    re.compile(r"\b(?:get|gets|getting|got|go|goes|going|went)\s+into\s+(?:local\s+|national\s+|city\s+)?"
+               r"(?P<t>politics)\b", re.I),
     # Something made for a church (a commission, a sale): "a stained glass window made for a local church".
     re.compile(r"\b(?:made|painted|built|designed|created|sold|commissioned|decorated|restored|played|performed)\s+"
                r"(?:\w+\s+){0,4}?(?:for|at|in)\s+(?:a|the)\s+(?:local\s+|nearby\s+|small\s+)?(?P<t>church)\b", re.I),
