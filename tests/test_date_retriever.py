@@ -8,13 +8,14 @@ import datetime as dt
 import random
 
 import pytest
-from sqlalchemy import Date, cast, event, func, select, text
+from sqlalchemy import Date, cast, func, select, text
 
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.models import Memory
 from memory_core.reading import principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
+from tests.support.statements import plan_of, sent_statements
 
 NOW = dt.datetime(2026, 11, 29, 12, tzinfo=dt.timezone.utc)
 PHONE = "+34600999111"
@@ -110,24 +111,15 @@ def test_each_arm_of_the_date_retriever_reads_a_range_of_its_index(database, sys
     org, ana = dated_org
     monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 0)  # a big principal: read arm by arm
     access = load_access(system_session, org.id, user_id=ana.id, phone=PHONE)
-    statements: list[tuple[str, object]] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        if "valid_from >=" in statement:
-            statements.append((statement, parameters))
-
-    event.listen(database.engine, "before_cursor_execute", capture)
-    try:
+    with sent_statements(database.engine, lambda s: "valid_from >=" in s) as statements:
         with database.unit_of_work(access.scope()) as uow:
             retrieve(uow.session, access, "en septiembre", kinds=["memory"], per_retriever=K, now=NOW,
                      retrievers=["date", "vector"], vector=[0.0] * 511 + [1.0])
-    finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
     statement, parameters = statements[-1]
     with database.unit_of_work(access.scope()) as uow:
         # A table this small is cheaper to read whole: priced out, the plan shows what the statement can use.
         uow.session.execute(text("set local enable_seqscan = off"))
-        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+        plan = plan_of(uow.session.connection(), statement, parameters)
     # The org's arms read ranges of the org's date indexes (a person's few own rows here may come from any
     # index led by the owner; the bench's big org reads ix_memories_said_user for them).
     for index in ("ix_memories_said_org", "ix_memories_event_org"):
@@ -145,19 +137,10 @@ def test_the_messages_of_the_named_span_are_read_from_ranges_of_the_owners_and_t
         factory.message(conversation, f"mensaje de hace {days} días", created_at=NOW - dt.timedelta(days=days),
                         visibility="shared_in_org" if days == 1 else "private_in_org")
     access = load_access(system_session, org.id, user_id=ana.id)
-    statements: list[tuple[str, object]] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        if "sent_at >=" in statement:
-            statements.append((statement, parameters))
-
-    event.listen(database.engine, "before_cursor_execute", capture)
-    try:
+    with sent_statements(database.engine, lambda s: "sent_at >=" in s) as statements:
         with database.unit_of_work(access.scope()) as uow:
             found = retrieve(uow.session, access, "¿qué me dijiste ayer?", kinds=["message"], per_retriever=K,
                              now=NOW, retrievers=["date"])["date"]
-    finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
     assert len(found) == 2  # the two messages sent yesterday
     statement, parameters = statements[-1]
     # A table this small is cheaper to read whole, or from any index led by the owner or the org: those are set
@@ -166,7 +149,7 @@ def test_the_messages_of_the_named_span_are_read_from_ranges_of_the_owners_and_t
         for name in ("ix_messages_user", "ix_messages_owner", "ix_messages_org_created"):
             c.exec_driver_sql(f"drop index if exists {name}")
         c.exec_driver_sql("set local enable_seqscan = off")
-        plan = "\n".join(r[0] for r in c.exec_driver_sql("EXPLAIN " + statement, parameters))
+        plan = plan_of(c, statement, parameters)
         tx.rollback()
     for index in ("ix_messages_sent_user", "ix_messages_sent_org"):
         assert index in plan, plan

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from memory_core.domain.access import load_access
 from memory_core.reading.context import RECENT_MESSAGES, assemble_context
+from tests.support.statements import plan_of, sent_statements
 
 NOW = dt.datetime(2026, 11, 29, 12, tzinfo=dt.timezone.utc)
 
@@ -21,20 +22,12 @@ def test_a_long_conversations_recent_messages_are_its_last_ones_read_backwards_f
     for i in range(300):
         factory.message(conversation, f"mensaje número {i}", created_at=NOW - dt.timedelta(minutes=300 - i))
     access = load_access(system_session, org.id, user_id=ana.id)
-    sent: list[tuple[str, object]] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        sent.append((statement, parameters))
-
-    event.listen(database.engine, "before_cursor_execute", capture)
-    try:
+    with sent_statements(database.engine) as sent:
         with database.unit_of_work(access.scope()) as uow:
             block = assemble_context(uow.session, access, conversation.id, "hola", now=NOW)
             (n, (statement, parameters)), = [(n, s) for n, s in enumerate(sent) if "FROM conversations" in s[0]]
             recent = uow.session.connection().exec_driver_sql(statement, parameters).one().recent
             assert uow.session.scalar(text("select current_setting('enable_sort')")) == "on"  # put back after
-    finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
     assert block.trace_id is not None
     # Sent with sorting priced out: the last change of enable_sort before it switched it off.
     toggles = [st for st, _ in sent[:n] if "'enable_sort'" in st]
@@ -42,6 +35,6 @@ def test_a_long_conversations_recent_messages_are_its_last_ones_read_backwards_f
     assert recent == [f"mensaje número {i}" for i in range(299, 299 - RECENT_MESSAGES, -1)]
     with database.unit_of_work(access.scope()) as uow:
         uow.session.execute(text("set local enable_sort = off"))  # as assemble_context runs it
-        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+        plan = plan_of(uow.session.connection(), statement, parameters)
     assert "Index Scan Backward using ix_messages_conversation on messages" in plan, plan
     assert "Bitmap Heap Scan on messages" not in plan, plan

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sqlalchemy import event, func, select, text
+from sqlalchemy import func, select, text
 
 from jobs.org_indexes import refresh_org_indexes
 from memory_core.adapters.db import SYSTEM
@@ -14,6 +14,7 @@ from memory_core.domain.models import JobRun, Memory
 from memory_core.reading import org_indexes, principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
+from tests.support.statements import plan_of, sent_statements
 
 BIG, SMALL = 400, 100
 NO_OWNERS = {"owners_created": 0, "owners_dropped": 0, "owners_kept": 0}
@@ -41,7 +42,7 @@ def _plan_without_sorting(database, access, statement, parameters) -> str:
     """EXPLAIN of a captured vector statement in the principal's scope, sorting off as the HNSW walk runs it."""
     with database.unit_of_work(access.scope()) as uow:
         uow.session.execute(select(func.set_config("enable_sort", "off", True)))
-        return "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+        return plan_of(uow.session.connection(), statement, parameters)
 
 
 def _rows(org, n, vectors, tag, **kw):
@@ -104,15 +105,8 @@ def test_a_big_orgs_vector_search_walks_its_own_index_with_the_recall_of_an_exac
     ids = [m.id for m in visible]
     matrix = np.array([m.embedding for m in visible], dtype=np.float32)
 
-    statements: list[tuple[str, object]] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        if "<=>" in statement:
-            statements.append((statement, parameters))
-
-    event.listen(database.engine, "before_cursor_execute", capture)
     hits = total = 0
-    try:
+    with sent_statements(database.engine, lambda s: "<=>" in s) as statements:
         for _ in range(20):
             query = centre + 0.8 * _unit(rng, 1)[0]
             query /= np.linalg.norm(query)
@@ -122,8 +116,6 @@ def test_a_big_orgs_vector_search_walks_its_own_index_with_the_recall_of_an_exac
             expected = {ids[i] for i in np.argsort(-(matrix @ query))[:10]}
             hits += len(expected & {f.id for f in got})
             total += len(expected)
-    finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
     assert hits / total >= 0.99
 
     # The plan of that statement walks the org's own HNSW index, not the whole table's graph.
@@ -141,19 +133,10 @@ def test_a_big_orgs_full_text_search_reads_its_own_text_index(
     # The principal counts as big from 100 candidate rows (3,000 in production) so this small org takes that path.
     monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)
     access = load_access(system_session, big.id, user_id=ana.id)
-    statements: list[tuple[str, object]] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        if "@@" in statement and "<=>" not in statement:
-            statements.append((statement, parameters))
-
-    event.listen(database.engine, "before_cursor_execute", capture)
-    try:
+    with sent_statements(database.engine, lambda s: "@@" in s and "<=>" not in s) as statements:
         with database.unit_of_work(access.scope()) as uow:
             got = retrieve(uow.session, access, "117", kinds=["memory"], per_retriever=10,
                            vector=centre.tolist(), retrievers=["fts", "vector"])["fts"]
-    finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
     visible_ids = {m.id for m in visible}
     assert got and {f.id for f in got} <= visible_ids
     statement, parameters = statements[-1]
@@ -162,7 +145,7 @@ def test_a_big_orgs_full_text_search_reads_its_own_text_index(
     # that is rolled back) to see what the statement can use.
     with owner_engine.connect() as c, c.begin() as tx:
         c.execute(text("drop index ix_memories_tsv"))
-        plan = "\n".join(r[0] for r in c.exec_driver_sql("EXPLAIN " + statement, parameters))
+        plan = plan_of(c, statement, parameters)
         tx.rollback()
     _, text_index = org_indexes.index_names(big.id)
     assert text_index in plan, plan
@@ -178,15 +161,8 @@ def test_a_person_with_many_personal_memories_gets_their_own_index_and_their_sea
     with database.unit_of_work(SYSTEM) as uow:
         assert org_indexes.indexed_owners(uow.session) == {ana.id}
     access = load_access(system_session, big.id, user_id=ana.id)
-    statements: list[tuple[str, object]] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        if "<=>" in statement:
-            statements.append((statement, parameters))
-
     hits = total = 0
-    event.listen(database.engine, "before_cursor_execute", capture)
-    try:
+    with sent_statements(database.engine, lambda s: "<=>" in s) as statements:
         for _ in range(20):
             query = centre + 0.8 * _unit(rng, 1)[0]
             query = (query / np.linalg.norm(query)).tolist()
@@ -198,8 +174,6 @@ def test_a_person_with_many_personal_memories_gets_their_own_index_and_their_sea
                                                         vector_mode=mode)["vector"]]
             hits += len(set(got["exact"]) & set(got["hnsw"]))
             total += len(got["exact"])
-    finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
     assert hits / total >= 0.99
     statement, parameters = statements[-1]
     plan = _plan_without_sorting(database, access, statement, parameters)
@@ -222,21 +196,14 @@ def test_a_principal_found_big_is_not_counted_again_on_its_next_turn(
     monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)
     principal_size.forget()
     access = load_access(system_session, big.id, user_id=ana.id)
-    counted: list[str] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        if "set_config" in statement and "n_memory" in statement:
-            counted.append(statement)
-
-    event.listen(database.engine, "before_cursor_execute", capture)
+    lists = []
     try:
-        lists = []
-        for _ in range(2):
-            with database.unit_of_work(access.scope()) as uow:
-                lists.append(retrieve(uow.session, access, "hecho", kinds=["memory"], per_retriever=10,
-                                      vector=centre.tolist(), retrievers=["fts", "vector"]))
+        with sent_statements(database.engine, lambda s: "set_config" in s and "n_memory" in s) as counted:
+            for _ in range(2):
+                with database.unit_of_work(access.scope()) as uow:
+                    lists.append(retrieve(uow.session, access, "hecho", kinds=["memory"], per_retriever=10,
+                                          vector=centre.tolist(), retrievers=["fts", "vector"]))
     finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
         principal_size.forget()
     assert len(counted) == 1
     assert [f.id for f in lists[0]["vector"]] == [f.id for f in lists[1]["vector"]]

@@ -7,11 +7,12 @@ import datetime as dt
 import random
 
 import pytest
-from sqlalchemy import event, select, text
+from sqlalchemy import select, text
 
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.models import Memory
 from memory_core.reading import context, subject_query
+from tests.support.statements import plan_of, sent_statements
 from tests.support.visibility_corpus import memory_of_kind
 
 PHONE = "+34600111333"
@@ -75,22 +76,13 @@ def test_the_named_subjects_memories_are_the_same_rows_in_the_same_order_as_sort
 def test_the_org_arm_reads_each_subject_from_its_index_in_order(database, system_session, subjects_org):
     org, ana = subjects_org
     access = load_access(system_session, org.id, user_id=ana.id, phone=PHONE)
-    statements: list[tuple[str, object]] = []
-
-    def capture(conn, cursor, statement, parameters, context, executemany):
-        if "of_subjects" in statement:
-            statements.append((statement, parameters))
-
-    event.listen(database.engine, "before_cursor_execute", capture)
-    try:
+    with sent_statements(database.engine, lambda s: "of_subjects" in s) as statements:
         with database.unit_of_work(access.scope()) as uow:
             context.subject_memories(uow.session, access, SUBJECTS, 16)
-    finally:
-        event.remove(database.engine, "before_cursor_execute", capture)
     (statement, parameters), = statements
     with database.unit_of_work(access.scope()) as uow:
         uow.session.execute(text("set local enable_sort = off"))  # as subject_memories runs it
-        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql("EXPLAIN " + statement, parameters))
+        plan = plan_of(uow.session.connection(), statement, parameters)
     lines = plan.splitlines()
 
     def parent(n):

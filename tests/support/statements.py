@@ -1,0 +1,28 @@
+"""What a piece of code sent to PostgreSQL, and how PostgreSQL would run it: for tests that check a read's plan."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import event
+
+
+@contextmanager
+def sent_statements(engine, keep: Callable[[str], bool] = lambda statement: True) -> Iterator[list[tuple]]:
+    """The (statement, parameters) pairs `engine` sends while the block runs, those `keep` accepts, in order."""
+    sent: list[tuple] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if keep(statement):
+            sent.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+
+
+def plan_of(connection, statement: str, parameters) -> str:
+    """EXPLAIN of a captured statement on `connection`, as one text."""
+    return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN " + statement, parameters))
