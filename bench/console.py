@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -280,6 +281,16 @@ def profile_of(get, url: str, n: int, page: str) -> None:
     print(f"=== profile {page} ({n} requests)\n{out.getvalue()}", file=sys.stderr)
 
 
+def signed_in(app, email: str):
+    """A test client of `app` signed in as `email` through the login form (CSRF token and all)."""
+    client = app.test_client()
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', page).group(1)
+    resp = client.post("/login", data={"email": email, "password": "bench-pass", "csrf_token": token})
+    assert resp.status_code == 302, resp.status_code
+    return client
+
+
 def page_urls(world: dict, *, memory_ids: list, proposal_ids: list, trace_ids: list = (), request_ids: list = ()
               ) -> dict:
     """Each page's URL for the i-th request (rows drawn in turn from the ids given); shared with console_ab."""
@@ -326,7 +337,6 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
             explain_ms: float | None = None, profile: int = 0,
             roles: list[str] | tuple[str, ...] = ("admin", "member", "staff", "privacy", "platform")) -> dict:
     """Time every page for every role through the real app (test client, CSRF on)."""
-    import re
 
     from sqlalchemy import create_engine, text
 
@@ -350,11 +360,7 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
     out = {}
     log = StatementLog(explain_ms) if statements else None
     for role in roles:
-        client = app.test_client()
-        page = client.get("/login").get_data(as_text=True)
-        token = re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', page).group(1)
-        resp = client.post("/login", data={"email": world[role], "password": "bench-pass", "csrf_token": token})
-        assert resp.status_code == 302, resp.status_code
+        client = signed_in(app, world[role])
         for name, url in pages.items():
             if only and only not in name:
                 continue

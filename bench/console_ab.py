@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -40,7 +39,7 @@ def worker(tree: str, data_dir: str) -> None:
     from sqlalchemy import create_engine, text
 
     from app import create_app
-    from bench.console import page_urls, reused
+    from bench.console import page_urls, reused, signed_in
     from memory_core.adapters.config import get_settings
     from memory_core.adapters.db import resolve_urls
     from memory_core.adapters.runtime import start_postgres, start_redis
@@ -61,12 +60,7 @@ def worker(tree: str, data_dir: str) -> None:
     engine.dispose()
     urls, clients = page_urls(world, memory_ids=memory_ids, proposal_ids=proposal_ids), {}
     for role in ROLES:
-        client = app.test_client()
-        page = client.get("/login").get_data(as_text=True)
-        token = re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', page).group(1)
-        resp = client.post("/login", data={"email": world[role], "password": "bench-pass", "csrf_token": token})
-        assert resp.status_code == 302, resp.status_code
-        clients[role] = client
+        clients[role] = signed_in(app, world[role])
     print("ready", flush=True)
     for line in sys.stdin:
         role, page, n = line.split()
