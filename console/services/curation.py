@@ -19,7 +19,7 @@ from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES
-from memory_core.domain.models import Contact, Memory, MemorySource, Message
+from memory_core.domain.models import LISTED_MEMORY, Contact, Memory, MemorySource, Message
 from memory_core.domain.policy import iban_valid
 from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, ContactKind, Level, Status
 
@@ -98,7 +98,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     f.validate()
     # The console works in one org (RLS "org" mode hides personal rows anyway): saying so lets the
     # planner read the first page from ix_memories_org_status_created in order.
-    stmt = select(Memory).where(_readable(op), Memory.org_id == op.org_id)
+    stmt = select(Memory).options(LISTED_MEMORY).where(_readable(op), Memory.org_id == op.org_id)
     if f.status:
         stmt = stmt.where(Memory.status == f.status)
     if f.contact_id:
@@ -309,10 +309,11 @@ def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage
     if c is None:
         raise NotFound("No such contact, or you may not see it.")
     subject = f"contact:{c.id}"
-    memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == Status.ACTIVE,
-                                                   memory_visible(op.access))
+    memories = list(s.scalars(select(Memory).options(LISTED_MEMORY).where(
+        Memory.subject == subject, Memory.status == Status.ACTIVE, memory_visible(op.access))
                               .order_by(Memory.pinned.desc(), Memory.attribute, Memory.id).limit(CONTACT_FACTS + 1)))
-    proposals = list(s.scalars(select(Memory).where(visible_proposals(op), Memory.subject == subject)
+    proposals = list(s.scalars(select(Memory).options(LISTED_MEMORY).where(visible_proposals(op),
+                                                                         Memory.subject == subject)
                                .order_by(Memory.created_at, Memory.id).limit(CONTACT_PROPOSALS + 1)))
     return ContactPage(c, memories[:CONTACT_FACTS], proposals[:CONTACT_PROPOSALS],
                        len(memories) > CONTACT_FACTS, len(proposals) > CONTACT_PROPOSALS)
