@@ -109,4 +109,10 @@ def test_a_row_url_is_the_one_flask_builds(app, world):
             assert [template_url_for(endpoint, **{name: i}) for i in ids] == [url_for(endpoint, **{name: i})
                                                                               for i in ids]
         assert template_url_for("console.contacts", q="a b&c") == url_for("console.contacts", q="a b&c")
+        # an id beside the page's filters (the same on every row): each row's id in its own URL
+        org = str(world["admin"].id)
+        assert [template_url_for("console.traces", conversation=i, org=org) for i in ids] == [
+            url_for("console.traces", conversation=i, org=org) for i in ids]
+        assert [template_url_for("console.traces", conversation=i, org=None) for i in ids] == [
+            url_for("console.traces", conversation=i, org=None) for i in ids]
         assert template_url_for("static", filename="console.css") == url_for("static", filename="console.css")

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import and_, func, literal_column, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from console.services import paging
 from console.services.proposals import Labels, Operator, normalise_account, verified_account_sentence, visible_proposals
@@ -159,15 +159,15 @@ class MemoryDetail:
 
 def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetail:
     m = get_memory(s, op, memory_id)
-    labels = Labels(s, op.org_id, op.lang)
     chain = versions.chain(s, op.access, m)
+    labels = Labels(s, op.org_id, op.lang).prefetch(chain)  # every version's author and decider in one statement
     ids = [v.id for v in chain]
     sources: dict[uuid.UUID, list[Message | None]] = {i: [] for i in ids}
     # Owners and admins read the source of every org fact; anyone else only messages they may see.
     on = Message.id == MemorySource.message_id
     if not op.access.is_admin:
         on = and_(on, message_visible(op.access))
-    for src, msg in s.execute(select(MemorySource, Message).outerjoin(Message, on)
+    for src, msg in s.execute(select(MemorySource, Message).options(defer(Message.embedding)).outerjoin(Message, on)
                               .where(MemorySource.memory_id.in_(ids)).order_by(MemorySource.created_at)):
         sources[src.memory_id].append(msg)
     current = next((v for v in chain if v.status == "active"), None)

@@ -103,8 +103,6 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     # One sorting_disabled around the count and the page: its two round trips once, not twice.
     with sorting_disabled(s) if in_index_order else nullcontext():
         counted = _capped_count(stmt, order=columns if in_index_order else ()) if total is None else None
-        if counted is not None and not scalars:  # rows of several columns keep their shape: counted apart
-            counted, total = None, int(s.scalar(counted) or 0)
         return _page(s, stmt, columns, key, types, after, before, descending, limit, scalars,
                      None if total is None else min(total, COUNT_CAP + 1), counted)
 
@@ -127,7 +125,7 @@ def _page(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any],
     page = stmt.order_by(*order).limit(limit + 1)
     if counted is not None:
         got = s.execute(page.add_columns(counted.scalar_subquery())).all()
-        rows = [r[0] for r in got]
+        rows = [r[0] for r in got] if scalars else [r[:-1] for r in got]  # a row of several columns: a tuple
         # No row on this page: the list may still hold some (a page link past its end), so count them apart.
         total = int(got[0][-1]) if got else (int(s.scalar(counted) or 0) if back or fwd else 0)
     else:
