@@ -271,7 +271,7 @@ def _union(stmts: list, k: int):
 
 def _fts_own_indexes_where(who, mode: str) -> list:
     """memory_visible and active, for a principal whose org has its own text index (mode "org:<org>", and
-    "org:<org>:user:<user>" when the user has one of their personal memories: reading/org_indexes.py), written
+    "org:<org>:user:<user>" when the user has indexes of their personal memories: reading/org_indexes.py), written
     so that the planner reads those indexes: one bitmap of the org's rows holding a query word and one of the
     person's, OR-ed, instead of the whole table's bitmap of every row holding a common word (18,000 of 60,000
     on the scale bench) AND-ed with bitmaps of the org's readable areas (30,000). The same rows: the org and the
