@@ -1,0 +1,77 @@
+"""How a unit of work ends: what it wrote without committing is gone, whatever statement wrote it, and a
+unit that only read keeps the connection's prepared statements (so row security's statements are not
+parsed and planned afresh at every turn)."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.exc import DBAPIError
+
+from memory_core.adapters.db import SYSTEM, Database, resolve_urls
+from memory_core.domain.models import Organization
+
+
+@pytest.fixture
+def one_connection(database, servers):
+    """A Database with a single pooled connection, so every unit of work reuses the same one."""
+    urls = resolve_urls(servers)
+    db = Database(urls.app, system_url=urls.system, pool_size=1, max_overflow=0)
+    yield db
+    db.dispose()
+
+
+def _org_named(database, name: str) -> Organization | None:
+    with database.unit_of_work(SYSTEM) as uow:
+        return uow.session.scalar(select(Organization).where(Organization.name == name))
+
+
+@pytest.mark.parametrize("how", ["orm", "insert", "select that writes"])
+def test_what_a_unit_of_work_wrote_without_committing_is_gone(one_connection, database, how):
+    name = f"never committed {how}"
+    with one_connection.unit_of_work(SYSTEM) as uow:
+        if how == "orm":
+            uow.session.add(Organization(name=name))
+            uow.session.flush()
+        elif how == "insert":
+            uow.session.execute(text("insert into organizations (id, name) values (:id, :name)"),
+                                {"id": uuid.uuid4(), "name": name})
+        else:  # a SELECT whose CTE writes: nothing on the Python side says it wrote
+            uow.session.execute(text("with made as (insert into organizations (id, name) values (:id, :name) "
+                                     "returning id) select id from made"), {"id": uuid.uuid4(), "name": name})
+    assert _org_named(database, name) is None
+
+
+def test_a_failed_unit_of_work_leaves_a_working_connection(one_connection):
+    with one_connection.unit_of_work(SYSTEM) as uow:
+        with pytest.raises(DBAPIError):
+            uow.session.execute(text("select 1 / 0"))
+    with one_connection.unit_of_work(SYSTEM) as uow:
+        assert uow.session.scalar(text("select 41 + 1")) == 42
+
+
+def _read_six_times(database, read) -> None:
+    for _ in range(6):  # psycopg prepares a statement on its 5th run on a connection
+        with database.unit_of_work(SYSTEM) as uow:
+            uow.session.execute(read).all()  # never committed: the unit ends as it does after a read
+
+
+def _kept(database) -> list[str]:
+    with database.unit_of_work(SYSTEM) as uow:
+        statements = uow.session.scalars(text("select statement from pg_prepared_statements")).all()
+    return [s for s in statements if "FROM organizations" in s]
+
+
+def test_a_unit_of_work_that_only_read_keeps_the_connections_prepared_statements(one_connection):
+    _read_six_times(one_connection, select(Organization.name).where(Organization.id == uuid.uuid4()))
+    assert _kept(one_connection), "the read's prepared statement was forgotten when its unit of work ended"
+
+
+def test_a_unit_of_work_that_wrote_and_rolled_back_forgets_them(one_connection):
+    """The driver's own rule after a ROLLBACK (a rolled-back write may have changed what a statement reads)."""
+    _read_six_times(one_connection, select(Organization.name).where(Organization.id == uuid.uuid4()))
+    with one_connection.unit_of_work(SYSTEM) as uow:
+        uow.session.add(Organization(name="rolled back"))
+        uow.session.flush()
+    assert not _kept(one_connection)
