@@ -14,7 +14,7 @@ from memory_core.domain.models import JobRun, Memory
 from memory_core.reading import org_indexes, principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
-from tests.support.statements import plan_of, sent_statements
+from tests.support.statements import generic_plan_of, plan_of, sent_statements
 
 BIG, SMALL = 400, 100
 NO_OWNERS = {"owners_created": 0, "owners_dropped": 0, "owners_kept": 0}
@@ -253,6 +253,12 @@ def test_a_big_orgs_full_text_search_reads_the_orgs_and_the_persons_text_indexes
     _, own_text = org_indexes.owner_index_names(ana.id)
     assert org_text in plan and own_text in plan, plan
     assert "on ix_memories_tsv " not in plan, plan
+    # So does the plan PostgreSQL keeps once the driver has prepared the statement: the org and the user are
+    # constants in it, the indexes' predicates still proved.
+    with database.unit_of_work(access.scope()) as uow:
+        generic = generic_plan_of(uow.session.connection(), statement)
+    assert org_text in generic and own_text in generic, generic
+    assert "on ix_memories_tsv " not in generic, generic
 
 
 def test_a_person_indexed_before_text_indexes_existed_gets_theirs_and_keeps_their_vector_index(
