@@ -10,8 +10,10 @@ role, alternating which goes first: both see the same load. Load the database on
     .venv/bin/python bench/console_ab.py ../base . --data-dir .memoria-bench --rounds 6 --batch 6
     .venv/bin/python bench/console_ab.py ../base . --data-dir .memoria-bench --pages my_memory,review_queue
 
-Prints per page and role the p50 and p95 of each side (the first request of each batch is dropped) and the
-machine's load average at each round. Both checkouts must read the same schema (the same migration head).
+Prints per page and role the p50 and p95 of each side (the first request of each batch is dropped), the p50 of the
+app process's own CPU time a request (what Python, the templates and the driver cost, apart from the database and
+from waiting for a core) and the statements a request, and the machine's load average at each round. Both checkouts
+must read the same schema (the same migration head).
 """
 from __future__ import annotations
 
@@ -36,7 +38,8 @@ def worker(tree: str, data_dir: str) -> None:
     os.chdir(tree)
     os.environ.setdefault("MEMORIA_SECURE_COOKIES", "0")
     os.environ.setdefault("MEMORIA_BACKEND", "local")
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import create_engine, event, text
+    from sqlalchemy.engine import Engine
 
     from app import create_app
     from bench.console import page_urls, reused, signed_in
@@ -61,14 +64,20 @@ def worker(tree: str, data_dir: str) -> None:
     urls, clients = page_urls(world, memory_ids=memory_ids, proposal_ids=proposal_ids), {}
     for role in ROLES:
         clients[role] = signed_in(app, world[role])
+    statements = [0]
+    event.listen(Engine, "before_cursor_execute", lambda *_: statements.__setitem__(0, statements[0] + 1))
     print("ready", flush=True)
     for line in sys.stdin:
         role, page, n = line.split()
         url, client, out = urls[page], clients[role], []
         for i in range(int(n)):
-            t0 = time.perf_counter()
+            statements[0] = 0
+            t0, cpu0 = time.perf_counter(), time.thread_time()
             status = client.get(url(i)).status_code
-            out.append((status, (time.perf_counter() - t0) * 1000))
+            # wall ms, this process's CPU ms (Python, templates, the driver: not the database nor waiting
+            # for a core), statements
+            out.append((status, (time.perf_counter() - t0) * 1000, (time.thread_time() - cpu0) * 1000,
+                        statements[0]))
         print(json.dumps(out), flush=True)
 
 
@@ -115,17 +124,27 @@ def main() -> None:
                         samples[(role, page)] = "skip"
                         break
                     samples.setdefault((role, page), {}).setdefault(name, []).extend(
-                        ms for status, ms in got[1:] if status == 200)
+                        (ms, cpu, n) for status, ms, cpu, n in got[1:] if status == 200)
     for p in sides.values():
         p.stdin.close()
         p.wait()
     print(f"{args.rounds} rounds x {args.batch} requests a turn, load average at each round: {' '.join(loads)}, "
           f"{time.time() - started:.0f} s")
-    print(f"{'page':38} {'p50 old':>8} {'p50 new':>8} {'p95 old':>8} {'p95 new':>8} {'n':>4}")
-    rows = [(f"{role}.{page}", _pct(v.get("old", []), 50), _pct(v.get("new", []), 50), _pct(v.get("old", []), 95),
-             _pct(v.get("new", []), 95), len(v.get("new", []))) for (role, page), v in samples.items() if v != "skip"]
+    print("wall ms p50/p95; cpu: p50 of the app process's own CPU ms a request (Python, templates, driver); stmts: SQL"
+          " statements a request (the most seen)")
+    print(f"{'page':38} {'p50 old':>8} {'p50 new':>8} {'p95 old':>8} {'p95 new':>8} {'cpu old':>8} {'cpu new':>8}"
+          f" {'stmts':>7} {'n':>4}")
+    rows = []
+    for (role, page), v in samples.items():
+        if v == "skip":
+            continue
+        col = {side: [list(x) for x in zip(*v.get(side, []))] or [[], [], []] for side in ("old", "new")}
+        rows.append((f"{role}.{page}", _pct(col["old"][0], 50), _pct(col["new"][0], 50), _pct(col["old"][0], 95),
+                     _pct(col["new"][0], 95), _pct(col["old"][1], 50), _pct(col["new"][1], 50),
+                     f"{max(col['old'][2], default=0)}→{max(col['new'][2], default=0)}", len(col["new"][0])))
     for row in sorted(rows, key=lambda r: -(r[3] or 0)):
-        print(f"{row[0]:38} {row[1]!s:>8} {row[2]!s:>8} {row[3]!s:>8} {row[4]!s:>8} {row[5]:>4}")
+        print(f"{row[0]:38} {row[1]!s:>8} {row[2]!s:>8} {row[3]!s:>8} {row[4]!s:>8} {row[5]!s:>8} {row[6]!s:>8}"
+              f" {row[7]:>7} {row[8]:>4}")
 
 
 if __name__ == "__main__":

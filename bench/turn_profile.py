@@ -41,6 +41,7 @@ KINDS = [  # first match names the statement
     ("trigram", re.compile(r"word_similarity")),
     ("exact", re.compile(r"strpos")),
     ("named_subjects", re.compile(r"FROM contacts")),
+    ("subjects", re.compile(r"of_subjects")),
     ("neighbours", re.compile(r"memory_sources")),
     ("describe", re.compile(r"replace\(memories\.attribute")),
 ]
@@ -50,7 +51,7 @@ def kind_of(statement: str) -> str:
     for name, pattern in KINDS:
         if pattern.search(statement):
             return name
-    return "memories by id/subject" if "FROM memories" in statement else "other"
+    return "memories by id" if "FROM memories" in statement else "other"
 
 
 def _pct(values, p):

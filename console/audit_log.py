@@ -30,8 +30,10 @@ def audit():
         error = said(exc)
     if platform:
         audit_platform_view(s, "audit", org_id, rows=len(page.rows))
-    entries = audit_view.present(s, page.rows, may_open_privacy=current_user.platform_role == "privacy_officer")
+    lists = audit_view.filters(s, org_id, page.rows)
+    entries = audit_view.present(s, page.rows, may_open_privacy=current_user.platform_role == "privacy_officer",
+                                 found=lists.people)
     return render_template("console/audit.html", entries=entries, page=page, args=a, error=error,
                            platform=platform, orgs=insights.org_names(s) if platform else {},
-                           actions=insights.audit_actions(s, org_id), action_name=audit_view.action_name,
-                           actors=audit_view.actors(s, org_id)), 422 if error else 200
+                           actions=lists.actions, action_name=audit_view.action_name,
+                           actors=lists.actors), 422 if error else 200

@@ -56,7 +56,7 @@ def _page(errors: dict | None = None, form=None, status: int = 200):
     views = _views()
     sections = my_memory.person_sections(views, lang=select_language(),
                                          org_names={o.org_id: o.org_name for o in current_user.orgs})
-    paused = my_memory.paused_since(views[0][0], views[0][1].principal)
+    paused = current_user.learning_paused_at  # as the user loader read it, this request (my_memory.paused_since)
     subjects = {g.subject: g.label for sec in sections if sec.editable for g in sec.groups}
     return render_template("console/my_memory.html", sections=sections, paused=paused, errors=errors or {},
                            form=form or {}, subjects=subjects, shared_note=shared_note()), status

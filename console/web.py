@@ -5,7 +5,7 @@ import uuid
 from dataclasses import dataclass
 from functools import wraps
 
-from flask import abort, current_app, request
+from flask import abort, current_app, g, request
 from flask import session as flask_session
 from flask_babel import lazy_gettext as _l
 from flask_login import LoginManager, UserMixin, current_user, login_required
@@ -14,8 +14,28 @@ from sqlalchemy.orm import Session
 
 from memory_core.adapters.db import Scope, org_scope, person_scope
 from memory_core.domain.models import Membership, Organization, User
-from web.sessions import close_sessions, request_read_session
-from web.sessions import request_session as db
+from web.sessions import (
+    close_sessions,
+    database,
+    has_request_session,
+    move_request_session,
+    request_read_session,
+    request_session,
+)
+
+# The person scope in which this request's user loader read the signed-in user, while nobody else holds that
+# session: the first other scope a view asks for continues its transaction (one connection, one BEGIN and
+# COMMIT and one scope statement less a page) instead of committing it and opening another.
+_LOADER_SCOPE = "memoria_loader_scope"
+
+
+def db(scope: Scope) -> Session:
+    """The request's session in `scope` (web.sessions.request_session); the first one a view asks for after the
+    user loader is the loader's own session, moved to `scope` within its read-only transaction."""
+    loader = g.pop(_LOADER_SCOPE, None)
+    if loader is not None and loader != scope and has_request_session(loader):
+        return move_request_session(loader, scope)
+    return request_session(scope)
 
 
 @dataclass(frozen=True)
@@ -34,6 +54,7 @@ class ConsoleUser(UserMixin):
         self.platform_role = user.platform_role
         self.ui_locale = user.ui_locale
         self.session_version = user.session_version
+        self.learning_paused_at = user.learning_paused_at  # My memory shows it (read with the user, not again)
         self.orgs = orgs
 
     def get_id(self) -> str:
@@ -99,6 +120,8 @@ def person_db(user_id: uuid.UUID) -> Session:
 def org_read_db() -> Session:
     """Like org_db, for a list page's reads: on the standby when DATABASE_READ_URL is set (a few
     milliseconds behind, except right after this operator's own change; web.sessions)."""
+    if database().read_engine is None:
+        return db(_current_org_scope())  # the primary's session all the same, maybe the loader's moved
     return request_read_session(_current_org_scope())
 
 
@@ -134,7 +157,10 @@ def init_login(app) -> None:
         except ValueError:
             return None
         user = load_console_user(person_db(uid), uid)
-        return user if user is not None and user.session_version == version else None
+        if user is None or user.session_version != version:
+            return None
+        g.setdefault(_LOADER_SCOPE, person_scope(uid))
+        return user
 
     app.teardown_appcontext(close_sessions)
 

@@ -44,10 +44,11 @@ def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIE
         len(have.get(org, {})) == 2 and all(have[org].values()))]
     drop = [org for org in have if sizes.get(org, 0) < small]
     counts = {"created": 0, "dropped": 0, "kept": len([o for o in have if o not in drop])}
-    owners_create = [u for u, n in owner_sizes.items() if n >= big_owner and not have_owners.get(u)]
+    owners_create = [u for u, n in owner_sizes.items() if n >= big_owner and not (
+        len(have_owners.get(u, {})) == 2 and all(have_owners[u].values()))]
     owners_drop = [u for u in have_owners if owner_sizes.get(u, 0) < small_owner]
     counts |= {"owners_created": 0, "owners_dropped": 0,
-               "owners_kept": len([u for u in have_owners if u not in owners_drop])}
+               "owners_kept": len([u for u in have_owners if u not in owners_drop and u not in owners_create])}
     engine = create_engine(resolve_urls(settings).owner, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
@@ -65,12 +66,14 @@ def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIE
                 dropping = user in owners_drop
                 statements = org_indexes.owner_drop_statements(user)
                 if not dropping:
-                    # (an invalid index from a failed build is dropped first)
-                    statements = (statements if user in have_owners else []) + org_indexes.owner_create_statements(user)
+                    # (an invalid index from a failed build is dropped first; a valid one is kept, and the one
+                    # missing, such as the text index of a user indexed before it existed, is built)
+                    invalid = not all(have_owners.get(user, {}).values())
+                    statements = (statements if invalid else []) + org_indexes.owner_create_statements(user)
                 for stmt in statements:
                     conn.exec_driver_sql(stmt)
                 counts["owners_dropped" if dropping else "owners_created"] += 1
-                log.info("personal vector index of user %s: %s", user, "dropped" if dropping else "created")
+                log.info("personal indexes of user %s: %s", user, "dropped" if dropping else "created")
     finally:
         engine.dispose()
     org_indexes.forget_cache()

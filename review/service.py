@@ -32,7 +32,7 @@ from memory_core.domain import audit, clock
 from memory_core.domain.access import message_visible
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import activate_proposal
-from memory_core.domain.models import Memory, MemorySource, Message, Notification
+from memory_core.domain.models import LISTED_MEMORY, Memory, MemorySource, Message, Notification
 from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, Level, ProposalKind, Status
 from memory_core.reading.fence import quoted
 
@@ -90,7 +90,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     """Pending proposals, oldest first by default (they have waited longest), keyset pages both ways with the
     filtered total, and the counts per kind."""
     where = visible_proposals(op)
-    stmt = _filtered(select(Memory).where(where), kind, area, q)
+    stmt = _filtered(select(Memory).options(LISTED_MEMORY).where(where), kind, area, q)
     counts = capped_counts(s, where, visible_kinds(op))
     # Unless filtered by more than the kind, the counters already hold the list's capped total.
     total = None if area or q else counts.get(kind, 0) if kind else sum(counts.values())
@@ -107,7 +107,8 @@ def list_decided(s: Session, op: Operator, *, kind: str | None = None, area: str
                  oldest_first: bool = False, limit: int = PAGE_SIZE) -> Queue:
     """Proposals already decided (approved, rejected, or approved and since replaced), newest decision first by
     default, with the same filters and pages as the queue."""
-    stmt = _filtered(select(Memory).where(visible_proposals(op, decided=True)), kind, area, q)
+    stmt = _filtered(select(Memory).options(LISTED_MEMORY).where(visible_proposals(op, decided=True)), kind, area,
+                     q)
     # Read in the order of ix_memories_decided (an admin) or ix_memories_decided_author (a member's own).
     page = paging.keyset(s, stmt, (Memory.decided_at, Memory.id), lambda m: (m.decided_at, m.id), CURSOR_TYPES,
                          after=after, before=before, descending=not oldest_first, limit=limit, in_index_order=not q)

@@ -14,7 +14,7 @@ from memory_core.domain.models import JobRun, Memory
 from memory_core.reading import org_indexes, principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
-from tests.support.statements import plan_of, sent_statements
+from tests.support.statements import generic_plan_of, plan_of, sent_statements
 
 BIG, SMALL = 400, 100
 NO_OWNERS = {"owners_created": 0, "owners_dropped": 0, "owners_kept": 0}
@@ -207,3 +207,75 @@ def test_a_principal_found_big_is_not_counted_again_on_its_next_turn(
         principal_size.forget()
     assert len(counted) == 1
     assert [f.id for f in lists[0]["vector"]] == [f.id for f in lists[1]["vector"]]
+
+
+def test_a_big_orgs_full_text_search_reads_the_orgs_and_the_persons_text_indexes_and_finds_the_same_rows(
+        database, system_session, big_org, servers, no_org_indexes_left, monkeypatch, owner_engine):
+    """The org's rows holding a query word come from the org's text index and the person's personal rows from
+    theirs (never the whole table's text index, whose bitmap holds every org's rows with a common word), and the
+    retriever ranks the same rows with the same scores as the one visibility rule over the whole table."""
+    big, _, ana, visible, centre, rng = big_org
+    # She has told many personal things that do not say "hecho" (what makes her own text index worth reading).
+    notes = _rows(big, 400, _unit(rng, 400), "n", level="personal", owner_user_id=ana.id)
+    for m in notes:
+        m.sentence = "nota suelta"
+    system_session.add_all(notes)
+    system_session.commit()
+    with owner_engine.begin() as c:
+        c.execute(text("analyze memories"))
+    refresh_org_indexes(servers, big=BIG, small=SMALL, big_owner=8, small_owner=4)
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)  # she counts as big from 100 candidate rows
+    access = load_access(system_session, big.id, user_id=ana.id)
+    visible_ids = {m.id for m in visible + notes}
+
+    def fts(query):
+        with database.unit_of_work(access.scope()) as uow:
+            return [(f.id, round(f.score, 9)) for f in retrieve(
+                uow.session, access, query, kinds=["memory"], per_retriever=30, vector=centre.tolist(),
+                retrievers=["fts", "vector"])["fts"]]
+
+    queries = ["hecho 117", "3", "4 5 6 7", "hecho", "nota"]
+    with sent_statements(database.engine, lambda s: "fts_cand_memory" in s) as statements:
+        got = {q: fts(q) for q in queries}
+    with monkeypatch.context() as m:
+        m.setattr(search_module, "indexed_orgs", lambda session: frozenset())  # the one rule, the whole table's index
+        expected = {q: fts(q) for q in queries}
+    assert got == expected
+    assert all(got.values()) and all({i for i, _ in hits} <= visible_ids for hits in got.values())
+    assert {i for i, _ in got["3"]} & {m.id for m in visible if m.level == "personal"}  # her personal rows
+    assert len(got["nota"]) == 30 and {i for i, _ in got["nota"]} <= {m.id for m in notes}
+
+    statement, parameters = statements[-1]
+    assert f"'{big.id}'::uuid" in statement and f"'{ana.id}'::uuid" in statement
+    with database.unit_of_work(access.scope()) as uow:
+        plan = plan_of(uow.session.connection(), statement, parameters)
+    _, org_text = org_indexes.index_names(big.id)
+    _, own_text = org_indexes.owner_index_names(ana.id)
+    assert org_text in plan and own_text in plan, plan
+    assert "on ix_memories_tsv " not in plan, plan
+    # So does the plan PostgreSQL keeps once the driver has prepared the statement: the org and the user are
+    # constants in it, the indexes' predicates still proved.
+    with database.unit_of_work(access.scope()) as uow:
+        generic = generic_plan_of(uow.session.connection(), statement)
+    assert org_text in generic and own_text in generic, generic
+    assert "on ix_memories_tsv " not in generic, generic
+
+
+def test_a_person_indexed_before_text_indexes_existed_gets_theirs_and_keeps_their_vector_index(
+        database, system_session, big_org, servers, owner_engine, no_org_indexes_left):
+    _, _, ana, _, _, _ = big_org
+    refresh_org_indexes(servers, big=BIG, small=SMALL, big_owner=8, small_owner=4)
+    vector_index, text_index = org_indexes.owner_index_names(ana.id)
+    with owner_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        c.exec_driver_sql(f"DROP INDEX {text_index}")
+        oid = c.execute(text("select to_regclass(:n)::oid"), {"n": vector_index}).scalar_one()
+    org_indexes.forget_cache()
+    with database.unit_of_work(SYSTEM) as uow:
+        assert org_indexes.indexed_owners(uow.session) == frozenset()  # the full-text arm waits for its index
+    counts = refresh_org_indexes(servers, big=BIG, small=SMALL, big_owner=8, small_owner=4)
+    assert (counts["owners_created"], counts["owners_kept"]) == (1, 0)
+    with database.unit_of_work(SYSTEM) as uow:
+        assert org_indexes.existing_owners(uow.session) == {ana.id: {vector_index: True, text_index: True}}
+        assert org_indexes.indexed_owners(uow.session) == {ana.id}
+    with owner_engine.connect() as c:
+        assert c.execute(text("select to_regclass(:n)::oid"), {"n": vector_index}).scalar_one() == oid  # not rebuilt

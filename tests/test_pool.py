@@ -73,3 +73,26 @@ def test_forty_concurrent_clients_on_the_memory_block_never_get_a_500(live_serve
     assert statuses.count(200) > 0
     assert set(statuses) <= {200, 503}, sorted(set(statuses))
     assert not missing_retry_after
+
+
+def test_a_connection_that_died_while_idle_is_replaced_before_anyone_uses_it(servers, owner_engine, database):
+    """After a restart or an idle timeout a pooled connection may be dead: one idle past the window is pinged at
+    checkout, and a dead one is replaced, so the unit of work that takes it never sees the error."""
+    from sqlalchemy import text
+
+    from memory_core.adapters.db import SYSTEM
+    from memory_core.adapters.pool_ping import IDLE_SECONDS
+
+    urls = resolve_urls(servers)
+    db = Database(urls.app, system_url=urls.system, pool_size=1, max_overflow=0)
+    try:
+        with db.unit_of_work(SYSTEM) as uow:
+            first = uow.session.scalar(text("select pg_backend_pid()"))
+        with owner_engine.begin() as c:
+            c.execute(text("select pg_terminate_backend(:pid)"), {"pid": first})
+        time.sleep(IDLE_SECONDS + 0.5)
+        with db.unit_of_work(SYSTEM) as uow:
+            second = uow.session.scalar(text("select pg_backend_pid()"))
+    finally:
+        db.dispose()
+    assert second != first

@@ -6,8 +6,18 @@ from __future__ import annotations
 import datetime as dt
 from functools import lru_cache
 
+from babel import dates
 from flask import Flask, current_app, g, has_request_context, request
-from flask_babel import Babel, LazyString, format_date, format_datetime, format_decimal, format_time, gettext
+from flask_babel import (
+    Babel,
+    LazyString,
+    format_date,
+    format_datetime,
+    format_decimal,
+    format_time,
+    get_locale,
+    gettext,
+)
 from flask_login import current_user
 from jinja2 import pass_eval_context
 from markupsafe import Markup
@@ -108,16 +118,45 @@ def day(value) -> str:
     return _day(select_language(), value.date() if isinstance(value, dt.datetime) else value)
 
 
+@lru_cache(maxsize=8)
+def _datetime_pattern(language: str) -> str:
+    """How the language joins a day and a time ("{1}, {0}"), as Babel's medium datetime reads it."""
+    return dates.get_datetime_format("medium", locale=get_locale()).replace("'", "")
+
+
+@lru_cache(maxsize=8192)
+def _clock_medium(language: str, value: dt.time) -> str:
+    return dates.format_time(value, "medium", locale=get_locale())
+
+
 def when(value) -> str:
-    return format_datetime(value, "medium") if value else "—"
+    """A moment in UTC as Flask-Babel's `format_datetime(value, "medium")` writes it, from the day and the time of
+    day each worked out once per process and language: a list page writes fifty of them, at ~0.1 ms each."""
+    if not value:
+        return "—"
+    if not has_request_context():
+        return format_datetime(value, "medium")
+    language = select_language()
+    utc = value.astimezone(dt.timezone.utc) if value.tzinfo is not None else value  # naive: UTC, as Babel takes it
+    return (_datetime_pattern(language).replace("{0}", _clock_medium(language, utc.time().replace(microsecond=0)))
+            .replace("{1}", _day(language, utc.date())))
 
 
 def clock_time(value) -> str:
     return format_time(value, "short") if value else "—"
 
 
+@lru_cache(maxsize=4096)
+def _whole_number(language: str, value: int, digits: int) -> str:
+    return format_decimal(value, format=f"#,##0.{'0' * digits}" if digits else "#,##0")
+
+
 def number(value, digits: int = 0) -> str:
-    return format_decimal(value, format=f"#,##0.{'0' * digits}" if digits else "#,##0") if value is not None else "—"
+    if value is None:
+        return "—"
+    if type(value) is int and has_request_context():  # counts repeat on a page (and across pages): once each
+        return _whole_number(select_language(), value, digits)
+    return format_decimal(value, format=f"#,##0.{'0' * digits}" if digits else "#,##0")
 
 
 def money(value, digits: int = 2) -> str:
@@ -132,8 +171,13 @@ def term(value, family: str) -> str:
     return labels.term(family, value, select_language())
 
 
+@lru_cache(maxsize=4096)
+def _attribute(language: str, value: str | None) -> str:
+    return labels.attribute(value, language)
+
+
 def attribute_label(value) -> str:
-    return labels.attribute(value, select_language())
+    return _attribute(select_language(), value)
 
 
 FILTERS = {"day": day, "when": when, "clock": clock_time, "number": number, "money": money, "term": term,

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import and_, func, literal_column, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from console.services import paging
 from console.services.proposals import Labels, Operator, normalise_account, verified_account_sentence, visible_proposals
@@ -19,7 +19,7 @@ from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES
-from memory_core.domain.models import Contact, Memory, MemorySource, Message
+from memory_core.domain.models import LISTED_MEMORY, Contact, Memory, MemorySource, Message
 from memory_core.domain.policy import iban_valid
 from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, ContactKind, Level, Status
 
@@ -98,7 +98,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     f.validate()
     # The console works in one org (RLS "org" mode hides personal rows anyway): saying so lets the
     # planner read the first page from ix_memories_org_status_created in order.
-    stmt = select(Memory).where(_readable(op), Memory.org_id == op.org_id)
+    stmt = select(Memory).options(LISTED_MEMORY).where(_readable(op), Memory.org_id == op.org_id)
     if f.status:
         stmt = stmt.where(Memory.status == f.status)
     if f.contact_id:
@@ -159,15 +159,15 @@ class MemoryDetail:
 
 def memory_detail(s: Session, op: Operator, memory_id: uuid.UUID) -> MemoryDetail:
     m = get_memory(s, op, memory_id)
-    labels = Labels(s, op.org_id, op.lang)
     chain = versions.chain(s, op.access, m)
+    labels = Labels(s, op.org_id, op.lang).prefetch(chain)  # every version's author and decider in one statement
     ids = [v.id for v in chain]
     sources: dict[uuid.UUID, list[Message | None]] = {i: [] for i in ids}
     # Owners and admins read the source of every org fact; anyone else only messages they may see.
     on = Message.id == MemorySource.message_id
     if not op.access.is_admin:
         on = and_(on, message_visible(op.access))
-    for src, msg in s.execute(select(MemorySource, Message).outerjoin(Message, on)
+    for src, msg in s.execute(select(MemorySource, Message).options(defer(Message.embedding)).outerjoin(Message, on)
                               .where(MemorySource.memory_id.in_(ids)).order_by(MemorySource.created_at)):
         sources[src.memory_id].append(msg)
     current = next((v for v in chain if v.status == "active"), None)
@@ -309,10 +309,11 @@ def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage
     if c is None:
         raise NotFound("No such contact, or you may not see it.")
     subject = f"contact:{c.id}"
-    memories = list(s.scalars(select(Memory).where(Memory.subject == subject, Memory.status == Status.ACTIVE,
-                                                   memory_visible(op.access))
+    memories = list(s.scalars(select(Memory).options(LISTED_MEMORY).where(
+        Memory.subject == subject, Memory.status == Status.ACTIVE, memory_visible(op.access))
                               .order_by(Memory.pinned.desc(), Memory.attribute, Memory.id).limit(CONTACT_FACTS + 1)))
-    proposals = list(s.scalars(select(Memory).where(visible_proposals(op), Memory.subject == subject)
+    proposals = list(s.scalars(select(Memory).options(LISTED_MEMORY).where(visible_proposals(op),
+                                                                         Memory.subject == subject)
                                .order_by(Memory.created_at, Memory.id).limit(CONTACT_PROPOSALS + 1)))
     return ContactPage(c, memories[:CONTACT_FACTS], proposals[:CONTACT_PROPOSALS],
                        len(memories) > CONTACT_FACTS, len(proposals) > CONTACT_PROPOSALS)

@@ -251,13 +251,6 @@ def search_audit(s: Session, org_id: uuid.UUID | None, *, q: str | None = None, 
                          before=before, descending=not oldest_first, limit=limit)
 
 
-def audit_actions(s: Session, org_id: uuid.UUID | None) -> list[str]:
-    stmt = select(AuditLog.action)
-    if org_id is not None:
-        stmt = stmt.where(AuditLog.org_id == org_id)
-    return sorted(paging.distinct_values(s, stmt, AuditLog.action, 200))
-
-
 # ------------------------------------------------------------------------------------ jobs
 
 def _runs_of(stmt, org_id: uuid.UUID | None, platform: bool):

@@ -58,23 +58,38 @@ def contains(q: str) -> str:
 
 
 def capped_count(s: Session, stmt: Select, cap: int = COUNT_CAP, order: Sequence[Any] = ()) -> int:
+    return int(s.scalar(_capped_count(stmt, cap, order)) or 0)
+
+
+def _capped_count(stmt: Select, cap: int = COUNT_CAP, order: Sequence[Any] = ()) -> Select:
     # Counting needs no column: a covering index can answer it without reading the rows. `order`: count the
     # first cap + 1 rows in this order (with sorting disabled, an index in that order, stopping at cap + 1),
     # where the planner, misled by row security's estimates, would build a bitmap of every row first.
     rows = stmt.with_only_columns(literal_column("1"), maintain_column_froms=True).order_by(None)
     rows = rows.order_by(*order).limit(cap + 1)
-    return int(s.scalar(select(func.count()).select_from(rows.subquery())) or 0)
+    return select(func.count()).select_from(rows.subquery())
 
 
 def distinct_values(s: Session, stmt: Select, column: Any, limit: int) -> list[Any]:
     """The distinct non-null values of `column` among the rows of `stmt` (a select of that column with its
     filter), ascending, at most `limit`: a loose index scan, one probe of an index on (filter columns, column)
     per value, where DISTINCT would read every row (a filter list over an org's 50,000 audit entries)."""
-    key = column.key
-    found = stmt.where(column.is_not(None)).order_by(column).limit(1).cte("distinct_values", recursive=True)
-    following = stmt.where(column > found.c[key]).order_by(column).limit(1).scalar_subquery()
-    found = found.union_all(select(following).where(found.c[key].is_not(None)))
-    return list(s.scalars(select(found.c[key]).where(found.c[key].is_not(None)).limit(limit)))
+    return distinct_values_of(s, [(stmt, column, limit)])[0]
+
+
+def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]]) -> list[list[Any]]:
+    """`distinct_values` of several (stmt, column, limit) in one statement (a page's filter lists: one round trip
+    and one statement to plan, not one each), each list ascending."""
+    arrays = []
+    for i, (stmt, column, limit) in enumerate(lists):
+        key = column.key
+        found = stmt.where(column.is_not(None)).order_by(column).limit(1).cte(f"distinct_values_{i}", recursive=True)
+        following = stmt.where(column > found.c[key]).order_by(column).limit(1).scalar_subquery()
+        found = found.union_all(select(following).where(found.c[key].is_not(None)))
+        values = select(found.c[key]).where(found.c[key].is_not(None)).limit(limit).subquery()
+        arrays.append(select(func.array_agg(values.c[key])).scalar_subquery())
+    row = s.execute(select(*arrays)).one()
+    return [sorted(values or ()) for values in row]
 
 
 def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
@@ -87,14 +102,16 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     `total`: the capped total when the caller already counted it (then it is not counted again)."""
     # One sorting_disabled around the count and the page: its two round trips once, not twice.
     with sorting_disabled(s) if in_index_order else nullcontext():
-        total = (capped_count(s, stmt, order=columns if in_index_order else ()) if total is None
-                 else min(total, COUNT_CAP + 1))
-        return _page(s, stmt, columns, key, types, after, before, descending, limit, scalars, total)
+        counted = _capped_count(stmt, order=columns if in_index_order else ()) if total is None else None
+        return _page(s, stmt, columns, key, types, after, before, descending, limit, scalars,
+                     None if total is None else min(total, COUNT_CAP + 1), counted)
 
 
 def _page(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
           types: Sequence[Callable[[str], Any]], after: str | None, before: str | None, descending: bool, limit: int,
-          scalars: bool, total: int) -> Page:
+          scalars: bool, total: int | None, counted: Select | None = None) -> Page:
+    """`counted`: the capped count to read with the page, as a column of it (an uncorrelated subquery PostgreSQL
+    runs once): one statement and one round trip where a count and a page took two."""
     sort_key = tuple_(*columns) if len(columns) > 1 else columns[0]
     back = parse_cursor(before, types)
     fwd = None if back else parse_cursor(after, types)
@@ -106,7 +123,13 @@ def _page(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any],
         stmt = stmt.where(sort_key < bound(fwd) if descending else sort_key > bound(fwd))
     order = [c.desc() if descending != going_back else c.asc() for c in columns]
     page = stmt.order_by(*order).limit(limit + 1)
-    rows = list(s.scalars(page) if scalars else s.execute(page))
+    if counted is not None:
+        got = s.execute(page.add_columns(counted.scalar_subquery())).all()
+        rows = [r[0] for r in got] if scalars else [r[:-1] for r in got]  # a row of several columns: a tuple
+        # No row on this page: the list may still hold some (a page link past its end), so count them apart.
+        total = int(got[0][-1]) if got else (int(s.scalar(counted) or 0) if back or fwd else 0)
+    else:
+        rows = list(s.scalars(page) if scalars else s.execute(page))
     more = len(rows) > limit
     rows = rows[:limit]
     if going_back:

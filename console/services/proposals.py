@@ -130,7 +130,7 @@ class Labels:
         self._org: str | None = None
 
     def prefetch(self, rows: list[Memory]) -> Labels:
-        """Look up every contact and author of a page in one statement instead of one per row."""
+        """Look up every contact, author and decider of a page in one statement instead of one per row."""
         ids = {}
         for m in rows:
             if m.subject.startswith("contact:") and m.subject not in self._contacts:
@@ -138,7 +138,8 @@ class Labels:
                     ids[uuid.UUID(m.subject.split(":", 1)[1])] = m.subject
                 except ValueError:
                     pass
-        users = {m.author_user_id for m in rows if m.author_user_id} - set(self._users)
+        users = ({m.author_user_id for m in rows if m.author_user_id} | {m.decided_by for m in rows if m.decided_by}
+                 ) - set(self._users)
         parts = []
         if ids:
             parts.append(select(literal_column("'contact'").label("kind"), Contact.id, Contact.name)

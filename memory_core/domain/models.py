@@ -34,7 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, defer, mapped_column
 
 from memory_core.domain import clock
 from memory_core.domain.vocabulary import (
@@ -73,10 +73,12 @@ def _timestamp() -> Mapped[dt.datetime]:
 
 
 # Full-text: Spanish stemming over unaccented text. `f_unaccent` is an IMMUTABLE wrapper the
-# migration creates, so the expression can be a stored generated column and be indexed.
+# migration creates, so the expression can be a stored generated column and be indexed. Deferred: only
+# statements search it, no code reads it from a row, and loading it made every listed row carry its words twice.
 def _tsv(source: str) -> Mapped[Any]:
     return mapped_column(
-        TSVECTOR, Computed(f"to_tsvector('public.spanish_unaccent', coalesce({source}, ''))", persisted=True)
+        TSVECTOR, Computed(f"to_tsvector('public.spanish_unaccent', coalesce({source}, ''))", persisted=True),
+        deferred=True,
     )
 
 
@@ -346,6 +348,11 @@ class Memory(Base):
         Index("ix_memories_embedding", "embedding", postgresql_using="hnsw",
               postgresql_ops={"embedding": "vector_cosine_ops"}),
     )
+
+
+# What a page listing memories loads: every column but the vector (a list shows none, and each row's 1.5 kB
+# embedding would be sent and decoded for nothing). `select(Memory).options(LISTED_MEMORY)`.
+LISTED_MEMORY = defer(Memory.embedding)
 
 
 class MemorySource(Base):

@@ -32,7 +32,16 @@ from memory_core.domain.access import (
 )
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.labels import named_subject, phrase
-from memory_core.domain.models import Contact, Conversation, Memory, MemorySource, Message, Organization, User
+from memory_core.domain.models import (
+    LISTED_MEMORY,
+    Contact,
+    Conversation,
+    Memory,
+    MemorySource,
+    Message,
+    Organization,
+    User,
+)
 
 OWN_LEVELS = ("personal", "private")
 # The list shows at most this many of the person's own memories and of the shared ones per org,
@@ -137,15 +146,18 @@ def _sources(s: Session, access: Access, memory_ids: list[uuid.UUID]) -> dict[uu
     if not memory_ids:
         return out
     on = and_(Message.id == MemorySource.message_id, message_visible(access))
-    rows = s.execute(select(MemorySource, Message, Conversation.channel).outerjoin(Message, on)
+    # The columns a source shows, and of its message only the excerpt's characters (one more, to say it goes on):
+    # not the message's vector nor its whole text.
+    rows = s.execute(select(MemorySource.memory_id, MemorySource.created_at, MemorySource.conversation_id,
+                            MemorySource.message_id, Message.id, Message.created_at,
+                            func.left(Message.text, EXCERPT_CHARS + 1), Conversation.channel)
+                     .outerjoin(Message, on)
                      .outerjoin(Conversation, Conversation.id == MemorySource.conversation_id)
                      .where(MemorySource.memory_id.in_(memory_ids)).order_by(MemorySource.created_at))
-    for src, msg, channel in rows:
-        text = msg.text if msg is not None else None
-        out[src.memory_id].append(SourceRef(
-            at=msg.created_at if msg is not None else src.created_at, conversation_id=src.conversation_id,
-            message_id=src.message_id, channel=channel,
-            excerpt=_excerpt(text)))
+    for memory_id, src_at, conversation_id, message_id, msg_id, msg_at, text, channel in rows:
+        out[memory_id].append(SourceRef(
+            at=msg_at if msg_id is not None else src_at, conversation_id=conversation_id,
+            message_id=message_id, channel=channel, excerpt=_excerpt(text)))
     return out
 
 
@@ -180,22 +192,27 @@ def _level_rows(s: Session, access: Access, kind: str, limit: int | None, *, wit
     # By the arm of the visibility rule for this level (the same rows), which the planner reads
     # through an index; through the whole rule's OR it scans the org's memories.
     where = and_(memory_level_arm(access, kind), Memory.status == "active")
-    stmt = select(Memory).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
-    rows = list(s.scalars(stmt if limit is None else stmt.limit(limit)))
-    total, capped = len(rows), False
-    if limit is not None and len(rows) == limit:
-        # A full page: count the rest, up to the cap (fewer rows than the page are their own count).
+    stmt = select(Memory).options(LISTED_MEMORY).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
+    total, capped = 0, False
+    if limit is None:
+        rows = list(s.scalars(stmt))
+        total = len(rows)
+    else:
+        # The page and its total (counted up to the cap) in one statement: the count is an uncorrelated
+        # subquery, which PostgreSQL runs once, beside the page (a round trip and a statement's planning less).
         cap = max(limit, COUNT_CAP)
-        total = s.scalar(select(func.count()).select_from(select(Memory.id).where(where).limit(cap + 1)
-                                                          .subquery())) or 0
-        capped, total = total > cap, min(total, cap)
+        counted = select(func.count()).select_from(select(Memory.id).where(where).limit(cap + 1).subquery())
+        got = s.execute(stmt.add_columns(counted.scalar_subquery()).limit(limit)).all()
+        rows = [m for m, _ in got]
+        if got:
+            capped, total = got[0][1] > cap, min(got[0][1], cap)
     older: dict[uuid.UUID, list[Memory]] = {}
     if with_versions and kind in OWN_LEVELS:
         # Every older version of this level in one query, matched to its current row the way
         # versions.chain matches a fact (org, owner, subject, attribute), newest first.
         fact = lambda m: (m.org_id, m.owner_user_id, m.owner_phone, m.subject, m.attribute)  # noqa: E731
         current = {fact(m): m.id for m in rows}
-        for v in s.scalars(select(Memory).where(memory_visible(access), Memory.level == kind,
+        for v in s.scalars(select(Memory).options(LISTED_MEMORY).where(memory_visible(access), Memory.level == kind,
                                                 Memory.status == "superseded")
                            .order_by(Memory.valid_from.desc(), Memory.created_at.desc())):
             if fact(v) in current:

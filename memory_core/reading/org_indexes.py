@@ -12,10 +12,11 @@ stays small and is scanned on its own.
 `jobs/org_indexes.py` creates them (CREATE INDEX CONCURRENTLY) as orgs grow past BIG_ORG_MEMORIES and
 drops them when they shrink below SMALL_ORG_MEMORIES (apart, so an org at the edge does not flap).
 
-A person with many personal memories (they have no org) gets the same for them: a partial HNSW per user
-(`owner_user_id = '<user>' AND level = 'personal' AND status = 'active'`) from BIG_OWNER_MEMORIES, dropped
-below SMALL_OWNER_MEMORIES. A big org's principal otherwise scanned their personal rows exactly (3,200 on
-the scale bench: 46 ms of a turn under load); with it, the personal arm walks the person's own graph.
+A person with many personal memories (they have no org) gets the same for them: a partial HNSW and a partial
+GIN per user (`owner_user_id = '<user>' AND level = 'personal' AND status = 'active'`) from BIG_OWNER_MEMORIES,
+dropped below SMALL_OWNER_MEMORIES. A big org's principal otherwise scanned their personal rows exactly (3,200 on
+the scale bench: 46 ms of a turn under load); with it, the personal arm walks the person's own graph, and the
+full-text retriever reads the person's matching rows from their own text index (search._fts_stmt).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ SMALL_OWNER_MEMORIES = 1_000
 VECTOR_PREFIX = "ix_memories_vec_org_"
 TEXT_PREFIX = "ix_memories_tsv_org_"
 OWNER_VECTOR_PREFIX = "ix_memories_vec_user_"
+OWNER_TEXT_PREFIX = "ix_memories_tsv_user_"
 # How long a process trusts its list of indexed orgs (a new index is used this long after it is built).
 CACHE_SECONDS = 30.0
 
@@ -71,17 +73,25 @@ def owner_index_name(user_id: uuid.UUID) -> str:
     return OWNER_VECTOR_PREFIX + user_id.hex
 
 
+def owner_index_names(user_id: uuid.UUID) -> tuple[str, str]:
+    """A user's vector and text index names."""
+    return owner_index_name(user_id), OWNER_TEXT_PREFIX + user_id.hex
+
+
 def owner_predicate(user_id: uuid.UUID) -> str:
     return f"owner_user_id = '{uuid.UUID(str(user_id))}'::uuid AND level = 'personal' AND status = 'active'"
 
 
 def owner_create_statements(user_id: uuid.UUID) -> list[str]:
-    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {owner_index_name(user_id)} ON memories "
-            f"USING hnsw (embedding vector_cosine_ops) WHERE {owner_predicate(user_id)}"]
+    vec, tsv = owner_index_names(user_id)
+    where = owner_predicate(user_id)
+    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {vec} ON memories "
+            f"USING hnsw (embedding vector_cosine_ops) WHERE {where}",
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON memories USING gin (search_tsv) WHERE {where}"]
 
 
 def owner_drop_statements(user_id: uuid.UUID) -> list[str]:
-    return [f"DROP INDEX CONCURRENTLY IF EXISTS {owner_index_name(user_id)}"]
+    return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in owner_index_names(user_id)]
 
 
 def _memories_indexes(session: Session, *prefixes: str) -> list[tuple[str, bool]]:
@@ -114,20 +124,21 @@ def _id_after(prefix: str, name: str) -> uuid.UUID | None:
         return None
 
 
-def existing_owners(session: Session) -> dict[uuid.UUID, bool]:
-    """Every user's vector index in the database: user -> valid."""
-    out: dict[uuid.UUID, bool] = {}
-    for name, valid in _memories_indexes(session, OWNER_VECTOR_PREFIX):
-        user = _id_after(OWNER_VECTOR_PREFIX, name)
+def existing_owners(session: Session) -> dict[uuid.UUID, dict[str, bool]]:
+    """Every user's indexes in the database: user -> {index name: valid}."""
+    out: dict[uuid.UUID, dict[str, bool]] = {}
+    for name, valid in _memories_indexes(session, OWNER_VECTOR_PREFIX, OWNER_TEXT_PREFIX):
+        prefix = OWNER_VECTOR_PREFIX if name.startswith(OWNER_VECTOR_PREFIX) else OWNER_TEXT_PREFIX
+        user = _id_after(prefix, name)
         if user is not None:
-            out[user] = valid
+            out.setdefault(user, {})[name] = valid
     return out
 
 
 def indexed_owners(session: Session, *, now: float | None = None) -> frozenset[uuid.UUID]:
-    """The users whose vector index exists and is valid; read from the catalog at most every CACHE_SECONDS."""
+    """The users whose two indexes exist and are valid; read from the catalog at most every CACHE_SECONDS."""
     return _cached("owners", now, lambda: frozenset(
-        user for user, valid in existing_owners(session).items() if valid))
+        user for user, names in existing_owners(session).items() if len(names) == 2 and all(names.values())))
 
 
 def _org_of(name: str) -> uuid.UUID | None:
