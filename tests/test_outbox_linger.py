@@ -3,7 +3,7 @@ so an agent's next message is learnt by the same RQ job on its warm connections;
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from jobs.outbox import LINGER_POLL_SECONDS, drain_outbox, enqueue_drain
 from memory_core.backends import get_backend
@@ -71,3 +71,32 @@ def test_a_drain_told_not_to_linger_ends_as_soon_as_the_outbox_is_empty(servers)
     clock = FakeClock()
     assert drain_outbox(linger=0, sleep=clock.sleep, monotonic=clock.monotonic) == {"done": 0, "failed": 0}
     assert clock.sleeps == 0  # as the cron drain (drain_outbox_periodic) runs it
+
+
+def test_a_drain_job_hands_over_to_a_fresh_job_once_it_has_claimed_for_its_time(
+        factory, system_session, backend, servers, redis_conn, monkeypatch):
+    import jobs.outbox as outbox
+    from memory_core.adapters.queue import get_queue
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    for n in range(3):
+        ingest_message(system_session, channel="web", conversation=f"budget-{n}", external_id=f"budget-{n}",
+                       org_id=org.id, user_id=ana.id, phone=None, role="user", text="gracias")
+    system_session.commit()
+    monkeypatch.setattr(outbox, "CLAIM_SIZE", 1)  # a claim of one message, so a job takes several claims
+    clock = FakeClock()
+    real = outbox.drain_batch
+
+    def slow_batch(*args, **kwargs):  # each claim takes 60% of the job's time
+        result = real(*args, **kwargs)
+        clock.now += 0.6 * outbox.DRAIN_WITHIN_SECONDS
+        return result
+
+    monkeypatch.setattr(outbox, "drain_batch", slow_batch)
+    queued = get_queue(servers).count
+    # Two claims, then the job ends and queues a fresh one for what is left, though far below its message bound.
+    assert drain_outbox(sleep=clock.sleep, monotonic=clock.monotonic) == {"done": 2, "failed": 0}
+    assert outbox.BATCH_SIZE > 2
+    assert get_queue(servers).count == queued + 1
+    assert system_session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None))) == 1

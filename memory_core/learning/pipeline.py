@@ -29,7 +29,7 @@ from memory_core.domain import audit, clock, deferred_rows, policy, subject_lock
 from memory_core.domain.access import Access, Principal, load_access
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
-from memory_core.domain.ledger import record_usage
+from memory_core.domain.ledger import record_usage, usage_row
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain.models import (
     Contact,
@@ -332,14 +332,15 @@ def _writer_paused(session: Session, cache: BatchCache, msg: Message) -> bool:
 
 def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: ModelBackend,
                      cache: BatchCache, run_tag: str | None = None, *,
-                     lock: bool = False) -> dict[uuid.UUID, Prepared]:
+                     lock: bool = False, ledger_rows: list[dict] | None = None) -> dict[uuid.UUID, Prepared]:
     """Embed and gate a batch of messages with one model call each, applying the same rules as
     `process_message` (a secret reaches no model). Stores the message vectors (search index only,
     learns nothing) with their ledger rows, in one statement each; a failed call leaves the work to
     `process_message`, message by message, where a failure stays with its own message.
 
     `lock`: the messages are locked FOR UPDATE (the worker then processes them in this same
-    transaction, with `locked=True`, and finds them already loaded)."""
+    transaction, with `locked=True`, and finds them already loaded). `ledger_rows`: the vectors' ledger rows are
+    appended here (`ledger.usage_row`) instead of added to the session (the worker writes its batch's at once)."""
     # The assistant's last turn before each message, read with the messages in one statement.
     prev = aliased(Message)
     previous_text = (select(prev.text).where(
@@ -379,7 +380,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
             log.warning("batch embedding failed (%s); embedding message by message", type(exc).__name__)
         else:
             _store_vectors(session, [by_id[p.message_id] for p in to_embed], to_embed, backend.embed_model, run_tag,
-                           locked=lock)
+                           locked=lock, ledger_rows=ledger_rows)
     decide_many = getattr(backend, "decide_many", None)
     if to_gate and decide_many is not None:
         try:
@@ -391,7 +392,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
 
 
 def _store_vectors(session: Session, messages: list[Message], prepared: list[Prepared], model: str,
-                   run_tag: str | None, *, locked: bool = False) -> None:
+                   run_tag: str | None, *, locked: bool = False, ledger_rows: list[dict] | None = None) -> None:
     """Write the batch's message vectors, each only if its message still has the text it was computed
     for (an edit meanwhile leaves it to `process_message`)."""
     table = Message.__table__
@@ -401,7 +402,10 @@ def _store_vectors(session: Session, messages: list[Message], prepared: list[Pre
         .values(embedding=bindparam("b_vector", type_=BinaryVector()), embed_model=model),
         [{"b_id": p.message_id, "b_text": p.text, "b_vector": p.vector} for p in prepared])
     for msg, p in zip(messages, prepared, strict=True):
-        record_usage(session, p.embed_usage, org_id=msg.org_id, message_id=msg.id, run_tag=run_tag)
+        if ledger_rows is None:
+            record_usage(session, p.embed_usage, org_id=msg.org_id, message_id=msg.id, run_tag=run_tag)
+        else:
+            ledger_rows.append(usage_row(p.embed_usage, org_id=msg.org_id, message_id=msg.id, run_tag=run_tag))
         if locked:
             # Locked since it was read, so the text is the one embedded and the row was updated:
             # process_message, in this same transaction, finds the vector on the loaded message.

@@ -41,11 +41,16 @@ def recent_subjects_query(access: Access, conversation_id, since, until) -> Sele
     """The statement behind `recent_subjects` (rows: subject, at), newest first: `at` is when the source
     message was sent (imported history keeps its own times), else when the source was added.
     `conversation_id`, `since` and `until` may be values or bind parameters."""
-    at = func.coalesce(Message.sent_at, MemorySource.created_at)
-    return (select(Memory.subject, at.label("at")).join(MemorySource, MemorySource.memory_id == Memory.id)
-            .outerjoin(Message, Message.id == MemorySource.message_id)
-            .where(MemorySource.conversation_id == conversation_id, at >= since, at <= until, _NAMED,
-                   Memory.status.in_(LIVE), memory_visible(access))
+    # The conversation's sources first (its index), then their memories by key: joined the other way round,
+    # a planner that thinks memory_sources tiny scans it once per memory of the writer.
+    sources = (select(MemorySource.memory_id, MemorySource.message_id, MemorySource.created_at)
+               .where(MemorySource.conversation_id == conversation_id)
+               .cte("conversation_sources").prefix_with("MATERIALIZED"))
+    at = func.coalesce(Message.sent_at, sources.c.created_at)
+    return (select(Memory.subject, at.label("at")).select_from(sources)
+            .join(Memory, Memory.id == sources.c.memory_id)
+            .outerjoin(Message, Message.id == sources.c.message_id)
+            .where(at >= since, at <= until, _NAMED, Memory.status.in_(LIVE), memory_visible(access))
             .order_by(at.desc()).limit(20))
 
 
