@@ -75,3 +75,14 @@ def test_a_unit_of_work_that_wrote_and_rolled_back_forgets_them(one_connection):
         uow.session.add(Organization(name="rolled back"))
         uow.session.flush()
     assert not _kept(one_connection)
+
+
+def test_a_persons_reads_are_planned_for_their_own_values_the_workers_may_reuse_plans(database):
+    """A kept prepared statement must not fall back to one generic plan for everyone: at 1M memories that plan
+    made a typical principal's search six times slower. The worker's system scope keeps PostgreSQL's choice."""
+    from memory_core.adapters.db import Scope
+
+    with database.unit_of_work(Scope(mode="principal", user_id=uuid.uuid4())) as uow:
+        assert uow.session.scalar(text("select current_setting('plan_cache_mode')")) == "force_custom_plan"
+    with database.unit_of_work(SYSTEM) as uow:
+        assert uow.session.scalar(text("select current_setting('plan_cache_mode')")) == "auto"
