@@ -151,19 +151,14 @@ def _psycopg(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
-def _engine(url: str, *, custom_plans: bool = False, **pool) -> Engine:
+def _engine(url: str, **pool) -> Engine:
     """An engine whose transactions that wrote nothing end by COMMIT instead of ROLLBACK.
 
     psycopg forgets a connection's prepared statements at every ROLLBACK, and most units of work only
     read and end by rolling back: every statement was then parsed and rewritten with row security's
     policies afresh each time. A transaction that wrote nothing (PostgreSQL assigned it no transaction id)
-    commits to the same effect and keeps them; one that wrote, or failed, rolls back.
-
-    `custom_plans`: PostgreSQL plans every run of a prepared statement for its own values. A principal's
-    reads need it: the generic plan PostgreSQL otherwise settles on after five runs ignores who is asking,
-    and at 1M memories it made a typical principal's `search` p50 36 → 222 ms (bench/scale.py, 2026-12-02)."""
-    if custom_plans:
-        pool["connect_args"] = {"options": "-c plan_cache_mode=force_custom_plan"}
+    commits to the same effect and keeps them; one that wrote, or failed, rolls back. A principal's reads
+    of memories still plan each run for its values (`planner.custom_plans`)."""
     engine = create_engine(url, **pool)
     rollback = engine.dialect.do_rollback
 
@@ -205,14 +200,14 @@ class Database:
         # TimeoutError (the web answers 503 with Retry-After) instead of waiting forever.
         # No pool_pre_ping: a connection is pinged at checkout only after sitting idle (adapters.pool_ping).
         pool = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_timeout": pool_timeout}
-        self.engine: Engine = _pinged(_engine(app_url, custom_plans=True, **pool))
+        self.engine: Engine = _pinged(_engine(app_url, **pool))
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.system_engine: Engine | None = None
         self._system_sessions = None
         if system_url:
             self.system_engine = _pinged(_engine(system_url, **pool))
             self._system_sessions = sessionmaker(self.system_engine, expire_on_commit=False)
-        self.read_engine: Engine | None = _pinged(_engine(read_url, custom_plans=True, **pool)) if read_url else None
+        self.read_engine: Engine | None = _pinged(_engine(read_url, **pool)) if read_url else None
         self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False) if read_url else None
 
     def session(self, scope: Scope) -> Session:

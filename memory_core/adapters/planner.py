@@ -20,6 +20,17 @@ from sqlalchemy.orm import Session
 _SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort', 'off', true)")
 _SORT_BACK = text("select set_config('enable_sort', :was, true)")
 _DEPTH = "memoria.sorting_disabled"
+_CUSTOM_PLANS = text("select set_config('plan_cache_mode', 'force_custom_plan', true)")
+
+
+def custom_plans(session: Session) -> None:
+    """The rest of the transaction plans every statement for its own values, prepared or not.
+
+    A prepared statement that has run five times may get PostgreSQL's generic plan, one for all values: for a
+    principal's reads of memories that plan ignores who is asking (which org, which partial index, how many
+    rows are theirs), and at 1M memories it made a typical principal's `search` p50 36 → 222 ms
+    (bench/scale.py, 2026-12-02). Writes and small lookups keep the generic plans that save their planning."""
+    session.execute(_CUSTOM_PLANS)
 
 
 @contextmanager

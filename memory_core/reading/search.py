@@ -58,7 +58,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import sorting_disabled
+from memory_core.adapters.planner import custom_plans, sorting_disabled
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -688,6 +688,7 @@ def search(session: Session, access: Access | None, query: str, kinds: Sequence[
 
     `embed` turns the query into a vector (see `query_embedder`); without it, no vector retriever."""
     query, kinds = _check(query, kinds, limit)
+    custom_plans(session)
     lists = retrieve(session, access, query, kinds=kinds, per_retriever=max(PER_RETRIEVER, limit * 3), embed=embed,
                      embed_model=embed_model, retrievers=retrievers, now=now)
     fused = fuse(lists)[:limit]
