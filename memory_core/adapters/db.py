@@ -173,6 +173,7 @@ def _engine(url: str, **pool) -> Engine:
         rollback(connection)
 
     engine.dialect.do_rollback = do_rollback
+    ping_when_idle(engine)  # instead of pool_pre_ping (adapters.pool_ping)
     return engine
 
 
@@ -185,11 +186,6 @@ class SystemScopeUnavailable(PermissionError):
     """This process has no connection as the worker role, so it cannot work in system scope."""
 
 
-def _pinged(engine: Engine) -> Engine:
-    ping_when_idle(engine)
-    return engine
-
-
 class Database:
     """Sessions on the app role, system-scope sessions on the worker role when given its URL, and read
     sessions on a standby when given its URL."""
@@ -200,14 +196,14 @@ class Database:
         # TimeoutError (the web answers 503 with Retry-After) instead of waiting forever.
         # No pool_pre_ping: a connection is pinged at checkout only after sitting idle (adapters.pool_ping).
         pool = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_timeout": pool_timeout}
-        self.engine: Engine = _pinged(_engine(app_url, **pool))
+        self.engine: Engine = _engine(app_url, **pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.system_engine: Engine | None = None
         self._system_sessions = None
         if system_url:
-            self.system_engine = _pinged(_engine(system_url, **pool))
+            self.system_engine = _engine(system_url, **pool)
             self._system_sessions = sessionmaker(self.system_engine, expire_on_commit=False)
-        self.read_engine: Engine | None = _pinged(_engine(read_url, **pool)) if read_url else None
+        self.read_engine: Engine | None = _engine(read_url, **pool) if read_url else None
         self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False) if read_url else None
 
     def session(self, scope: Scope) -> Session:
