@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Select, func, literal_column, select, tuple_
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import sorting_disabled
+from memory_core.adapters.planner import custom_plans, sorting_disabled
 from memory_core.domain.errors import InvalidInput
 
 COUNT_CAP = 1000
@@ -95,11 +95,17 @@ def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]]) -> 
 def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
            types: Sequence[Callable[[str], Any]], *, after: str | None = None, before: str | None = None,
            descending: bool = True, limit: int = 50, scalars: bool = True, in_index_order: bool = False,
-           total: int | None = None) -> Page:
+           total: int | None = None, for_values: bool = False) -> Page:
     """One page of `stmt` ordered by `columns` (descending or not), from a cursor either way, with the total.
     `in_index_order`: an index serves the filter and the order, so the page is read without a sort
     (memory_core/adapters/planner.py says why the planner would otherwise sort the whole filter).
-    `total`: the capped total when the caller already counted it (then it is not counted again)."""
+    `total`: the capped total when the caller already counted it (then it is not counted again).
+    `for_values`: the page is planned for the values it is run with, never with PostgreSQL's generic plan of a
+    prepared statement (planner.custom_plans): for filters whose best plan depends on the value (words searched:
+    a common word matches a tenth of a big org's rows, a rare one a single row), where a generic plan made a
+    page of a big org's memory list 10x slower."""
+    if for_values:
+        custom_plans(s)
     # One sorting_disabled around the count and the page: its two round trips once, not twice.
     with sorting_disabled(s) if in_index_order else nullcontext():
         counted = _capped_count(stmt, order=columns if in_index_order else ()) if total is None else None
