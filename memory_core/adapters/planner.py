@@ -21,6 +21,10 @@ _SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort
 _SORT_BACK = text("select set_config('enable_sort', :was, true)")
 _DEPTH = "memoria.sorting_disabled"
 _CUSTOM_PLANS = text("select set_config('plan_cache_mode', 'force_custom_plan', true)")
+_GENERIC_ON = text("select current_setting('plan_cache_mode'),"
+                   " set_config('plan_cache_mode', 'force_generic_plan', true)")
+_GENERIC_BACK = text("select set_config('plan_cache_mode', :was, true)")
+_GENERIC_DEPTH = "memoria.generic_plan"
 
 
 def custom_plans(session: Session) -> None:
@@ -52,3 +56,28 @@ def sorting_disabled(session: Session) -> Iterator[None]:
     finally:
         session.info[_DEPTH] = 0
         session.execute(_SORT_BACK, {"was": was})
+
+
+@contextmanager
+def generic_plan(session: Session) -> Iterator[None]:
+    """Statements run inside keep PostgreSQL's generic plan once the driver has prepared them (psycopg does after
+    five runs on a connection), instead of being planned again at every run; the setting is put back after.
+
+    Row security adds each policy of a table to every reference to it, and a policy that reads another table
+    (audit_log's ladder arm reads memories, whose policies read trace_items...) makes a statement naming a
+    table several times cost tens of milliseconds to plan: the audit log's filter lists planned in 35-85 ms and
+    ran in 5 ms (2026-12-02, 200k memories, load 7-11). PostgreSQL's own choice keeps planning them, since row
+    security's estimates make the generic plan look dear. Only for statements whose best plan does not depend
+    on the values bound (an index probe by org), and whose partial indexes' predicates are written as literals,
+    not bound parameters (a generic plan cannot match `status = $1` to `where status = 'proposed'`)."""
+    if session.info.get(_GENERIC_DEPTH):  # an outer window holds it already
+        yield
+        return
+    was = session.execute(_GENERIC_ON).scalar_one()
+    session.info[_GENERIC_DEPTH] = 1
+    try:
+        yield
+    finally:
+        session.info[_GENERIC_DEPTH] = 0
+        if session.in_transaction():  # else a commit inside ended the setting with its transaction
+            session.execute(_GENERIC_BACK, {"was": was})
