@@ -77,10 +77,13 @@ def distinct_values(s: Session, stmt: Select, column: Any, limit: int) -> list[A
     return distinct_values_of(s, [(stmt, column, limit)])[0]
 
 
-def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]]) -> list[list[Any]]:
+def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]], *, generic: bool = False
+                       ) -> list[list[Any]]:
     """`distinct_values` of several (stmt, column, limit) in one statement (a page's filter lists: one round trip
-    and one statement to plan, not one each), each list ascending. Its plan (an index probe per value) is the
-    same for any org, so it keeps its generic plan (planner.generic_plan): planning it cost 7x running it."""
+    and one statement to plan, not one each), each list ascending. `generic`: keep PostgreSQL's generic plan
+    (planner.generic_plan; an index probe per value is the same plan for any org), for a table whose row security
+    makes planning cost more than the two round trips that setting takes (the audit log's: 7x running it; the
+    traces' and job runs' lists plan in a few ms, and were slower with them)."""
     arrays = []
     for i, (stmt, column, limit) in enumerate(lists):
         key = column.key
@@ -89,7 +92,7 @@ def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]]) -> 
         found = found.union_all(select(following).where(found.c[key].is_not(None)))
         values = select(found.c[key]).where(found.c[key].is_not(None)).limit(limit).subquery()
         arrays.append(select(func.array_agg(values.c[key])).scalar_subquery())
-    with generic_plan(s):
+    with generic_plan(s) if generic else nullcontext():
         row = s.execute(select(*arrays)).one()
     return [sorted(values or ()) for values in row]
 
