@@ -109,10 +109,8 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     prepared statement (planner.custom_plans): for filters whose best plan depends on the value (words searched:
     a common word matches a tenth of a big org's rows, a rare one a single row), where a generic plan made a
     page of a big org's memory list 10x slower."""
-    if for_values:
-        custom_plans(s)
     # One sorting_disabled around the count and the page: its two round trips once, not twice.
-    with sorting_disabled(s) if in_index_order else nullcontext():
+    with custom_plans(s) if for_values else nullcontext(), sorting_disabled(s) if in_index_order else nullcontext():
         counted = _capped_count(stmt, order=columns if in_index_order else ()) if total is None else None
         return _page(s, stmt, columns, key, types, after, before, descending, limit, scalars,
                      None if total is None else min(total, COUNT_CAP + 1), counted)
