@@ -75,3 +75,15 @@ def custom_plans(session: Session) -> AbstractContextManager[None]:
     turn (profile, neighbours, subjects, vectors, dates) ran 3-15x faster on its generic plan, which skips
     planning the row-security policies (bench/scale.py and the per-statement comparison of 2026-12-02)."""
     return _window(session, "plan_cache_mode", "force_custom_plan")
+
+
+def generic_plan(session: Session) -> AbstractContextManager[None]:
+    """Statements run inside keep PostgreSQL's generic plan once the driver has prepared them (psycopg does after
+    five runs on a connection), instead of being planned again at every run; the setting is put back after.
+
+    For the console's statements whose best plan does not depend on the values bound (an index probe by org)
+    and whose partial indexes' predicates are written as literals, not bound parameters (a generic plan cannot
+    match `status = $1` to `where status = 'proposed'`). The audit log's policy reads memories, whose policies
+    read trace_items...: its filter lists (four references to audit_log) planned in 35-85 ms and ran in 5 ms
+    (200k memories, load 7-11, 2026-12-02), and PostgreSQL's own choice kept planning them."""
+    return _window(session, "plan_cache_mode", "force_generic_plan")
