@@ -1,5 +1,6 @@
 """The org index job: gives each big organization its own partial HNSW and GIN indexes on memories (and on
-messages, counted apart), and takes them away when it shrinks (memory_core/reading/org_indexes.py says why and how they are used).
+messages, counted apart), and takes them away when it shrinks (memory_core/reading/org_indexes.py says why
+and how they are used).
 
 Counting runs in system scope as the worker role; the DDL needs the table's owner and runs outside any
 transaction (CREATE/DROP INDEX CONCURRENTLY: the table stays writable while an index builds), on the
