@@ -92,3 +92,29 @@ def test_a_principals_search_plans_for_its_own_values_while_other_work_may_reuse
         assert uow.session.scalar(text("select current_setting('plan_cache_mode')")) == "auto"
         search(uow.session, access, "Talleres García")
         assert uow.session.scalar(text("select current_setting('plan_cache_mode')")) == "force_custom_plan"
+
+
+def test_a_principals_block_plans_its_searches_for_its_values_and_keeps_the_plans_of_its_reads_by_id(
+        one_connection, factory, system_session):
+    """Turn after turn on one connection: the block's retrievers are planned for who asks at every turn, while
+    what it then reads by ids (the neighbours of its related memories) runs on a plan PostgreSQL kept."""
+    from memory_core.domain.access import load_access
+    from memory_core.reading.context import assemble_context
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.memory(org, subject="org", attribute="plazo_pago", value="60 días",
+                   sentence="Talleres García paga a 60 días")
+    access = load_access(system_session, org.id, user_id=ana.id)
+    system_session.commit()
+    for _ in range(12):
+        with one_connection.unit_of_work(access.scope()) as uow:
+            # (no conversation: nothing sent in earlier turns is left out of this one)
+            block = assemble_context(uow.session, access, None, "¿Cuándo paga Talleres García?")
+        assert "60 días" in block.related
+    with one_connection.unit_of_work(access.scope()) as uow:
+        kept = uow.session.execute(text("select statement, generic_plans from pg_prepared_statements")).all()
+    neighbours = [generic for statement, generic in kept if "memory_sources" in statement]
+    retrievers = [generic for statement, generic in kept if "fts_cand_memory" in statement]
+    assert neighbours and all(n > 0 for n in neighbours), kept
+    assert retrievers and all(n == 0 for n in retrievers), kept

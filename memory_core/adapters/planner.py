@@ -21,6 +21,7 @@ _SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort
 _SORT_BACK = text("select set_config('enable_sort', :was, true)")
 _DEPTH = "memoria.sorting_disabled"
 _CUSTOM_PLANS = text("select set_config('plan_cache_mode', 'force_custom_plan', true)")
+_REUSED_PLANS = text("select set_config('plan_cache_mode', 'auto', true)")
 
 
 def custom_plans(session: Session) -> None:
@@ -31,6 +32,15 @@ def custom_plans(session: Session) -> None:
     rows are theirs), and at 1M memories it made a typical principal's `search` p50 36 → 222 ms
     (bench/scale.py, 2026-12-02). Writes and small lookups keep the generic plans that save their planning."""
     session.execute(_CUSTOM_PLANS)
+
+
+def reused_plans(session: Session) -> None:
+    """The rest of the transaction leaves PostgreSQL its own choice again (after `custom_plans`): a prepared
+    statement may run on its generic plan, planned once. For reads whose plan does not depend on who asks,
+    such as rows read by a list of ids (one primary key lookup each, the ownership filter applied to those
+    rows): under row security planning them costs several times running them (the block's neighbours read,
+    ~10 ms to plan and ~1 ms to run for a big org's principal, 2026-12-02)."""
+    session.execute(_REUSED_PLANS)
 
 
 @contextmanager

@@ -37,7 +37,7 @@ from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import custom_plans, sorting_disabled
+from memory_core.adapters.planner import custom_plans, reused_plans, sorting_disabled
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
@@ -412,6 +412,9 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
         return []
     lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
                      vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
+    # What the turn reads from here on is read by ids (memories, the neighbours of seeds, contacts), or by
+    # subject from index ranges, then written: plans that do not depend on who asks, kept once prepared.
+    reused_plans(session)
     fused = [(key[1], score, signals) for key, score, ranks, signals in fuse(lists) if key[1] not in exclude]
     # The message's nearest memories by meaning count at a lower cosine than any memory does (a question and
     # the sentence that answers it share few words and, with a small model, a modest cosine).
