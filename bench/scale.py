@@ -276,7 +276,7 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
             lat["search" + suffix].append((time.perf_counter() - t0) * 1000)
     with psycopg.connect(_libpq(resolve_urls().owner), autocommit=True) as conn:  # the bench leaves no traces
         conn.execute("delete from memory_traces where id = any(%s)", [[t for t in traces if t]])
-    for (_, is_big), query, access in zip(sample, queries, accesses):
+    for (_, is_big), query, access in zip(sample, queries, accesses) if args.recall else ():
         suffix = "_big" if is_big else ""
         vector = np.asarray(embed([query])[0], dtype=np.float32)
         with db.unit_of_work(access.scope()) as uow:
@@ -323,6 +323,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="Principals measured (plus 10%% from the big org).")
     parser.add_argument("--big-queries", type=int, default=None,
                         help="Turns of the big org's principals (default: 10%% of --queries, at least 1).")
+    parser.add_argument("--no-recall", dest="recall", action="store_false",
+                        help="Latency only (the recall pass reads every visible row of each principal measured).")
     parser.add_argument("--pool", type=int, default=3000, help="Distinct sentences behind the rows.")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--maintenance-work-mem", default="2GB")
