@@ -532,7 +532,8 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
 def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, detail: tuple = ()):
     """A retriever's statement over the tables of `kinds`, for principals of one access form; None when
     no table takes part. `detail`: fts and trigram, the kinds in which the principal is big (fewer full
-    text candidates, no long-text trigrams); exact, how many IDs; vector, whether the model is compared
+    text candidates, no long-text trigrams), and for fts the org's own indexes to read ("org:..." for
+    memories, "messages-org:..." for messages); exact, how many IDs; vector, whether the model is compared
     and each vector table's mode; date, whether memories are also dated by when they were said and whether
     they are read arm by arm (a big principal's)."""
     who = template(form)
