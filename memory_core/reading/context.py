@@ -53,7 +53,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import custom_plans, reused_plans, sorting_disabled
+from memory_core.adapters.planner import generic_plans, sorting_disabled
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
@@ -428,9 +428,6 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
         return []
     lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
                      vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
-    # What the turn reads from here on is read by ids (memories, the neighbours of seeds, contacts), or by
-    # subject from index ranges, then written: plans that do not depend on who asks, kept once prepared.
-    reused_plans(session)
     fused = [(key[1], score, signals) for key, score, ranks, signals in fuse(lists) if key[1] not in exclude]
     # The message's nearest memories by meaning count at a lower cosine than any memory does (a question and
     # the sentence that answers it share few words and, with a small model, a modest cosine).
@@ -671,7 +668,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
     vector = _embed_early(message_text or "", embed)
-    custom_plans(session)
+    generic_plans(session)
     primary = primary or session
     # The conversation's recent messages and the profile's arms are read in the order of their indexes (see
     # _conversation, profile_query): one window with sorting priced out serves both (nested, a no-op when
