@@ -30,8 +30,8 @@ def test_a_long_conversations_recent_messages_are_its_last_ones_read_backwards_f
             assert uow.session.scalar(text("select current_setting('enable_sort')")) == "on"  # put back after
     assert block.trace_id is not None
     # Sent with sorting priced out: the last change of enable_sort before it switched it off.
-    toggles = [st for st, _ in sent[:n] if "'enable_sort'" in st]
-    assert toggles and "'off'" in toggles[-1]
+    toggles = [p for _, p in sent[:n] if isinstance(p, dict) and p.get("name") == "enable_sort"]
+    assert toggles and toggles[-1].get("value") == "off"
     assert recent == [f"mensaje número {i}" for i in range(299, 299 - RECENT_MESSAGES, -1)]
     with database.unit_of_work(access.scope()) as uow:
         uow.session.execute(text("set local enable_sort = off"))  # as assemble_context runs it
