@@ -157,8 +157,8 @@ def _engine(url: str, **pool) -> Engine:
     psycopg forgets a connection's prepared statements at every ROLLBACK, and most units of work only
     read and end by rolling back: every statement was then parsed and rewritten with row security's
     policies afresh each time. A transaction that wrote nothing (PostgreSQL assigned it no transaction id)
-    commits to the same effect and keeps them; one that wrote, or failed, rolls back. A principal's reads
-    of memories still plan each run for its values (`planner.custom_plans`)."""
+    commits to the same effect and keeps them; one that wrote, or failed, rolls back. The statements that
+    match a query's text still plan each run for its words (`planner.custom_plans`)."""
     engine = create_engine(url, **pool)
     rollback = engine.dialect.do_rollback
 

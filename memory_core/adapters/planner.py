@@ -1,4 +1,4 @@
-"""Planner settings for one statement.
+"""Planner settings for a window of statements.
 
 Row security adds its policy (an OR over scopes, compared with settings the planner cannot see) to every
 read, and the planner then estimates a handful of rows where there are thousands. For "the first N in
@@ -6,23 +6,24 @@ this order" it then believes no index scan would stop early and sorts everything
 Where an index in the right order exists, `sorting_disabled` makes the planner take it for one
 statement: the same rows, read in order and cut at the limit.
 
-Nested uses on one session cost nothing: only the outermost sets the setting and puts it back, so a caller
-may run several such statements in one window for the price of one pair of round trips.
+A statement the driver has prepared may run PostgreSQL's generic plan, one for all values. For most of a
+turn's reads that plan is right and saves planning, which is most of their cost under row security's
+policies (`generic_plans` takes it for a principal's block and search); for matching text it is not, and
+`custom_plans` makes those plan for their own values.
+
+Nested windows of one setting on one session cost nothing: only the outermost sets it and puts it back, so a
+caller may run several such statements in one window for the price of one pair of round trips.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
-_SORT_OFF = text("select current_setting('enable_sort'), set_config('enable_sort', 'off', true)")
-_SORT_BACK = text("select set_config('enable_sort', :was, true)")
-_DEPTH = "memoria.sorting_disabled"
-_CUSTOM_PLANS = text("select set_config('plan_cache_mode', 'force_custom_plan', true)")
-_GENERIC_PLANS = text("select set_config('plan_cache_mode', 'force_generic_plan', true)")
-_AUTO_PLANS = text("select set_config('plan_cache_mode', 'auto', true)")
+_SET = text("select current_setting(:name), set_config(:name, :value, true)")
+_BACK = text("select set_config(:name, :was, true)")
 _PLANNED_ONCE = "memoria.planned_once"
 # Statements a connection keeps prepared once `planned_once` asked for it: more than the worker's distinct
 # statements (its own ~50, and a SAVEPOINT and a RELEASE text for each of up to 33 savepoints of a batch), so
@@ -31,65 +32,81 @@ _PLANNED_ONCE = "memoria.planned_once"
 PREPARED_MAX = 500
 
 
-def custom_plans(session: Session) -> None:
-    """The rest of the transaction plans every statement for its own values, prepared or not.
-
-    A prepared statement that has run five times may get PostgreSQL's generic plan, one for all values: for a
-    principal's reads of memories that plan ignores who is asking (which org, which partial index, how many
-    rows are theirs), and at 1M memories it made a typical principal's `search` p50 36 → 222 ms
-    (bench/scale.py, 2026-12-02). Writes and small lookups keep the generic plans that save their planning."""
-    session.execute(_CUSTOM_PLANS)
-
-
 @contextmanager
-def sorting_disabled(session: Session) -> Iterator[None]:
-    """Statements run inside prefer plans without a sort (one is still used where none can be avoided);
-    the setting is put back after, within the transaction."""
-    depth = session.info.get(_DEPTH, 0)
+def _window(session: Session, name: str, value: str) -> Iterator[None]:
+    """`name` is `value` for the statements run inside, within the transaction, then what it was."""
+    depth_key = f"memoria.window.{name}"
+    depth = session.info.get(depth_key, 0)
     if depth:
-        session.info[_DEPTH] = depth + 1
+        session.info[depth_key] = depth + 1
         try:
             yield
         finally:
-            session.info[_DEPTH] = depth
+            session.info[depth_key] = depth
         return
-    was = session.execute(_SORT_OFF).scalar_one()
-    session.info[_DEPTH] = 1
+    was = session.execute(_SET, {"name": name, "value": value}).scalar_one()
+    session.info[depth_key] = 1
     try:
         yield
     finally:
-        session.info[_DEPTH] = 0
-        session.execute(_SORT_BACK, {"was": was})
+        session.info[depth_key] = 0
+        session.execute(_BACK, {"name": name, "was": was})
+
+
+def sorting_disabled(session: Session) -> AbstractContextManager[None]:
+    """Statements run inside prefer plans without a sort (one is still used where none can be avoided)."""
+    return _window(session, "enable_sort", "off")
+
+
+def generic_plans(session: Session) -> None:
+    """The rest of the transaction runs a kept statement's generic plan from its first run (but for windows of
+    `custom_plans`).
+
+    Most of a principal's turn costs PostgreSQL planning, not running: row security's policies make every
+    statement's plan large (hundreds of subplans). A prepared statement's generic plan is made once per
+    connection. At 1M memories, for a typical principal and for the big org, the block's reads ran 3-15x faster
+    on it (profile 1.2 vs 7.7 ms, neighbours 0.8 vs 13.8, subjects 0.5 vs 4.9, vectors 0.6 vs 3.0; the big
+    org's vectors 4.8 vs 16.3), but PostgreSQL's own choice (after five runs it compares estimated costs) kept
+    planning the profile and the vector reads every time (bench/scale.py and the per-statement comparison of
+    2026-12-02)."""
+    session.execute(_SET, {"name": "plan_cache_mode", "value": "force_generic_plan"})
+
+
+def custom_plans(session: Session) -> AbstractContextManager[None]:
+    """Statements run inside plan for their own values, prepared or not.
+
+    A kept statement that matches query text (full text, trigrams, IDs) must not run a generic plan: blind to
+    the words and to who asks, at 1M memories it read every row holding a common word and made a typical
+    principal's full-text statement 5-40x slower (217 vs 10 ms p50) and the trigram one 10x. The rest of a
+    turn (profile, neighbours, subjects, vectors, dates) ran 3-15x faster on its generic plan, which skips
+    planning the row-security policies (bench/scale.py and the per-statement comparison of 2026-12-02)."""
+    return _window(session, "plan_cache_mode", "force_custom_plan")
 
 
 def planned_once(session: Session) -> None:
     """The rest of the transaction plans each statement once per connection: PostgreSQL's generic plan
-    (`plan_cache_mode = force_generic_plan`) on a connection that prepares a statement at its first run.
+    (`generic_plans`) on a connection that prepares a statement at its first run.
 
     For the outbox worker's batches. psycopg prepares a statement at its sixth run and PostgreSQL then plans it
     for its values five more times before it settles, after comparing them, on the generic plan it had kept
     for every one of the worker's statements anyway: eleven plans per statement and connection, where row
     security's policies (expanded into every statement naming a table) make a plan cost 1-30 ms, several
-    times running it. A drain job's new connections paid that for each of its ~50 statements (1.6 s of
-    PostgreSQL's CPU in a 1,000-message job, 35% of its time in PostgreSQL). The connection keeps preparing at
-    the first run (it serves the same statements at the next batch)."""
+    times running it. A drain job's new connections paid that for each of its ~50 statements (1.2-1.5 s of
+    PostgreSQL's time in a 1,000-message drain, a third of it). The connection keeps preparing at the first
+    run (it serves the same statements at the next batch)."""
     raw = session.connection().connection.driver_connection
     raw.prepare_threshold = 0
     raw.prepared_max = max(raw.prepared_max, PREPARED_MAX)
-    session.execute(_GENERIC_PLANS)
+    generic_plans(session)
     session.info[_PLANNED_ONCE] = True
 
 
-@contextmanager
-def generic_plans(session: Session) -> Iterator[None]:
-    """Statements run inside get PostgreSQL's generic plan (within the transaction; free inside `planned_once`).
-    A failure inside rolls the setting back with its transaction or savepoint."""
+def generic_plan_window(session: Session) -> AbstractContextManager[None]:
+    """Statements run inside get PostgreSQL's generic plan, then the setting is what it was (free inside a
+    transaction that `planned_once`)."""
     if session.info.get(_PLANNED_ONCE):
-        yield
-        return
-    session.execute(_GENERIC_PLANS)
-    yield
-    session.execute(_AUTO_PLANS)
+        return nullcontext()
+    return _window(session, "plan_cache_mode", "force_generic_plan")
 
 
 @event.listens_for(Session, "after_transaction_end")

@@ -37,7 +37,7 @@ from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import custom_plans, sorting_disabled
+from memory_core.adapters.planner import generic_plans, sorting_disabled
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
@@ -648,7 +648,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
     vector = _embed_early(message_text or "", embed)
-    custom_plans(session)
+    generic_plans(session)
     primary = primary or session
     # The conversation's recent messages and the profile's arms are read in the order of their indexes (see
     # _conversation, profile_query): one window with sorting priced out serves both (nested, a no-op when

@@ -58,7 +58,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import custom_plans, sorting_disabled
+from memory_core.adapters.planner import custom_plans, generic_plans, sorting_disabled
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -621,15 +621,18 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     user = access.principal.user_id
     org_mode = f"org:{access.org_id}" + (f":user:{user}" if user in indexed_owners(session) else "") \
         if org_indexed else None
-    if "fts" in retrievers and words:
-        fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ())
-        out["fts"] = _run(session, _statement("fts", form, kinds, k, fts_detail), params)
-    if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
-        out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
-    if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
-        out["name"] = _run(session, _statement("name", form, kinds, k), params)
-    if "exact" in retrievers and tokens:
-        out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
+    # The retrievers that match the query's text plan for its words (planner.custom_plans); the others may
+    # run their statement's generic plan.
+    with custom_plans(session):
+        if "fts" in retrievers and words:
+            fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ())
+            out["fts"] = _run(session, _statement("fts", form, kinds, k, fts_detail), params)
+        if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
+            out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
+        if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
+            out["name"] = _run(session, _statement("name", form, kinds, k), params)
+        if "exact" in retrievers and tokens:
+            out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
     span = date_range(query, now or clock.now()) if "date" in retrievers else None
     want_date = span is not None
     if want_vector:
@@ -655,7 +658,11 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
             out["date"] = _run(session, _statement("date", form, kinds, k,
                                                    ((end - start).days <= SAID_SPAN_DAYS, "memory" in big)), params)
         if want_vector:
-            out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)), params)
+            # A walk of an HNSW graph plans for the principal's values too: on its generic plan a big org's
+            # principal waited 4x longer (bench/scale.py, 2026-12-02).
+            with custom_plans(session) if walk else nullcontext():
+                out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)),
+                                     params)
     return out
 
 
@@ -688,7 +695,7 @@ def search(session: Session, access: Access | None, query: str, kinds: Sequence[
 
     `embed` turns the query into a vector (see `query_embedder`); without it, no vector retriever."""
     query, kinds = _check(query, kinds, limit)
-    custom_plans(session)
+    generic_plans(session)
     lists = retrieve(session, access, query, kinds=kinds, per_retriever=max(PER_RETRIEVER, limit * 3), embed=embed,
                      embed_model=embed_model, retrievers=retrievers, now=now)
     fused = fuse(lists)[:limit]
