@@ -27,8 +27,10 @@ from pathlib import Path
 
 ROLES = ("admin", "member", "staff", "privacy", "platform")
 PAGES = ("home", "review_queue", "review_queue_low_permission", "review_decided", "review_proposal", "memory_list",
-         "memory_page", "contacts", "contact_page", "my_memory", "traces", "audit", "jobs", "usage", "privacy_requests",
-         "platform_orgs", "platform_people", "people", "settings", "api_keys")
+         "memory_list_by_contact", "memory_list_search", "memory_list_search_rare", "memory_page", "contacts",
+         "contacts_search", "contact_page", "my_memory", "traces", "traces_used", "trace_page", "audit", "audit_search",
+         "jobs", "usage", "privacy_requests", "privacy_request", "platform_orgs", "platform_people", "platform_keys",
+         "people", "settings", "api_keys")
 
 
 def worker(tree: str, data_dir: str) -> None:
@@ -60,8 +62,13 @@ def worker(tree: str, data_dir: str) -> None:
                                     "'shared' order by id limit 500"), {"o": world["org"]}).scalars().all()
         proposal_ids = c.execute(text("select id from memories where org_id = :o and status = 'proposed' "
                                       "order by id limit 200"), {"o": world["org"]}).scalars().all()
+        trace_ids = c.execute(text("select id from memory_traces where org_id = :o order by id limit 200"),
+                              {"o": world["org"]}).scalars().all()
+        request_ids = c.execute(text("select id from privacy_requests where org_id = :o order by id limit 200"),
+                                {"o": world["org"]}).scalars().all()
     engine.dispose()
-    urls, clients = page_urls(world, memory_ids=memory_ids, proposal_ids=proposal_ids), {}
+    urls, clients = page_urls(world, memory_ids=memory_ids, proposal_ids=proposal_ids, trace_ids=trace_ids,
+                              request_ids=request_ids), {}
     for role in ROLES:
         clients[role] = signed_in(app, world[role])
     statements = [0]

@@ -250,7 +250,7 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
                   for t in ("organizations", "users", "contacts", "memories", "messages")}
     # The big org has few users: each is measured several times, with different queries.
     sample = [(p, False) for p in principals] + [(rng.choice(big_principals), True)
-                                                 for _ in range(max(1, args.queries // 10))]
+                                                 for _ in range(big_queries(args))]
     lat = {"assemble_context": [], "search": [], "assemble_context_big": [], "search_big": []}
     recall = {"memories": [], "messages": [], "memories_big": [], "messages_big": [], "hnsw_post_filter_memories": []}
     # Latency first, for every principal, then recall: the recall pass reads all of a principal's rows
@@ -276,7 +276,7 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
             lat["search" + suffix].append((time.perf_counter() - t0) * 1000)
     with psycopg.connect(_libpq(resolve_urls().owner), autocommit=True) as conn:  # the bench leaves no traces
         conn.execute("delete from memory_traces where id = any(%s)", [[t for t in traces if t]])
-    for (_, is_big), query, access in zip(sample, queries, accesses):
+    for (_, is_big), query, access in zip(sample, queries, accesses) if args.recall else ():
         suffix = "_big" if is_big else ""
         vector = np.asarray(embed([query])[0], dtype=np.float32)
         with db.unit_of_work(access.scope()) as uow:
@@ -321,6 +321,10 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--big-share", type=float, default=0.05, help="Share of all rows in the one big org.")
     parser.add_argument("--queries", type=int, default=200, help="Principals measured (plus 10%% from the big org).")
+    parser.add_argument("--big-queries", type=int, default=None,
+                        help="Turns of the big org's principals (default: 10%% of --queries, at least 1).")
+    parser.add_argument("--no-recall", dest="recall", action="store_false",
+                        help="Latency only (the recall pass reads every visible row of each principal measured).")
     parser.add_argument("--pool", type=int, default=3000, help="Distinct sentences behind the rows.")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--maintenance-work-mem", default="2GB")
@@ -346,6 +350,10 @@ def main() -> None:
         report["with_org_indexes"] = measure(args, sentences, pool)
     print(json.dumps(report, indent=2))
     side_by_side(report)
+
+
+def big_queries(args) -> int:
+    return args.big_queries if args.big_queries is not None else max(1, args.queries // 10)
 
 
 def indexed_orgs_now() -> frozenset:

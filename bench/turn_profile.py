@@ -9,7 +9,10 @@ scope and settings (planning and execution ms).
 Each statement is named by what it reads (profile, fts, vector, date...); `settings` are the set_config round
 trips. The replay runs each captured statement in order in a new transaction of the same scope: set_config
 statements as they were, the others under EXPLAIN (ANALYZE); a statement runs a second time there, so its
-execution figure is warm.
+execution figure is warm. The replay plans every statement afresh: the wall figures, not the replay's, show
+what kept statements' generic plans save (each turn commits its trace as the API does, so the connection
+keeps its prepared statements; the traces are deleted at the end). CPU is of every PostgreSQL process of the
+data dir, so it is meaningful with `--no-explain` and nothing else using that server.
 """
 from __future__ import annotations
 
@@ -25,9 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import psycopg  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 
-from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
+from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
+from memory_core.adapters.config import get_settings  # noqa: E402
+from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
 from memory_core.domain.access import load_access  # noqa: E402
 
 KINDS = [  # first match names the statement
@@ -101,6 +107,9 @@ def main() -> None:
     def after(conn, cursor, statement, parameters, context, executemany):
         timings.append((kind_of(statement), (time.perf_counter() - started.pop(id(cursor))) * 1000))
 
+    pg = postmaster_pid(Path(get_settings().data_dir))
+    traces: list = []
+    cpu = defaultdict(list)  # call -> [(this process ms, PostgreSQL ms)]
     wall = defaultdict(lambda: defaultdict(list))  # call -> kind -> [ms summed per turn]
     totals = defaultdict(list)
     plan = defaultdict(lambda: defaultdict(lambda: {"planning": [], "execution": []}))
@@ -118,14 +127,17 @@ def main() -> None:
             event.listen(db.engine, "after_cursor_execute", after)
             try:
                 with db.unit_of_work(access.scope()) as uow:
-                    t0 = time.perf_counter()
+                    g0 = tree_cpu_seconds(pg)  # read /proc before and after the clocks: its own cost is not the call's
+                    t0, c0 = time.perf_counter(), time.process_time()
                     if call == "assemble_context":
-                        assemble_context(uow.session, access, conv_id, query, now=NOW, embed=embedder.embed,
-                                         embed_model=MODEL)
+                        traces.append(assemble_context(uow.session, access, conv_id, query, now=NOW,
+                                                       embed=embedder.embed, embed_model=MODEL).trace_id)
                     else:
                         search(uow.session, access, query, embed=embedder.embed, embed_model=MODEL, now=NOW)
-                    totals[call].append((time.perf_counter() - t0) * 1000)
-                    uow.rollback()
+                    uow.commit()  # as the API does: a rolled-back write would forget the prepared statements
+                    took, c1 = time.perf_counter() - t0, time.process_time() - c0
+                    totals[call].append(took * 1000)
+                    cpu[call].append((c1 * 1000, (tree_cpu_seconds(pg) - g0) * 1000))
             finally:
                 event.remove(db.engine, "before_cursor_execute", before)
                 event.remove(db.engine, "after_cursor_execute", after)
@@ -154,6 +166,9 @@ def main() -> None:
                             "EXPLAIN (ANALYZE, BUFFERS) " + statement, parameters))
                         slowest[f"{call} {kind}"] = (took, statement, text_plan)
                 uow.rollback()
+    with psycopg.connect(resolve_urls().owner.replace("postgresql+psycopg://", "postgresql://"),
+                         autocommit=True) as conn:  # the bench leaves no traces
+        conn.execute("delete from memory_traces where id = any(%s)", [[t for t in traces if t]])
     report = {"principals": "typical" if args.typical else "big org", "turns": args.turns, "calls": {}}
     for call in ("assemble_context", "search"):
         kinds = {}
@@ -164,7 +179,9 @@ def main() -> None:
                 kinds[kind] |= {"plan_p50": round(statistics.median(p["planning"]), 1),
                                 "exec_p50": round(statistics.median(p["execution"]), 1)}
         report["calls"][call] = {"total_p50": round(statistics.median(totals[call]), 1),
-                                 "total_p95": _pct(totals[call], 0.95), "by_statement": kinds}
+                                 "total_p95": _pct(totals[call], 0.95), "by_statement": kinds,
+                                 "cpu_ms": {"this process": round(statistics.mean(c for c, _ in cpu[call]), 1),
+                                            "postgresql": round(statistics.mean(g for _, g in cpu[call]), 1)}}
     for key, (took, statement, text_plan) in slowest.items():
         print(f"==== {key}: {took:.1f} ms\n{statement}\n{text_plan}\n")
     if args.json:
@@ -172,7 +189,8 @@ def main() -> None:
         return
     print(f"{report['principals']} principals, {args.turns} turns")
     for call, r in report["calls"].items():
-        print(f"\n{call}: p50 {r['total_p50']} / p95 {r['total_p95']} ms")
+        print(f"\n{call}: p50 {r['total_p50']} / p95 {r['total_p95']} ms; CPU a call: this process "
+              f"{r['cpu_ms']['this process']} ms, PostgreSQL {r['cpu_ms']['postgresql']} ms")
         print(f"  {'statement':24s} {'wall p50':>9} {'p95':>7} {'plan p50':>9} {'exec p50':>9}  (ms, summed per call)")
         for kind, v in r["by_statement"].items():
             print(f"  {kind:24s} {v['wall_p50']:>9} {v['wall_p95']:>7} {v.get('plan_p50', ''):>9} "

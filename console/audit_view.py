@@ -165,7 +165,7 @@ def filters(s: Session, org_id: uuid.UUID | None, rows: list[AuditLog]) -> Filte
     of_org = (lambda stmt: stmt) if org_id is None else (lambda stmt: stmt.where(AuditLog.org_id == org_id))
     actions, actor_ids = paging.distinct_values_of(s, [(of_org(select(AuditLog.action)), AuditLog.action, 200),
                                                        (of_org(select(AuditLog.actor_user_id)),
-                                                        AuditLog.actor_user_id, 200)])
+                                                        AuditLog.actor_user_id, 200)], generic=True)
     found = people(s, set(actor_ids) | {r.actor_user_id for r in rows if r.actor_user_id})
     return Filters(actions, _by_name({uid: found[uid] for uid in actor_ids if uid in found}), found)
 

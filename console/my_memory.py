@@ -22,10 +22,13 @@ from web.errors import status_of
 from web.language import said, select_language
 
 
-def _views() -> list[tuple[Session, Access]]:
-    """The person's own memory as seen from each place: personal first, then each of their orgs."""
+def _views(*, personal_apart: bool = True) -> list[tuple[Session, Access]]:
+    """The person's own memory as seen from each place: personal first, then each of their orgs.
+    `personal_apart=False` (the page's list): a person with an org has no org-less view; their first org's view
+    lists the personal memories too (a principal scope with an org sees them by the same personal arm of
+    memory_visible), so the page is one transaction, the user loader's, moved to that org's scope."""
     personal = Access(Principal(user_id=current_user.uid), None)
-    views = [(db(personal.scope()), personal)]
+    views = [] if current_user.orgs and not personal_apart else [(db(personal.scope()), personal)]
     for o in current_user.orgs:  # the active memberships the user loader read for this request
         access = member_access(current_user.uid, o.org_id, o.role, o.permissions)
         views.append((db(access.scope()), access))
@@ -53,7 +56,7 @@ def shared_note() -> str:
 
 
 def _page(errors: dict | None = None, form=None, status: int = 200):
-    views = _views()
+    views = _views(personal_apart=False)
     sections = my_memory.person_sections(views, lang=select_language(),
                                          org_names={o.org_id: o.org_name for o in current_user.orgs})
     paused = current_user.learning_paused_at  # as the user loader read it, this request (my_memory.paused_since)

@@ -59,6 +59,25 @@ def test_member_sees_her_memory_in_every_org_grouped_with_sources(client, w):
     assert f"/my-memory/{w.shared.id}/edit" not in page and f"/my-memory/{w.note.id}/edit" in page
 
 
+def test_personal_memories_learnt_anywhere_show_once_with_their_sources(client, w, factory):
+    """The page lists a member's personal memories from her first org's view (one transaction): one learnt in a
+    conversation outside any org and one learnt in her second org still show once, each with its message."""
+    for org, text, value in ((None, "Mi perro se llama Rufo.", "Rufo"), (w.second, "Corro los domingos.", "correr")):
+        conv = factory.conversation(org, w.member)
+        msg = factory.message(conv, text)
+        m = factory.memory(None, level="personal", subject="self", attribute=f"dato_{value}", value=value,
+                           sentence=f"Marta: {value}.", category="preference", owner=w.member)
+        w.s.add(MemorySource(memory_id=m.id, message_id=msg.id, conversation_id=conv.id))
+    w.s.commit()
+    sign_in(client, w.member)
+    page = client.get("/my-memory").get_data(as_text=True)
+    for text in ("Mi perro se llama Rufo.", "Corro los domingos.", "Me llamo Marta y soy vegetariana."):
+        assert page.count(text) == 1, text
+    for sentence in ("Marta: Rufo.", "Marta: correr."):
+        assert page.count(f'<strong class="my-sentence">{sentence}</strong>') == 1, sentence
+    assert page.count('id="section-personal-personal"') == 1
+
+
 def test_member_edits_her_memory_as_a_hand_edited_version(client, w):
     token = sign_in(client, w.member)
     resp = client.post(f"/my-memory/{w.diet.id}/edit", data={"csrf_token": token, "value": "vegana",

@@ -17,7 +17,8 @@ from memory_core.reading.search import retrieve
 from tests.support.statements import generic_plan_of, plan_of, sent_statements
 
 BIG, SMALL = 400, 100
-NO_OWNERS = {"owners_created": 0, "owners_dropped": 0, "owners_kept": 0}
+NO_OWNERS = {"owners_created": 0, "owners_dropped": 0, "owners_kept": 0,
+             "messages_created": 0, "messages_dropped": 0, "messages_kept": 0}
 
 
 @pytest.fixture

@@ -119,7 +119,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     plain = not (f.q or f.subject or f.contact_id or f.owner or f.level or f.area or f.category) and bool(f.status)
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before,
-                         descending=not oldest_first, limit=limit, in_index_order=plain)
+                         descending=not oldest_first, limit=limit, in_index_order=plain, for_values=bool(f.q))
     labels = Labels(s, op.org_id, op.lang).prefetch(page.rows)
     return MemoryPage([MemoryRow(m, labels.subject(m.subject, m.sentence, m.value), labels.author(m))
                        for m in page.rows],

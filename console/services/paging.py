@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Select, func, literal_column, select, tuple_
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import sorting_disabled
+from memory_core.adapters.planner import custom_plans, generic_plan, sorting_disabled
 from memory_core.domain.errors import InvalidInput
 
 COUNT_CAP = 1000
@@ -77,9 +77,13 @@ def distinct_values(s: Session, stmt: Select, column: Any, limit: int) -> list[A
     return distinct_values_of(s, [(stmt, column, limit)])[0]
 
 
-def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]]) -> list[list[Any]]:
+def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]], *, generic: bool = False
+                       ) -> list[list[Any]]:
     """`distinct_values` of several (stmt, column, limit) in one statement (a page's filter lists: one round trip
-    and one statement to plan, not one each), each list ascending."""
+    and one statement to plan, not one each), each list ascending. `generic`: keep PostgreSQL's generic plan
+    (planner.generic_plan; an index probe per value is the same plan for any org), for a table whose row security
+    makes planning cost more than the two round trips that setting takes (the audit log's: 7x running it; the
+    traces' and job runs' lists plan in a few ms, and were slower with them)."""
     arrays = []
     for i, (stmt, column, limit) in enumerate(lists):
         key = column.key
@@ -88,20 +92,25 @@ def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]]) -> 
         found = found.union_all(select(following).where(found.c[key].is_not(None)))
         values = select(found.c[key]).where(found.c[key].is_not(None)).limit(limit).subquery()
         arrays.append(select(func.array_agg(values.c[key])).scalar_subquery())
-    row = s.execute(select(*arrays)).one()
+    with generic_plan(s) if generic else nullcontext():
+        row = s.execute(select(*arrays)).one()
     return [sorted(values or ()) for values in row]
 
 
 def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any], Sequence[Any]],
            types: Sequence[Callable[[str], Any]], *, after: str | None = None, before: str | None = None,
            descending: bool = True, limit: int = 50, scalars: bool = True, in_index_order: bool = False,
-           total: int | None = None) -> Page:
+           total: int | None = None, for_values: bool = False) -> Page:
     """One page of `stmt` ordered by `columns` (descending or not), from a cursor either way, with the total.
     `in_index_order`: an index serves the filter and the order, so the page is read without a sort
     (memory_core/adapters/planner.py says why the planner would otherwise sort the whole filter).
-    `total`: the capped total when the caller already counted it (then it is not counted again)."""
+    `total`: the capped total when the caller already counted it (then it is not counted again).
+    `for_values`: the page is planned for the values it is run with, never with PostgreSQL's generic plan of a
+    prepared statement (planner.custom_plans): for filters whose best plan depends on the value (words searched:
+    a common word matches a tenth of a big org's rows, a rare one a single row), where a generic plan made a
+    page of a big org's memory list 10x slower."""
     # One sorting_disabled around the count and the page: its two round trips once, not twice.
-    with sorting_disabled(s) if in_index_order else nullcontext():
+    with custom_plans(s) if for_values else nullcontext(), sorting_disabled(s) if in_index_order else nullcontext():
         counted = _capped_count(stmt, order=columns if in_index_order else ()) if total is None else None
         return _page(s, stmt, columns, key, types, after, before, descending, limit, scalars,
                      None if total is None else min(total, COUNT_CAP + 1), counted)

@@ -16,12 +16,16 @@ from sqlalchemy import String, and_, column, func, literal_column, or_, select, 
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.adapters.planner import generic_plan
 from memory_core.domain import labels
 from memory_core.domain.access import Access
 from memory_core.domain.models import Contact, Memory, Organization, User
 from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, ProposalKind, Status
 
 COUNT_CAP = 1000
+# "Pending" as a literal, not a bound parameter: the partial indexes on pending proposals (`where status =
+# 'proposed'`) then serve the counters' generic plan too (planner.generic_plan).
+PROPOSED = literal_column(f"'{Status.PROPOSED.value}'", String)
 
 
 def kind_labels(lang: str = "en") -> dict[str, str]:
@@ -52,7 +56,7 @@ def visible_proposals(op: Operator, *, decided: bool = False) -> ColumnElement[b
     """The pending proposals this operator may see (the queue's filter); with `decided`, the ones already
     approved or rejected (the queue's history), under the same rule."""
     state = (and_(Memory.proposal_kind.is_not(None), Memory.decided_at.is_not(None)) if decided
-             else Memory.status == Status.PROPOSED)
+             else Memory.status == PROPOSED)
     base = and_(Memory.org_id == op.org_id, state)
     if op.access.is_admin:
         return base
@@ -107,7 +111,8 @@ def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, ca
     capped = (select(literal_column("1")).where(where, Memory.proposal_kind == kind_list.c.kind).limit(cap + 1)
               .correlate(kind_list).subquery())
     counted = select(kind_list.c.kind, select(func.count()).select_from(capped).scalar_subquery())
-    counts.update((kind, int(n or 0)) for kind, n in s.execute(counted))
+    with generic_plan(s):
+        counts.update((kind, int(n or 0)) for kind, n in s.execute(counted))
     return counts
 
 

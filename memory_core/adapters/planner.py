@@ -83,6 +83,20 @@ def custom_plans(session: Session) -> AbstractContextManager[None]:
     return _window(session, "plan_cache_mode", "force_custom_plan")
 
 
+def generic_plan(session: Session) -> AbstractContextManager[None]:
+    """Statements run inside keep PostgreSQL's generic plan once the driver has prepared them (psycopg does after
+    five runs on a connection), instead of being planned again at every run; the setting is put back after.
+
+    For the console's statements whose best plan does not depend on the values bound (an index probe by org)
+    and whose partial indexes' predicates are written as literals, not bound parameters (a generic plan cannot
+    match `status = $1` to `where status = 'proposed'`). The audit log's policy reads memories, whose policies
+    read trace_items...: its filter lists (four references to audit_log) planned in 35-85 ms and ran in 5 ms
+    (200k memories, load 7-11, 2026-12-02), and PostgreSQL's own choice kept planning them."""
+    if session.info.get(_PLANNED_ONCE):
+        return nullcontext()  # the whole transaction already does (`planned_once`)
+    return _window(session, "plan_cache_mode", "force_generic_plan")
+
+
 def planned_once(session: Session) -> None:
     """The rest of the transaction plans each statement once per connection: PostgreSQL's generic plan
     (`generic_plans`) on a connection that prepares a statement at its first run.
@@ -99,14 +113,6 @@ def planned_once(session: Session) -> None:
     raw.prepared_max = max(raw.prepared_max, PREPARED_MAX)
     generic_plans(session)
     session.info[_PLANNED_ONCE] = True
-
-
-def generic_plan_window(session: Session) -> AbstractContextManager[None]:
-    """Statements run inside get PostgreSQL's generic plan, then the setting is what it was (free inside a
-    transaction that `planned_once`)."""
-    if session.info.get(_PLANNED_ONCE):
-        return nullcontext()
-    return _window(session, "plan_cache_mode", "force_generic_plan")
 
 
 @event.listens_for(Session, "after_transaction_end")

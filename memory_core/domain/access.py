@@ -294,6 +294,28 @@ def message_visible(access: Access | _Who | None) -> ColumnElement[bool]:
                          Message.area.in_(who.read_areas)))
 
 
+def message_personal_arm(access: Access | _Who | None) -> ColumnElement[bool]:
+    """The principal's own messages outside any org: with message_org_arm, the rows of message_visible."""
+    who = _who(access)
+    if who is None:
+        return false()
+    return and_(_owned_by(who, Message.user_id, Message.phone), Message.org_id.is_(None))
+
+
+def message_org_arm(access: Access | _Who | None, org_id: Any = None) -> ColumnElement[bool]:
+    """The org's messages the principal may see: its own there and those shared in areas it reads. `org_id`:
+    see memory_org_arm (a literal lets the planner use an index that holds only that org's messages)."""
+    who = _who(access)
+    if who is None or not who.has_org:
+        return false()
+    org = who.org_id if org_id is None else org_id
+    own = _owned_by(who, Message.user_id, Message.phone)
+    if not who.has_areas:
+        return and_(Message.org_id == org, own)
+    return and_(Message.org_id == org, or_(own, and_(Message.visibility == "shared_in_org",
+                                                     Message.area.in_(who.read_areas))))
+
+
 def document_visible(access: Access | _Who | None) -> ColumnElement[bool]:
     who = _who(access)
     if who is None or not who.has_org:

@@ -33,7 +33,23 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import ARRAY, Date, Float, Integer, Row, String, bindparam, func, insert, or_, select, true, update
+from sqlalchemy import (
+    ARRAY,
+    Date,
+    Float,
+    Integer,
+    Row,
+    String,
+    and_,
+    bindparam,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
@@ -421,7 +437,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     # One shared word that is not a common one is enough too ("book", "Valencia"): read the best few.
     unread = [i for i, _, signals in fused[:RELATED_READ] if i not in rows and not relevant(signals)]
     if unread:
-        rows |= {m.id: m for m in _memories_by_id(session, access, unread)}
+        rows |= {m.id: m for m in memories_by_id(session, access, unread)}
     # ... when the message says enough to name its topic: "¿y cuándo nos pagan?" leans on the conversation's subject.
     wanted = salient_words(message)
     wanted = wanted if len(wanted) >= RELATED_MIN_SALIENT else frozenset()
@@ -444,7 +460,7 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     hits += _neighbours(session, access, hits[:NEIGHBOUR_SEEDS], exclude | {i for i, _ in hits}, rows)
     missing = [i for i, _ in hits if i not in rows]
     if missing:
-        rows |= {m.id: m for m in _memories_by_id(session, access, missing)}
+        rows |= {m.id: m for m in memories_by_id(session, access, missing)}
     found = [(rows[i], score) for i, score in hits if i in rows]
     if asks_when(message, now):
         # "When did I go to Valencia?": of the memories about it, those that tell a date come first.
@@ -454,11 +470,15 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
 
 @lru_cache(maxsize=64)
 def _by_id_statement(form: tuple):
-    return select(*_LINE).where(Memory.id == func.any(_IDS), memory_visible(template(form)),
-                                Memory.status == Status.ACTIVE)
+    """Visible active memories by ids, read by primary key: the visibility rule and the status sit inside
+    coalesce(..., false) (the same rows), out of the planner's index matching. Matched, they led a plan for the
+    principal's values to scan the whole range of their own rows and of the org's active ones for the ids
+    (17-48 ms for 116 ids of a big org's principal, against one primary key lookup an id)."""
+    return select(*_LINE).where(Memory.id == func.any(_IDS), func.coalesce(
+        and_(memory_visible(template(form)), Memory.status == Status.ACTIVE), false()))
 
 
-def _memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:
+def memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:
     """The visible active memories of these ids, as block lines."""
     return session.execute(_by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
 

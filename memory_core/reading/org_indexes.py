@@ -17,6 +17,11 @@ GIN per user (`owner_user_id = '<user>' AND level = 'personal' AND status = 'act
 dropped below SMALL_OWNER_MEMORIES. A big org's principal otherwise scanned their personal rows exactly (3,200 on
 the scale bench: 46 ms of a turn under load); with it, the personal arm walks the person's own graph, and the
 full-text retriever reads the person's matching rows from their own text index (search._fts_stmt).
+
+An org with BIG_ORG_MESSAGES messages (not deleted) gets the same on messages (`ix_messages_vec_org_<hex>`,
+`ix_messages_tsv_org_<hex>`, predicate `org_id = '<org>' AND deleted_at IS NULL`), dropped below
+SMALL_ORG_MESSAGES: search's message retrievers then read the org's messages there (access.message_org_arm with
+the org as a literal) and the person's messages outside any org (access.message_personal_arm) apart.
 """
 from __future__ import annotations
 
@@ -36,10 +41,16 @@ SMALL_ORG_MEMORIES = 10_000
 # the second mark.
 BIG_OWNER_MEMORIES = 2_000
 SMALL_OWNER_MEMORIES = 1_000
+# An org with at least this many messages (not deleted) gets its own message indexes, and loses them below the
+# second mark.
+BIG_ORG_MESSAGES = 20_000
+SMALL_ORG_MESSAGES = 10_000
 VECTOR_PREFIX = "ix_memories_vec_org_"
 TEXT_PREFIX = "ix_memories_tsv_org_"
 OWNER_VECTOR_PREFIX = "ix_memories_vec_user_"
 OWNER_TEXT_PREFIX = "ix_memories_tsv_user_"
+MESSAGE_VECTOR_PREFIX = "ix_messages_vec_org_"
+MESSAGE_TEXT_PREFIX = "ix_messages_tsv_org_"
 # How long a process trusts its list of indexed orgs (a new index is used this long after it is built).
 CACHE_SECONDS = 30.0
 
@@ -69,6 +80,27 @@ def drop_statements(org_id: uuid.UUID) -> list[str]:
     return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in index_names(org_id)]
 
 
+def message_index_names(org_id: uuid.UUID) -> tuple[str, str]:
+    """An org's vector and text index names on messages."""
+    return MESSAGE_VECTOR_PREFIX + org_id.hex, MESSAGE_TEXT_PREFIX + org_id.hex
+
+
+def message_predicate(org_id: uuid.UUID) -> str:
+    return f"org_id = '{uuid.UUID(str(org_id))}'::uuid AND deleted_at IS NULL"
+
+
+def message_create_statements(org_id: uuid.UUID) -> list[str]:
+    vec, tsv = message_index_names(org_id)
+    where = message_predicate(org_id)
+    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {vec} ON messages USING hnsw (embedding vector_cosine_ops) "
+            f"WHERE {where}",
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON messages USING gin (search_tsv) WHERE {where}"]
+
+
+def message_drop_statements(org_id: uuid.UUID) -> list[str]:
+    return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in message_index_names(org_id)]
+
+
 def owner_index_name(user_id: uuid.UUID) -> str:
     return OWNER_VECTOR_PREFIX + user_id.hex
 
@@ -94,13 +126,14 @@ def owner_drop_statements(user_id: uuid.UUID) -> list[str]:
     return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in owner_index_names(user_id)]
 
 
-def _memories_indexes(session: Session, *prefixes: str) -> list[tuple[str, bool]]:
-    """(name, valid) of every index on memories whose name starts with one of the prefixes (a failed
+def _indexes_on(session: Session, *prefixes: str, table: str = "memories") -> list[tuple[str, bool]]:
+    """(name, valid) of every index on the table whose name starts with one of the prefixes (a failed
     concurrent build is invalid)."""
     like = " or ".join(f"c.relname like :p{i}" for i in range(len(prefixes)))
+    relation = {"memories": "'memories'::regclass", "messages": "'messages'::regclass"}[table]
     return [(name, bool(valid)) for name, valid in session.execute(text(
         "select c.relname, i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid "
-        f"where i.indrelid = 'memories'::regclass and ({like})"),
+        f"where i.indrelid = {relation} and ({like})"),
         {f"p{i}": prefix + "%" for i, prefix in enumerate(prefixes)}).all()]
 
 
@@ -127,7 +160,7 @@ def _id_after(prefix: str, name: str) -> uuid.UUID | None:
 def existing_owners(session: Session) -> dict[uuid.UUID, dict[str, bool]]:
     """Every user's indexes in the database: user -> {index name: valid}."""
     out: dict[uuid.UUID, dict[str, bool]] = {}
-    for name, valid in _memories_indexes(session, OWNER_VECTOR_PREFIX, OWNER_TEXT_PREFIX):
+    for name, valid in _indexes_on(session, OWNER_VECTOR_PREFIX, OWNER_TEXT_PREFIX):
         prefix = OWNER_VECTOR_PREFIX if name.startswith(OWNER_VECTOR_PREFIX) else OWNER_TEXT_PREFIX
         user = _id_after(prefix, name)
         if user is not None:
@@ -151,7 +184,7 @@ def _org_of(name: str) -> uuid.UUID | None:
 def existing(session: Session) -> dict[uuid.UUID, dict[str, bool]]:
     """Every org index in the database: org -> {index name: valid} (a failed concurrent build is invalid)."""
     out: dict[uuid.UUID, dict[str, bool]] = {}
-    for name, valid in _memories_indexes(session, VECTOR_PREFIX, TEXT_PREFIX):
+    for name, valid in _indexes_on(session, VECTOR_PREFIX, TEXT_PREFIX):
         org = _org_of(name)
         if org is not None:
             out.setdefault(org, {})[name] = valid
@@ -162,6 +195,23 @@ def indexed_orgs(session: Session, *, now: float | None = None) -> frozenset[uui
     """The orgs whose two indexes exist and are valid; read from the catalog at most every CACHE_SECONDS."""
     return _cached("orgs", now, lambda: frozenset(
         org for org, names in existing(session).items() if len(names) == 2 and all(names.values())))
+
+
+def existing_message_orgs(session: Session) -> dict[uuid.UUID, dict[str, bool]]:
+    """Every org's message indexes in the database: org -> {index name: valid}."""
+    out: dict[uuid.UUID, dict[str, bool]] = {}
+    for name, valid in _indexes_on(session, MESSAGE_VECTOR_PREFIX, MESSAGE_TEXT_PREFIX, table="messages"):
+        prefix = MESSAGE_VECTOR_PREFIX if name.startswith(MESSAGE_VECTOR_PREFIX) else MESSAGE_TEXT_PREFIX
+        org = _id_after(prefix, name)
+        if org is not None:
+            out.setdefault(org, {})[name] = valid
+    return out
+
+
+def message_indexed_orgs(session: Session, *, now: float | None = None) -> frozenset[uuid.UUID]:
+    """The orgs whose two message indexes exist and are valid; read from the catalog at most every CACHE_SECONDS."""
+    return _cached("message_orgs", now, lambda: frozenset(
+        org for org, names in existing_message_orgs(session).items() if len(names) == 2 and all(names.values())))
 
 
 def forget_cache() -> None:

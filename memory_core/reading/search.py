@@ -67,6 +67,8 @@ from memory_core.domain.access import (
     memory_org_arm,
     memory_personal_arm,
     memory_visible,
+    message_org_arm,
+    message_personal_arm,
     message_visible,
     shape,
     template,
@@ -77,7 +79,7 @@ from memory_core.domain.models import Contact, Document, Memory, Message
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
 from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
-from memory_core.reading.org_indexes import indexed_orgs, indexed_owners
+from memory_core.reading.org_indexes import indexed_orgs, indexed_owners, message_indexed_orgs
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -292,12 +294,24 @@ def _fts_own_indexes_where(who, mode: str) -> list:
     return [or_(personal, in_org), Memory.status == literal_column("'active'")]
 
 
+def _message_own_indexes_where(who, mode: str) -> list:
+    """message_visible and not deleted, for a principal whose org has its own message indexes (mode
+    "messages-org:<org>"): the org's messages as one arm with the org as a constant (the indexes' predicate,
+    `org_id = '<org>' AND deleted_at IS NULL`, is proved from constants only), its own comparisons inside
+    coalesce(..., false) as in _fts_own_indexes_where, and the person's messages outside any org apart."""
+    org = org_literal(uuid.UUID(mode.split(":")[1]))
+    in_org = and_(Message.org_id == org, func.coalesce(message_org_arm(who, org_id=org), false()))
+    return [or_(message_personal_arm(who), in_org), Message.deleted_at.is_(None), Message.text != ""]
+
+
 def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | None = None):
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
     where = src.where(who, kinds)
-    if org is not None and m is Memory:
+    if org is not None and m is Memory and org.startswith("org:"):
         where = _fts_own_indexes_where(who, org)
+    elif org is not None and m is Message and org.startswith("messages-org:"):
+        where = _message_own_indexes_where(who, org)
     cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
                    func.ts_rank(m.search_tsv, q, 1).label("tsr"))
             .where(*where, m.search_tsv.op("@@")(q))
@@ -462,6 +476,19 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
     m = src.model
     where = _vector_where(who, src, kinds, with_model)
     dist = m.embedding.cosine_distance(Q_VECTOR)
+    if mode.startswith("messages-org:"):
+        # The org's messages through the org's own index, the person's outside any org (few) exactly: together,
+        # message_visible (reading/org_indexes.py).
+        extra = [m.embedding.isnot(None), Message.deleted_at.is_(None), Message.text != ""]
+        if with_model:
+            extra.append(m.embed_model == Q_MODEL)
+        in_org = (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x"))
+                  .where(message_org_arm(who, org_id=org_literal(uuid.UUID(mode.split(":")[1]))), *extra)
+                  .order_by(dist).limit(HNSW_CANDIDATES))
+        d = dist + 0.0
+        personal = (select(*_ident(src), (1.0 - d).label("s"), literal(0.0, Float).label("x"))
+                    .where(message_personal_arm(who), *extra).order_by(d).limit(k))
+        return union_all(personal, in_org)
     if mode.startswith("org:"):
         # "org:<org>" or "org:<org>:user:<user>" (the user has an index of their personal memories).
         parts = mode.split(":")
@@ -505,14 +532,16 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
 def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, detail: tuple = ()):
     """A retriever's statement over the tables of `kinds`, for principals of one access form; None when
     no table takes part. `detail`: fts and trigram, the kinds in which the principal is big (fewer full
-    text candidates, no long-text trigrams); exact, how many IDs; vector, whether the model is compared
+    text candidates, no long-text trigrams), and for fts the org's own indexes to read ("org:..." for
+    memories, "messages-org:..." for messages); exact, how many IDs; vector, whether the model is compared
     and each vector table's mode; date, whether memories are also dated by when they were said and whether
     they are read arm by arm (a big principal's)."""
     who = template(form)
     sources = _sources(kinds)
     if retriever == "fts":
-        org = next((d for d in detail if d.startswith("org:")), None)
-        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail, org) for src in sources]
+        org = {"memory": next((d for d in detail if d.startswith("org:")), None),
+               "message": next((d for d in detail if d.startswith("messages-org:")), None)}
+        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail, org.get(src.kind)) for src in sources]
     elif retriever == "trigram":
         stmts = [_trigram_stmt(who, src, kinds, k) for src in sources if src.name_cols or src.kind not in detail]
     elif retriever == "name":
@@ -621,11 +650,15 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     user = access.principal.user_id
     org_mode = f"org:{access.org_id}" + (f":user:{user}" if user in indexed_owners(session) else "") \
         if org_indexed else None
+    # ... and its messages in the org's message indexes when it has them.
+    message_mode = f"messages-org:{access.org_id}" if "message" in big and access.org_id is not None \
+        and access.org_id in message_indexed_orgs(session) else None
     # The retrievers that match the query's text plan for its words (planner.custom_plans); the others may
     # run their statement's generic plan.
     with custom_plans(session):
         if "fts" in retrievers and words:
-            fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ())
+            fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ()) \
+                + ((message_mode,) if message_mode else ())
             out["fts"] = _run(session, _statement("fts", form, kinds, k, fts_detail), params)
         if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
             out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
@@ -644,6 +677,9 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
             # The org has its own index: its memories are walked there, not in the whole table's graph; and
             # so are the user's personal ones when they have theirs.
             modes = tuple(org_mode if mode == "hnsw" and src.model is Memory else mode
+                          for src, mode in zip(vector_sources, modes))
+        if "hnsw" in modes and message_mode:
+            modes = tuple(message_mode if mode == "hnsw" and src.model is Message else mode
                           for src, mode in zip(vector_sources, modes))
     # The planner underestimates how many rows the ownership filter keeps and would rather sort them all
     # than read an index in order: with sorting priced out it walks the HNSW graph for a big principal,

@@ -1,0 +1,39 @@
+"""The block reads the memories it has ids for (related hits, their neighbours) one primary key lookup an id,
+and of those ids only the active memories the principal may see."""
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from memory_core.domain.access import load_access
+from memory_core.reading.context import memories_by_id
+from tests.support.statements import plan_of, sent_statements
+
+
+def test_memories_read_by_id_are_only_the_visible_active_ones_and_come_by_primary_key(
+        database, factory, system_session, owner_engine):
+    org, other = factory.org(), factory.org()
+    ana = factory.member(org, role="member")  # reads general only
+    bea = factory.member(org, role="member")
+    visible = [factory.memory(org, attribute="plazo", value="60 días"),
+               factory.memory(org, level="private", owner=ana, attribute="mi_nota", value="llamar"),
+               factory.memory(None, level="personal", owner=ana, subject="self", attribute="tono", value="tú")]
+    hidden = [factory.memory(org, area="contacts", category="customer", attribute="deuda", value="300 €"),
+              factory.memory(org, level="private", owner=bea, attribute="su_nota", value="secreto"),
+              factory.memory(org, attribute="plazo", value="30 días", status="superseded"),
+              factory.memory(other, attribute="plazo", value="90 días")]
+    for i in range(200):  # her own rows and the org's, so the planner has ranges it could scan instead
+        factory.memory(None, level="personal", owner=ana, subject="self", attribute=f"n{i}", value="x")
+    with owner_engine.begin() as c:
+        c.execute(text("analyze memories"))
+    access = load_access(system_session, org.id, user_id=ana.id)
+    system_session.commit()
+
+    with sent_statements(database.engine, lambda s: "any(" in s) as statements:
+        with database.unit_of_work(access.scope()) as uow:
+            rows = memories_by_id(uow.session, access, [m.id for m in visible + hidden])
+    assert {r.id for r in rows} == {m.id for m in visible}
+
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        plan = plan_of(uow.session.connection(), statement, parameters)
+    assert "memories_pkey" in plan and "ix_memories_profile_own_user" not in plan, plan
