@@ -26,12 +26,13 @@ import datetime as dt
 import logging
 import time
 
-from sqlalchemy import func, insert, literal, select
+from sqlalchemy import BigInteger, func, insert, literal, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import aliased
 
+from memory_core.adapters import planner
 from memory_core.adapters.db import SYSTEM, get_database
 from memory_core.domain import clock, deferred_rows, subject_locks
 from memory_core.domain.ledger import record_usage, usage_row
@@ -66,6 +67,9 @@ LINGER_POLL_SECONDS = 0.05
 # messages never keeps one job alive for long.
 LINGER_WITHIN_SECONDS = 30
 ERROR_CHARS = 500
+# "No attempt yet", written into the claim's statements (not sent as a parameter): its generic plan, the one a
+# batch uses (`planner.planned_once`), can then read the partial indexes ix_outbox_first_try and ix_outbox_retry.
+_NONE = literal(0, literal_execute=True)
 
 
 def backoff(attempts: int) -> dt.timedelta:
@@ -87,21 +91,21 @@ def _claim(session, now: dt.datetime, limit: int = 1) -> list[Outbox]:
     waiting in one conversation as with 5 (it used to probe every pending row of each candidate's
     conversation through messages, and took one row per conversation)."""
     table = Outbox.__table__
-    first_try = (table.c.processed_at.is_(None), table.c.attempts == 0)
+    first_try = (table.c.processed_at.is_(None), table.c.attempts == _NONE)
     retries_cap = max(1, limit // 4)  # retries never starve the first tries, nor the reverse
     earlier = aliased(Outbox)
     waiting_before = (select(earlier.id).where(
-        earlier.conversation_id == Outbox.conversation_id, earlier.processed_at.is_(None), earlier.attempts == 0,
+        earlier.conversation_id == Outbox.conversation_id, earlier.processed_at.is_(None), earlier.attempts == _NONE,
         earlier.id < Outbox.id).exists())
     rows = list(session.scalars(
-        select(Outbox).where(Outbox.processed_at.is_(None), Outbox.attempts > 0, Outbox.next_attempt_at <= now,
+        select(Outbox).where(Outbox.processed_at.is_(None), Outbox.attempts > _NONE, Outbox.next_attempt_at <= now,
                              ~waiting_before)
         .order_by(Outbox.next_attempt_at).limit(min(retries_cap, limit))
         .with_for_update(skip_locked=True)))
     heads_of = (select(table.c.id).where(*first_try).ext(distinct_on(table.c.conversation_id))
                 .order_by(table.c.conversation_id, table.c.id))
     heads = list(session.scalars(
-        select(Outbox).where(Outbox.id.in_(heads_of), Outbox.processed_at.is_(None), Outbox.attempts == 0)
+        select(Outbox).where(Outbox.id.in_(heads_of), Outbox.processed_at.is_(None), Outbox.attempts == _NONE)
         .order_by(Outbox.id).limit(limit - len(rows)).with_for_update(skip_locked=True)))
     rows += heads
     room = limit - len(rows)
@@ -124,7 +128,7 @@ def _follow_heads(session, heads: list[Outbox], room: int) -> list[Outbox]:
         following = session.execute(
             select(table.c.id, table.c.message_id)
             .where(table.c.conversation_id == head.conversation_id, table.c.processed_at.is_(None),
-                   table.c.attempts == 0, table.c.id > head.id)
+                   table.c.attempts == _NONE, table.c.id > head.id)
             .order_by(table.c.id).limit(room - len(ids))).all()
         for row_id, message_id in following:
             if message_id in taken:
@@ -134,9 +138,14 @@ def _follow_heads(session, heads: list[Outbox], room: int) -> list[Outbox]:
     if not ids:
         return []
     # Nobody else claims these (we hold their heads); the lock keeps a deletion from racing us.
-    return list(session.scalars(select(Outbox).where(Outbox.id.in_(ids), Outbox.processed_at.is_(None),
-                                                    Outbox.attempts == 0)
+    return list(session.scalars(select(Outbox).where(Outbox.id == func.any(_ids(ids)), Outbox.processed_at.is_(None),
+                                                    Outbox.attempts == _NONE)
                                 .order_by(Outbox.id).with_for_update()))
+
+
+def _ids(ids: list[int]):
+    """Outbox ids as one array parameter: one statement text whatever their number (prepared, planned once)."""
+    return literal(ids, ARRAY(BigInteger))
 
 
 def _error_text(exc: BaseException) -> str:
@@ -170,6 +179,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
     cache = BatchCache()
     with database.unit_of_work(SYSTEM) as uow:
         s = uow.session
+        planner.planned_once(s)
         rows = _claim(s, now or clock.now(), limit)
         if not rows:
             return None
@@ -202,7 +212,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
                 done.append(row.id)
         if done:
             table = Outbox.__table__
-            s.execute(table.update().where(table.c.id.in_(done))
+            s.execute(table.update().where(table.c.id == func.any(_ids(done)))
                       .values(processed_at=clock.now(), last_error=None))
         if usage:
             s.execute(insert(UsageLedger.__table__), usage)

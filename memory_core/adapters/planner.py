@@ -17,13 +17,19 @@ caller may run several such statements in one window for the price of one pair o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 _SET = text("select current_setting(:name), set_config(:name, :value, true)")
 _BACK = text("select set_config(:name, :was, true)")
+_PLANNED_ONCE = "memoria.planned_once"
+# Statements a connection keeps prepared once `planned_once` asked for it: more than the worker's distinct
+# statements (its own ~50, and a SAVEPOINT and a RELEASE text for each of up to 33 savepoints of a batch), so
+# psycopg's least-recently-used cache never evicts one the next batch runs again (psycopg's default is 100;
+# a batch cycling through more than that would miss every time).
+PREPARED_MAX = 500
 
 
 @contextmanager
@@ -86,4 +92,30 @@ def generic_plan(session: Session) -> AbstractContextManager[None]:
     match `status = $1` to `where status = 'proposed'`). The audit log's policy reads memories, whose policies
     read trace_items...: its filter lists (four references to audit_log) planned in 35-85 ms and ran in 5 ms
     (200k memories, load 7-11, 2026-12-02), and PostgreSQL's own choice kept planning them."""
+    if session.info.get(_PLANNED_ONCE):
+        return nullcontext()  # the whole transaction already does (`planned_once`)
     return _window(session, "plan_cache_mode", "force_generic_plan")
+
+
+def planned_once(session: Session) -> None:
+    """The rest of the transaction plans each statement once per connection: PostgreSQL's generic plan
+    (`generic_plans`) on a connection that prepares a statement at its first run.
+
+    For the outbox worker's batches. psycopg prepares a statement at its sixth run and PostgreSQL then plans it
+    for its values five more times before it settles, after comparing them, on the generic plan it had kept
+    for every one of the worker's statements anyway: eleven plans per statement and connection, where row
+    security's policies (expanded into every statement naming a table) make a plan cost 1-30 ms, several
+    times running it. A drain job's new connections paid that for each of its ~50 statements (1.2-1.5 s of
+    PostgreSQL's time in a 1,000-message drain, a third of it). The connection keeps preparing at the first
+    run (it serves the same statements at the next batch)."""
+    raw = session.connection().connection.driver_connection
+    raw.prepare_threshold = 0
+    raw.prepared_max = max(raw.prepared_max, PREPARED_MAX)
+    generic_plans(session)
+    session.info[_PLANNED_ONCE] = True
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_planned_once(session: Session, transaction) -> None:
+    if transaction.parent is None:  # the transaction, not a savepoint, ended: so did its settings
+        session.info.pop(_PLANNED_ONCE, None)

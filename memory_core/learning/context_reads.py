@@ -18,10 +18,11 @@ import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import String, bindparam, func, literal, null, or_, select, text, union_all
+from sqlalchemy import String, bindparam, func, literal, null, or_, select, union_all
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.orm import Session
 
+from memory_core.adapters import planner
 from memory_core.domain import clock
 from memory_core.domain.access import Access, Principal, memory_visible
 from memory_core.domain.ladder import WriteResult
@@ -106,19 +107,15 @@ def context_reads(session: Session, access: Access, subjects: list[str], convers
     return _read_all(session, access, subjects, conversation_id, sent_at)[0]
 
 
-# Row security expands into every reference to memories, memory_sources and messages: planning the full read
-# costs ~20 ms, several times running it, and PostgreSQL kept planning it afresh for its parameters at every
-# call (its generic plan looks dearer to it). The generic plan reads the writer's rows by the same indexes.
-_GENERIC_PLAN = text("SET LOCAL plan_cache_mode = force_generic_plan")
-_DEFAULT_PLAN = text("SET LOCAL plan_cache_mode = auto")
-
-
 def _read_all(session: Session, access: Access, subjects: list[str], conversation_id: uuid.UUID | None,
               sent_at: dt.datetime) -> tuple[Reads, list[str], dict[str, set[str]]]:
-    session.execute(_GENERIC_PLAN)  # a failure below rolls the setting back with the transaction
-    rows = session.execute(_context_reads_stmt(access.principal, access.org_id, access.read_areas),
-                           {"subjects": list(subjects), **_recent_params(conversation_id, sent_at)}).all()
-    session.execute(_DEFAULT_PLAN)
+    # Row security expands into every reference to memories, memory_sources and messages: planning the full
+    # read costs ~20 ms, several times running it, and PostgreSQL kept planning it afresh for its parameters at
+    # every call (its generic plan looks dearer to it). The generic plan reads the writer's rows by the same
+    # indexes.
+    with planner.generic_plan(session):
+        rows = session.execute(_context_reads_stmt(access.principal, access.org_id, access.read_areas),
+                               {"subjects": list(subjects), **_recent_params(conversation_id, sent_at)}).all()
     names = [subject for kind, subject, _, _ in rows if kind == "n"]
     attributes: dict[str, set[str]] = {}
     for kind, subject, _, attribute in rows:

@@ -18,7 +18,9 @@ import re
 import uuid
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import bindparam, func, or_, select
+from sqlalchemy import bindparam, func, literal, or_, select
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -54,6 +56,7 @@ log = logging.getLogger(__name__)
 ALL_CONTACTS_UP_TO = 50
 MAX_CONTACTS = 40
 PREVIOUS_TURN_CHARS = 800
+_UUIDS = ARRAY(PG_UUID(as_uuid=True))
 
 @dataclass
 class Outcome:
@@ -347,7 +350,8 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         prev.conversation_id == Message.conversation_id, prev.role == "assistant", prev.deleted_at.is_(None),
         prev.created_at <= Message.created_at, prev.id != Message.id)
         .order_by(prev.created_at.desc(), prev.id.desc()).limit(1).correlate(Message).scalar_subquery())
-    q = select(Message, previous_text).where(Message.id.in_(message_ids))
+    # An array, not an IN list: one statement text whatever the batch's size (prepared, planned once).
+    q = select(Message, previous_text).where(Message.id == func.any(literal(list(message_ids), _UUIDS)))
     if lock:
         q = q.with_for_update(of=Message)
     loaded = session.execute(q).all()
