@@ -108,3 +108,32 @@ def test_a_principals_text_matching_plans_for_its_words_while_the_rest_of_a_sear
     assert all(k.generic_plans == 0 and k.custom_plans >= 2 for k in text_matching), text_matching
     described = [k for k in kept if "replace(memories.attribute" in k.statement]
     assert described and described[0].generic_plans >= 2, kept
+
+
+def test_a_small_principals_block_matches_its_text_on_a_kept_generic_plan(one_connection, factory, system_session,
+                                                                           embedder):
+    """A principal with few memories (counted) has them matched one by one, whatever the words: the block's
+    full-text and trigram statements then keep the generic plan (no planning of row security's policies at every
+    turn) and find what they found before."""
+    from memory_core.domain.access import load_access
+    from memory_core.reading.context import assemble_context
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.memory(org, level="personal", subject="contact:talleres", attribute="plazo_pago",
+                   value="Talleres García paga a 60 días", owner=ana)
+    conversations = [factory.conversation(org, ana) for _ in range(7)]  # each new: nothing shown in it yet
+    access = load_access(system_session, org.id, user_id=ana.id)
+    system_session.commit()
+    blocks = []
+    for conversation in conversations:  # psycopg prepares a statement on its 5th run on a connection
+        with one_connection.unit_of_work(access.scope()) as uow:
+            blocks.append(assemble_context(uow.session, access, conversation.id, "¿Cómo paga Talleres García?",
+                                           embed=embedder.embed, embed_model=embedder.model_name).text)
+            uow.commit()  # the trace, as the API commits it
+    assert "60 días" in blocks[0] and all(block == blocks[0] for block in blocks)
+    with one_connection.unit_of_work(access.scope()) as uow:
+        kept = uow.session.execute(text("select statement, generic_plans, custom_plans from pg_prepared_statements")).all()
+    text_matching = [k for k in kept if "fts_cand_memory" in k.statement or "<%" in k.statement]
+    assert text_matching, kept
+    assert all(k.generic_plans >= 2 and k.custom_plans == 0 for k in text_matching), text_matching

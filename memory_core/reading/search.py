@@ -304,9 +304,13 @@ def _message_own_indexes_where(who, mode: str) -> list:
     return [or_(message_personal_arm(who), in_org), Message.deleted_at.is_(None), Message.text != ""]
 
 
-def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | None = None):
+def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | None = None, small: bool = False):
+    """`small`: the principal has few rows here (counted, see EXACT_SCAN_MAX): they are read by the ownership
+    indexes and matched one by one, the text index out of the planner's reach (coalesce), so the statement's
+    generic plan is right for any words (with the index it read every row holding a common word)."""
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
+    tsv = func.coalesce(m.search_tsv, literal_column("''::tsvector")) if small else m.search_tsv
     where = src.where(who, kinds)
     if org is not None and m is Memory and org.startswith("org:"):
         where = _fts_own_indexes_where(who, org)
@@ -314,7 +318,7 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
         where = _message_own_indexes_where(who, org)
     cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
                    func.ts_rank(m.search_tsv, q, 1).label("tsr"))
-            .where(*where, m.search_tsv.op("@@")(q))
+            .where(*where, tsv.op("@@")(q))
             .limit(FTS_CANDIDATES_BIG if big else FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
     lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, Q_WORDS))).label("l"))\
         .cte(f"fts_lex_{tag}")
@@ -351,7 +355,9 @@ def _names_similarity(src: _Source, uq, both_ways: bool):
     return func.greatest(*parts) if len(parts) > 1 else parts[0]
 
 
-def _trigram_stmt(who, src: _Source, kinds, k: int):
+def _trigram_stmt(who, src: _Source, kinds, k: int, small: bool = False):
+    """`small`: as in _fts_stmt, the principal's few long texts are matched one by one, not through the
+    trigram index."""
     if src.name_cols:
         score = _names_similarity(src, _unaccent_lower(Q_TEXT), both_ways=True)
         inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
@@ -359,7 +365,8 @@ def _trigram_stmt(who, src: _Source, kinds, k: int):
                 .where(inner.c.s >= NAME_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
     # "<%" can use the trigram GIN index; its threshold is set once per transaction (see _configure).
     return (select(*_ident(src), func.word_similarity(Q_TEXT, src.long_text).label("s"), literal(0.0, Float).label("x"))
-            .where(*src.where(who, kinds), Q_TEXT.op("<%")(src.long_text))
+            .where(*src.where(who, kinds), Q_TEXT.op("<%")(
+                func.coalesce(src.long_text, literal_column("''")) if small else src.long_text))
             .order_by(sql_text("s desc")).limit(k))
 
 
@@ -541,9 +548,11 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
     if retriever == "fts":
         org = {"memory": next((d for d in detail if d.startswith("org:")), None),
                "message": next((d for d in detail if d.startswith("messages-org:")), None)}
-        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail, org.get(src.kind)) for src in sources]
+        stmts = [_fts_stmt(who, src, kinds, k, src.kind in detail, org.get(src.kind), f"small:{src.kind}" in detail)
+                 for src in sources]
     elif retriever == "trigram":
-        stmts = [_trigram_stmt(who, src, kinds, k) for src in sources if src.name_cols or src.kind not in detail]
+        stmts = [_trigram_stmt(who, src, kinds, k, f"small:{src.kind}" in detail) for src in sources
+                 if src.name_cols or src.kind not in detail]
     elif retriever == "name":
         stmts = [_name_stmt(who, src, kinds, k) for src in sources if src.model is Contact]
     elif retriever == "exact":
@@ -654,14 +663,17 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     message_mode = f"messages-org:{access.org_id}" if "message" in big and access.org_id is not None \
         and access.org_id in message_indexed_orgs(session) else None
     # The retrievers that match the query's text plan for its words (planner.custom_plans); the others may
-    # run their statement's generic plan.
-    with custom_plans(session):
+    # run their statement's generic plan. So may they where every table they read holds few of the principal's
+    # rows (counted): those are matched one by one, whatever the words (_fts_stmt).
+    small = tuple(f"small:{src.kind}" for src, n in zip(vector_sources, counts) if n <= EXACT_SCAN_MAX)
+    all_small = not tokens and all(f"small:{src.kind}" in small for src in _sources(kinds))
+    with nullcontext() if all_small else custom_plans(session):
         if "fts" in retrievers and words:
             fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ()) \
-                + ((message_mode,) if message_mode else ())
+                + ((message_mode,) if message_mode else ()) + small
             out["fts"] = _run(session, _statement("fts", form, kinds, k, fts_detail), params)
         if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
-            out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big), params)
+            out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big + small), params)
         if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
             out["name"] = _run(session, _statement("name", form, kinds, k), params)
         if "exact" in retrievers and tokens:
