@@ -68,16 +68,24 @@ def predicate(org_id: uuid.UUID) -> str:
     return f"org_id = '{uuid.UUID(str(org_id))}'::uuid AND status = 'active'"
 
 
-def create_statements(org_id: uuid.UUID) -> list[str]:
-    vec, tsv = index_names(org_id)
-    where = predicate(org_id)
-    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {vec} ON memories USING hnsw (embedding vector_cosine_ops) "
+def _create(table: str, names: tuple[str, str], where: str) -> list[str]:
+    """The vector and text indexes `names` of a table's rows matching `where`, built concurrently."""
+    vec, tsv = names
+    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {vec} ON {table} USING hnsw (embedding vector_cosine_ops) "
             f"WHERE {where}",
-            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON memories USING gin (search_tsv) WHERE {where}"]
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON {table} USING gin (search_tsv) WHERE {where}"]
+
+
+def _drop(names: tuple[str, str]) -> list[str]:
+    return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in names]
+
+
+def create_statements(org_id: uuid.UUID) -> list[str]:
+    return _create("memories", index_names(org_id), predicate(org_id))
 
 
 def drop_statements(org_id: uuid.UUID) -> list[str]:
-    return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in index_names(org_id)]
+    return _drop(index_names(org_id))
 
 
 def message_index_names(org_id: uuid.UUID) -> tuple[str, str]:
@@ -90,15 +98,11 @@ def message_predicate(org_id: uuid.UUID) -> str:
 
 
 def message_create_statements(org_id: uuid.UUID) -> list[str]:
-    vec, tsv = message_index_names(org_id)
-    where = message_predicate(org_id)
-    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {vec} ON messages USING hnsw (embedding vector_cosine_ops) "
-            f"WHERE {where}",
-            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON messages USING gin (search_tsv) WHERE {where}"]
+    return _create("messages", message_index_names(org_id), message_predicate(org_id))
 
 
 def message_drop_statements(org_id: uuid.UUID) -> list[str]:
-    return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in message_index_names(org_id)]
+    return _drop(message_index_names(org_id))
 
 
 def owner_index_name(user_id: uuid.UUID) -> str:
@@ -115,15 +119,11 @@ def owner_predicate(user_id: uuid.UUID) -> str:
 
 
 def owner_create_statements(user_id: uuid.UUID) -> list[str]:
-    vec, tsv = owner_index_names(user_id)
-    where = owner_predicate(user_id)
-    return [f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {vec} ON memories "
-            f"USING hnsw (embedding vector_cosine_ops) WHERE {where}",
-            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON memories USING gin (search_tsv) WHERE {where}"]
+    return _create("memories", owner_index_names(user_id), owner_predicate(user_id))
 
 
 def owner_drop_statements(user_id: uuid.UUID) -> list[str]:
-    return [f"DROP INDEX CONCURRENTLY IF EXISTS {name}" for name in owner_index_names(user_id)]
+    return _drop(owner_index_names(user_id))
 
 
 def _indexes_on(session: Session, *prefixes: str, table: str = "memories") -> list[tuple[str, bool]]:
