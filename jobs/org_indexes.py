@@ -10,6 +10,7 @@ next run drops it and builds it again. Nightly, and `memoria` runs it on demand;
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from sqlalchemy import create_engine, func, select
 
@@ -48,56 +49,22 @@ def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIE
             select(Message.org_id, func.count()).where(Message.org_id.isnot(None), Message.deleted_at.is_(None))
             .group_by(Message.org_id).having(func.count() >= min(big_messages, small_messages))).all())
         have_messages = org_indexes.existing_message_orgs(uow.session)
-    create = [org for org, n in sizes.items() if n >= big and not (
-        len(have.get(org, {})) == 2 and all(have[org].values()))]
-    drop = [org for org in have if sizes.get(org, 0) < small]
-    counts = {"created": 0, "dropped": 0, "kept": len([o for o in have if o not in drop])}
-    owners_create = [u for u, n in owner_sizes.items() if n >= big_owner and not (
-        len(have_owners.get(u, {})) == 2 and all(have_owners[u].values()))]
-    owners_drop = [u for u in have_owners if owner_sizes.get(u, 0) < small_owner]
-    counts |= {"owners_created": 0, "owners_dropped": 0,
-               "owners_kept": len([u for u in have_owners if u not in owners_drop and u not in owners_create])}
-    messages_create = [o for o, n in message_sizes.items() if n >= big_messages and not (
-        len(have_messages.get(o, {})) == 2 and all(have_messages[o].values()))]
-    messages_drop = [o for o in have_messages if message_sizes.get(o, 0) < small_messages]
-    counts |= {"messages_created": 0, "messages_dropped": 0,
-               "messages_kept": len([o for o in have_messages if o not in messages_drop and o not in messages_create])}
+    plans = [_plan("", sizes, have, big, small, org_indexes.create_statements, org_indexes.drop_statements),
+             _plan("owners_", owner_sizes, have_owners, big_owner, small_owner,
+                   org_indexes.owner_create_statements, org_indexes.owner_drop_statements),
+             _plan("messages_", message_sizes, have_messages, big_messages, small_messages,
+                   org_indexes.message_create_statements, org_indexes.message_drop_statements)]
+    counts: dict[str, int] = {}
     engine = create_engine(resolve_urls(settings).owner, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
-            for org in drop + create:
-                if org in create and have.get(org):
-                    # A half-built (invalid) index from a failed run: build it again from nothing.
-                    for stmt in org_indexes.drop_statements(org):
+            for prefix, kept, steps in plans:
+                counts |= {f"{prefix}created": 0, f"{prefix}dropped": 0, f"{prefix}kept": kept}
+                for key, statements, action in steps:
+                    for stmt in statements:
                         conn.exec_driver_sql(stmt)
-                statements = org_indexes.drop_statements(org) if org in drop else org_indexes.create_statements(org)
-                for stmt in statements:
-                    conn.exec_driver_sql(stmt)
-                counts["dropped" if org in drop else "created"] += 1
-                log.info("org indexes of %s: %s", org, "dropped" if org in drop else "created")
-            for user in owners_drop + owners_create:
-                dropping = user in owners_drop
-                statements = org_indexes.owner_drop_statements(user)
-                if not dropping:
-                    # (an invalid index from a failed build is dropped first; a valid one is kept, and the one
-                    # missing, such as the text index of a user indexed before it existed, is built)
-                    invalid = not all(have_owners.get(user, {}).values())
-                    statements = (statements if invalid else []) + org_indexes.owner_create_statements(user)
-                for stmt in statements:
-                    conn.exec_driver_sql(stmt)
-                counts["owners_dropped" if dropping else "owners_created"] += 1
-                log.info("personal indexes of user %s: %s", user, "dropped" if dropping else "created")
-            for org in messages_drop + messages_create:
-                dropping = org in messages_drop
-                statements = org_indexes.message_drop_statements(org)
-                if not dropping:
-                    # An invalid index from a failed build is dropped first; a valid one is kept.
-                    invalid = not all(have_messages.get(org, {}).values())
-                    statements = (statements if invalid else []) + org_indexes.message_create_statements(org)
-                for stmt in statements:
-                    conn.exec_driver_sql(stmt)
-                counts["messages_dropped" if dropping else "messages_created"] += 1
-                log.info("message indexes of org %s: %s", org, "dropped" if dropping else "created")
+                    counts[f"{prefix}{action}"] += 1
+                    log.info("%s indexes of %s: %s", prefix.rstrip("_") or "org", key, action)
     finally:
         engine.dispose()
     org_indexes.forget_cache()
@@ -110,3 +77,19 @@ def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIE
 def run_org_indexes() -> dict[str, int]:
     """The nightly RQ job."""
     return refresh_org_indexes()
+
+
+def _plan(prefix: str, sizes: dict, have: dict[object, dict[str, bool]], big: int, small: int,
+          create: Callable[[object], list[str]], drop: Callable[[object], list[str]]
+          ) -> tuple[str, int, list[tuple[object, list[str], str]]]:
+    """One kind of index (an org's, a user's personal, an org's messages): (prefix, how many are kept, and for
+    each org or user to change, its statements and "created" or "dropped"). A key below `small` loses its
+    indexes; one at `big` or more gets those it lacks, an invalid one (a failed build's) dropped first and built
+    again; a valid one is kept (CREATE ... IF NOT EXISTS)."""
+    steps = [(key, drop(key), "dropped") for key in have if sizes.get(key, 0) < small]
+    for key, n in sizes.items():
+        if n >= big and not (len(have.get(key, {})) == 2 and all(have[key].values())):
+            invalid = not all(have.get(key, {}).values())
+            steps.append((key, (drop(key) if invalid else []) + create(key), "created"))
+    changed = {key for key, _, _ in steps}
+    return prefix, len([key for key in have if key not in changed]), steps

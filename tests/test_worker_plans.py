@@ -83,11 +83,11 @@ def test_a_context_read_outside_a_batch_puts_the_planner_back(factory, system_se
     """The extraction context's read plans generically for itself only when its transaction does not already."""
     with database.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        with planner.generic_plan(s):
+        with planner.generic_plan_window(s):
             assert s.scalar(text("select current_setting('plan_cache_mode')")) == "force_generic_plan"
         assert s.scalar(text("select current_setting('plan_cache_mode')")) == "auto"
         planner.planned_once(s)
-        with planner.generic_plan(s):
+        with planner.generic_plan_window(s):
             pass
         assert s.scalar(text("select current_setting('plan_cache_mode')")) == "force_generic_plan"
         assert s.scalar(select(func.count()).select_from(Memory)) == 0

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Select, func, literal_column, select, tuple_
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import custom_plans, generic_plan, sorting_disabled
+from memory_core.adapters.planner import custom_plans, generic_plan_window, sorting_disabled
 from memory_core.domain.errors import InvalidInput
 
 COUNT_CAP = 1000
@@ -81,7 +81,7 @@ def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]], *, 
                        ) -> list[list[Any]]:
     """`distinct_values` of several (stmt, column, limit) in one statement (a page's filter lists: one round trip
     and one statement to plan, not one each), each list ascending. `generic`: keep PostgreSQL's generic plan
-    (planner.generic_plan; an index probe per value is the same plan for any org), for a table whose row security
+    (planner.generic_plan_window; an index probe per value is the same plan for any org), for a table whose row security
     makes planning cost more than the two round trips that setting takes (the audit log's: 7x running it; the
     traces' and job runs' lists plan in a few ms, and were slower with them)."""
     arrays = []
@@ -92,7 +92,7 @@ def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]], *, 
         found = found.union_all(select(following).where(found.c[key].is_not(None)))
         values = select(found.c[key]).where(found.c[key].is_not(None)).limit(limit).subquery()
         arrays.append(select(func.array_agg(values.c[key])).scalar_subquery())
-    with generic_plan(s) if generic else nullcontext():
+    with generic_plan_window(s) if generic else nullcontext():
         row = s.execute(select(*arrays)).one()
     return [sorted(values or ()) for values in row]
 

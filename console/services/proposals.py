@@ -16,7 +16,7 @@ from sqlalchemy import String, and_, column, func, literal_column, or_, select, 
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from memory_core.adapters.planner import generic_plan
+from memory_core.adapters.planner import generic_plan_window
 from memory_core.domain import labels
 from memory_core.domain.access import Access
 from memory_core.domain.models import Contact, Memory, Organization, User
@@ -24,7 +24,7 @@ from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, ProposalKind, S
 
 COUNT_CAP = 1000
 # "Pending" as a literal, not a bound parameter: the partial indexes on pending proposals (`where status =
-# 'proposed'`) then serve the counters' generic plan too (planner.generic_plan).
+# 'proposed'`) then serve the counters' generic plan too (planner.generic_plan_window).
 PROPOSED = literal_column(f"'{Status.PROPOSED.value}'", String)
 
 
@@ -111,7 +111,7 @@ def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, ca
     capped = (select(literal_column("1")).where(where, Memory.proposal_kind == kind_list.c.kind).limit(cap + 1)
               .correlate(kind_list).subquery())
     counted = select(kind_list.c.kind, select(func.count()).select_from(capped).scalar_subquery())
-    with generic_plan(s):
+    with generic_plan_window(s):
         counts.update((kind, int(n or 0)) for kind, n in s.execute(counted))
     return counts
 

@@ -83,7 +83,7 @@ def custom_plans(session: Session) -> AbstractContextManager[None]:
     return _window(session, "plan_cache_mode", "force_custom_plan")
 
 
-def generic_plan(session: Session) -> AbstractContextManager[None]:
+def generic_plan_window(session: Session) -> AbstractContextManager[None]:
     """Statements run inside keep PostgreSQL's generic plan once the driver has prepared them (psycopg does after
     five runs on a connection), instead of being planned again at every run; the setting is put back after.
 

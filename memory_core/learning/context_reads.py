@@ -113,7 +113,7 @@ def _read_all(session: Session, access: Access, subjects: list[str], conversatio
     # read costs ~20 ms, several times running it, and PostgreSQL kept planning it afresh for its parameters at
     # every call (its generic plan looks dearer to it). The generic plan reads the writer's rows by the same
     # indexes.
-    with planner.generic_plan(session):
+    with planner.generic_plan_window(session):
         rows = session.execute(_context_reads_stmt(access.principal, access.org_id, access.read_areas),
                                {"subjects": list(subjects), **_recent_params(conversation_id, sent_at)}).all()
     names = [subject for kind, subject, _, _ in rows if kind == "n"]
