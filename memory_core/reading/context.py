@@ -54,6 +54,7 @@ from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import generic_plans, sorting_disabled
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
@@ -254,7 +255,7 @@ class _Subjects:
         self.contacts: dict[str, tuple[str, str]] = {}
         self._texts: dict[tuple[uuid.UUID, bool], str] = {}
         if ids:
-            rows = session.execute(_contacts_statement(shape(access)), template_params(access) | {"ids": list(ids)})
+            rows = read_rows(session, _contacts_statement(shape(access)), template_params(access) | {"ids": list(ids)})
             self.contacts = {f"contact:{r.id}": (r.name, r.kind) for r in rows}
 
     def item_text(self, m: Memory, with_date: bool = True) -> str:
@@ -365,8 +366,8 @@ def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple
     # A subject folded into a sheet is sent as the sheet, not as its loose facts too.
     sheets = [m.id for m in candidates if m.category == "sheet"]
     if sheets:
-        folded = set(session.scalars(select(MemorySource.source_memory_id).where(
-            MemorySource.memory_id.in_(sheets), MemorySource.source_memory_id.isnot(None))))
+        folded = set(read_rows(session, select(MemorySource.source_memory_id).where(
+            MemorySource.memory_id.in_(sheets), MemorySource.source_memory_id.isnot(None))).scalars())
         candidates = [m for m in candidates if m.id not in folded]
     return core, candidates
 
@@ -380,7 +381,7 @@ def subject_memories(session: Session, access: Access, subjects: Sequence[str], 
     """The first `limit` visible active memories of the subjects, pinned, most confident, newest first (then
     by id), read subject by subject in an index's order (reading/subject_query.py)."""
     with sorting_disabled(session):
-        return session.execute(_subjects_statement(shape(access)), template_params(access)
+        return read_rows(session, _subjects_statement(shape(access)), template_params(access)
                                | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}).all()
 
 
@@ -482,7 +483,7 @@ def _by_id_statement(form: tuple):
 
 def memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:
     """The visible active memories of these ids, as block lines."""
-    return session.execute(_by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
+    return read_rows(session, _by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
 
 
 @lru_cache(maxsize=64)
@@ -516,7 +517,8 @@ def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUI
         return []
     score_of = dict(seeds)
     by_seed: dict[uuid.UUID, list[Row]] = {}
-    for r in session.execute(_neighbours_statement(shape(access)), template_params(access) | {"ids": list(score_of)}):
+    params = template_params(access) | {"ids": list(score_of)}
+    for r in read_rows(session, _neighbours_statement(shape(access)), params):
         by_seed.setdefault(r.seed, []).append(r)
     out: dict[uuid.UUID, float] = {}
     for seed, found in by_seed.items():
@@ -554,9 +556,9 @@ def named_subjects(session: Session, access: Access, texts: Sequence[str]) -> li
     if not candidates:
         return []
     folded = func.lower(func.unaccent(Contact.name))
-    contacts = session.scalars(select(Contact.id).where(
+    contacts = read_rows(session, select(Contact.id).where(
         contact_visible(access), or_(*[folded.op("~")(r"\m" + re.escape(c) + r"\M") for c in candidates]))
-        .limit(MAX_NAMES))
+        .limit(MAX_NAMES)).scalars()
     return [f"contact:{i}" for i in contacts] + [f"name:{c}" for c in candidates]
 
 
@@ -615,7 +617,7 @@ def _conversation(session: Session, access: Access, conversation_id: uuid.UUID |
     few backwards from (conversation_id, created_at)."""
     if conversation_id is None:
         return None, set()
-    conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id,
+    conv = read_rows(session, _CONVERSATION, {"conversation_id": conversation_id,
                                            "message_id": message_id}).one_or_none()
     p = access.principal
     owns = conv is not None and ((conv.user_id is not None and conv.user_id == p.user_id)
