@@ -555,11 +555,20 @@ def named_subjects(session: Session, access: Access, texts: Sequence[str]) -> li
     candidates = list(names)[:MAX_NAMES]
     if not candidates:
         return []
-    folded = func.lower(func.unaccent(Contact.name))
-    contacts = read_rows(session, select(Contact.id).where(
-        contact_visible(access), or_(*[folded.op("~")(r"\m" + re.escape(c) + r"\M") for c in candidates]))
-        .limit(MAX_NAMES)).scalars()
+    patterns = [r"\m" + re.escape(c) + r"\M" for c in candidates]
+    contacts = read_rows(session, _named_contacts_statement(shape(access)),
+                         template_params(access) | {"patterns": patterns}).scalars()
     return [f"contact:{i}" for i in contacts] + [f"name:{c}" for c in candidates]
+
+
+@lru_cache(maxsize=64)
+def _named_contacts_statement(form: tuple):
+    """The visible contacts whose folded name holds a whole word of any of the `patterns` (a list), for
+    principals of one access form: one statement whatever the number of names (see _IDS)."""
+    folded = func.lower(func.unaccent(Contact.name))
+    return (select(Contact.id).where(contact_visible(template(form)),
+                                     folded.op("~")(func.any(bindparam("patterns", type_=ARRAY(String)))))
+            .limit(MAX_NAMES))
 
 
 def _conversation_statement():
