@@ -17,11 +17,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import String, Text, bindparam, func, select
+from sqlalchemy import Row, String, Text, bindparam, func, select
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
 from memory_core.domain.models import Conversation, Message, Outbox
@@ -199,7 +200,8 @@ def _id_scope_param():
 _MESSAGE_BY_EXTERNAL_ID = select(Message).where(Message.channel == bindparam("channel", type_=String),
                                                 Message.id_scope == _id_scope_param(),
                                                 Message.external_id == bindparam("external_id", type_=String))
-_CONVERSATION_BY_EXTERNAL_ID = select(Conversation).where(
+_CONVERSATION_BY_EXTERNAL_ID = select(Conversation.id, Conversation.user_id, Conversation.phone,
+                                      Conversation.temporary).where(
     Conversation.channel == bindparam("channel", type_=String), Conversation.id_scope == _id_scope_param(),
     Conversation.external_id == bindparam("external_id", type_=String))
 
@@ -246,17 +248,20 @@ def _delete(session: Session, message: Message | None) -> IngestResult:
     return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
 
 
-def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Conversation:
+def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Row:
+    """The conversation's id, user_id, phone and temporary, created if it is new."""
     find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
             "scope_user": user_id}
     # Most messages join a conversation that exists: read it first, insert only when it is not there.
-    conv = session.scalar(_CONVERSATION_BY_EXTERNAL_ID, find)
+    conv = read_rows(session, _CONVERSATION_BY_EXTERNAL_ID, find).first()
     if conv is None:
         session.execute(
             pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
                                            phone=phone)
             .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]))
-        conv = session.scalar(_CONVERSATION_BY_EXTERNAL_ID, find)
+        conv = read_rows(session, _CONVERSATION_BY_EXTERNAL_ID, find).first()
+        if conv is None:  # there, but not ours to see: another writer's conversation
+            raise Conflict("this conversation belongs to another person")
     if (conv.user_id is not None and user_id is not None and conv.user_id != user_id) or (
             conv.phone is not None and phone is not None and conv.phone != phone):
         raise Conflict("this conversation belongs to another person")
