@@ -154,15 +154,17 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     text = redact_secrets(session, text, org_id)
     find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
             "scope_user": user_id}
-    existing = session.scalar(_MESSAGE_BY_EXTERNAL_ID, find)
+    existing = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
     if existing is not None:
         _check_same_writer(existing, org_id, user_id, phone)
-    if event == "deleted":
-        return _delete(session, existing)
     if existing is not None and event == "new":
         return IngestResult(message_id=existing.id, conversation_id=existing.conversation_id, duplicate=True)
-    if existing is not None:
-        return _edit(session, existing, text)
+    # An edit or a delete changes the stored message: loaded whole (most ingests are new messages, read as columns).
+    message = session.get(Message, existing.id) if existing is not None else None
+    if event == "deleted":
+        return _delete(session, message)
+    if message is not None:
+        return _edit(session, message, text)
 
     conv = _conversation(session, channel, conversation, org_id, user_id, phone)
     message_id = session.scalar(_MESSAGE_INSERT, dict(
@@ -171,7 +173,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         edited_at=now if event == "edited" else None))
     if message_id is None:
         # A concurrent retry won the race: theirs is the row.
-        row = session.scalar(_MESSAGE_BY_EXTERNAL_ID, find)
+        row = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
         if row is None:  # the row is there but not ours to see: another writer's message
             raise Conflict("this external_id already belongs to another writer's message")
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
@@ -197,9 +199,9 @@ def _id_scope_param():
 
 
 # A message or conversation by its external id in the writer's namespace: every ingest reads them (built once).
-_MESSAGE_BY_EXTERNAL_ID = select(Message).where(Message.channel == bindparam("channel", type_=String),
-                                                Message.id_scope == _id_scope_param(),
-                                                Message.external_id == bindparam("external_id", type_=String))
+_MESSAGE_BY_EXTERNAL_ID = select(Message.id, Message.conversation_id, Message.org_id, Message.user_id, Message.phone)\
+    .where(Message.channel == bindparam("channel", type_=String), Message.id_scope == _id_scope_param(),
+           Message.external_id == bindparam("external_id", type_=String))
 _CONVERSATION_BY_EXTERNAL_ID = select(Conversation.id, Conversation.user_id, Conversation.phone,
                                       Conversation.temporary).where(
     Conversation.channel == bindparam("channel", type_=String), Conversation.id_scope == _id_scope_param(),
@@ -214,7 +216,7 @@ _MESSAGE_INSERT = (pg_insert(Message.__table__)
 _OUTBOX_INSERT = Outbox.__table__.insert()
 
 
-def _check_same_writer(existing: Message, org_id, user_id, phone) -> None:
+def _check_same_writer(existing: Row, org_id, user_id, phone) -> None:
     # An external id reused by someone else is a client bug or an attack, never a retry.
     if (existing.org_id != org_id
             or (existing.user_id is not None and user_id is not None and existing.user_id != user_id)
