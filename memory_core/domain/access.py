@@ -126,7 +126,7 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
         if m is not None:
             role, member_perms = m.role, member_permissions(m.role, m.permissions)
     if phone:
-        auth = session.execute(_PHONE_AUTHORIZATION, {"org": org_id, "phone": phone}).first()
+        auth = read_rows(session, _PHONE_AUTHORIZATION, {"org": org_id, "phone": phone}).first()
         if auth is None:
             return None
         phone_perms = member_permissions("member", auth.permissions)
