@@ -75,7 +75,7 @@ from memory_core.domain.vocabulary import Level, Status
 from memory_core.reading import profile_query, subject_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
-from memory_core.reading.salience import near_duplicate, salient_words, shares_salient_word
+from memory_core.reading.salience import DUPLICATE_MIN_WORDS, near_duplicate, salient_words, shares_salient_word
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
@@ -306,7 +306,8 @@ def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items:
         if len(chosen) >= max_items:
             break
         said = (m.subject, salient_words(m.value))
-        if any(near_duplicate(said, (m.subject, words)) for words in shown.get(m.subject, ())):
+        if len(said[1]) >= DUPLICATE_MIN_WORDS and any(
+                near_duplicate(said, (m.subject, words)) for words in shown.get(m.subject, ())):
             continue
         item = len(subjects.item_text(m))
         if m.subject in seen:
