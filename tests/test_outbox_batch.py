@@ -157,3 +157,19 @@ def test_a_message_vector_stored_by_a_batch_is_the_embedders_bit_for_bit(factory
         stored = system_session.get(Message, message_id).embedding
         # PostgreSQL keeps float4s: the stored ones are exactly the embedder's float32 values
         assert np.array_equal(np.asarray(stored, dtype=np.float32), np.asarray(vector, dtype=np.float32))
+
+
+def test_a_memory_vector_learnt_by_a_batch_is_the_embedders_bit_for_bit(factory, system_session, database, backend):
+    """A memory's vector goes to PostgreSQL in binary (models.BinaryVectorColumn): the same float32 values the
+    embedder gave its sentence, read back by search and by the ladder's comparisons as before."""
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.contact(org, "Talleres García S.L.")
+    say(system_session, org, ana, "Talleres García paga a 60 días", conversation="mv")
+
+    assert drain_batch(database, backend)["done"] == 1
+
+    [m] = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.status == "active")).all()
+    [alone], _ = backend.embed([m.sentence])
+    assert np.array_equal(np.asarray(m.embedding, dtype=np.float32), np.asarray(alone, dtype=np.float32))
+    assert system_session.scalar(select(Memory.embedding.cosine_distance(alone)).where(Memory.id == m.id)) < 1e-6

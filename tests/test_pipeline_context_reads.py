@@ -48,3 +48,47 @@ def test_the_one_round_trip_context_holds_the_writers_names_recent_subjects_and_
     assert known == {"self": ("nombre",), f"contact:{garcia.id}": ("forma_pago", "nota"),
                      "name:hierros olano": ("persona_contacto", "plazo_pago")}
     assert context_reads(system_session, access, subjects, None)[1] == ()  # no conversation, nothing recent
+
+
+def test_a_batchs_recent_subjects_and_written_rows_are_read_by_primary_key_not_by_the_writers_whole_range(
+        factory, system_session, database):
+    """The later reads of a writer in a worker batch (the conversation's recent subjects and the rows the batch
+    wrote) look their memories up by key: the plan the worker keeps for them (generic) reads no range of the
+    writer's or the org's rows, which grows with the org, and they still give what the full read gives."""
+    from sqlalchemy import text
+
+    from memory_core.adapters.db import SYSTEM
+    from memory_core.learning.context_reads import KnownToWriters
+    from tests.support.statements import generic_plan_of, sent_statements
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    for i in range(30):  # the org's and Ana's other rows, which the reads must not go through
+        factory.memory(org, subject=f"name:cliente {i}", attribute="nota", value=str(i), category="customer")
+        factory.memory(None, level="personal", owner=ana, subject="self", attribute=f"gusto_{i}", value=str(i),
+                       category="preference")
+    conversation = factory.conversation(org, ana)
+    olano = factory.memory(org, subject="name:hierros olano", attribute="plazo_pago", value="30 días",
+                           category="customer")
+    system_session.add(MemorySource(memory_id=olano.id, conversation_id=conversation.id,
+                                    created_at=clock.now() - dt.timedelta(minutes=1)))
+    system_session.commit()
+    access = load_access(system_session, org.id, user_id=ana.id)
+    known = KnownToWriters()
+    context_reads(system_session, access, ["self"], conversation.id, known=known)  # the writer's full read
+    known.written.append(olano.id)  # as if the batch had just merged into it
+    with sent_statements(database.system_engine, lambda s: "conversation_sources" in s) as sent:
+        names, recent, attributes = context_reads(system_session, access, ["self"], conversation.id, known=known)
+
+    assert recent == ("name:hierros olano",) == recent_subjects(system_session, access, conversation.id)
+    assert "hierros olano" in names and attributes["name:hierros olano"] == ("plazo_pago",)
+    [(statement, _)] = sent
+    system_session.close()
+    database.dispose()
+    with database.unit_of_work(SYSTEM) as uow:
+        connection = uow.session.connection()
+        connection.execute(text("set local enable_seqscan = off"))  # a table this small would be read whole
+        plan = generic_plan_of(connection, statement)
+    assert "memories_pkey" in plan, plan
+    for range_of_rows in ("ix_memories_owner_user", "ix_memories_org_subject"):
+        assert range_of_rows not in plan, plan

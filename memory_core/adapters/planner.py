@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 
-from sqlalchemy import event, text
+from sqlalchemy import event, false, func, text
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 _SET = text("select current_setting(:name), set_config(:name, :value, true)")
 _BACK = text("select set_config(:name, :was, true)")
@@ -119,3 +120,11 @@ def planned_once(session: Session) -> None:
 def _forget_planned_once(session: Session, transaction) -> None:
     if transaction.parent is None:  # the transaction, not a savepoint, ended: so did its settings
         session.info.pop(_PLANNED_ONCE, None)
+
+
+def out_of_index_reach(condition: ColumnElement[bool]) -> ColumnElement[bool]:
+    """`condition` as coalesce(condition, false): the same rows (WHERE keeps only true), but no index can serve
+    it, so the planner reads the rows by the statement's other conditions (a primary key, a join's key) and
+    filters them, where matching an ownership rule's arms against indexes made it read every row of the owner
+    or the org."""
+    return func.coalesce(condition, false())

@@ -12,6 +12,7 @@ import struct
 
 import numpy as np
 import psycopg
+from pgvector.sqlalchemy import Vector
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from sqlalchemy.types import UserDefinedType
@@ -47,6 +48,19 @@ class BinaryVector(UserDefinedType):
 
     def get_col_spec(self, **kw) -> str:
         return "vector"
+
+    def bind_processor(self, dialect):
+        def process(value):
+            return None if value is None else VectorBytes(value)
+        return process
+
+
+class BinaryVectorColumn(Vector):
+    """pgvector's column type, whose written values go in binary: a row inserted or updated through the ORM
+    (a memory and its vector) sends its float32s as `BinaryVector` does, not as text. Read back, compared
+    and rendered as literals exactly as pgvector's type."""
+
+    cache_ok = True
 
     def bind_processor(self, dialect):
         def process(value):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -164,6 +164,19 @@ class Match:
     attribute: str | None = None  # for add: the attribute to store it under (a note beside others)
 
 
+@lru_cache(maxsize=64)
+def _same_level_active_stmt(by_user: bool, by_phone: bool, in_org: bool, with_org: bool, nowait: bool):
+    """The active rows of a fact's subject at one level and owner, locked: built once per shape (the worker
+    runs it for every fact; building the statement and its cache key cost more than reading its few rows)."""
+    q = select(Memory).where(
+        Memory.status == "active", Memory.level == bindparam("level"), Memory.subject == bindparam("subject"),
+        Memory.owner_user_id == bindparam("owner_user") if by_user else Memory.owner_user_id.is_(None),
+        Memory.owner_phone == bindparam("owner_phone") if by_phone else Memory.owner_phone.is_(None))
+    if in_org:
+        q = q.where(Memory.org_id == bindparam("org_id") if with_org else Memory.org_id.is_(None))
+    return q.with_for_update(nowait=nowait)
+
+
 class _Writer:
     def __init__(self, session, access, org, fact, source, embed, embed_model, origin, actor_label, at):
         self.s, self.access, self.org, self.fact = session, access, org, fact
@@ -229,13 +242,11 @@ class _Writer:
         # Two workers learning about one subject at once take turns (and never deadlock: subject_locks).
         subject_locks.lock_subject(self.s, subject_locks.subject_key(
             self.org.id if self.org is not None else None, level, owner_user, owner_phone, self.fact.subject))
-        q = select(Memory).where(
-            Memory.status == "active", Memory.level == level, Memory.subject == self.fact.subject,
-            Memory.owner_user_id.is_(None) if owner_user is None else Memory.owner_user_id == owner_user,
-            Memory.owner_phone.is_(None) if owner_phone is None else Memory.owner_phone == owner_phone)
-        if level != "personal":
-            q = q.where(Memory.org_id == (self.org.id if self.org else None))
-        return list(self.s.scalars(q.with_for_update(nowait=subject_locks.nowait(self.s))))
+        org_id = self.org.id if self.org is not None and level != "personal" else None
+        q = _same_level_active_stmt(owner_user is not None, owner_phone is not None,
+                                    level != "personal", org_id is not None, subject_locks.nowait(self.s))
+        return list(self.s.scalars(q, {"level": level, "subject": self.fact.subject, "owner_user": owner_user,
+                                       "owner_phone": owner_phone, "org_id": org_id}))
 
     def _similarity(self, m: Memory) -> float:
         vec = self.vector()

@@ -14,7 +14,6 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -36,6 +35,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, defer, mapped_column
 
+from memory_core.adapters.vector_binary import BinaryVectorColumn
 from memory_core.domain import clock
 from memory_core.domain.vocabulary import (
     EMBED_DIM,
@@ -219,7 +219,7 @@ class Message(Base):
     edited_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     # Set by the worker when it indexed the message; null until then.
-    embedding: Mapped[Any] = mapped_column(Vector(EMBED_DIM), nullable=True)
+    embedding: Mapped[Any] = mapped_column(BinaryVectorColumn(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
     search_tsv: Mapped[Any] = _tsv("text")
     id_scope: Mapped[str | None] = mapped_column(Text, Computed(ID_SCOPE, persisted=True))
@@ -302,7 +302,7 @@ class Memory(Base):
     superseded_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("memories.id", ondelete="SET NULL"))
     hand_edited: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     event_date: Mapped[dt.date | None] = mapped_column(Date)
-    embedding: Mapped[Any] = mapped_column(Vector(EMBED_DIM), nullable=True)
+    embedding: Mapped[Any] = mapped_column(BinaryVectorColumn(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
     created_at: Mapped[dt.datetime] = _timestamp()
     updated_at: Mapped[dt.datetime] = _timestamp()
@@ -392,7 +392,7 @@ class Document(Base):
     doc_date: Mapped[dt.date | None] = mapped_column(Date)
     # Kept under legal hold: erasure anonymises identifying fields instead of deleting.
     legal_hold: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
-    embedding: Mapped[Any] = mapped_column(Vector(EMBED_DIM), nullable=True)
+    embedding: Mapped[Any] = mapped_column(BinaryVectorColumn(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
     created_at: Mapped[dt.datetime] = _timestamp()
     updated_at: Mapped[dt.datetime] = _timestamp()
