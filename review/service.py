@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from console.services import paging
 from console.services.proposals import (
+    ACTIVE,
     Labels,
     Operator,
     age,
@@ -180,7 +181,7 @@ def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
 def _replaced(s: Session, p: Memory) -> Memory | None:
     """The memory approval would replace: the active shared fact with the same subject and attribute."""
     current = s.scalar(select(Memory).where(
-        Memory.status == Status.ACTIVE, Memory.level == Level.SHARED, Memory.org_id == p.org_id,
+        Memory.status == ACTIVE, Memory.level == Level.SHARED, Memory.org_id == p.org_id,
         Memory.subject == p.subject, Memory.attribute == p.attribute))
     if current is None and p.replaces_id is not None:
         current = s.get(Memory, p.replaces_id)
