@@ -99,7 +99,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     # index (ix_memories_proposed_author) unless words are searched, which the text index finds faster.
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id), CURSOR_TYPES,
                          after=after, before=before, descending=newest_first, limit=limit,
-                         in_index_order=not q, total=total)
+                         in_index_order=not q, total=total, for_values=bool(q))  # words: planned for them
     return Queue(_rows(s, op, page, lambda p: p.created_at), counts, page, list(AREAS))
 
 
@@ -112,7 +112,8 @@ def list_decided(s: Session, op: Operator, *, kind: str | None = None, area: str
                      q)
     # Read in the order of ix_memories_decided (an admin) or ix_memories_decided_author (a member's own).
     page = paging.keyset(s, stmt, (Memory.decided_at, Memory.id), lambda m: (m.decided_at, m.id), CURSOR_TYPES,
-                         after=after, before=before, descending=not oldest_first, limit=limit, in_index_order=not q)
+                         after=after, before=before, descending=not oldest_first, limit=limit, in_index_order=not q,
+                         for_values=bool(q))  # words: planned for them (the console keeps generic plans otherwise)
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
     return Queue(_rows(s, op, page, lambda p: p.decided_at), counts, page, list(AREAS))
 

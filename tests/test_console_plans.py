@@ -102,6 +102,11 @@ def test_a_word_search_keeps_planning_for_its_words_on_the_consoles_kept_plans(a
     kept = _kept_plans(app, client, "/contacts?q=Talleres")
     for statement, generic, custom in _of(kept, "FROM contacts", "websearch_to_tsquery"):
         assert generic == 0 and custom >= 2, statement[:200]
+    for url in ("/review/?q=factura", "/review/?state=decided&q=factura", f"/traces?org={w.org.id}&q=factura"):
+        with sent_statements(_engine(app)) as sent:
+            assert client.get(url).status_code == 200
+        before, _, _ = _after(sent, "websearch_to_tsquery")
+        assert "force_custom_plan" in " ".join(before), url
 
 
 def test_a_word_search_of_the_memory_list_is_planned_for_its_words(app, client, w):  # noqa: F811

@@ -110,7 +110,7 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
                       *_on_days(MemoryTrace.created_at, date_from, date_to))
     page = paging.keyset(s, stmt, (MemoryTrace.created_at, MemoryTrace.id), lambda r: (r[0].created_at, r[0].id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before, limit=limit,
-                         descending=not oldest_first, scalars=False)
+                         descending=not oldest_first, scalars=False, for_values=bool(q))  # words: planned for them
     page.rows = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
                  for t, n, u, words, name in page.rows]
     return page
