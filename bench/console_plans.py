@@ -40,7 +40,8 @@ def _best(cur, statement: str, params, mode: str, runs: int = 3) -> float:
 def _explained(cur, statement: str, params) -> str:
     """EXPLAIN ANALYZE of the statement as psycopg prepared it, under a generic plan and then a custom one."""
     names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", statement)))
-    name = cur.execute("select name from pg_prepared_statements order by prepare_time desc limit 1").fetchone()[0]
+    numbered = re.sub(r"%\((\w+)\)s", lambda m: f"${names.index(m.group(1)) + 1}", statement).replace("%%", "%")
+    name = cur.execute("select name from pg_prepared_statements where statement = %s", (numbered,)).fetchone()[0]
     out = [statement, str(params)]
     for mode in ("force_generic_plan", "force_custom_plan"):
         cur.execute("select set_config('plan_cache_mode', %s, true)", (mode,))
@@ -58,6 +59,8 @@ def main() -> None:
     ap.add_argument("--roles", default="admin,member,staff,privacy,platform")
     ap.add_argument("--explain", action="store_true",
                     help="also print EXPLAIN ANALYZE of both plans of each statement whose generic plan loses")
+    ap.add_argument("--explain-over", type=float, metavar="MS",
+                    help="also print them for every statement whose generic plan takes more than MS")
     args = ap.parse_args()
     os.environ["MEMORIA_DATA_DIR"] = str(Path(args.data_dir).resolve())
     os.environ.setdefault("MEMORIA_SECURE_COOKIES", "0")
@@ -110,7 +113,7 @@ def main() -> None:
                     g = _best(cur, statement, params, "force_generic_plan")
                     c = _best(cur, statement, params, "force_custom_plan")
                     print(f"{page:28s} {role:8s} gen {g:7.2f} cust {c:7.2f} x{c / g:5.1f}  {head}", flush=True)
-                    if args.explain and g > c:
+                    if (args.explain and g > c) or (args.explain_over is not None and g > args.explain_over):
                         print(_explained(cur, statement, params), flush=True)
                 raw.driver_connection.rollback()
             finally:
