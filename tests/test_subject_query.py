@@ -94,3 +94,19 @@ def test_the_org_arm_reads_each_subject_from_its_index_in_order(database, system
     assert scans, plan
     # Read in order and cut at the limit: the scan's parent is a Limit, not a Sort.
     assert all("Limit" in parent(n) for n in scans), plan
+
+
+def test_a_turn_naming_a_subject_reads_its_memories_in_the_blocks_one_window_with_sorting_priced_out(
+        database, system_session, subjects_org):
+    """The conversation, the profile and the named subjects' memories share one enable_sort window: a block
+    switches sorting off once and back once, and the subjects' statement runs in between."""
+    org, ana = subjects_org
+    access = load_access(system_session, org.id, user_id=ana.id)
+    with sent_statements(database.engine) as sent:
+        with database.unit_of_work(access.scope()) as uow:
+            block = context.assemble_context(uow.session, access, None, "¿Qué sabemos de Lucia y su pedido?")
+    toggles = [n for n, (_, p) in enumerate(sent) if isinstance(p, dict) and p.get("name") == "enable_sort"]
+    (subjects_at,) = [n for n, (s, _) in enumerate(sent) if "of_subjects" in s]
+    assert len(toggles) == 2, [sent[n][1] for n in toggles]
+    assert sent[toggles[0]][1]["value"] == "off" and toggles[0] < subjects_at < toggles[1]
+    assert "lucia" in block.related.lower()  # the subject's memories reached the related section

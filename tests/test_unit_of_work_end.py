@@ -137,3 +137,30 @@ def test_a_small_principals_block_matches_its_text_on_a_kept_generic_plan(one_co
     text_matching = [k for k in kept if "fts_cand_memory" in k.statement or "<%" in k.statement]
     assert text_matching, kept
     assert all(k.generic_plans >= 2 and k.custom_plans == 0 for k in text_matching), text_matching
+
+
+def test_a_small_principals_search_matches_its_text_on_kept_generic_plans(one_connection, factory, system_session,
+                                                                           embedder):
+    """A search reads memories, messages, contacts and documents: with few of each (counted, contacts too) the
+    principal's full-text, trigram and name statements keep their generic plan, and find the same hits every time."""
+    from memory_core.domain.access import load_access
+    from memory_core.reading.search import search
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.contact(org, name="Talleres García S.L.")
+    factory.memory(org, level="personal", subject="contact:talleres", attribute="plazo_pago",
+                   value="Talleres García paga a 60 días", owner=ana)
+    access = load_access(system_session, org.id, user_id=ana.id)
+    system_session.commit()
+    found = []
+    for _ in range(7):  # psycopg prepares a statement on its 5th run on a connection
+        with one_connection.unit_of_work(access.scope()) as uow:
+            hits = search(uow.session, access, "Talleres García", embed=embedder.embed, embed_model=embedder.model_name)
+            found.append([(hit.kind, hit.id) for hit in hits])
+    assert {"contact", "memory"} <= {kind for kind, _ in found[0]} and all(f == found[0] for f in found)
+    with one_connection.unit_of_work(access.scope()) as uow:
+        kept = uow.session.execute(text("select statement, generic_plans, custom_plans from pg_prepared_statements")).all()
+    text_matching = [k for k in kept if "fts_cand_" in k.statement or "similarity" in k.statement]
+    assert any("fts_cand_contact" in k.statement for k in text_matching), kept
+    assert all(k.generic_plans >= 2 and k.custom_plans == 0 for k in text_matching), text_matching

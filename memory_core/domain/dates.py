@@ -161,12 +161,20 @@ def _month_start(day: dt.date, back: int = 0) -> dt.date:
     return dt.date(y, m + 1, 1)
 
 
+# Every word one of past_range's forms needs: a text holding none of them names no past range (most texts a block
+# dates hold none, and building the forms costs more than this one search).
+_PAST_WORD = re.compile(r"\b(?:anteayer|ayer|yesterday|hoy|today|semana|week|mes|month|ano|year|hace|ago|"
+                        + "|".join(MONTHS) + r")\b")
+
+
 def past_range(q: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
     """The days a (folded) text's date points back at, [start, end); None when it names none.
 
     Spanish and English: hoy/today, ayer/yesterday, anteayer, esta semana/this week, la semana pasada/
     last week, este mes/this month, el mes pasado/last month, hace N días|semanas|meses / N days ago,
     "en septiembre" / "in September" (its latest occurrence up to now, or the year given)."""
+    if not _PAST_WORD.search(q):
+        return None
     monday = today - dt.timedelta(days=today.weekday())
     day = dt.timedelta(days=1)
     fixed = [

@@ -291,20 +291,21 @@ def _render_lines(subjects: _Subjects, memories: Sequence[Memory]) -> list[str]:
 
 
 def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items: int, max_chars: int,
-         title: str, shown: list[tuple[str, frozenset[str]]] | None = None) -> list[tuple[Memory, float]]:
+         title: str, shown: dict[str, list[frozenset[str]]] | None = None) -> list[tuple[Memory, float]]:
     """Take memories in order while the rendered section (see _render_lines) stays within its limits,
-    leaving out one that says nearly what a memory already shown says (`shown`, updated).
+    leaving out one that says nearly what a memory already shown says (`shown`: the salient words of each
+    subject's memories shown, updated).
 
     The length is kept incrementally: a new subject adds a line "- label: item", a known one "; item"."""
     chosen: list[tuple[Memory, float]] = []
     seen: set[str] = set()
-    shown = [] if shown is None else shown
+    shown = {} if shown is None else shown
     total = len(title) + 1  # the title and its newline
     for m, score in ranked:
         if len(chosen) >= max_items:
             break
         said = (m.subject, salient_words(m.value))
-        if any(near_duplicate(said, other) for other in shown):
+        if any(near_duplicate(said, (m.subject, words)) for words in shown.get(m.subject, ())):
             continue
         item = len(subjects.item_text(m))
         if m.subject in seen:
@@ -314,7 +315,7 @@ def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items:
         if total + add <= max_chars:
             chosen.append((m, score))
             seen.add(m.subject)
-            shown.append(said)
+            shown.setdefault(m.subject, []).append(said[1])
             total += add
     return chosen
 
@@ -419,9 +420,10 @@ def _embed_early(message: str, embed: Embed | None) -> Future | None:
 
 def _related(session: Session, access: Access, message: str, exclude: set[uuid.UUID], known: dict[uuid.UUID, Memory],
              now: dt.datetime, vector: Future | None, embed_model: str | None,
-             subjects: Sequence[str] = ()) -> list[tuple[Memory, float]]:
+             of_subjects: Sequence[Row] = ()) -> list[tuple[Memory, float]]:
     """Memories the message is about (searched with it), then memories of the subjects the conversation
-    named lately ("and how much do I owe him?" goes on about the customer named two turns ago).
+    named lately (`of_subjects`, read by subject_memories: "and how much do I owe him?" goes on about the
+    customer named two turns ago).
 
     A past event found here stays: the message asks about it (its date is shown); the profile drops it."""
     if is_trivial(message):
@@ -444,12 +446,12 @@ def _related(session: Session, access: Access, message: str, exclude: set[uuid.U
     hits = [(i, score) for n, (i, score, signals) in enumerate(fused)
             if relevant(signals) or i in nearest or (n < RELATED_READ and i in rows
                                      and shares_salient_word(wanted, f"{rows[i].value} {rows[i].sentence}"))]
-    if subjects:
+    if of_subjects:
         # After the message's own hits, below their scores.
         floor = min((score for _, score in hits), default=1.0)
         taken = {i for i, _ in hits}
         per: dict[str, int] = {}
-        for m in subject_memories(session, access, subjects, PER_SUBJECT * len(subjects)):
+        for m in of_subjects:
             if m.id in exclude or m.id in taken or per.get(m.subject, 0) >= PER_SUBJECT:
                 continue
             per[m.subject] = per.get(m.subject, 0) + 1
@@ -670,9 +672,9 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     vector = _embed_early(message_text or "", embed)
     generic_plans(session)
     primary = primary or session
-    # The conversation's recent messages and the profile's arms are read in the order of their indexes (see
-    # _conversation, profile_query): one window with sorting priced out serves both (nested, a no-op when
-    # `primary` is `session`).
+    # The conversation's recent messages, the profile's arms and the named subjects' memories are read in the
+    # order of their indexes (see _conversation, profile_query, subject_query): one window with sorting priced
+    # out serves them all (nested, a no-op when `primary` is `session`).
     with sorting_disabled(session), sorting_disabled(primary):
         conv, sent = _conversation(primary, access, conversation_id, message_id)
         now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
@@ -682,18 +684,22 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
         lang = block_language(session, access, [message_text or "", *recent], language,
                               conv.org_language if conv is not None else _UNREAD)
         core, candidates = _visible_memories(session, access, today)
+        named = named_subjects(session, access, [message_text or "", *recent]) \
+            if not is_trivial(message_text or "") else []
+        of_subjects = subject_memories(session, access, named, PER_SUBJECT * len(named)) if named else []
     words = WORDS[lang]
     related_header = RELATED_HEADERS[lang]
 
     core_ids = {m.id for m in core}
-    named = named_subjects(session, access, [message_text or "", *recent]) if not is_trivial(message_text or "") else []
     related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},
-                              now, vector, embed_model, named)
+                              now, vector, embed_model, of_subjects)
     subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)], lang)
 
     # The memories the message is about are fitted first, within the block's budget; the profile gets what
     # they leave, up to its own limits (a bare "hola" leaves it all), so a question never loses them to it.
-    shown = [(m.subject, salient_words(m.value)) for m in core]
+    shown: dict[str, list[frozenset[str]]] = {}
+    for m in core:
+        shown.setdefault(m.subject, []).append(salient_words(m.value))
     core_text = render_core(core, lang)
     room = BLOCK_MAX_CHARS - sum(len(p) + 2 for p in (MEMORY_HEADERS[lang], core_text) if p)
     related = _fit(subjects, related_ranked, RELATED_MAX_ITEMS, min(RELATED_MAX_CHARS, room), related_header, shown)

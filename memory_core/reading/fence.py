@@ -51,7 +51,10 @@ def fenced(value: str, max_chars: int = 600) -> str:
     """The value cleaned, capped at max_chars characters and wrapped in the fence markers."""
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
-    clean = "".join(" " if unicodedata.category(ch) in _STRIP_CATEGORIES else ch for ch in value)
+    # A printable text holds none of the stripped categories (str.isprintable is false for every Cc, Cf, Cs,
+    # Zl and Zp character): only other texts are read character by character.
+    clean = value if value.isprintable() else "".join(
+        " " if unicodedata.category(ch) in _STRIP_CATEGORIES else ch for ch in value)
     clean = _WHITESPACE.sub(" ", clean).strip()
     if len(clean) > max_chars:
         clean = clean[: max_chars - 1].rstrip() + ELLIPSIS

@@ -1,12 +1,12 @@
 """Which principals are big in a table, remembered for a while in this process.
 
-Search counts a principal's candidate rows per vector table, up to EXACT_SCAN_MAX + 1, to choose an exact
-scan or an index walk (reading/search.py). Under row security each counted row is a heap read: a big
-principal's count read 3,001 rows on every turn (36 ms of the bench's big org's turn, under load), and
-the answer changes slowly. A principal found big is remembered as big for BIG_SECONDS and not counted
-again meanwhile; a small principal is counted every time (a small count is cheap, and a principal that
-grows past the mark takes the big path on its next turn). One that shrinks below it keeps the big path
-(an index walk and fewer full-text candidates, reading/search.py) at most BIG_SECONDS longer.
+Search counts a principal's candidate rows per table (contacts too), up to EXACT_SCAN_MAX + 1, to choose an
+exact scan or an index walk, and text matched row by row or through the text indexes (reading/search.py). Under
+row security each counted row is a heap read: a big principal's count read 3,001 rows on every turn (36 ms of
+the bench's big org's turn, under load), and the answer changes slowly. A principal found big is remembered as
+big for BIG_SECONDS and not counted again meanwhile; a small principal is counted every time (a small count is
+cheap, and a principal that grows past the mark takes the big path on its next turn). One that shrinks below it
+keeps the big path (an index walk and fewer full-text candidates, reading/search.py) at most BIG_SECONDS longer.
 """
 from __future__ import annotations
 

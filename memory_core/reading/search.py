@@ -569,7 +569,8 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
 @lru_cache(maxsize=256)
 def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: tuple[str, ...]):
     """Per-transaction knobs of the trigram and HNSW scans and the candidate rows for the principal of each
-    vector table in `counted`, counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
+    table in `counted` (a vector table's rows with vectors, the contacts' rows), counted up to EXACT_SCAN_MAX + 1
+    (indexed): one round trip."""
     settings = [
         func.set_config("pg_trgm.word_similarity_threshold", str(TEXT_WORD_SIMILARITY), True),
         func.set_config("hnsw.iterative_scan", "relaxed_order", True),
@@ -582,9 +583,9 @@ def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, 
     if counted:
         who = template(form)
         for src in _sources(kinds):
-            if src.has_vector and src.kind in counted:
-                capped = select(src.model.id).where(*_vector_where(who, src, kinds, with_model))\
-                    .limit(EXACT_SCAN_MAX + 1).subquery()
+            if src.kind in counted:
+                where = _vector_where(who, src, kinds, with_model) if src.has_vector else src.where(who, kinds)
+                capped = select(src.model.id).where(*where).limit(EXACT_SCAN_MAX + 1).subquery()
                 counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
     return select(*settings, *counts), len(settings)
 
@@ -641,11 +642,12 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     params = template_params(access) | {"q_words": words, "q_text": query, "q_vector": vector,
                                         "q_model": embed_model, "q_tokens": tokens}
     params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
-    # A principal found big in a table a moment ago is not counted again (reading/principal_size.py).
+    # A principal found big in a table a moment ago is not counted again (reading/principal_size.py). The
+    # contacts, which have no vectors, are counted for their text statements (`small` below).
     size_keys = {src.kind: (access.org_id, access.principal, access.read_areas, src.kind, embed_model, EXACT_SCAN_MAX)
-                 for src in vector_sources}
+                 for src in sources}
     known = {kind for kind, key in size_keys.items() if counted and principal_size.known_big(key)}
-    to_count = tuple(src.kind for src in vector_sources if counted and src.kind not in known)
+    to_count = tuple(src.kind for src in sources if counted and src.kind not in known)
     configure, n_settings = _configure_statement(form, kinds, bool(embed_model), to_count)
     found = dict(zip(to_count, (int(v) for v in session.execute(configure, params).one()[n_settings:])))
     counts = [EXACT_SCAN_MAX + 1 if src.kind in known else found[src.kind] for src in vector_sources] if counted else []
@@ -665,7 +667,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     # The retrievers that match the query's text plan for its words (planner.custom_plans); the others may
     # run their statement's generic plan. So may they where every table they read holds few of the principal's
     # rows (counted): those are matched one by one, whatever the words (_fts_stmt).
-    small = tuple(f"small:{src.kind}" for src, n in zip(vector_sources, counts) if n <= EXACT_SCAN_MAX)
+    small = tuple(f"small:{kind}" for kind, n in found.items() if n <= EXACT_SCAN_MAX)
     all_small = not tokens and all(f"small:{src.kind}" in small for src in _sources(kinds))
     with nullcontext() if all_small else custom_plans(session):
         if "fts" in retrievers and words:
