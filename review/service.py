@@ -164,7 +164,7 @@ def get_proposal(s: Session, op: Operator, proposal_id: uuid.UUID, *, for_update
 
 def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
     p = get_proposal(s, op, proposal_id)
-    labels = Labels(s, op.org_id, op.lang)
+    labels = Labels(s, op.org_id, op.lang).prefetch([p])  # its contact's and author's names in one statement
     stmt = (select(Message).join(MemorySource, MemorySource.message_id == Message.id)
             .where(MemorySource.memory_id == p.id).order_by(Message.created_at))
     if not op.access.is_admin:
