@@ -123,9 +123,9 @@ def pending_counts(s: Session, op: Operator) -> dict[str, int]:
     return capped_counts(s, visible_proposals(op), visible_kinds(op))
 
 
-def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
-    """One row of the queue, for the htmx partial after an action."""
-    labels = Labels(s, op.org_id, op.lang)
+def queue_row(s: Session, op: Operator, proposal: Memory, labels: Labels | None = None) -> QueueRow:
+    """One row of the queue, for the htmx partial after an action (`labels`: the page's, when it has them)."""
+    labels = labels or Labels(s, op.org_id, op.lang)
     return QueueRow(proposal, labels.subject(proposal.subject, proposal.sentence, proposal.value),
                     labels.author(proposal),
                     age(clock.now() - proposal.created_at),
@@ -176,7 +176,7 @@ def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
                              quoted(m.text, 2000)) for m in msgs]
     replaces = _replaced(s, p)
     before = replaces.value if replaces else ""
-    return Detail(queue_row(s, op, p), sources, replaces, word_diff(before, p.value))
+    return Detail(queue_row(s, op, p, labels), sources, replaces, word_diff(before, p.value))
 
 
 def _replaced(s: Session, p: Memory) -> Memory | None:
