@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from memory_core.adapters.db import Scope
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain.models import Contact, Document, Membership, Memory, Message, PhoneAuthorization
 from memory_core.domain.vocabulary import AREAS, DEFAULT_READ_AREAS, Level
 
@@ -121,11 +122,11 @@ def load_access(session: Session, org_id: uuid.UUID | None, *, user_id: uuid.UUI
     member_perms: dict[str, str] | None = None
     role = None
     if user_id is not None:
-        m = session.execute(_MEMBERSHIP, {"org": org_id, "user": user_id}).first()
+        m = read_rows(session, _MEMBERSHIP, {"org": org_id, "user": user_id}).first()
         if m is not None:
             role, member_perms = m.role, member_permissions(m.role, m.permissions)
     if phone:
-        auth = session.execute(_PHONE_AUTHORIZATION, {"org": org_id, "phone": phone}).first()
+        auth = read_rows(session, _PHONE_AUTHORIZATION, {"org": org_id, "phone": phone}).first()
         if auth is None:
             return None
         phone_perms = member_permissions("member", auth.permissions)

@@ -17,11 +17,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import String, Text, bindparam, func, select
+from sqlalchemy import Row, String, Text, bindparam, func, select
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
 from memory_core.domain.models import Conversation, Message, Outbox
@@ -153,15 +154,17 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     text = redact_secrets(session, text, org_id)
     find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
             "scope_user": user_id}
-    existing = session.scalar(_MESSAGE_BY_EXTERNAL_ID, find)
+    existing = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
     if existing is not None:
         _check_same_writer(existing, org_id, user_id, phone)
-    if event == "deleted":
-        return _delete(session, existing)
     if existing is not None and event == "new":
         return IngestResult(message_id=existing.id, conversation_id=existing.conversation_id, duplicate=True)
-    if existing is not None:
-        return _edit(session, existing, text)
+    # An edit or a delete changes the stored message: loaded whole (most ingests are new messages, read as columns).
+    message = session.get(Message, existing.id) if existing is not None else None
+    if event == "deleted":
+        return _delete(session, message)
+    if message is not None:
+        return _edit(session, message, text)
 
     conv = _conversation(session, channel, conversation, org_id, user_id, phone)
     message_id = session.scalar(_MESSAGE_INSERT, dict(
@@ -170,7 +173,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         edited_at=now if event == "edited" else None))
     if message_id is None:
         # A concurrent retry won the race: theirs is the row.
-        row = session.scalar(_MESSAGE_BY_EXTERNAL_ID, find)
+        row = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
         if row is None:  # the row is there but not ours to see: another writer's message
             raise Conflict("this external_id already belongs to another writer's message")
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
@@ -196,10 +199,11 @@ def _id_scope_param():
 
 
 # A message or conversation by its external id in the writer's namespace: every ingest reads them (built once).
-_MESSAGE_BY_EXTERNAL_ID = select(Message).where(Message.channel == bindparam("channel", type_=String),
-                                                Message.id_scope == _id_scope_param(),
-                                                Message.external_id == bindparam("external_id", type_=String))
-_CONVERSATION_BY_EXTERNAL_ID = select(Conversation).where(
+_MESSAGE_BY_EXTERNAL_ID = select(Message.id, Message.conversation_id, Message.org_id, Message.user_id, Message.phone)\
+    .where(Message.channel == bindparam("channel", type_=String), Message.id_scope == _id_scope_param(),
+           Message.external_id == bindparam("external_id", type_=String))
+_CONVERSATION_BY_EXTERNAL_ID = select(Conversation.id, Conversation.user_id, Conversation.phone,
+                                      Conversation.temporary).where(
     Conversation.channel == bindparam("channel", type_=String), Conversation.id_scope == _id_scope_param(),
     Conversation.external_id == bindparam("external_id", type_=String))
 
@@ -212,7 +216,7 @@ _MESSAGE_INSERT = (pg_insert(Message.__table__)
 _OUTBOX_INSERT = Outbox.__table__.insert()
 
 
-def _check_same_writer(existing: Message, org_id, user_id, phone) -> None:
+def _check_same_writer(existing: Row, org_id, user_id, phone) -> None:
     # An external id reused by someone else is a client bug or an attack, never a retry.
     if (existing.org_id != org_id
             or (existing.user_id is not None and user_id is not None and existing.user_id != user_id)
@@ -246,17 +250,20 @@ def _delete(session: Session, message: Message | None) -> IngestResult:
     return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
 
 
-def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Conversation:
+def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Row:
+    """The conversation's id, user_id, phone and temporary, created if it is new."""
     find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
             "scope_user": user_id}
     # Most messages join a conversation that exists: read it first, insert only when it is not there.
-    conv = session.scalar(_CONVERSATION_BY_EXTERNAL_ID, find)
+    conv = read_rows(session, _CONVERSATION_BY_EXTERNAL_ID, find).first()
     if conv is None:
         session.execute(
             pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
                                            phone=phone)
             .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"]))
-        conv = session.scalar(_CONVERSATION_BY_EXTERNAL_ID, find)
+        conv = read_rows(session, _CONVERSATION_BY_EXTERNAL_ID, find).first()
+        if conv is None:  # there, but not ours to see: another writer's conversation
+            raise Conflict("this conversation belongs to another person")
     if (conv.user_id is not None and user_id is not None and conv.user_id != user_id) or (
             conv.phone is not None and phone is not None and conv.phone != phone):
         raise Conflict("this conversation belongs to another person")

@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
@@ -101,14 +102,21 @@ class Ledger:
 
 # --------------------------------------------------------------------------- reading what the pipeline needs
 
+def _exclusions_statement(with_org: bool):
+    e = PolicyExclusion
+    q = select(e.kind, e.name, e.pattern, e.validator, e.description).where(e.enabled.is_(True))
+    q = q.where(or_(e.org_id.is_(None), e.org_id == bindparam("org_id")) if with_org else e.org_id.is_(None))
+    return q.order_by(e.kind, e.name)
+
+
+# Built once: every ingest reads the whole list (plain rows, not ORM objects).
+_EXCLUSIONS = {with_org: _exclusions_statement(with_org) for with_org in (False, True)}
+
+
 def load_exclusions(session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
     """The enabled exclusion list: the seeded platform rows plus the org's own additions."""
-    e = PolicyExclusion
-    # Plain rows, not ORM objects: every ingest reads the whole list.
-    q = select(e.kind, e.name, e.pattern, e.validator, e.description).where(e.enabled.is_(True))
-    q = q.where(or_(e.org_id.is_(None), e.org_id == org_id) if org_id else e.org_id.is_(None))
     return [Exclusion(kind=r.kind, name=r.name, pattern=r.pattern, validator=r.validator, description=r.description)
-            for r in session.execute(q.order_by(e.kind, e.name))]
+            for r in read_rows(session, _EXCLUSIONS[org_id is not None], {"org_id": org_id})]
 
 
 def previous_assistant_turn(session: Session, message: Message) -> str | None:

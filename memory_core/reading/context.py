@@ -54,6 +54,7 @@ from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import generic_plans, sorting_disabled
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
@@ -74,7 +75,7 @@ from memory_core.domain.vocabulary import Level, Status
 from memory_core.reading import profile_query, subject_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
-from memory_core.reading.salience import near_duplicate, salient_words, shares_salient_word
+from memory_core.reading.salience import DUPLICATE_MIN_WORDS, near_duplicate, salient_words, shares_salient_word
 from memory_core.reading.search import PER_RETRIEVER, Embed, embed_query, fuse, retrieve
 
 CORE_MAX_LINES = 15
@@ -254,7 +255,7 @@ class _Subjects:
         self.contacts: dict[str, tuple[str, str]] = {}
         self._texts: dict[tuple[uuid.UUID, bool], str] = {}
         if ids:
-            rows = session.execute(_contacts_statement(shape(access)), template_params(access) | {"ids": list(ids)})
+            rows = read_rows(session, _contacts_statement(shape(access)), template_params(access) | {"ids": list(ids)})
             self.contacts = {f"contact:{r.id}": (r.name, r.kind) for r in rows}
 
     def item_text(self, m: Memory, with_date: bool = True) -> str:
@@ -305,7 +306,8 @@ def _fit(subjects: _Subjects, ranked: Sequence[tuple[Memory, float]], max_items:
         if len(chosen) >= max_items:
             break
         said = (m.subject, salient_words(m.value))
-        if any(near_duplicate(said, (m.subject, words)) for words in shown.get(m.subject, ())):
+        if len(said[1]) >= DUPLICATE_MIN_WORDS and any(
+                near_duplicate(said, (m.subject, words)) for words in shown.get(m.subject, ())):
             continue
         item = len(subjects.item_text(m))
         if m.subject in seen:
@@ -365,8 +367,8 @@ def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple
     # A subject folded into a sheet is sent as the sheet, not as its loose facts too.
     sheets = [m.id for m in candidates if m.category == "sheet"]
     if sheets:
-        folded = set(session.scalars(select(MemorySource.source_memory_id).where(
-            MemorySource.memory_id.in_(sheets), MemorySource.source_memory_id.isnot(None))))
+        folded = set(read_rows(session, select(MemorySource.source_memory_id).where(
+            MemorySource.memory_id.in_(sheets), MemorySource.source_memory_id.isnot(None))).scalars())
         candidates = [m for m in candidates if m.id not in folded]
     return core, candidates
 
@@ -380,7 +382,7 @@ def subject_memories(session: Session, access: Access, subjects: Sequence[str], 
     """The first `limit` visible active memories of the subjects, pinned, most confident, newest first (then
     by id), read subject by subject in an index's order (reading/subject_query.py)."""
     with sorting_disabled(session):
-        return session.execute(_subjects_statement(shape(access)), template_params(access)
+        return read_rows(session, _subjects_statement(shape(access)), template_params(access)
                                | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}).all()
 
 
@@ -482,7 +484,7 @@ def _by_id_statement(form: tuple):
 
 def memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:
     """The visible active memories of these ids, as block lines."""
-    return session.execute(_by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
+    return read_rows(session, _by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
 
 
 @lru_cache(maxsize=64)
@@ -516,7 +518,8 @@ def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUI
         return []
     score_of = dict(seeds)
     by_seed: dict[uuid.UUID, list[Row]] = {}
-    for r in session.execute(_neighbours_statement(shape(access)), template_params(access) | {"ids": list(score_of)}):
+    params = template_params(access) | {"ids": list(score_of)}
+    for r in read_rows(session, _neighbours_statement(shape(access)), params):
         by_seed.setdefault(r.seed, []).append(r)
     out: dict[uuid.UUID, float] = {}
     for seed, found in by_seed.items():
@@ -553,11 +556,20 @@ def named_subjects(session: Session, access: Access, texts: Sequence[str]) -> li
     candidates = list(names)[:MAX_NAMES]
     if not candidates:
         return []
-    folded = func.lower(func.unaccent(Contact.name))
-    contacts = session.scalars(select(Contact.id).where(
-        contact_visible(access), or_(*[folded.op("~")(r"\m" + re.escape(c) + r"\M") for c in candidates]))
-        .limit(MAX_NAMES))
+    patterns = [r"\m" + re.escape(c) + r"\M" for c in candidates]
+    contacts = read_rows(session, _named_contacts_statement(shape(access)),
+                         template_params(access) | {"patterns": patterns}).scalars()
     return [f"contact:{i}" for i in contacts] + [f"name:{c}" for c in candidates]
+
+
+@lru_cache(maxsize=64)
+def _named_contacts_statement(form: tuple):
+    """The visible contacts whose folded name holds a whole word of any of the `patterns` (a list), for
+    principals of one access form: one statement whatever the number of names (see _IDS)."""
+    folded = func.lower(func.unaccent(Contact.name))
+    return (select(Contact.id).where(contact_visible(template(form)),
+                                     folded.op("~")(func.any(bindparam("patterns", type_=ARRAY(String)))))
+            .limit(MAX_NAMES))
 
 
 def _conversation_statement():
@@ -615,7 +627,7 @@ def _conversation(session: Session, access: Access, conversation_id: uuid.UUID |
     few backwards from (conversation_id, created_at)."""
     if conversation_id is None:
         return None, set()
-    conv = session.execute(_CONVERSATION, {"conversation_id": conversation_id,
+    conv = read_rows(session, _CONVERSATION, {"conversation_id": conversation_id,
                                            "message_id": message_id}).one_or_none()
     p = access.principal
     owns = conv is not None and ((conv.user_id is not None and conv.user_id == p.user_id)

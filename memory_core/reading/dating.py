@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memory_core.domain.dates import find_date, past_range
 from memory_core.domain.text import fold
@@ -61,6 +62,7 @@ def named_span(text: str, said_on: dt.date) -> tuple[dt.date, dt.date] | None:
     return past_range(low, said_on)
 
 
+@lru_cache(maxsize=4096)
 def named_date(text: str, said_on: dt.date) -> str | None:
     """The date the words of a remembered sentence name as one day, month or year; None if none."""
     span = named_span(text, said_on)

@@ -54,7 +54,13 @@ def shares_salient_word(query_words: frozenset[str], text: str) -> bool:
     if not query_words:
         return False
     words = salient_words(text)
-    return any(q == w or _same_word(q, w) for q in query_words for w in words)
+    if query_words & words:
+        return True
+    # Two forms of one word share at least their first MIN_WORD letters (_same_word): only those pairs are compared.
+    heads: dict[str, list[str]] = {}
+    for w in words:
+        heads.setdefault(w[:MIN_WORD], []).append(w)
+    return any(_same_word(q, w) for q in query_words for w in heads.get(q[:MIN_WORD], ()))
 
 
 # Two memories of one subject whose salient words overlap this much say the same thing ("I love my pottery

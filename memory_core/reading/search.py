@@ -59,6 +59,7 @@ from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import custom_plans, generic_plans, sorting_disabled
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -593,7 +594,7 @@ def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, 
 def _run(session: Session, stmt, params: dict) -> list[_Found]:
     if stmt is None:
         return []
-    return [_Found(r.kind, r.id, float(r.s), float(r.x)) for r in session.execute(stmt, params)]
+    return [_Found(r.kind, r.id, float(r.s), float(r.x)) for r in read_rows(session, stmt, params)]
 
 
 # ------------------------------------------------------------------------------------ search
@@ -649,7 +650,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     known = {kind for kind, key in size_keys.items() if counted and principal_size.known_big(key)}
     to_count = tuple(src.kind for src in sources if counted and src.kind not in known)
     configure, n_settings = _configure_statement(form, kinds, bool(embed_model), to_count)
-    found = dict(zip(to_count, (int(v) for v in session.execute(configure, params).one()[n_settings:])))
+    found = dict(zip(to_count, (int(v) for v in read_rows(session, configure, params).one()[n_settings:])))
     counts = [EXACT_SCAN_MAX + 1 if src.kind in known else found[src.kind] for src in vector_sources] if counted else []
     for kind, n in found.items():
         if n > EXACT_SCAN_MAX:
@@ -781,7 +782,7 @@ def _describe(session: Session, fused) -> list[Hit]:
     info = {}
     if parts:
         stmt = union_all(*parts) if len(parts) > 1 else parts[0]
-        info = {r.id: (r.title, r.snippet, r.subject) for r in session.execute(stmt)}
+        info = {r.id: (r.title, r.snippet, r.subject) for r in read_rows(session, stmt)}
     hits = []
     for (kind, id_), score, ranks, signals in fused:
         if id_ not in info:
