@@ -13,6 +13,7 @@ from sqlalchemy import select, true
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.db import Scope, org_scope, person_scope
+from memory_core.adapters.planner import kept_plans
 from memory_core.domain.models import Membership, Organization, User
 from web.sessions import (
     close_sessions,
@@ -31,11 +32,12 @@ _LOADER_SCOPE = "memoria_loader_scope"
 
 def db(scope: Scope) -> Session:
     """The request's session in `scope` (web.sessions.request_session); the first one a view asks for after the
-    user loader is the loader's own session, moved to `scope` within its read-only transaction."""
+    user loader is the loader's own session, moved to `scope` within its read-only transaction. Its transactions
+    run kept statements' generic plans (planner.kept_plans: set with the scope, no round trip)."""
     loader = g.pop(_LOADER_SCOPE, None)
     if loader is not None and loader != scope and has_request_session(loader):
         return move_request_session(loader, scope)
-    return request_session(scope)
+    return kept_plans(request_session(scope))
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ def org_read_db() -> Session:
     milliseconds behind, except right after this operator's own change; web.sessions)."""
     if database().read_engine is None:
         return db(_current_org_scope())  # the primary's session all the same, maybe the loader's moved
-    return request_read_session(_current_org_scope())
+    return kept_plans(request_read_session(_current_org_scope()))
 
 
 def load_console_user(session: Session, user_id: uuid.UUID) -> ConsoleUser | None:

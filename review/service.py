@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from console.services import paging
 from console.services.proposals import (
+    ACTIVE,
     Labels,
     Operator,
     age,
@@ -98,7 +99,7 @@ def list_queue(s: Session, op: Operator, *, kind: str | None = None, area: str |
     # index (ix_memories_proposed_author) unless words are searched, which the text index finds faster.
     page = paging.keyset(s, stmt, (Memory.created_at, Memory.id), lambda m: (m.created_at, m.id), CURSOR_TYPES,
                          after=after, before=before, descending=newest_first, limit=limit,
-                         in_index_order=not q, total=total)
+                         in_index_order=not q, total=total, for_values=bool(q))  # words: planned for them
     return Queue(_rows(s, op, page, lambda p: p.created_at), counts, page, list(AREAS))
 
 
@@ -111,7 +112,8 @@ def list_decided(s: Session, op: Operator, *, kind: str | None = None, area: str
                      q)
     # Read in the order of ix_memories_decided (an admin) or ix_memories_decided_author (a member's own).
     page = paging.keyset(s, stmt, (Memory.decided_at, Memory.id), lambda m: (m.decided_at, m.id), CURSOR_TYPES,
-                         after=after, before=before, descending=not oldest_first, limit=limit, in_index_order=not q)
+                         after=after, before=before, descending=not oldest_first, limit=limit, in_index_order=not q,
+                         for_values=bool(q))  # words: planned for them (the console keeps generic plans otherwise)
     counts = capped_counts(s, visible_proposals(op), visible_kinds(op))
     return Queue(_rows(s, op, page, lambda p: p.decided_at), counts, page, list(AREAS))
 
@@ -121,9 +123,9 @@ def pending_counts(s: Session, op: Operator) -> dict[str, int]:
     return capped_counts(s, visible_proposals(op), visible_kinds(op))
 
 
-def queue_row(s: Session, op: Operator, proposal: Memory) -> QueueRow:
-    """One row of the queue, for the htmx partial after an action."""
-    labels = Labels(s, op.org_id, op.lang)
+def queue_row(s: Session, op: Operator, proposal: Memory, labels: Labels | None = None) -> QueueRow:
+    """One row of the queue, for the htmx partial after an action (`labels`: the page's, when it has them)."""
+    labels = labels or Labels(s, op.org_id, op.lang)
     return QueueRow(proposal, labels.subject(proposal.subject, proposal.sentence, proposal.value),
                     labels.author(proposal),
                     age(clock.now() - proposal.created_at),
@@ -162,7 +164,7 @@ def get_proposal(s: Session, op: Operator, proposal_id: uuid.UUID, *, for_update
 
 def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
     p = get_proposal(s, op, proposal_id)
-    labels = Labels(s, op.org_id, op.lang)
+    labels = Labels(s, op.org_id, op.lang).prefetch([p])  # its contact's and author's names in one statement
     stmt = (select(Message).join(MemorySource, MemorySource.message_id == Message.id)
             .where(MemorySource.memory_id == p.id).order_by(Message.created_at))
     if not op.access.is_admin:
@@ -174,13 +176,13 @@ def detail(s: Session, op: Operator, proposal_id: uuid.UUID) -> Detail:
                              quoted(m.text, 2000)) for m in msgs]
     replaces = _replaced(s, p)
     before = replaces.value if replaces else ""
-    return Detail(queue_row(s, op, p), sources, replaces, word_diff(before, p.value))
+    return Detail(queue_row(s, op, p, labels), sources, replaces, word_diff(before, p.value))
 
 
 def _replaced(s: Session, p: Memory) -> Memory | None:
     """The memory approval would replace: the active shared fact with the same subject and attribute."""
     current = s.scalar(select(Memory).where(
-        Memory.status == Status.ACTIVE, Memory.level == Level.SHARED, Memory.org_id == p.org_id,
+        Memory.status == ACTIVE, Memory.level == Level.SHARED, Memory.org_id == p.org_id,
         Memory.subject == p.subject, Memory.attribute == p.attribute))
     if current is None and p.replaces_id is not None:
         current = s.get(Memory, p.replaces_id)

@@ -3,6 +3,8 @@ and the review counters with the plan PostgreSQL keeps once a statement is prepa
 indexes meant for them. Each page still shows what it showed."""
 from __future__ import annotations
 
+from sqlalchemy import event
+
 from memory_core.domain.models import AuditLog
 from tests.conftest import sign_in
 from tests.support.statements import generic_plan_of, sent_statements
@@ -19,6 +21,92 @@ def _after(sent: list[tuple], marker: str) -> tuple[list[str], str, dict]:
     at = next(i for i, (statement, _) in enumerate(sent) if marker in statement)
     return ([f"{statement} {sorted(map(str, (p or {}).values())) if isinstance(p, dict) else p}"
              for statement, p in sent[:at]], sent[at][0], sent[at][1])
+
+
+def _kept_plans(app, client, url: str, runs: int = 8) -> list[tuple[str, int, int]]:
+    """Open `url` `runs` times (psycopg prepares a statement at its 6th run on a connection), then what the app's
+    connections keep prepared: (statement, generic plans, custom plans) of each."""
+    connections = set()
+
+    def remember(conn, *args):
+        connections.add(conn.connection.driver_connection)
+
+    event.listen(_engine(app), "before_cursor_execute", remember)
+    try:
+        for _ in range(runs):
+            assert client.get(url).status_code == 200
+    finally:
+        event.remove(_engine(app), "before_cursor_execute", remember)
+    kept = []
+    for raw in connections:
+        kept += raw.execute("select statement, generic_plans, custom_plans from pg_prepared_statements").fetchall()
+        raw.commit()
+    return kept
+
+
+def _of(kept: list[tuple[str, int, int]], *words: str) -> list[tuple[str, int, int]]:
+    found = [k for k in kept if all(word in k[0] for word in words)]
+    assert found, (words, [k[0][:120] for k in kept])
+    return found
+
+
+def test_a_console_page_reads_on_kept_generic_plans_from_the_user_loader_on(app, client, w):  # noqa: F811
+    """Row security makes planning a console read cost more than running it: a page's reads keep one plan per
+    connection, set with the scope (no round trip of its own), from the user loader's read of the signed-in
+    person to the page's list and its capped total."""
+    sign_in(client, w.admin)
+    with sent_statements(_engine(app)) as sent:
+        html = client.get("/memories").get_data(as_text=True)
+    assert "Talleres García paga a 60 días." in html
+    assert "force_generic_plan" in sent[0][0]  # the transaction's first statement: the scope's
+    assert not any("plan_cache_mode" in statement for statement, _ in sent[1:])  # and no window of its own
+    kept = _kept_plans(app, client, "/memories")
+    loader = _of(kept, "FROM users", "memberships")
+    listed = _of(kept, "FROM memories", "ORDER BY memories.created_at DESC")
+    for statement, generic, custom in loader + listed:
+        assert generic >= 2 and custom == 0, statement[:200]
+
+
+def test_my_memory_keeps_generic_plans_that_still_read_the_own_memories_index(app, client, w, database):  # noqa: F811
+    """My memory's lists by level keep their generic plan, which still reads the partial index of active own
+    memories in the list's order: "active" is written into the statement, not bound."""
+    sign_in(client, w.member)
+    with sent_statements(_engine(app), lambda statement: "ORDER BY memories.created_at DESC" in statement) as sent:
+        html = client.get("/my-memory").get_data(as_text=True)
+    assert "Marta: llamar a Acme." in html
+    own = [statement for statement, _ in sent if "memories.owner_user_id = " in statement]
+    assert own and all("memories.status = 'active'" in statement for statement in own), own
+    from memory_core.adapters.db import org_scope
+
+    with database.unit_of_work(org_scope(w.org.id, w.member.id)) as uow:
+        plan = generic_plan_of(uow.session.connection(), own[0])
+    assert "ix_memories_own_created" in plan, plan
+    kept = _kept_plans(app, client, "/my-memory")
+    for statement, generic, custom in _of(kept, "FROM memories", "ORDER BY memories.created_at DESC"):
+        assert generic >= 2 and custom == 0, statement[:200]
+
+
+def test_a_word_search_keeps_planning_for_its_words_on_the_consoles_kept_plans(app, client, w):  # noqa: F811
+    """A read matching words (the memory list's and the contacts list's search) plans for its words at every run,
+    in a page whose other reads keep their generic plan: one plan for any words read every row holding a common
+    one."""
+    sign_in(client, w.admin)
+    kept = _kept_plans(app, client, "/memories?q=oficina")
+    for statement, generic, custom in _of(kept, "FROM memories", "websearch_to_tsquery"):
+        assert generic == 0 and custom >= 2, statement[:200]
+    with sent_statements(_engine(app)) as sent:
+        html = client.get("/contacts?q=Talleres").get_data(as_text=True)
+    assert "Talleres García S.L." in html and "Secret Supplier" not in html
+    before, _, _ = _after(sent, "websearch_to_tsquery")
+    assert "force_custom_plan" in " ".join(before)
+    kept = _kept_plans(app, client, "/contacts?q=Talleres")
+    for statement, generic, custom in _of(kept, "FROM contacts", "websearch_to_tsquery"):
+        assert generic == 0 and custom >= 2, statement[:200]
+    for url in ("/review/?q=factura", "/review/?state=decided&q=factura", f"/traces?org={w.org.id}&q=factura"):
+        with sent_statements(_engine(app)) as sent:
+            assert client.get(url).status_code == 200
+        before, _, _ = _after(sent, "websearch_to_tsquery")
+        assert "force_custom_plan" in " ".join(before), url
 
 
 def test_a_word_search_of_the_memory_list_is_planned_for_its_words(app, client, w):  # noqa: F811
@@ -48,7 +136,7 @@ def test_the_audit_filter_lists_keep_a_generic_plan_that_probes_the_orgs_index(a
         assert f'value="{action}"' in html, action
     assert "memory.secret" not in html  # another org's action is in no list
     before, statement, _ = _after(sent, "distinct_values_0")
-    assert "force_generic_plan" in before[-1]
+    assert "force_generic_plan" in before[0]  # the page's transaction keeps generic plans from its first statement
     from memory_core.adapters.db import org_scope
 
     with database.unit_of_work(org_scope(w.org.id, w.admin.id)) as uow:
@@ -66,7 +154,7 @@ def test_the_review_counters_generic_plan_still_reads_the_pending_proposals_inde
         html = client.get("/review/").get_data(as_text=True)
     assert all(f"Propuesta {i}." in html for i in range(3))
     before, statement, _ = _after(sent, "kinds")
-    assert "force_generic_plan" in before[-1]
+    assert "force_generic_plan" in before[0]  # the page's transaction keeps generic plans from its first statement
     assert "'proposed'" in statement  # a literal: the partial indexes' predicate is proved in any plan
     from memory_core.adapters.db import org_scope
 

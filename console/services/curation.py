@@ -14,7 +14,15 @@ from sqlalchemy import and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session, defer
 
 from console.services import paging
-from console.services.proposals import Labels, Operator, normalise_account, verified_account_sentence, visible_proposals
+from console.services.proposals import (
+    ACTIVE,
+    Labels,
+    Operator,
+    normalise_account,
+    verified_account_sentence,
+    visible_proposals,
+)
+from memory_core.adapters.planner import constant
 from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import contact_visible, memory_visible, message_visible
 from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
@@ -100,7 +108,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
     # planner read the first page from ix_memories_org_status_created in order.
     stmt = select(Memory).options(LISTED_MEMORY).where(_readable(op), Memory.org_id == op.org_id)
     if f.status:
-        stmt = stmt.where(Memory.status == f.status)
+        stmt = stmt.where(Memory.status == constant(f.status))  # one of STATUSES (validate): a generic plan sees it
     if f.contact_id:
         stmt = stmt.where(Memory.subject == f"contact:{f.contact_id}")
     elif f.subject:
@@ -287,7 +295,7 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str |
     # Counted up to FACTS_CAP + 1 ("20+"): row security checks every row it counts, ~10 µs each, and a
     # big org's contact holds hundreds of facts (the page read 9,000 rows for its 50 contacts).
     known = (select(literal_column("1")).where(Memory.subject == func.concat("contact:", Contact.id),
-                                               Memory.status == Status.ACTIVE, memory_visible(op.access))
+                                               Memory.status == ACTIVE, memory_visible(op.access))
              .limit(FACTS_CAP + 1).correlate(Contact).subquery())
     facts = select(func.count()).select_from(known).scalar_subquery()
     stmt = select(Contact, facts).where(contact_visible(op.access))
@@ -301,7 +309,8 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str |
     first = paging.text_type if columns[0] is Contact.name else paging.datetime_type
     return paging.keyset(s, stmt, columns, lambda r: (getattr(r[0], columns[0].key), r[0].id),
                          (first, paging.uuid_type), after=after, before=before, descending=descending,
-                         limit=limit, scalars=False, in_index_order=not q)  # ix_contacts_org_name / _created
+                         limit=limit, scalars=False, in_index_order=not q,  # ix_contacts_org_name / _created
+                         for_values=bool(q))  # matching words: planned for them (a generic plan ran 1.3-1.8x slower)
 
 
 def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage:
@@ -310,7 +319,7 @@ def contact_page(s: Session, op: Operator, contact_id: uuid.UUID) -> ContactPage
         raise NotFound("No such contact, or you may not see it.")
     subject = f"contact:{c.id}"
     memories = list(s.scalars(select(Memory).options(LISTED_MEMORY).where(
-        Memory.subject == subject, Memory.status == Status.ACTIVE, memory_visible(op.access))
+        Memory.subject == subject, Memory.status == ACTIVE, memory_visible(op.access))
                               .order_by(Memory.pinned.desc(), Memory.attribute, Memory.id).limit(CONTACT_FACTS + 1)))
     proposals = list(s.scalars(select(Memory).options(LISTED_MEMORY).where(visible_proposals(op),
                                                                          Memory.subject == subject)

@@ -14,6 +14,7 @@ from sqlalchemy import Date, and_, cast, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from console.services import paging
+from console.services.proposals import ACTIVE
 from memory_core.domain import clock, labels
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import InvalidInput, NotFound
@@ -29,7 +30,7 @@ from memory_core.domain.models import (
     UsageLedger,
     User,
 )
-from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus, Status
+from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus
 from memory_core.privacy import requests as privacy
 
 PAGE_SIZE = 50
@@ -109,7 +110,7 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
                       *_on_days(MemoryTrace.created_at, date_from, date_to))
     page = paging.keyset(s, stmt, (MemoryTrace.created_at, MemoryTrace.id), lambda r: (r[0].created_at, r[0].id),
                          (paging.datetime_type, paging.uuid_type), after=after, before=before, limit=limit,
-                         descending=not oldest_first, scalars=False)
+                         descending=not oldest_first, scalars=False, for_values=bool(q))  # words: planned for them
     page.rows = [TraceRow(t, n, u, words, name or (f"phone …{t.phone[-4:]}" if t.phone else None))
                  for t, n, u, words, name in page.rows]
     return page
@@ -319,7 +320,7 @@ def month_cost(s: Session, org_id: uuid.UUID | None) -> tuple[Decimal, int]:
 
 def learnt_since(s: Session, org_id: uuid.UUID, visible, hours: int = 24) -> int:
     """Facts of the org that became active in the last `hours` and that the viewer may see."""
-    return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == Status.ACTIVE,
+    return int(s.scalar(select(func.count()).where(visible, Memory.org_id == org_id, Memory.status == ACTIVE,
                                                    Memory.created_at >= clock.now() - dt.timedelta(hours=hours))) or 0)
 
 

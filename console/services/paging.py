@@ -83,7 +83,8 @@ def distinct_values_of(s: Session, lists: Sequence[tuple[Select, Any, int]], *, 
     and one statement to plan, not one each), each list ascending. `generic`: keep PostgreSQL's generic plan
     (planner.generic_plan_window; an index probe per value is the same plan for any org), for a table whose row security
     makes planning cost more than the two round trips that setting takes (the audit log's: 7x running it; the
-    traces' and job runs' lists plan in a few ms, and were slower with them)."""
+    traces' and job runs' lists plan in a few ms, and were slower with them). A console page's transaction keeps
+    generic plans anyway (planner.kept_plans), where the window costs no round trip."""
     arrays = []
     for i, (stmt, column, limit) in enumerate(lists):
         key = column.key
@@ -108,7 +109,8 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     `for_values`: the page is planned for the values it is run with, never with PostgreSQL's generic plan of a
     prepared statement (planner.custom_plans): for filters whose best plan depends on the value (words searched:
     a common word matches a tenth of a big org's rows, a rare one a single row), where a generic plan made a
-    page of a big org's memory list 10x slower."""
+    page of a big org's memory list 10x slower. The console's pages keep generic plans for everything else
+    (planner.kept_plans): every list searched by words passes it."""
     # One sorting_disabled around the count and the page: its two round trips once, not twice.
     with custom_plans(s) if for_values else nullcontext(), sorting_disabled(s) if in_index_order else nullcontext():
         counted = _capped_count(stmt, order=columns if in_index_order else ()) if total is None else None

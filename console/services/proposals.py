@@ -16,16 +16,17 @@ from sqlalchemy import String, and_, column, func, literal_column, or_, select, 
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from memory_core.adapters.planner import generic_plan_window
+from memory_core.adapters.planner import constant, generic_plan_window
 from memory_core.domain import labels
 from memory_core.domain.access import Access
 from memory_core.domain.models import Contact, Memory, Organization, User
 from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, ProposalKind, Status
 
 COUNT_CAP = 1000
-# "Pending" as a literal, not a bound parameter: the partial indexes on pending proposals (`where status =
-# 'proposed'`) then serve the counters' generic plan too (planner.generic_plan_window).
-PROPOSED = literal_column(f"'{Status.PROPOSED.value}'", String)
+# "Pending" and "active" as literals, not bound parameters: the partial indexes on pending proposals (`where status
+# = 'proposed'`) and on active memories then serve the console's generic plans too (planner.kept_plans).
+PROPOSED = constant(Status.PROPOSED.value)
+ACTIVE = constant(Status.ACTIVE.value)
 
 
 def kind_labels(lang: str = "en") -> dict[str, str]:

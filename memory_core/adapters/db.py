@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from memory_core.adapters import vector_binary  # noqa: F401 - its dumper must exist before any connection
 from memory_core.adapters.config import Settings, get_settings
+from memory_core.adapters.planner import keeps_plans
 from memory_core.adapters.pool_ping import ping_when_idle
 from memory_core.adapters.security import platform_proof
 
@@ -96,18 +97,22 @@ def person_scope(user_id: uuid.UUID) -> Scope:
 
 # One statement sets every setting of a scope for the rest of the transaction (built once).
 _SET_SCOPE = text("select " + ", ".join(f"set_config('{k}', :v{i}, true)" for i, k in enumerate(Scope().settings())))
+# The same, and generic plans for the transaction's kept statements (planner.kept_plans).
+_SET_SCOPE_KEPT_PLANS = text(str(_SET_SCOPE) + ", set_config('plan_cache_mode', 'force_generic_plan', true)")
 
 
-def set_scope(connection, scope: Scope) -> None:
-    """Give the connection's current transaction `scope` (row security reads it at every statement)."""
-    connection.execute(_SET_SCOPE, {f"v{i}": v for i, v in enumerate(scope.settings().values())})
+def set_scope(connection, scope: Scope, *, kept_plans: bool = False) -> None:
+    """Give the connection's current transaction `scope` (row security reads it at every statement); with
+    `kept_plans`, generic plans too (planner.kept_plans), in the same statement."""
+    connection.execute(_SET_SCOPE_KEPT_PLANS if kept_plans else _SET_SCOPE,
+                       {f"v{i}": v for i, v in enumerate(scope.settings().values())})
 
 
 @event.listens_for(Session, "after_begin")
 def _apply_scope(session: Session, transaction, connection) -> None:
     if transaction.nested:
         return  # a savepoint inherits its transaction's settings
-    set_scope(connection, session.info.get("scope", Scope()))
+    set_scope(connection, session.info.get("scope", Scope()), kept_plans=keeps_plans(session))
 
 
 @dataclass(frozen=True)

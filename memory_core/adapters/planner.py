@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 
-from sqlalchemy import event, false, func, text
+from sqlalchemy import String, event, false, func, literal_column, text
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -31,6 +31,9 @@ _PLANNED_ONCE = "memoria.planned_once"
 # psycopg's least-recently-used cache never evicts one the next batch runs again (psycopg's default is 100;
 # a batch cycling through more than that would miss every time).
 PREPARED_MAX = 500
+# A session whose every transaction keeps generic plans from its BEGIN (`kept_plans`): the scope's statement
+# sets plan_cache_mode with the scope (adapters.db.set_scope), at no round trip of its own.
+KEPT_PLANS = "memoria.kept_plans"
 
 
 @contextmanager
@@ -70,7 +73,8 @@ def generic_plans(session: Session) -> None:
     org's vectors 4.8 vs 16.3), but PostgreSQL's own choice (after five runs it compares estimated costs) kept
     planning the profile and the vector reads every time (bench/scale.py and the per-statement comparison of
     2026-12-02)."""
-    session.execute(_SET, {"name": "plan_cache_mode", "value": "force_generic_plan"})
+    if not keeps_plans(session):  # (else its transaction set it at BEGIN, with the scope)
+        session.execute(_SET, {"name": "plan_cache_mode", "value": "force_generic_plan"})
 
 
 def custom_plans(session: Session) -> AbstractContextManager[None]:
@@ -84,6 +88,34 @@ def custom_plans(session: Session) -> AbstractContextManager[None]:
     return _window(session, "plan_cache_mode", "force_custom_plan")
 
 
+def kept_plans(session: Session) -> Session:
+    """Every transaction `session` opens from now on runs kept statements' generic plans (but for windows of
+    `custom_plans`), set at its BEGIN with the row-security scope, in the same statement: no round trip.
+
+    For the console's pages (console.web.db): measured statement by statement on a loaded org (200k memories,
+    100k proposals; bench/console_plans.py), every role's page reads ran 1.5-14x faster on their generic plan
+    (planning row security's policies is most of their cost: the user loader 0.3 vs 1.5 ms, a keyset page of the
+    memory list 3.4 vs 7.6, the audit filter lists 1.2-3 vs 10-22), but the reads matching words (the memory
+    list's search, in `custom_plans`) and those whose partial index's predicate was a bound parameter (now
+    written as a `constant`)."""
+    session.info[KEPT_PLANS] = True
+    return session
+
+
+def keeps_plans(session: Session) -> bool:
+    """Whether `session`'s transactions open with generic plans (`kept_plans`)."""
+    return bool(session.info.get(KEPT_PLANS))
+
+
+def constant(value: str) -> ColumnElement[str]:
+    """`value` written into the statement, not bound: a generic plan, made for any bound values, still proves a
+    partial index's predicate on it (`where status = 'active'`), which `status = $1` never does. Only for the
+    code's own constants (a status, a level), never for a value a user typed."""
+    if "'" in value:
+        raise ValueError(value)
+    return literal_column(f"'{value}'", String)
+
+
 def generic_plan_window(session: Session) -> AbstractContextManager[None]:
     """Statements run inside keep PostgreSQL's generic plan once the driver has prepared them (psycopg does after
     five runs on a connection), instead of being planned again at every run; the setting is put back after.
@@ -93,8 +125,8 @@ def generic_plan_window(session: Session) -> AbstractContextManager[None]:
     match `status = $1` to `where status = 'proposed'`). The audit log's policy reads memories, whose policies
     read trace_items...: its filter lists (four references to audit_log) planned in 35-85 ms and ran in 5 ms
     (200k memories, load 7-11, 2026-12-02), and PostgreSQL's own choice kept planning them."""
-    if session.info.get(_PLANNED_ONCE):
-        return nullcontext()  # the whole transaction already does (`planned_once`)
+    if session.info.get(_PLANNED_ONCE) or keeps_plans(session):
+        return nullcontext()  # the whole transaction already does (`planned_once`, `kept_plans`)
     return _window(session, "plan_cache_mode", "force_generic_plan")
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.planner import constant
 from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import (
     Access,
@@ -42,6 +43,7 @@ from memory_core.domain.models import (
     Organization,
     User,
 )
+from memory_core.domain.vocabulary import Status
 
 OWN_LEVELS = ("personal", "private")
 # The list shows at most this many of the person's own memories and of the shared ones per org,
@@ -190,8 +192,10 @@ class _Level:
 def _level_rows(s: Session, access: Access, kind: str, limit: int | None, *, with_versions: bool = False) -> _Level:
     """The active memories of one level (kind) the access may see, newest first, at most `limit`."""
     # By the arm of the visibility rule for this level (the same rows), which the planner reads
-    # through an index; through the whole rule's OR it scans the org's memories.
-    where = and_(memory_level_arm(access, kind), Memory.status == "active")
+    # through an index; through the whole rule's OR it scans the org's memories. "active" is written into the
+    # statement: the console keeps its generic plan (planner.kept_plans), which then still reads the partial
+    # index on active rows (ix_memories_own_created).
+    where = and_(memory_level_arm(access, kind), Memory.status == constant(Status.ACTIVE.value))
     stmt = select(Memory).options(LISTED_MEMORY).where(where).order_by(Memory.created_at.desc(), Memory.id.desc())
     total, capped = 0, False
     if limit is None:
