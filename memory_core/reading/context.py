@@ -42,7 +42,6 @@ from sqlalchemy import (
     String,
     and_,
     bindparam,
-    false,
     func,
     insert,
     or_,
@@ -53,7 +52,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import generic_plans, sorting_disabled
+from memory_core.adapters.planner import generic_plans, out_of_index_reach, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
@@ -478,8 +477,8 @@ def _by_id_statement(form: tuple):
     coalesce(..., false) (the same rows), out of the planner's index matching. Matched, they led a plan for the
     principal's values to scan the whole range of their own rows and of the org's active ones for the ids
     (17-48 ms for 116 ids of a big org's principal, against one primary key lookup an id)."""
-    return select(*_LINE).where(Memory.id == func.any(_IDS), func.coalesce(
-        and_(memory_visible(template(form)), Memory.status == Status.ACTIVE), false()))
+    return select(*_LINE).where(Memory.id == func.any(_IDS), out_of_index_reach(
+        and_(memory_visible(template(form)), Memory.status == Status.ACTIVE)))
 
 
 def memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:

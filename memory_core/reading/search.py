@@ -46,7 +46,6 @@ from sqlalchemy import (
     case,
     cast,
     delete,
-    false,
     func,
     literal,
     literal_column,
@@ -58,7 +57,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import custom_plans, generic_plans, sorting_disabled
+from memory_core.adapters.planner import custom_plans, generic_plans, out_of_index_reach, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import (
@@ -282,7 +281,7 @@ def _fts_own_indexes_where(who, mode: str) -> list:
     comparisons inside coalesce(..., false), which keeps them out of index matching and filters the same rows."""
     parts = mode.split(":")
     org = org_literal(uuid.UUID(parts[1]))
-    in_org = and_(Memory.org_id == org, func.coalesce(memory_org_arm(who, org_id=org), false()))
+    in_org = and_(Memory.org_id == org, out_of_index_reach(memory_org_arm(who, org_id=org)))
     personal = memory_personal_arm(who)
     if len(parts) >= 4:
         # The user's personal rows through their own index; a linked number's personal rows that are not the
@@ -301,7 +300,7 @@ def _message_own_indexes_where(who, mode: str) -> list:
     `org_id = '<org>' AND deleted_at IS NULL`, is proved from constants only), its own comparisons inside
     coalesce(..., false) as in _fts_own_indexes_where, and the person's messages outside any org apart."""
     org = org_literal(uuid.UUID(mode.split(":")[1]))
-    in_org = and_(Message.org_id == org, func.coalesce(message_org_arm(who, org_id=org), false()))
+    in_org = and_(Message.org_id == org, out_of_index_reach(message_org_arm(who, org_id=org)))
     return [or_(message_personal_arm(who), in_org), Message.deleted_at.is_(None), Message.text != ""]
 
 
