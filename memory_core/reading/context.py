@@ -382,7 +382,7 @@ def subject_memories(session: Session, access: Access, subjects: Sequence[str], 
     by id), read subject by subject in an index's order (reading/subject_query.py)."""
     with sorting_disabled(session):
         return read_rows(session, _subjects_statement(shape(access)), template_params(access)
-                               | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}).all()
+                         | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}).all()
 
 
 def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
@@ -627,7 +627,7 @@ def _conversation(session: Session, access: Access, conversation_id: uuid.UUID |
     if conversation_id is None:
         return None, set()
     conv = read_rows(session, _CONVERSATION, {"conversation_id": conversation_id,
-                                           "message_id": message_id}).one_or_none()
+                                              "message_id": message_id}).one_or_none()
     p = access.principal
     owns = conv is not None and ((conv.user_id is not None and conv.user_id == p.user_id)
                                  or (conv.phone is not None and conv.phone == p.phone))
