@@ -229,7 +229,7 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
     the first platform admin. Ctrl-C stops what it started."""
     from evals.demo import has_data, load_demo
     from memory_core.adapters.migrate import migrate as run_migrations
-    from memory_core.adapters.runtime import postgres_running, start_postgres, start_redis
+    from memory_core.adapters.runtime import PG_FIRST_RESTART_DELAY, postgres_running, start_postgres, start_redis
     from memory_core.adapters.supervisor import Supervisor, Watched, child_process
 
     settings = get_settings()
@@ -245,7 +245,7 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
             servers.append(Watched("postgres", start=lambda: start_postgres(data_dir),
                                    alive=lambda _h: postgres_running(data_dir),
                                    finish_stop=lambda h, _t: h.stop(), handle=pg, dependents=["web"],
-                                   moved=lambda old, new: old.uri != new.uri, first_delay=5))
+                                   moved=lambda old, new: old.uri != new.uri, first_delay=PG_FIRST_RESTART_DELAY))
     if not settings.redis_url:
         rd = start_redis(data_dir)
         if rd.started_here:
