@@ -31,11 +31,11 @@ log = logging.getLogger(__name__)
 
 # A fast stop waits for clients to go and writes a checkpoint: on a busy machine that can take minutes.
 PG_STOP_WAIT = 180  # seconds for a fast stop before falling back to an immediate one
+PG_IMMEDIATE_WAIT = 60  # an immediate stop skips the checkpoint (the next start replays the WAL)
 # `memoria up` restarts a PostgreSQL found gone after this many seconds (then backs off): long enough for an
 # operator's `pg_ctl restart`, whose shutdown checkpoint can take several seconds on a busy machine, to bring it
 # back first (at 5 s the supervisor's own start raced it, and once left no server running).
 PG_FIRST_RESTART_DELAY = 30
-PG_IMMEDIATE_WAIT = 60  # an immediate stop skips the checkpoint (the next start replays the WAL)
 REDIS_STOP_WAIT = 60  # seconds for redis-server to exit after SHUTDOWN before it is killed
 
 # Servers this process started and has not stopped yet, oldest first.

@@ -41,6 +41,11 @@ class _VectorBytesDumper(Dumper):
 psycopg.adapters.register_dumper(VectorBytes, _VectorBytesDumper)
 
 
+def _in_binary(value):
+    """A bound vector as `VectorBytes` (both types' bind processor)."""
+    return None if value is None else VectorBytes(value)
+
+
 class BinaryVector(UserDefinedType):
     """A bound parameter (`bindparam(..., type_=BinaryVector())`) for a vector column, sent in binary."""
 
@@ -50,9 +55,7 @@ class BinaryVector(UserDefinedType):
         return "vector"
 
     def bind_processor(self, dialect):
-        def process(value):
-            return None if value is None else VectorBytes(value)
-        return process
+        return _in_binary
 
 
 class BinaryVectorColumn(Vector):
@@ -63,6 +66,4 @@ class BinaryVectorColumn(Vector):
     cache_ok = True
 
     def bind_processor(self, dialect):
-        def process(value):
-            return None if value is None else VectorBytes(value)
-        return process
+        return _in_binary
