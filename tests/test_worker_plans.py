@@ -73,6 +73,16 @@ def test_the_claims_kept_plan_reads_the_first_try_index(factory, system_session,
                          and "DISTINCT ON" in s) as sent:
         assert drain_batch(database, backend)["done"] == 1
     [(statement, _)] = sent
+    # The plan is chosen from the outbox's statistics, so give it those of a worker's outbox (and not what an
+    # earlier test's table left behind): a long drained history, and a few messages waiting in 50 conversations.
+    message_id, conversation_id = system_session.execute(text("select message_id, conversation_id from outbox")).one()
+    system_session.execute(text(
+        "insert into outbox (message_id, conversation_id, processed_at, attempts) "
+        "select :m, :c, now(), 1 from generate_series(1, 20000)"), {"m": message_id, "c": conversation_id})
+    for i in range(50):
+        say(system_session, org, ana, f"Talleres López paga a {i} días", f"lopez-{i}")
+    system_session.execute(text("analyze outbox"))
+    system_session.commit()
     system_session.close()
     database.dispose()  # a connection that prepares at the first run would prepare the EXPLAIN too
     with database.unit_of_work(SYSTEM) as uow:
