@@ -202,6 +202,12 @@ def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, co
     cpu_ms: dict[int, list[float]] = {n: [] for n in counts}
     # Each count runs twice (forwards, then backwards) when there are several to compare; one count once.
     orders = (counts, counts[::-1]) if len(counts) > 1 else (counts,)
+    # First an untimed drain of the same mix: the first drain of a backlog learns what every later one merges
+    # into (inserts and their index entries, against merges), so it would slow whichever count ran first.
+    load(db, org_id, user_id, messages, conversations, "scalewarm")
+    warm_started = time.perf_counter()
+    warm = drain_with_processes(db, 1, batch)
+    print(f"warm-up (untimed below): {warm} messages in {time.perf_counter() - warm_started:.1f} s with 1 worker")
     for round_no, order in enumerate(orders):
         for n in order:
             tag = f"scale{round_no}w{n}"
