@@ -23,9 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from psycopg.pq import TransactionStatus
+import psycopg
+from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus, TransactionStatus
 from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from memory_core.adapters import vector_binary  # noqa: F401 - its dumper must exist before any connection
@@ -165,7 +167,7 @@ def _engine(url: str, **pool) -> Engine:
     commits to the same effect and keeps them; one that wrote, or failed, rolls back. The statements that
     match a query's text still plan each run for its words (`planner.custom_plans`)."""
     engine = create_engine(url, **pool)
-    rollback = engine.dialect.do_rollback
+    rollback, quote = engine.dialect.do_rollback, engine.dialect.identifier_preparer.quote
 
     def do_rollback(connection) -> None:
         raw = getattr(connection, "dbapi_connection", connection)
@@ -177,7 +179,25 @@ def _engine(url: str, **pool) -> Engine:
                 return
         rollback(connection)
 
+    def do_rollback_to_savepoint(connection, name: str) -> None:
+        # psycopg takes a ROLLBACK TO SAVEPOINT sent through a cursor for a ROLLBACK and forgets every prepared
+        # statement (in case the savepoint dropped an object a statement names; nothing here runs DDL inside
+        # one): sent on the libpq connection itself, the statements stay prepared (a prepared statement is not
+        # transactional), so the rest of a worker's batch after a message that failed or stepped aside for
+        # another worker does not parse and plan every statement again.
+        raw, statement = connection.connection.driver_connection, f"ROLLBACK TO SAVEPOINT {quote(name)}"
+        with raw.lock:
+            result = raw.pgconn.exec_(statement.encode())
+        if result.status != ExecStatus.COMMAND_OK:  # raised as SQLAlchemy raises what a cursor failed
+            sqlstate = (result.error_field(DiagnosticField.SQLSTATE) or b"08006").decode()
+            error = psycopg.errors.lookup(sqlstate)(result.get_error_message())
+            gone = raw.pgconn.status != ConnStatus.OK
+            if gone:
+                connection.invalidate(error)
+            raise DBAPIError.instance(statement, None, error, psycopg.Error, connection_invalidated=gone)
+
     engine.dialect.do_rollback = do_rollback
+    engine.dialect.do_rollback_to_savepoint = do_rollback_to_savepoint
     ping_when_idle(engine)  # instead of pool_pre_ping (adapters.pool_ping)
     return engine
 
