@@ -36,7 +36,7 @@ from memory_core.adapters import planner
 from memory_core.adapters.db import SYSTEM, get_database
 from memory_core.domain import clock, deferred_rows, subject_locks
 from memory_core.domain.ledger import record_usage, usage_row
-from memory_core.domain.model_port import BackendError
+from memory_core.domain.model_port import BackendError, Usage
 from memory_core.domain.models import AuditLog, Memory, Message, Notification, Outbox, UsageLedger
 
 log = logging.getLogger(__name__)
@@ -170,8 +170,10 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
     The claim's row locks (and the messages' locks) are held until the batch commits, so no other
     worker touches them; a message that fails rolls back only its savepoint and its failure is kept
     on its row. A message that needs a subject another worker is writing about, while this batch holds
-    others, is 'skipped': left pending with the rest of its conversation's rows in the batch, for the
-    next claim (memory_core.domain.subject_locks: workers never wait while holding, so never deadlock).
+    others, steps aside with the rest of its conversation's rows in the batch and is tried once more after
+    the batch's other messages (the other worker's batch has often committed by then); still held, it is
+    'skipped': left pending for the next claim (memory_core.domain.subject_locks: workers never wait while
+    holding, so never deadlock).
     Everything learnt, the rows marked done, the failures and the ledger commit together: a crash
     mid-batch leaves every row of the batch pending, to be learnt once by the next worker."""
     from memory_core.learning.pipeline import BatchCache, prepare_messages
@@ -198,18 +200,26 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
         done: list[int] = []
         deferred: list = []  # the audit rows and notifications of the messages done
         subject_locks.step_aside(s)
-        stepped_aside: set = set()  # conversations whose next message waits for the next claim
-        for row in rows:
-            if row.conversation_id in stepped_aside:
-                counts["skipped"] += 1  # its conversation stays in order
-                continue
-            outcome = _process_row(uow, row, backend, run_tag, prepared.get(row.message_id), cache,
-                                   locked=locked, usage=usage, deferred=deferred)
-            counts[outcome] += 1
-            if outcome == "skipped":
-                stepped_aside.add(row.conversation_id)
-            if outcome == "done":
-                done.append(row.id)
+        waiting = rows
+        for _ in range(2):  # what stepped aside is tried once more after the rest: the other batch may be done
+            stepped_aside: set = set()  # conversations whose next message waits (its conversation stays in order)
+            left = []
+            for row in waiting:
+                outcome = "skipped" if row.conversation_id in stepped_aside else _process_row(
+                    uow, row, backend, run_tag, prepared.get(row.message_id), cache, locked=locked, usage=usage,
+                    deferred=deferred)
+                if outcome == "skipped":
+                    stepped_aside.add(row.conversation_id)
+                    left.append(row)
+                    continue
+                counts[outcome] += 1
+                if outcome == "done":
+                    done.append(row.id)
+            waiting = left
+            if not waiting:
+                break
+        counts["skipped"] = len(waiting)
+        _left_for_next_claim(s, waiting, prepared, usage, run_tag)
         if done:
             table = Outbox.__table__
             s.execute(table.update().where(table.c.id == func.any(_ids(done)))
@@ -220,6 +230,21 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
             _add_deferred(s, deferred)
         uow.commit()
     return counts
+
+
+def _batch_gate_usage(prepared) -> Usage | None:
+    """The usage of the gate call the batch made for a message before processing it, if it did."""
+    return prepared.decision[1] if prepared is not None and prepared.decision is not None else None
+
+
+def _left_for_next_claim(session, rows: list[Outbox], prepared: dict, usage: list[dict], run_tag: str | None) -> None:
+    """Rows left pending for the next claim (their subject still held by another worker): the batch's gate
+    call for each was paid, and no attempt of this batch ledgered it."""
+    for row in rows:
+        call = _batch_gate_usage(prepared.get(row.message_id))
+        if call is not None:
+            org_id = session.scalar(select(Message.org_id).where(Message.id == row.message_id))
+            usage.append(usage_row(call, org_id=org_id, message_id=row.message_id, run_tag=run_tag))
 
 
 def _add_deferred(session, rows: list) -> None:
@@ -266,9 +291,12 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
     except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
         if batched and subject_locks.is_busy(exc):
             # Another worker holds a subject this message needs while this batch holds others: the
-            # message is left pending, untouched, for the next claim (what its gate call cost is kept).
+            # message steps aside, untouched (what its calls cost is kept; the batch's gate call for it
+            # once, by the attempt that ends it: `_left_for_next_claim` if none does).
+            batch_call = _batch_gate_usage(prepared)
             org_id = s.scalar(select(Message.org_id).where(Message.id == row.message_id))
-            usage.extend(usage_row(u, org_id=org_id, message_id=row.message_id, run_tag=run_tag) for u in spent)
+            usage.extend(usage_row(u, org_id=org_id, message_id=row.message_id, run_tag=run_tag)
+                         for u in spent if u is not batch_call)
             return "skipped"
         row.attempts += 1
         row.last_error = _error_text(exc)

@@ -8,13 +8,13 @@ import time
 from collections import Counter
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text
 
 from jobs.outbox import drain_batch, pending_count
 from memory_core.adapters.db import SYSTEM
 from memory_core.backends import get_backend
 from memory_core.domain import subject_locks
-from memory_core.domain.models import Memory, MemorySource, Outbox
+from memory_core.domain.models import Memory, MemorySource, Outbox, UsageLedger
 from memory_core.learning.ingest import ingest_message
 
 CONTACTS = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro"]
@@ -104,6 +104,10 @@ def test_four_workers_drain_a_crossed_backlog_without_deadlocks_or_failures(
         assert (versions, active) == (len(ids) // len(CONTACTS), 1)
 
 
+def gate_calls(session) -> Counter:
+    return Counter(session.scalars(select(UsageLedger.message_id).where(UsageLedger.purpose == "gate")))
+
+
 def test_a_message_whose_subject_another_worker_holds_waits_for_the_next_claim_with_its_conversation(
         factory, system_session, database, backend):
     org = factory.org()
@@ -137,6 +141,8 @@ def test_a_message_whose_subject_another_worker_holds_waits_for_the_next_claim_w
     pending = {r.message_id for r in system_session.scalars(select(Outbox).where(Outbox.processed_at.is_(None)))}
     assert pending == {held_back, behind_it}
     assert all(r.attempts == 0 and r.last_error is None for r in system_session.scalars(select(Outbox)))
+    # The batch's gate call for each message was paid, and is ledgered once, the two left behind included.
+    assert gate_calls(system_session) == Counter({first: 1, held_back: 1, behind_it: 1, other: 1})
     assert {m for m in system_session.scalars(select(MemorySource.message_id))} == {first, other}
 
     # The other worker committed: the next claim learns both, in their conversation's order.
@@ -148,3 +154,43 @@ def test_a_message_whose_subject_another_worker_holds_waits_for_the_next_claim_w
     assert system_session.scalar(select(Memory.value).where(
         Memory.subject == f"contact:{garcia.id}", Memory.status == "active", Memory.attribute == "plazo_pago")) \
         == "90 días"
+
+
+def test_a_message_that_stepped_aside_is_learnt_in_the_same_batch_once_the_other_worker_is_done(
+        factory, system_session, database, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.contact(org, "Talleres García S.L.", tax_id=None)
+    lopez = factory.contact(org, "Talleres López S.L.", tax_id=None)
+    said = []
+    for conversation, text_ in (("c1", "Talleres García paga a 60 días"), ("c2", "Talleres López paga a 30 días"),
+                                ("c2", "Talleres García prefiere las facturas por email"),
+                                ("c3", "Talleres García paga a 90 días")):
+        said.append(ingest_message(system_session, channel="web", conversation=conversation,
+                                   external_id=f"{conversation}-{text_}", org_id=org.id, user_id=ana.id, phone=None,
+                                   role="user", text=text_).message_id)
+        system_session.commit()
+
+    # Another worker's batch is writing about Talleres López, and commits while this batch goes on: when this
+    # batch has stepped aside from López (its message's savepoint rolled back).
+    other_worker = database.session(SYSTEM)
+    subject_locks.step_aside(other_worker)
+    subject_locks.lock_subject(other_worker, subject_locks.subject_key(
+        org.id, "shared", None, None, f"contact:{lopez.id}"))
+
+    def other_worker_done(*args):
+        if other_worker.in_transaction():
+            other_worker.commit()
+
+    event.listen(database.system_engine, "rollback_savepoint", other_worker_done)
+    try:
+        assert drain_batch(database, backend) == {"done": 4, "failed": 0, "skipped": 0}
+    finally:
+        event.remove(database.system_engine, "rollback_savepoint", other_worker_done)
+        other_worker.close()
+    system_session.expire_all()
+    assert pending_count(database) == 0
+    assert set(system_session.scalars(select(MemorySource.message_id))) == set(said)
+    assert gate_calls(system_session) == Counter(dict.fromkeys(said, 1))  # the one call each, ledgered once
+    assert system_session.scalar(select(Memory.value).where(
+        Memory.subject == f"contact:{lopez.id}", Memory.status == "active")) == "30 días"
