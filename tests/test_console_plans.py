@@ -3,6 +3,8 @@ and the review counters with the plan PostgreSQL keeps once a statement is prepa
 indexes meant for them. Each page still shows what it showed."""
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import event
 
 from memory_core.domain.models import AuditLog
@@ -120,6 +122,18 @@ def test_a_word_search_of_the_memory_list_is_planned_for_its_words(app, client, 
     with sent_statements(_engine(app)) as sent:
         client.get("/memories")
     assert not any("force_custom_plan" in f"{statement} {params}" for statement, params in sent)
+
+
+def test_a_word_searchs_capped_count_reads_in_the_pages_order(app, client, w):  # noqa: F811
+    """Planned for its word, the count may then walk the org's rows in the page's order and stop at the cap (a
+    common word), where counting from the word's index built a bitmap of every row holding it (90 ms at 1M)."""
+    sign_in(client, w.admin)
+    with sent_statements(_engine(app)) as sent:
+        html = client.get("/memories?q=oficina").get_data(as_text=True)
+    assert "La oficina abre de 8 a 15." in html
+    _, statement, _ = _after(sent, "websearch_to_tsquery")
+    count = re.search(r"SELECT count\(\*\).*?LIMIT", statement, re.DOTALL).group(0)
+    assert re.search(r"ORDER BY memories\.created_at, memories\.id\s+LIMIT$", count), count
 
 
 def test_the_audit_filter_lists_keep_a_generic_plan_that_probes_the_orgs_index(app, client, w, database):  # noqa: F811

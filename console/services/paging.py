@@ -113,7 +113,11 @@ def keyset(s: Session, stmt: Select, columns: Sequence[Any], key: Callable[[Any]
     (planner.kept_plans): every list searched by words passes it."""
     # One sorting_disabled around the count and the page: its two round trips once, not twice.
     with custom_plans(s) if for_values else nullcontext(), sorting_disabled(s) if in_index_order else nullcontext():
-        counted = _capped_count(stmt, order=columns if in_index_order else ()) if total is None else None
+        # Planned for its words, the count reads in the page's order too: for a common word the planner then walks
+        # the rows in that order and stops at the cap, where it built a bitmap of every row holding the word
+        # (90 ms for a word in 420,000 of 1M memories); a rare word's few rows are still counted from its index.
+        counted = (_capped_count(stmt, order=columns if in_index_order or for_values else ())
+                   if total is None else None)
         return _page(s, stmt, columns, key, types, after, before, descending, limit, scalars,
                      None if total is None else min(total, COUNT_CAP + 1), counted)
 
