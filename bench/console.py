@@ -81,8 +81,9 @@ def main() -> None:
                   "load_seconds": round(load_s, 1), "requests_per_page": args.requests, "pages": {}}
         report["pages"] = measure(settings, world, args.requests, args.only, args.statements, args.explain,
                                   args.profile, args.roles.split(","))
-        slowest = max(report["pages"].items(), key=lambda kv: kv[1]["p95_ms"])
-        report["slowest_p95"] = {"page": slowest[0], "p95_ms": slowest[1]["p95_ms"]}
+        if report["pages"]:
+            slowest = max(report["pages"].items(), key=lambda kv: kv[1]["p95_ms"])
+            report["slowest_p95"] = {"page": slowest[0], "p95_ms": slowest[1]["p95_ms"]}
         print(json.dumps(report, indent=2))
     finally:
         if redis_handle is not None and redis_handle.started_here and not args.keep_running:
