@@ -56,6 +56,7 @@ def main() -> None:
     from bench.pipeline import message
     from jobs.outbox import drain_batch
     from memory_core.adapters.db import get_database
+    from memory_core.adapters.heap import freeze_heap
     from memory_core.adapters.migrate import migrate
     from memory_core.adapters.runtime import start_servers, stopping_what_starts
     from memory_core.backends import get_backend
@@ -81,6 +82,7 @@ def main() -> None:
         migrate()
         key, users = setup(args.agents)
         app = create_app()
+        freeze_heap()  # as a served app's process does (app.served_app)
         client = app.test_client()
         headers = {"Authorization": f"Bearer {key}"}
         backend, database = get_backend(), get_database()

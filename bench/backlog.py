@@ -24,8 +24,8 @@ os.environ.setdefault("MEMORIA_BACKEND", "local")
 
 from bench.pipeline import drain, load, setup, teardown  # noqa: E402
 from jobs.outbox import CLAIM_SIZE  # noqa: E402
-from jobs.worker import freeze_heap  # noqa: E402
 from memory_core.adapters.db import get_database  # noqa: E402
+from memory_core.adapters.heap import freeze_heap  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402

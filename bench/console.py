@@ -361,8 +361,10 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
 
     from app import create_app
     from memory_core.adapters.db import resolve_urls
+    from memory_core.adapters.heap import freeze_heap
 
     app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False}, settings=settings)
+    freeze_heap()  # as a served app's process does (app.served_app)
     engine = create_engine(resolve_urls(settings).owner)
     with engine.connect() as c:
         memory_ids = c.execute(text("select id from memories where org_id = :o and status = 'active' and level = "
@@ -399,7 +401,7 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
                     raise SystemExit(f"{role} {url(i)} answered {resp.status_code}")
                 if resp.status_code == 200:  # a row this role may not open (403) is not its page
                     samples.append(elapsed)
-            out[f"{role}.{name}"] = {"p50_ms": _pct(samples, 50), "p95_ms": _pct(samples, 95)}
+            out[f"{role}.{name}"] = {"p50_ms": _pct(samples, 50), "p95_ms": _pct(samples, 95), "p99_ms": _pct(samples, 99)}
             if log is not None:
                 log.page = f"{role}.{name}"
                 # the median of five untimed requests' split (one alone is noise on a loaded machine)

@@ -49,9 +49,9 @@ from sqlalchemy import func, select, text  # noqa: E402
 from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
 from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from jobs.outbox import CLAIM_SIZE, LINGER_POLL_SECONDS, drain_batch, pending_count  # noqa: E402
-from jobs.worker import freeze_heap  # noqa: E402
 from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
+from memory_core.adapters.heap import freeze_heap  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
