@@ -135,9 +135,9 @@ def my_memory_forget_subject():
                    consequence=gettext("Your personal and private memories about it, with their older versions, are "
                                        "deleted for good in every organization. Shared facts stay."),
                    button=gettext("Forget for good"), back=url_for("console.my_memory_page"))
-    n, views = 0, _views()
-    for s, access in views:
-        n += my_memory.forget_subject(s, access, subject, actor_label=actor_label())
+    n, views = 0, _views()  # the personal view first
+    for i, (s, access) in enumerate(views):
+        n += my_memory.forget_subject(s, access, subject, actor_label=actor_label(), personal=i == 0)
     for s, _ in views:
         s.commit()
     return _done(ngettext("Forgot %(num)d memory row about it.", "Forgot %(num)d memory rows about it.", n) if n

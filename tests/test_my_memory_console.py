@@ -4,6 +4,7 @@ other people's personal memories."""
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 
 import pytest
 from sqlalchemy import select
@@ -181,3 +182,53 @@ def test_operators_still_never_see_other_peoples_personal_memories(client, w):
     assert client.get(f"/memories/{w.note.id}").status_code == 404
     page = client.get("/my-memory").get_data(as_text=True)
     assert "Olga hace escalada." in page and "Marta es vegetariana." not in page and "Marta: llamar" not in page
+
+
+class _Forms(HTMLParser):
+    """The page's forms as a browser submits them: action and hidden inputs; `options`: each select's values."""
+
+    def __init__(self):
+        super().__init__()
+        self.forms: list[tuple[str, dict[str, str]]] = []
+        self.depth, self._select = 0, None
+        self.options: dict[str, list[str]] = {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "form":
+            self.depth += 1
+            self.forms.append((a.get("action"), {}))
+        elif self.depth and tag == "input" and a.get("type") == "hidden":
+            self.forms[-1][1][a["name"]] = a["value"]
+        elif self.depth and tag == "select":
+            self._select = a["name"]
+        elif self.depth and tag == "option" and self._select:
+            self.options.setdefault(self._select, []).append(a["value"])
+        assert self.depth <= 1, "a form inside a form"
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.depth -= 1
+        elif tag == "select":
+            self._select = None
+
+
+def test_the_pages_confirmation_forms_as_rendered_delete_a_row_and_forget_a_subject(client, w):
+    """What a person clicks without JavaScript: a row's “Delete…” then “Delete for good”, and the forget-subject
+    form's “Forget for good” (a confirmation inside the form that holds the subject)."""
+    sign_in(client, w.member)
+    note2, diet, note, shared = w.note2.id, w.diet.id, w.note.id, w.shared.id
+    parser = _Forms()
+    parser.feed(client.get("/my-memory").get_data(as_text=True))
+    forms = dict(parser.forms)
+    delete = forms[f"/my-memory/{note2}/delete"]
+    assert delete["confirmed"] == "yes" and delete["csrf_token"]
+    assert client.post(f"/my-memory/{note2}/delete", data=delete).status_code == 303
+    forget = forms["/my-memory/forget-subject"]
+    assert forget["confirmed"] == "yes" and forget["csrf_token"] and parser.options["subject"] == ["self", "org"]
+    # "You": her personal memories, which each of her orgs' views sees too (this request used to wait forever on
+    # its own lock there)
+    assert client.post("/my-memory/forget-subject", data={**forget, "subject": "self"}).status_code == 303
+    w.s.expire_all()
+    assert w.s.get(Memory, note2) is None and w.s.get(Memory, diet) is None
+    assert w.s.get(Memory, note) is not None and w.s.get(Memory, shared) is not None

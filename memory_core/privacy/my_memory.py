@@ -43,7 +43,7 @@ from memory_core.domain.models import (
     Organization,
     User,
 )
-from memory_core.domain.vocabulary import Status
+from memory_core.domain.vocabulary import Level, Status
 
 OWN_LEVELS = ("personal", "private")
 # The list shows at most this many of the person's own memories and of the shared ones per org,
@@ -326,11 +326,15 @@ def check_subject(subject: str | None) -> str:
     return subject
 
 
-def forget_subject(s: Session, access: Access, subject: str, *, actor_label: str) -> int:
+def forget_subject(s: Session, access: Access, subject: str, *, actor_label: str, personal: bool = True) -> int:
     """Forget everything of theirs about one subject: their personal and private memories about it,
-    every version and status. Shared facts about it stay (they are the org's). Returns rows removed."""
+    every version and status. Shared facts about it stay (they are the org's). Returns rows removed.
+    `personal` False: only the private ones of the access's org, for a caller forgetting in several views (the
+    console: the personal view, then one per org), each its own transaction until all commit: an org's view sees
+    the personal memories too, and locking them again there would wait for the first view's transaction forever."""
     subject = check_subject(subject)
-    ids = list(s.scalars(select(Memory.id).where(owned(access), Memory.subject == subject).with_for_update()))
+    which = owned(access) if personal else and_(owned(access), Memory.level == Level.PRIVATE)
+    ids = list(s.scalars(select(Memory.id).where(which, Memory.subject == subject).with_for_update()))
     count = versions.delete_versions(s, ids)
     audit.record(s, actor_label=actor_label, actor_user_id=access.principal.user_id, action="memory.subject_forgotten",
                  org_id=access.org_id, target_type="user" if access.principal.user_id else "phone",
