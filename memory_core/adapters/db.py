@@ -38,6 +38,12 @@ from memory_core.adapters.security import platform_proof
 
 log = logging.getLogger(__name__)
 
+# The longest a statement of a request's transaction (any scope but the worker's system scope) waits for a row or
+# table lock before it fails with 55P03 (an OperationalError: the web answers 503 with Retry-After). Without it a
+# request that met a lock held by a long worker batch, or by another of its own transactions, held its thread and
+# connection for good; the worker's system scope takes no lock it would wait for (SKIP LOCKED claims, try-locks).
+LOCK_TIMEOUT = "10s"
+
 APP_ROLE = "memoria_app"
 WORKER_ROLE = "memoria_worker"
 DB_NAME = "memoria"
@@ -63,6 +69,7 @@ class Scope:
             "memoria.phone": self.phone or "",
             "memoria.read_areas": ",".join(self.read_areas),
             "memoria.proof": self.proof,
+            "lock_timeout": "0" if self.mode == "system" else LOCK_TIMEOUT,
         }
 
 
