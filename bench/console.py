@@ -401,7 +401,7 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
                     raise SystemExit(f"{role} {url(i)} answered {resp.status_code}")
                 if resp.status_code == 200:  # a row this role may not open (403) is not its page
                     samples.append(elapsed)
-            out[f"{role}.{name}"] = {"p50_ms": _pct(samples, 50), "p95_ms": _pct(samples, 95), "p99_ms": _pct(samples, 99)}
+            out[f"{role}.{name}"] = {f"p{p}_ms": _pct(samples, p) for p in (50, 95, 99)}
             if log is not None:
                 log.page = f"{role}.{name}"
                 # the median of five untimed requests' split (one alone is noise on a loaded machine)
