@@ -333,7 +333,7 @@ def forget_subject(s: Session, access: Access, subject: str, *, actor_label: str
     console: the personal view, then one per org), each its own transaction until all commit: an org's view sees
     the personal memories too, and locking them again there would wait for the first view's transaction forever."""
     subject = check_subject(subject)
-    which = owned(access) if personal else and_(owned(access), Memory.level == Level.PRIVATE)
+    which = owned(access) if personal else memory_level_arm(access, Level.PRIVATE)
     ids = list(s.scalars(select(Memory.id).where(which, Memory.subject == subject).with_for_update()))
     count = versions.delete_versions(s, ids)
     audit.record(s, actor_label=actor_label, actor_user_id=access.principal.user_id, action="memory.subject_forgotten",
