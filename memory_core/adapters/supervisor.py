@@ -103,37 +103,44 @@ class Supervisor:
         w.restart_at = None
 
     def check(self) -> None:
-        """One round: note what died, restart what is due."""
+        """One round: note what died, restart what is due. A check that fails is logged and made again
+        next round: `up` itself must not die of it, taking down everything it runs."""
         now = self.clock()
         for w in self.watched:
-            if w.restart_at is None and not w.alive(w.handle):
-                w.failures = 1 if now - w.started_at >= STABLE_SECONDS else w.failures + 1
-                delay = min(BACKOFF_MAX, w.first_delay * 2 ** (w.failures - 1))
-                code = getattr(w.handle, "returncode", None)
-                log.warning("%s died%s; restart #%d in %.0f s", w.name,
-                            f" (exit code {code})" if code is not None else "", w.restarts + 1, delay)
-                w.restart_at = now + delay
-            if w.restart_at is not None and now >= w.restart_at:
-                if w.alive(w.handle):  # a server restarted by someone else (pg_ctl restart) is back
-                    log.warning("%s is back without a restart", w.name)
-                    w.restart_at = None
-                    continue
-                w.restarts += 1
-                old = w.handle
-                try:
-                    self._start(w)
-                except Exception:  # noqa: BLE001 - tried again after the next backoff
-                    log.exception("restarting %s failed", w.name)
-                    w.started_at, w.restart_at = now, None  # counted as a death: the next try backs off more
-                    continue
-                log.warning("%s restarted (restart #%d)", w.name, w.restarts)
-                if not w.moved(old, w.handle):
-                    continue
-                for name in w.dependents:
-                    dep = self.by_name[name]
-                    if dep.restart_at is None and dep.alive(dep.handle):
-                        log.warning("restarting %s, which depends on %s", name, w.name)
-                        dep.stop(15)
+            try:
+                self._check(w, now)
+            except Exception:  # noqa: BLE001
+                log.exception("checking %s failed; checking again in %.1f s", w.name, POLL_SECONDS)
+
+    def _check(self, w: Watched, now: float) -> None:
+        if w.restart_at is None and not w.alive(w.handle):
+            w.failures = 1 if now - w.started_at >= STABLE_SECONDS else w.failures + 1
+            delay = min(BACKOFF_MAX, w.first_delay * 2 ** (w.failures - 1))
+            code = getattr(w.handle, "returncode", None)
+            log.warning("%s died%s; restart #%d in %.0f s", w.name,
+                        f" (exit code {code})" if code is not None else "", w.restarts + 1, delay)
+            w.restart_at = now + delay
+        if w.restart_at is not None and now >= w.restart_at:
+            if w.alive(w.handle):  # a server restarted by someone else (pg_ctl restart) is back
+                log.warning("%s is back without a restart", w.name)
+                w.restart_at = None
+                return
+            w.restarts += 1
+            old = w.handle
+            try:
+                self._start(w)
+            except Exception:  # noqa: BLE001 - tried again after the next backoff
+                log.exception("restarting %s failed", w.name)
+                w.started_at, w.restart_at = now, None  # counted as a death: the next try backs off more
+                return
+            log.warning("%s restarted (restart #%d)", w.name, w.restarts)
+            if not w.moved(old, w.handle):
+                return
+            for name in w.dependents:
+                dep = self.by_name[name]
+                if dep.restart_at is None and dep.alive(dep.handle):
+                    log.warning("restarting %s, which depends on %s", name, w.name)
+                    dep.stop(15)
 
     def run(self) -> None:
         """Watch until interrupted (KeyboardInterrupt: Ctrl-C, or SIGTERM through `up`)."""
