@@ -34,6 +34,7 @@ from sqlalchemy.orm import aliased
 
 from memory_core.adapters import planner
 from memory_core.adapters.db import SYSTEM, get_database
+from memory_core.adapters.outage import transaction_lost
 from memory_core.domain import clock, deferred_rows, subject_locks
 from memory_core.domain.ledger import record_usage, usage_row
 from memory_core.domain.model_port import BackendError, Usage
@@ -193,7 +194,9 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
                                             ledger_rows=vector_usage)
             usage += vector_usage  # kept only once the savepoint that stored the vectors was released
             locked = True
-        except Exception:  # noqa: BLE001 - each message is then computed on its own, where failures are kept
+        except Exception as exc:  # noqa: BLE001 - each message is then computed on its own, where failures are kept
+            if transaction_lost(exc):
+                raise  # the claim is gone with it: every row stays pending, for the next drain
             log.warning("preparing an outbox batch failed; processing its messages one by one", exc_info=True)
             prepared, locked = {}, False
         counts = {"done": 0, "failed": 0, "skipped": 0}
@@ -289,6 +292,8 @@ def _process_row(uow, row: Outbox, backend, run_tag: str | None, prepared=None, 
             process_message(s, row.message_id, backend, run_tag=run_tag, event=row.event, spent=spent,
                             prepared=prepared, cache=cache, locked=locked, defer_usage=batched)
     except Exception as exc:  # noqa: BLE001 - any failure is kept on the row and retried, never lost
+        if transaction_lost(exc):
+            raise  # not the message's failure, and nothing can be kept on its row: the drain ends, it stays pending
         if batched and subject_locks.is_busy(exc):
             # Another worker holds a subject this message needs while this batch holds others: the
             # message steps aside, untouched (what its calls cost is kept; the batch's gate call for it

@@ -3,13 +3,16 @@ for many messages at once, yet each message is learnt as on its own, in order, w
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 import numpy as np
 import pytest
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import func, select, update
+from sqlalchemy import text as sql
 
 from jobs.outbox import _claim, drain_batch
-from memory_core.adapters.db import SYSTEM
+from memory_core.adapters.db import SYSTEM, WORKER_ROLE
 from memory_core.backends import get_backend
 from memory_core.domain.models import Memory, Message, Outbox, UsageLedger
 from memory_core.learning.ingest import ingest_message
@@ -173,3 +176,40 @@ def test_a_memory_vector_learnt_by_a_batch_is_the_embedders_bit_for_bit(factory,
     [alone], _ = backend.embed([m.sentence])
     assert np.array_equal(np.asarray(m.embedding, dtype=np.float32), np.asarray(alone, dtype=np.float32))
     assert system_session.scalar(select(Memory.embedding.cosine_distance(alone)).where(Memory.id == m.id)) < 1e-6
+
+
+class _DropsTheConnection:
+    """The real backend, except that its first embedding call first has PostgreSQL end the worker's connection (what a
+    restart or a failover does mid-batch)."""
+
+    def __init__(self, backend, owner_engine):
+        self.backend, self.owner_engine, self.dropped = backend, owner_engine, False
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+    def embed(self, texts):
+        if not self.dropped:
+            self.dropped = True
+            with self.owner_engine.connect() as c:
+                ended = c.execute(sql("select count(pg_terminate_backend(pid)) from pg_stat_activity "
+                                      "where usename = :worker and state = 'idle in transaction'"),
+                                  {"worker": WORKER_ROLE}).scalar()
+                c.commit()
+            assert ended == 1
+        return self.backend.embed(texts)
+
+
+def test_a_batch_whose_connection_drops_leaves_its_messages_pending_and_blames_none_of_them(
+        factory, system_session, database, backend, owner_engine, caplog):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    ids = [say(system_session, org, ana, f"Talleres {name} paga a 60 días", conversation=f"c-{name}")
+           for name in ("García", "López", "Martín")]
+    with caplog.at_level(logging.WARNING, logger="jobs.outbox"), pytest.raises(sa_exc.DBAPIError):
+        drain_batch(database, _DropsTheConnection(backend, owner_engine), limit=10)
+    assert "failed, attempt" not in caplog.text  # an outage is not the messages' fault: no attempt is counted
+    system_session.expire_all()
+    rows = system_session.scalars(select(Outbox).where(Outbox.message_id.in_(ids))).all()
+    assert [(r.processed_at, r.attempts, r.last_error) for r in rows] == [(None, 0, None)] * 3
+    assert drain_batch(database, backend, limit=10) == {"done": 3, "failed": 0, "skipped": 0}

@@ -26,3 +26,10 @@ def is_outage(exc: BaseException) -> bool:
 def describe(exc: BaseException) -> str:
     """What failed, for the log: the exception's type, never a URL or a statement's parameters."""
     return "database" if isinstance(exc, (sa_exc.SQLAlchemyError, ServerNotRunning)) else "redis"
+
+
+def transaction_lost(exc: BaseException) -> bool:
+    """The connection under a transaction is gone (a restart, a failover, a cut), and the transaction with it: nothing
+    more can run in it, and no row of it is to blame. PendingRollbackError: a statement after such a loss."""
+    return (isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated) or isinstance(
+        exc, sa_exc.PendingRollbackError)
