@@ -289,13 +289,13 @@ def up(host: str | None, port: int | None, no_worker: bool, no_demo: bool) -> No
         supervisor.stop_all([w.name for w in children], [w.name for w in reversed(servers)])
 
 
-def served_app(settings: Settings) -> Flask:
-    """The app of a long-running web process (`memoria web`, each gunicorn worker of `memoria serve`), with the
-    heap it keeps for its lifetime frozen out of the garbage collector: a full collection otherwise walks the
-    code and libraries at ~85 ms, stalling every request of the process (`adapters.heap.freeze_heap`)."""
+def served_app(settings: Settings | None = None, config: dict[str, Any] | None = None) -> Flask:
+    """The app of a long-running web process (`memoria web`, each gunicorn worker of `memoria serve`, the benches),
+    with the heap it keeps for its lifetime frozen out of the garbage collector: a full collection otherwise walks
+    the code and libraries at ~85 ms, stalling every request of the process (`adapters.heap.freeze_heap`)."""
     from memory_core.adapters.heap import freeze_heap
 
-    app = create_app(settings=settings)
+    app = create_app(config, settings=settings)
     freeze_heap()
     return app
 

@@ -51,12 +51,11 @@ def main() -> None:
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
-    from app import create_app
+    from app import served_app
     from bench.api_load import setup
     from bench.pipeline import message
     from jobs.outbox import drain_batch
     from memory_core.adapters.db import get_database
-    from memory_core.adapters.heap import freeze_heap
     from memory_core.adapters.migrate import migrate
     from memory_core.adapters.runtime import start_servers, stopping_what_starts
     from memory_core.backends import get_backend
@@ -81,8 +80,7 @@ def main() -> None:
         start_servers()
         migrate()
         key, users = setup(args.agents)
-        app = create_app()
-        freeze_heap()  # as a served app's process does (app.served_app)
+        app = served_app()
         client = app.test_client()
         headers = {"Authorization": f"Bearer {key}"}
         backend, database = get_backend(), get_database()

@@ -359,12 +359,10 @@ def measure(settings, world, n: int, only: str | None = None, statements: bool =
 
     from sqlalchemy import create_engine, text
 
-    from app import create_app
+    from app import served_app
     from memory_core.adapters.db import resolve_urls
-    from memory_core.adapters.heap import freeze_heap
 
-    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False}, settings=settings)
-    freeze_heap()  # as a served app's process does (app.served_app)
+    app = served_app(settings, {"TESTING": True, "SESSION_COOKIE_SECURE": False})
     engine = create_engine(resolve_urls(settings).owner)
     with engine.connect() as c:
         memory_ids = c.execute(text("select id from memories where org_id = :o and status = 'active' and level = "

@@ -43,11 +43,10 @@ def worker(tree: str, data_dir: str) -> None:
     from sqlalchemy import create_engine, event, text
     from sqlalchemy.engine import Engine
 
-    from app import create_app
+    from app import served_app
     from bench.console import page_urls, reused, signed_in
     from memory_core.adapters.config import get_settings
     from memory_core.adapters.db import resolve_urls
-    from memory_core.adapters.heap import freeze_heap
     from memory_core.adapters.runtime import start_postgres, start_redis
 
     settings = get_settings()
@@ -56,8 +55,7 @@ def worker(tree: str, data_dir: str) -> None:
     if not settings.redis_url:
         start_redis(settings.data_dir)
     world, _ = reused(settings, argparse.Namespace())
-    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False}, settings=settings)
-    freeze_heap()  # as a served app's process does (app.served_app)
+    app = served_app(settings, {"TESTING": True, "SESSION_COOKIE_SECURE": False})
     engine = create_engine(resolve_urls(settings).owner)
     with engine.connect() as c:  # the same rows on both sides: ordered by id, not at random
         memory_ids = c.execute(text("select id from memories where org_id = :o and status = 'active' and level = "
