@@ -149,8 +149,11 @@ def _remove_locks_of_a_zombie(pgdata: Path) -> None:
         return
     socket_dir = Path(lines[4].strip()) if len(lines) > 4 and lines[4].strip() else None
     for lock in [pgdata / "postmaster.pid", *(socket_dir.glob(".s.PGSQL.*.lock") if socket_dir else [])]:
-        if lock.name == "postmaster.pid" or lock.read_text().split()[:1] == lines[:1]:
-            lock.unlink(missing_ok=True)
+        try:
+            if lock.name == "postmaster.pid" or lock.read_text().split()[:1] == lines[:1]:
+                lock.unlink(missing_ok=True)
+        except OSError:
+            pass  # gone meanwhile, or not ours to read: PostgreSQL's start says what is wrong
 
 
 def _ready_uri(pgdata: Path) -> str | None:
