@@ -102,7 +102,7 @@ def test_dated_memories_are_the_same_rows_in_the_same_order_as_comparing_every_v
                            retrievers=["date", "vector"], vector=[0.0] * 511 + [1.0])["date"]
         assert [f.id for f in got] == expected, query
         if path == "big principal":
-            assert principal_size.known_big(principal_key(access)), "the big path was not taken"
+            assert (principal_size.known(principal_key(access)) or 0) > 0, "the big path was not taken"
         found_any = found_any or len(expected) == K
     assert found_any  # the cut at K was exercised
 

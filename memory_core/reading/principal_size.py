@@ -1,12 +1,21 @@
-"""Which principals are big in a table, remembered for a while in this process.
+"""How many rows a principal has in a table, remembered for a while in this process.
 
 Search counts a principal's candidate rows per table (contacts too), up to EXACT_SCAN_MAX + 1, to choose an
 exact scan or an index walk, and text matched row by row or through the text indexes (reading/search.py). Under
 row security each counted row is a heap read: a big principal's count read 3,001 rows on every turn (36 ms of
-the bench's big org's turn, under load), and the answer changes slowly. A principal found big is remembered as
-big for BIG_SECONDS and not counted again meanwhile; a small principal is counted every time (a small count is
-cheap, and a principal that grows past the mark takes the big path on its next turn). One that shrinks below it
-keeps the big path (an index walk and fewer full-text candidates, reading/search.py) at most BIG_SECONDS longer.
+the bench's big org's turn, under load), and a typical principal's counts were the costliest statement of its
+block after full text (2-3 ms of a 25 ms block and as much of its search, 200,000 memories, 2026-12-03). The
+answer changes slowly, so a count is remembered and not made again meanwhile:
+
+- over the mark (big): for BIG_SECONDS. One that shrinks below it keeps the big path (an index walk and fewer
+  full-text candidates) at most that much longer;
+- at most half the mark (small): for SMALL_SECONDS. To leave the small path early it would have to gain half the
+  mark in rows within that time; one that does is still searched exactly (an exact scan, text matched row by
+  row), only slower, until it is counted again;
+- in between: counted on every turn, so a principal nearing the mark takes the big path on the turn after it
+  passes it.
+
+Either way the same rows are found: the count chooses how they are read, never which.
 """
 from __future__ import annotations
 
@@ -15,31 +24,39 @@ import time
 from collections.abc import Hashable
 
 BIG_SECONDS = 60.0
+SMALL_SECONDS = 30.0
 _MAX_ENTRIES = 10_000
 
-_big: dict[Hashable, float] = {}
+_counts: dict[Hashable, tuple[int, float]] = {}  # key -> (rows counted, until when it is kept)
 _lock = threading.Lock()
 
 
-def known_big(key: Hashable, *, now: float | None = None) -> bool:
-    """Whether this principal (and table, model, mark: the caller's key) was found big in the last BIG_SECONDS."""
+def known(key: Hashable, *, now: float | None = None) -> int | None:
+    """The rows counted for this principal (and table, model, mark: the caller's key) if still kept, else None."""
     now = time.monotonic() if now is None else now
     with _lock:
-        seen = _big.get(key)
-        if seen is not None and now - seen >= BIG_SECONDS:
-            del _big[key]
-            seen = None
-    return seen is not None
+        kept = _counts.get(key)
+        if kept is not None and now >= kept[1]:
+            del _counts[key]
+            kept = None
+    return None if kept is None else kept[0]
 
 
-def remember_big(key: Hashable, *, now: float | None = None) -> None:
+def remember(key: Hashable, n: int, mark: int, *, now: float | None = None) -> None:
+    """Keep `n`, counted against `mark`, for as long as it is safe to (see the module's text)."""
+    if n > mark:
+        seconds = BIG_SECONDS
+    elif n <= mark // 2:
+        seconds = SMALL_SECONDS
+    else:
+        return
     now = time.monotonic() if now is None else now
     with _lock:
-        if len(_big) >= _MAX_ENTRIES:
-            _big.clear()  # a bound, not a policy: the next turns count again
-        _big[key] = now
+        if len(_counts) >= _MAX_ENTRIES:
+            _counts.clear()  # a bound, not a policy: the next turns count again
+        _counts[key] = (n, now + seconds)
 
 
 def forget() -> None:
     with _lock:
-        _big.clear()
+        _counts.clear()

@@ -642,18 +642,19 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     params = template_params(access) | {"q_words": words, "q_text": query, "q_vector": vector,
                                         "q_model": embed_model, "q_tokens": tokens}
     params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
-    # A principal found big in a table a moment ago is not counted again (reading/principal_size.py). The
+    # A principal counted in a table a moment ago is not counted again (reading/principal_size.py). The
     # contacts, which have no vectors, are counted for their text statements (`small` below).
     size_keys = {src.kind: (access.org_id, access.principal, access.read_areas, src.kind, embed_model, EXACT_SCAN_MAX)
                  for src in sources}
-    known = {kind for kind, key in size_keys.items() if counted and principal_size.known_big(key)}
+    known = {kind: n for kind, key in size_keys.items() if counted and (n := principal_size.known(key)) is not None}
     to_count = tuple(src.kind for src in sources if counted and src.kind not in known)
     configure, n_settings = _configure_statement(form, kinds, bool(embed_model), to_count)
-    found = dict(zip(to_count, (int(v) for v in read_rows(session, configure, params).one()[n_settings:])))
-    counts = [EXACT_SCAN_MAX + 1 if src.kind in known else found[src.kind] for src in vector_sources] if counted else []
-    for kind, n in found.items():
-        if n > EXACT_SCAN_MAX:
-            principal_size.remember_big(size_keys[kind])
+    counted_now = dict(zip(to_count, (int(v) for v in read_rows(session, configure, params).one()[n_settings:])))
+    for kind, n in counted_now.items():
+        principal_size.remember(size_keys[kind], n, EXACT_SCAN_MAX)
+    found = {src.kind: known.get(src.kind, counted_now.get(src.kind)) for src in sources
+             if src.kind in known or src.kind in counted_now}  # in the sources' order: one statement per shape
+    counts = [found[src.kind] for src in vector_sources] if counted else []
     big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
     org_indexed = access.org_id is not None and access.org_id in indexed_orgs(session)
     # A big principal of an org with its own indexes reads its memories there, and the user's personal ones in
