@@ -34,6 +34,7 @@ from sqlalchemy import event, text  # noqa: E402
 from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
 from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
+from memory_core.adapters.heap import freeze_heap  # noqa: E402
 from memory_core.domain.access import load_access  # noqa: E402
 
 KINDS = [  # first match names the statement
@@ -73,12 +74,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show", default="", help="Print the slowest plan of these statement kinds (comma-separated).")
+    parser.add_argument("--tail", type=int, default=0,
+                        help="Print the N slowest calls of each kind, statement by statement, and the rest (Python).")
     args = parser.parse_args()
     from memory_core.adapters.runtime import start_servers
 
     start_servers()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from scale import MODEL, NOW, pool_sentences  # the bench's own data and clock
+    from scale import MODEL, NOW, WARM_TURNS, pool_sentences  # the bench's own data, clock and warm-up
 
     from memory_core.backends.local_embedder import LocalEmbedder
     from memory_core.reading.context import assemble_context
@@ -89,12 +92,23 @@ def main() -> None:
     sentences = pool_sentences(3000, random.Random(7))
     embedder = LocalEmbedder()
     embedder.warm_up()
+    freeze_heap()  # as a served process does once loaded (bench/scale.py)
     with db.unit_of_work(SYSTEM) as uow:
         big = uow.session.execute(text("select id from organizations where name = 'big'")).scalar_one()
         cmp = "<>" if args.typical else "="
         principals = uow.session.execute(text(
             "select m.org_id, m.user_id, c.id from memberships m join conversations c on c.user_id = m.user_id "
-            f"where m.org_id {cmp} :big order by m.user_id limit 50"), {"big": big}).all()
+            f"where m.org_id {cmp} :big order by m.user_id limit 50 + :warm"), {"big": big, "warm": WARM_TURNS}).all()
+        principals, warm_principals = principals[:50], principals[50:]
+    warm_traces: list = []
+    for org_id, user_id, conv_id in warm_principals:  # untimed, so that no statement is compiled in a timed turn
+        with db.unit_of_work(SYSTEM) as uow:
+            access = load_access(uow.session, org_id, user_id=user_id)
+        with db.unit_of_work(access.scope()) as uow:
+            warm_traces.append(assemble_context(uow.session, access, conv_id, sentences[0], now=NOW,
+                                                embed=embedder.embed, embed_model=MODEL).trace_id)
+            search(uow.session, access, sentences[1], embed=embedder.embed, embed_model=MODEL, now=NOW)
+            uow.commit()  # kept prepared, as the timed turns below (a rollback makes the driver forget them)
 
     captured: list[tuple[str, object]] = []
     timings: list[tuple[str, float]] = []
@@ -108,10 +122,11 @@ def main() -> None:
         timings.append((kind_of(statement), (time.perf_counter() - started.pop(id(cursor))) * 1000))
 
     pg = postmaster_pid(Path(get_settings().data_dir))
-    traces: list = []
+    traces: list = warm_traces
     cpu = defaultdict(list)  # call -> [(this process ms, PostgreSQL ms)]
     wall = defaultdict(lambda: defaultdict(list))  # call -> kind -> [ms summed per turn]
     totals = defaultdict(list)
+    turns = defaultdict(list)  # call -> [(ms, {kind: ms}, query, turn)]: where the slowest calls went
     plan = defaultdict(lambda: defaultdict(lambda: {"planning": [], "execution": []}))
     show = set(filter(None, args.show.split(",")))
     slowest: dict[str, tuple[float, str, str]] = {}
@@ -146,6 +161,7 @@ def main() -> None:
                 per[kind] += ms
             for kind, ms in per.items():
                 wall[call][kind].append(ms)
+            turns[call].append((totals[call][-1], dict(per), query, len(totals[call])))
             if args.no_explain:
                 continue
             replay = list(captured)
@@ -182,6 +198,12 @@ def main() -> None:
                                  "total_p95": _pct(totals[call], 0.95), "by_statement": kinds,
                                  "cpu_ms": {"this process": round(statistics.mean(c for c, _ in cpu[call]), 1),
                                             "postgresql": round(statistics.mean(g for _, g in cpu[call]), 1)}}
+    for call, calls in turns.items():
+        for took, per, query, n in sorted(calls, key=lambda t: -t[0])[:args.tail]:
+            parts = sorted(per.items(), key=lambda kv: -kv[1])
+            rest = took - sum(per.values())
+            print(f"{call} #{n} {took:.1f} ms ({len(query.split())} words): " + ", ".join(
+                f"{kind} {ms:.1f}" for kind, ms in parts[:6]) + f", outside statements {rest:.1f}")
     for key, (took, statement, text_plan) in slowest.items():
         print(f"==== {key}: {took:.1f} ms\n{statement}\n{text_plan}\n")
     if args.json:
