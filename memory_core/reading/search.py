@@ -35,7 +35,6 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     Date,
     Float,
@@ -59,6 +58,7 @@ from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import custom_plans, generic_plans, out_of_index_reach, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
+from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.domain import clock
 from memory_core.domain.access import (
     Access,
@@ -198,7 +198,7 @@ def date_range(query: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
 # rows, building and hashing these statements cost as much as running them.
 Q_WORDS = bindparam("q_words", type_=Text)
 Q_TEXT = bindparam("q_text", type_=Text)
-Q_VECTOR = bindparam("q_vector", type_=Vector(EMBED_DIM))
+Q_VECTOR = bindparam("q_vector", type_=BinaryVector())  # float32s in binary: as text, 0.5 ms a call to write
 Q_MODEL = bindparam("q_model", type_=String)
 Q_TOKENS = bindparam("q_tokens", expanding=True)
 
