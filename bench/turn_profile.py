@@ -169,7 +169,9 @@ def main() -> None:
                 conn = uow.session.connection()
                 for statement, parameters in replay:
                     kind = kind_of(statement)
-                    if kind == "settings" or statement.startswith("INSERT"):
+                    if statement.startswith("INSERT"):
+                        continue  # the turn's trace, committed with it: written again it would be a duplicate
+                    if kind == "settings":
                         conn.exec_driver_sql(statement, parameters)
                         continue
                     out = conn.exec_driver_sql("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, parameters).scalar()
