@@ -100,12 +100,12 @@ def main() -> None:
             "select m.org_id, m.user_id, c.id from memberships m join conversations c on c.user_id = m.user_id "
             f"where m.org_id {cmp} :big order by m.user_id limit 50 + :warm"), {"big": big, "warm": WARM_TURNS}).all()
         principals, warm_principals = principals[:50], principals[50:]
-    warm_traces: list = []
+    traces: list = []  # every turn's trace, deleted at the end
     for org_id, user_id, conv_id in warm_principals:  # untimed, so that no statement is compiled in a timed turn
         with db.unit_of_work(SYSTEM) as uow:
             access = load_access(uow.session, org_id, user_id=user_id)
         with db.unit_of_work(access.scope()) as uow:
-            warm_traces.append(assemble_context(uow.session, access, conv_id, sentences[0], now=NOW,
+            traces.append(assemble_context(uow.session, access, conv_id, sentences[0], now=NOW,
                                                 embed=embedder.embed, embed_model=MODEL).trace_id)
             search(uow.session, access, sentences[1], embed=embedder.embed, embed_model=MODEL, now=NOW)
             uow.commit()  # kept prepared, as the timed turns below (a rollback makes the driver forget them)
@@ -122,7 +122,6 @@ def main() -> None:
         timings.append((kind_of(statement), (time.perf_counter() - started.pop(id(cursor))) * 1000))
 
     pg = postmaster_pid(Path(get_settings().data_dir))
-    traces: list = warm_traces
     cpu = defaultdict(list)  # call -> [(this process ms, PostgreSQL ms)]
     wall = defaultdict(lambda: defaultdict(list))  # call -> kind -> [ms summed per turn]
     totals = defaultdict(list)

@@ -652,8 +652,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     counted_now = dict(zip(to_count, (int(v) for v in read_rows(session, configure, params).one()[n_settings:])))
     for kind, n in counted_now.items():
         principal_size.remember(size_keys[kind], n, EXACT_SCAN_MAX)
-    found = {src.kind: known.get(src.kind, counted_now.get(src.kind)) for src in sources
-             if src.kind in known or src.kind in counted_now}  # in the sources' order: one statement per shape
+    every = known | counted_now  # in the sources' order below: one statement per shape
+    found = {src.kind: every[src.kind] for src in sources if src.kind in every}
     counts = [found[src.kind] for src in vector_sources] if counted else []
     big = tuple(src.kind for src, n in zip(vector_sources, counts) if n > EXACT_SCAN_MAX)
     org_indexed = access.org_id is not None and access.org_id in indexed_orgs(session)
