@@ -182,7 +182,7 @@ def drain_batch(database, backend, *, limit: int = CLAIM_SIZE, now: dt.datetime 
     cache = BatchCache()
     with database.unit_of_work(SYSTEM) as uow:
         s = uow.session
-        planner.planned_once(s)
+        planner.planned_once(s, keep=planner.PREPARED_MAX)
         rows = _claim(s, now or clock.now(), limit)
         if not rows:
             return None

@@ -139,6 +139,36 @@ def test_a_small_principals_block_matches_its_text_on_a_kept_generic_plan(one_co
     assert all(k.generic_plans >= 2 and k.custom_plans == 0 for k in text_matching), text_matching
 
 
+def test_a_principals_first_block_on_a_connection_runs_on_plans_made_once(one_connection, factory, system_session,
+                                                                         embedder):
+    """psycopg prepares a statement at its sixth run: until then every read of a block planned row security's
+    policies afresh (the profile 11-22 ms instead of 1-2 at 1M memories). A block prepares its reads at their first
+    run on a connection, on the generic plan; the connection, back in its pool, prepares as usual again."""
+    from memory_core.domain.access import load_access
+    from memory_core.reading.context import assemble_context
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.memory(org, level="personal", subject="contact:talleres", attribute="plazo_pago",
+                   value="Talleres García paga a 60 días", owner=ana)
+    conversation = factory.conversation(org, ana)
+    access = load_access(system_session, org.id, user_id=ana.id)
+    system_session.commit()
+    with one_connection.unit_of_work(access.scope()) as uow:  # the connection's first block
+        block = assemble_context(uow.session, access, conversation.id, "¿Cómo paga Talleres García?",
+                                 embed=embedder.embed, embed_model=embedder.model_name)
+        uow.commit()
+    assert "60 días" in block.text
+    with one_connection.unit_of_work(access.scope()) as uow:
+        uow.session.scalar(select(Organization.name).where(Organization.id == org.id))  # run once, after the block
+        kept = uow.session.execute(text("select statement, generic_plans, custom_plans from pg_prepared_statements")).all()
+    reads = [k for k in kept if k.statement.lstrip().upper().startswith(("SELECT", "WITH"))
+             and "set_config(" not in k.statement]
+    assert any("k_rank" in k.statement for k in reads), kept  # the profile, among them
+    assert all(k.generic_plans == 1 and k.custom_plans == 0 for k in reads), reads
+    assert not [k for k in kept if k.statement.startswith("SELECT organizations.name")], "a later read was prepared"
+
+
 def test_a_small_principals_search_matches_its_text_on_kept_generic_plans(one_connection, factory, system_session,
                                                                            embedder):
     """A search reads memories, messages, contacts and documents: with few of each (counted, contacts too) the

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from memory_core.adapters import vector_binary  # noqa: F401 - its dumper must exist before any connection
 from memory_core.adapters.config import Settings, get_settings
-from memory_core.adapters.planner import keeps_plans
+from memory_core.adapters.planner import keeps_plans, prepare_as_usual
 from memory_core.adapters.pool_ping import ping_when_idle
 from memory_core.adapters.security import platform_proof
 
@@ -205,6 +205,7 @@ def _engine(url: str, **pool) -> Engine:
 
     engine.dialect.do_rollback = do_rollback
     engine.dialect.do_rollback_to_savepoint = do_rollback_to_savepoint
+    event.listen(engine, "checkin", lambda dbapi_connection, _record: prepare_as_usual(dbapi_connection))
     ping_when_idle(engine)  # instead of pool_pre_ping (adapters.pool_ping)
     return engine
 

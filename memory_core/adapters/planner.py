@@ -26,10 +26,13 @@ from sqlalchemy.sql.elements import ColumnElement
 _SET = text("select current_setting(:name), set_config(:name, :value, true)")
 _BACK = text("select set_config(:name, :was, true)")
 _PLANNED_ONCE = "memoria.planned_once"
-# Statements a connection keeps prepared once `planned_once` asked for it: more than the worker's distinct
-# statements (its own ~50, and a SAVEPOINT and a RELEASE text for each of up to 33 savepoints of a batch), so
-# psycopg's least-recently-used cache never evicts one the next batch runs again (psycopg's default is 100;
-# a batch cycling through more than that would miss every time).
+# How many runs psycopg waits before preparing a statement (its own default), which a connection is given back
+# when it returns to its pool (`planned_once` prepares at the first run until then).
+PREPARE_THRESHOLD = 5
+# Statements a worker batch's connection keeps prepared (`planned_once(..., keep=PREPARED_MAX)`): more than the
+# worker's distinct statements (its own ~50, and a SAVEPOINT and a RELEASE text for each of up to 33 savepoints
+# of a batch), so psycopg's least-recently-used cache never evicts one the next batch runs again (psycopg's
+# default is 100; a batch cycling through more than that would miss every time).
 PREPARED_MAX = 500
 # A session whose every transaction keeps generic plans from its BEGIN (`kept_plans`): the scope's statement
 # sets plan_cache_mode with the scope (adapters.db.set_scope), at no round trip of its own.
@@ -130,22 +133,36 @@ def generic_plan_window(session: Session) -> AbstractContextManager[None]:
     return _window(session, "plan_cache_mode", "force_generic_plan")
 
 
-def planned_once(session: Session) -> None:
+def planned_once(session: Session, *, keep: int | None = None) -> None:
     """The rest of the transaction plans each statement once per connection: PostgreSQL's generic plan
-    (`generic_plans`) on a connection that prepares a statement at its first run.
+    (`generic_plans`) on a connection that prepares a statement at its first run, until it returns to its pool
+    (`prepare_as_usual`); what it prepared stays prepared for its later transactions. `keep`: the connection
+    keeps at least this many statements prepared from now on.
 
-    For the outbox worker's batches. psycopg prepares a statement at its sixth run and PostgreSQL then plans it
-    for its values five more times before it settles, after comparing them, on the generic plan it had kept
-    for every one of the worker's statements anyway: eleven plans per statement and connection, where row
-    security's policies (expanded into every statement naming a table) make a plan cost 1-30 ms, several
-    times running it. A drain job's new connections paid that for each of its ~50 statements (1.2-1.5 s of
-    PostgreSQL's time in a 1,000-message drain, a third of it). The connection keeps preparing at the first
-    run (it serves the same statements at the next batch)."""
+    psycopg prepares a statement at its sixth run, and until then row security's policies (expanded into every
+    statement naming a table) are planned at every run: 1-30 ms a statement, several times running it.
+    For the outbox worker's batches (`keep=PREPARED_MAX`): PostgreSQL then planned each statement for its values
+    five more times before it settled, after comparing them, on the generic plan it had kept for every one of
+    the worker's statements anyway; a drain job's new connections paid eleven plans for each of its ~50
+    statements (1.2-1.5 s of PostgreSQL's time in a 1,000-message drain, a third of it). For a principal's
+    block and search: a connection's first five blocks planned every statement (the profile read 11-22 ms
+    instead of 1-2), which made the slowest twentieth of typical principals' blocks at 1M memories (p95 30-36
+    vs 22-23 ms, bench/turn_profile.py, 2026-12-04)."""
     raw = session.connection().connection.driver_connection
     raw.prepare_threshold = 0
-    raw.prepared_max = max(raw.prepared_max, PREPARED_MAX)
+    if keep is not None:
+        raw.prepared_max = max(raw.prepared_max, keep)
     generic_plans(session)
     session.info[_PLANNED_ONCE] = True
+
+
+def prepare_as_usual(dbapi_connection) -> None:
+    """A connection back in its pool prepares a statement at psycopg's usual run again: `planned_once` asked
+    for the first run for one transaction's statements, not for whatever the connection serves next (a console
+    page's lists, whose text changes with their number of items, would fill its cache of prepared
+    statements)."""
+    if dbapi_connection is not None:
+        dbapi_connection.prepare_threshold = PREPARE_THRESHOLD
 
 
 @event.listens_for(Session, "after_transaction_end")

@@ -52,7 +52,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import generic_plans, out_of_index_reach, sorting_disabled
+from memory_core.adapters.planner import out_of_index_reach, planned_once, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
@@ -681,7 +681,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
     vector = _embed_early(message_text or "", embed)
-    generic_plans(session)
+    planned_once(session)
     primary = primary or session
     # The conversation's recent messages, the profile's arms and the named subjects' memories are read in the
     # order of their indexes (see _conversation, profile_query, subject_query): one window with sorting priced

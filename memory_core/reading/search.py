@@ -56,7 +56,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
-from memory_core.adapters.planner import custom_plans, generic_plans, out_of_index_reach, sorting_disabled
+from memory_core.adapters.planner import custom_plans, out_of_index_reach, planned_once, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.domain import clock
@@ -746,7 +746,7 @@ def search(session: Session, access: Access | None, query: str, kinds: Sequence[
 
     `embed` turns the query into a vector (see `query_embedder`); without it, no vector retriever."""
     query, kinds = _check(query, kinds, limit)
-    generic_plans(session)
+    planned_once(session)
     lists = retrieve(session, access, query, kinds=kinds, per_retriever=max(PER_RETRIEVER, limit * 3), embed=embed,
                      embed_model=embed_model, retrievers=retrievers, now=now)
     fused = fuse(lists)[:limit]
