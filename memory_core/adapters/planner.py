@@ -146,8 +146,8 @@ def planned_once(session: Session, *, keep: int | None = None) -> None:
     the worker's statements anyway; a drain job's new connections paid eleven plans for each of its ~50
     statements (1.2-1.5 s of PostgreSQL's time in a 1,000-message drain, a third of it). For a principal's
     block and search: a connection's first five blocks planned every statement (the profile read 11-22 ms
-    instead of 1-2), which made the slowest twentieth of typical principals' blocks at 1M memories (p95 30-36
-    vs 22-23 ms, bench/turn_profile.py, 2026-12-04)."""
+    instead of 1-2), which made the slowest twentieth of typical principals' blocks at 1M memories (p95 30-45
+    vs 22-30 ms, bench/turn_profile.py, 2026-12-04)."""
     raw = session.connection().connection.driver_connection
     raw.prepare_threshold = 0
     if keep is not None:
