@@ -8,8 +8,8 @@ statement: the same rows, read in order and cut at the limit.
 
 A statement the driver has prepared may run PostgreSQL's generic plan, one for all values. For most of a
 turn's reads that plan is right and saves planning, which is most of their cost under row security's
-policies (`generic_plans` takes it for a principal's block and search); for matching text it is not, and
-`custom_plans` makes those plan for their own values.
+policies (`planned_once` takes it for a principal's block and search and the worker's batches); for matching
+text it is not, and `custom_plans` makes those plan for their own values.
 
 Nested windows of one setting on one session cost nothing: only the outermost sets it and puts it back, so a
 caller may run several such statements in one window for the price of one pair of round trips.
