@@ -106,7 +106,7 @@ def main() -> None:
             access = load_access(uow.session, org_id, user_id=user_id)
         with db.unit_of_work(access.scope()) as uow:
             traces.append(assemble_context(uow.session, access, conv_id, sentences[0], now=NOW,
-                                                embed=embedder.embed, embed_model=MODEL).trace_id)
+                                           embed=embedder.embed, embed_model=MODEL).trace_id)
             search(uow.session, access, sentences[1], embed=embedder.embed, embed_model=MODEL, now=NOW)
             uow.commit()  # kept prepared, as the timed turns below (a rollback makes the driver forget them)
 

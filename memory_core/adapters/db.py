@@ -205,7 +205,7 @@ def _engine(url: str, **pool) -> Engine:
 
     engine.dialect.do_rollback = do_rollback
     engine.dialect.do_rollback_to_savepoint = do_rollback_to_savepoint
-    event.listen(engine, "checkin", lambda dbapi_connection, _record: prepare_as_usual(dbapi_connection))
+    event.listen(engine, "checkin", prepare_as_usual)
     ping_when_idle(engine)  # instead of pool_pre_ping (adapters.pool_ping)
     return engine
 

@@ -156,11 +156,11 @@ def planned_once(session: Session, *, keep: int | None = None) -> None:
     session.info[_PLANNED_ONCE] = True
 
 
-def prepare_as_usual(dbapi_connection) -> None:
-    """A connection back in its pool prepares a statement at psycopg's usual run again: `planned_once` asked
-    for the first run for one transaction's statements, not for whatever the connection serves next (a console
-    page's lists, whose text changes with their number of items, would fill its cache of prepared
-    statements)."""
+def prepare_as_usual(dbapi_connection, _record=None) -> None:
+    """A connection back in its pool (the engine's checkin listener) prepares a statement at psycopg's usual
+    run again: `planned_once` asked for the first run for one transaction's statements, not for whatever the
+    connection serves next (a console page's lists, whose text changes with their number of items, would fill
+    its cache of prepared statements)."""
     if dbapi_connection is not None:
         dbapi_connection.prepare_threshold = PREPARE_THRESHOLD
 
