@@ -1,4 +1,5 @@
-"""CPU seconds of process trees, read from /proc: what a bench's processes (and PostgreSQL's) spent."""
+"""CPU seconds and disk reads of process trees, read from /proc: what a bench's processes (and PostgreSQL's)
+spent."""
 from __future__ import annotations
 
 import os
@@ -8,26 +9,48 @@ from pathlib import Path
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def tree_cpu_seconds(root: int) -> float:
-    """User + system CPU of a process and its live descendants, with the children each has reaped."""
+def _tree(root: int, read) -> float:
+    """The sum of `read(pid directory, stat fields)` over a process and its live descendants."""
     parents: dict[int, list[int]] = defaultdict(list)
-    times: dict[int, float] = {}
+    values: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
-            continue
+            continue  # gone
         pid = int(entry.name)
         parents[int(fields[1])].append(pid)  # fields[0] is the state, [1] the parent
-        times[pid] = sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
+        try:
+            values[pid] = read(entry, fields)
+        except OSError:
+            values[pid] = 0.0  # gone since, or not ours to read
     total, todo = 0.0, [root]
     while todo:
         pid = todo.pop()
-        total += times.get(pid, 0.0)
+        total += values.get(pid, 0.0)
         todo += parents.get(pid, [])
     return total
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """User + system CPU of a process and its live descendants, with the children each has reaped."""
+    return _tree(root, lambda _entry, fields: sum(int(f) for f in fields[11:15]) / CLOCK_TICKS)  # utime..cstime
+
+
+def _read_bytes(entry: Path, _fields) -> float:
+    for line in (entry / "io").read_text().splitlines():
+        if line.startswith("read_bytes:"):
+            return float(line.split()[1])
+    return 0.0
+
+
+def tree_disk_read_bytes(root: int) -> float:
+    """Bytes a process and its live descendants made the kernel read from storage (`read_bytes` of /proc/PID/io:
+    a read served by the page cache counts nothing). For PostgreSQL's tree: what its backends could not find in
+    its shared buffers nor in the OS's cache. 0 where /proc/PID/io is not readable."""
+    return _tree(root, _read_bytes)
 
 
 def postmaster_pid(data_dir: Path) -> int:

@@ -12,7 +12,9 @@ statements as they were, the others under EXPLAIN (ANALYZE); a statement runs a 
 execution figure is warm. The replay plans every statement afresh: the wall figures, not the replay's, show
 what kept statements' generic plans save (each turn commits its trace as the API does, so the connection
 keeps its prepared statements; the traces are deleted at the end). CPU is of every PostgreSQL process of the
-data dir, so it is meaningful with `--no-explain` and nothing else using that server.
+data dir, so it is meaningful with `--no-explain` and nothing else using that server; so are the bytes it read
+from storage in a call (`read_bytes` of /proc/PID/io: rows in neither its shared buffers nor the OS's page cache),
+and the latency of the calls that read nothing is printed apart.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import psycopg  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 
-from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
+from bench.process_cpu import postmaster_pid, tree_cpu_seconds, tree_disk_read_bytes  # noqa: E402
 from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
 from memory_core.adapters.heap import freeze_heap  # noqa: E402
@@ -100,6 +102,10 @@ def main() -> None:
             "select m.org_id, m.user_id, c.id from memberships m join conversations c on c.user_id = m.user_id "
             f"where m.org_id {cmp} :big order by m.user_id limit 50 + :warm"), {"big": big, "warm": WARM_TURNS}).all()
         principals, warm_principals = principals[:50], principals[50:]
+    # The big org has a few principals, all measured: its untimed turns are one of each (a big principal's reads have
+    # shapes of their own, compiled at their first run in a process, and its first turn counts its rows, which a
+    # served process then remembers for a minute: reading/principal_size.py).
+    warm_principals = warm_principals or list(principals)
     traces: list = []  # every turn's trace, deleted at the end
     for org_id, user_id, conv_id in warm_principals:  # untimed, so that no statement is compiled in a timed turn
         with db.unit_of_work(SYSTEM) as uow:
@@ -123,6 +129,7 @@ def main() -> None:
 
     pg = postmaster_pid(Path(get_settings().data_dir))
     cpu = defaultdict(list)  # call -> [(this process ms, PostgreSQL ms)]
+    disk = defaultdict(list)  # call -> [KB PostgreSQL read from storage (not its buffers, not the OS cache)]
     wall = defaultdict(lambda: defaultdict(list))  # call -> kind -> [ms summed per turn]
     totals = defaultdict(list)
     turns = defaultdict(list)  # call -> [(ms, {kind: ms}, query, turn)]: where the slowest calls went
@@ -142,6 +149,7 @@ def main() -> None:
             try:
                 with db.unit_of_work(access.scope()) as uow:
                     g0 = tree_cpu_seconds(pg)  # read /proc before and after the clocks: its own cost is not the call's
+                    r0 = tree_disk_read_bytes(pg)
                     t0, c0 = time.perf_counter(), time.process_time()
                     if call == "assemble_context":
                         traces.append(assemble_context(uow.session, access, conv_id, query, now=NOW,
@@ -152,6 +160,7 @@ def main() -> None:
                     took, c1 = time.perf_counter() - t0, time.process_time() - c0
                     totals[call].append(took * 1000)
                     cpu[call].append((c1 * 1000, (tree_cpu_seconds(pg) - g0) * 1000))
+                    disk[call].append((tree_disk_read_bytes(pg) - r0) / 1024)
             finally:
                 event.remove(db.engine, "before_cursor_execute", before)
                 event.remove(db.engine, "after_cursor_execute", after)
@@ -160,7 +169,7 @@ def main() -> None:
                 per[kind] += ms
             for kind, ms in per.items():
                 wall[call][kind].append(ms)
-            turns[call].append((totals[call][-1], dict(per), query, len(totals[call])))
+            turns[call].append((totals[call][-1], dict(per), query, len(totals[call]), disk[call][-1]))
             if args.no_explain:
                 continue
             replay = list(captured)
@@ -199,12 +208,20 @@ def main() -> None:
                                  "total_p95": _pct(totals[call], 0.95), "by_statement": kinds,
                                  "cpu_ms": {"this process": round(statistics.mean(c for c, _ in cpu[call]), 1),
                                             "postgresql": round(statistics.mean(g for _, g in cpu[call]), 1)}}
+        # The calls that made PostgreSQL read from storage (rows in neither its buffers nor the OS's cache), apart:
+        # what the rest take is the latency of a server whose memory holds what its principals read.
+        unread = [took for took, kb in zip(totals[call], disk[call], strict=True) if kb == 0]
+        report["calls"][call]["storage"] = {
+            "calls_reading": len(totals[call]) - len(unread), "kb_a_call": round(statistics.mean(disk[call]), 1),
+            "p50_without_reads": round(statistics.median(unread), 1) if unread else None,
+            "p95_without_reads": _pct(unread, 0.95) if unread else None}
     for call, calls in turns.items():
-        for took, per, query, n in sorted(calls, key=lambda t: -t[0])[:args.tail]:
+        for took, per, query, n, kb in sorted(calls, key=lambda t: -t[0])[:args.tail]:
             parts = sorted(per.items(), key=lambda kv: -kv[1])
             rest = took - sum(per.values())
             print(f"{call} #{n} {took:.1f} ms ({len(query.split())} words): " + ", ".join(
-                f"{kind} {ms:.1f}" for kind, ms in parts[:6]) + f", outside statements {rest:.1f}")
+                f"{kind} {ms:.1f}" for kind, ms in parts[:6]) + f", outside statements {rest:.1f}; "
+                f"PostgreSQL read {kb:.0f} KB from storage")
     for key, (took, statement, text_plan) in slowest.items():
         print(f"==== {key}: {took:.1f} ms\n{statement}\n{text_plan}\n")
     if args.json:
@@ -214,6 +231,9 @@ def main() -> None:
     for call, r in report["calls"].items():
         print(f"\n{call}: p50 {r['total_p50']} / p95 {r['total_p95']} ms; CPU a call: this process "
               f"{r['cpu_ms']['this process']} ms, PostgreSQL {r['cpu_ms']['postgresql']} ms")
+        st = r["storage"]
+        print(f"  PostgreSQL read from storage in {st['calls_reading']} of {args.turns} calls ({st['kb_a_call']} KB a "
+              f"call); the calls that read nothing: p50 {st['p50_without_reads']} / p95 {st['p95_without_reads']} ms")
         print(f"  {'statement':24s} {'wall p50':>9} {'p95':>7} {'plan p50':>9} {'exec p50':>9}  (ms, summed per call)")
         for kind, v in r["by_statement"].items():
             print(f"  {kind:24s} {v['wall_p50']:>9} {v['wall_p95']:>7} {v.get('plan_p50', ''):>9} "
