@@ -9,10 +9,11 @@ from pathlib import Path
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _tree(root: int, read) -> float:
-    """The sum of `read(pid directory, stat fields)` over a process and its live descendants."""
+def _tree(root: int, *readers) -> tuple[float, ...]:
+    """The sums of each `reader(pid directory, stat fields)` over a process and its live descendants, in one walk
+    of /proc."""
     parents: dict[int, list[int]] = defaultdict(list)
-    values: dict[int, float] = {}
+    values: dict[int, list[float]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -22,21 +23,23 @@ def _tree(root: int, read) -> float:
             continue  # gone
         pid = int(entry.name)
         parents[int(fields[1])].append(pid)  # fields[0] is the state, [1] the parent
-        try:
-            values[pid] = read(entry, fields)
-        except OSError:
-            values[pid] = 0.0  # gone since, or not ours to read
-    total, todo = 0.0, [root]
+        values[pid] = []
+        for read in readers:
+            try:
+                values[pid].append(read(entry, fields))
+            except OSError:
+                values[pid].append(0.0)  # gone since, or not ours to read
+    totals, todo = [0.0] * len(readers), [root]
     while todo:
         pid = todo.pop()
-        total += values.get(pid, 0.0)
+        for i, value in enumerate(values.get(pid, ())):
+            totals[i] += value
         todo += parents.get(pid, [])
-    return total
+    return tuple(totals)
 
 
-def tree_cpu_seconds(root: int) -> float:
-    """User + system CPU of a process and its live descendants, with the children each has reaped."""
-    return _tree(root, lambda _entry, fields: sum(int(f) for f in fields[11:15]) / CLOCK_TICKS)  # utime..cstime
+def _cpu_seconds(_entry: Path, fields) -> float:
+    return sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
 
 
 def _read_bytes(entry: Path, _fields) -> float:
@@ -46,11 +49,16 @@ def _read_bytes(entry: Path, _fields) -> float:
     return 0.0
 
 
-def tree_disk_read_bytes(root: int) -> float:
-    """Bytes a process and its live descendants made the kernel read from storage (`read_bytes` of /proc/PID/io:
-    a read served by the page cache counts nothing). For PostgreSQL's tree: what its backends could not find in
-    its shared buffers nor in the OS's cache. 0 where /proc/PID/io is not readable."""
-    return _tree(root, _read_bytes)
+def tree_cpu_seconds(root: int) -> float:
+    """User + system CPU of a process and its live descendants, with the children each has reaped."""
+    return _tree(root, _cpu_seconds)[0]
+
+
+def tree_cpu_and_disk(root: int) -> tuple[float, float]:
+    """`tree_cpu_seconds` and the bytes the same processes made the kernel read from storage (`read_bytes` of
+    /proc/PID/io: a read served by the page cache counts nothing; 0 where that file is not readable), in one walk.
+    For PostgreSQL's tree: what its backends found in neither its shared buffers nor the OS's cache."""
+    return _tree(root, _cpu_seconds, _read_bytes)
 
 
 def postmaster_pid(data_dir: Path) -> int:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import psycopg  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 
-from bench.process_cpu import postmaster_pid, tree_cpu_seconds, tree_disk_read_bytes  # noqa: E402
+from bench.process_cpu import postmaster_pid, tree_cpu_and_disk  # noqa: E402
 from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
 from memory_core.adapters.heap import freeze_heap  # noqa: E402
@@ -132,7 +132,7 @@ def main() -> None:
     disk = defaultdict(list)  # call -> [KB PostgreSQL read from storage (not its buffers, not the OS cache)]
     wall = defaultdict(lambda: defaultdict(list))  # call -> kind -> [ms summed per turn]
     totals = defaultdict(list)
-    turns = defaultdict(list)  # call -> [(ms, {kind: ms}, query, turn)]: where the slowest calls went
+    turns = defaultdict(list)  # call -> [(ms, {kind: ms}, query, turn, KB from storage)]: where the slowest calls went
     plan = defaultdict(lambda: defaultdict(lambda: {"planning": [], "execution": []}))
     show = set(filter(None, args.show.split(",")))
     slowest: dict[str, tuple[float, str, str]] = {}
@@ -148,8 +148,7 @@ def main() -> None:
             event.listen(db.engine, "after_cursor_execute", after)
             try:
                 with db.unit_of_work(access.scope()) as uow:
-                    g0 = tree_cpu_seconds(pg)  # read /proc before and after the clocks: its own cost is not the call's
-                    r0 = tree_disk_read_bytes(pg)
+                    g0, r0 = tree_cpu_and_disk(pg)  # /proc read before and after the clocks: its cost is not the call's
                     t0, c0 = time.perf_counter(), time.process_time()
                     if call == "assemble_context":
                         traces.append(assemble_context(uow.session, access, conv_id, query, now=NOW,
@@ -159,8 +158,9 @@ def main() -> None:
                     uow.commit()  # as the API does: a rolled-back write would forget the prepared statements
                     took, c1 = time.perf_counter() - t0, time.process_time() - c0
                     totals[call].append(took * 1000)
-                    cpu[call].append((c1 * 1000, (tree_cpu_seconds(pg) - g0) * 1000))
-                    disk[call].append((tree_disk_read_bytes(pg) - r0) / 1024)
+                    g1, r1 = tree_cpu_and_disk(pg)
+                    cpu[call].append((c1 * 1000, (g1 - g0) * 1000))
+                    disk[call].append((r1 - r0) / 1024)
             finally:
                 event.remove(db.engine, "before_cursor_execute", before)
                 event.remove(db.engine, "after_cursor_execute", after)
