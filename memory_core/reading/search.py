@@ -9,7 +9,8 @@ statement, a UNION ALL over the tables asked for:
 
 - full text: Spanish stemming over unaccented words (the stored `search_tsv` columns); any query word
   may match, rows are ranked by the summed rarity (IDF) of the words they contain, so one shared
-  common word weighs little;
+  common word weighs little; where the principal has many rows, each query word brings its own share
+  of candidates, so the few rows holding a rare word (a supplier's name) are never crowded out;
 - trigrams: typos and partial names ("Talleres Garsia", "Garc");
 - name: a short query that a contact's name (or alias) covers is a lookup of that contact;
 - exact: tax IDs and references, compared without separators ("B-12345678" == "B12345678"); an exact
@@ -38,6 +39,7 @@ from functools import lru_cache
 from sqlalchemy import (
     Date,
     Float,
+    Integer,
     String,
     Text,
     and_,
@@ -50,6 +52,7 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    true,
     union_all,
 )
 from sqlalchemy import text as sql_text
@@ -117,7 +120,10 @@ NAME_LOOKUP_SIMILARITY = 0.5
 # otherwise make it rank the whole table).
 FTS_CANDIDATES = 1_000
 # ... and for a big principal (see EXACT_SCAN_MAX), whose matches are many: each one weighed is a heap
-# read, and which of them are found first is arbitrary anyway.
+# read. Outside the principal's few rows (`small` in _fts_stmt) the candidates are shared out among the
+# query's words, an equal share each: a rare word brings every row holding it, a common word an arbitrary
+# sample of its thousands (one bitmap of 300 rows matching any word held the one row naming a supplier in
+# 2 of 40 queries on the 1M bench's big org).
 FTS_CANDIDATES_BIG = 300
 MAX_QUERY_CHARS = 2_000
 # A span the query names of at most this many days also finds the memories said in it ("what did I tell
@@ -205,6 +211,13 @@ Q_TOKENS = bindparam("q_tokens", expanding=True)
 
 def _q_token(i: int):
     return bindparam(f"q_token_{i}", type_=Text)
+
+
+def _lexeme_query(lexeme):
+    """A tsquery of one stemmed word, as it is (quoted, not stemmed again)."""
+    quote, backslash = literal_column("''''"), literal_column(r"'\'")
+    quoted = func.replace(func.replace(lexeme, backslash, literal_column(r"'\\'")), quote, literal_column("''''''"))
+    return cast(quote.concat(quoted).concat(quote), TSQUERY)
 
 
 def _or_tsquery(text_value):
@@ -307,7 +320,8 @@ def _message_own_indexes_where(who, mode: str) -> list:
 def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | None = None, small: bool = False):
     """`small`: the principal has few rows here (counted, see EXACT_SCAN_MAX): they are read by the ownership
     indexes and matched one by one, the text index out of the planner's reach (coalesce), so the statement's
-    generic plan is right for any words (with the index it read every row holding a common word)."""
+    generic plan is right for any words (with the index it read every row holding a common word). Otherwise
+    each query word reads its own rows through the text index, up to its share of the candidates."""
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
     tsv = func.coalesce(m.search_tsv, literal_column("''::tsvector")) if small else m.search_tsv
@@ -316,12 +330,20 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
         where = _fts_own_indexes_where(who, org)
     elif org is not None and m is Message and org.startswith("messages-org:"):
         where = _message_own_indexes_where(who, org)
-    cand = (select(*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
-                   func.ts_rank(m.search_tsv, q, 1).label("tsr"))
-            .where(*where, tsv.op("@@")(q))
-            .limit(FTS_CANDIDATES_BIG if big else FTS_CANDIDATES).cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED"))
     lex = select(func.unnest(func.tsvector_to_array(func.to_tsvector(CONFIG, Q_WORDS))).label("l"))\
         .cte(f"fts_lex_{tag}")
+    columns = (*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
+               func.ts_rank(m.search_tsv, q, 1).label("tsr"))
+    limit = FTS_CANDIDATES_BIG if big else FTS_CANDIDATES
+    if small:
+        cand = select(*columns).where(*where, tsv.op("@@")(q)).limit(limit)
+    else:
+        # Word by word through the text index, each word an equal share of the candidates (FTS_CANDIDATES_BIG).
+        share = select(cast(func.ceil(literal(float(limit)) / func.count()), Integer)).select_from(lex)
+        arm = (select(*columns).where(*where, m.search_tsv.op("@@")(_lexeme_query(lex.c.l)))
+               .limit(share.scalar_subquery()).lateral(f"fts_word_{tag}"))
+        cand = select(*arm.c).select_from(lex.join(arm, true())).distinct()  # a row holding two words: once
+    cand = cand.cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED")
     n = select(func.count()).select_from(cand).scalar_subquery()
     df = (select(lex.c.l, func.count().label("df")).select_from(cand.join(lex, lex.c.l == func.any(cand.c.arr)))
           .group_by(lex.c.l).cte(f"fts_df_{tag}"))

@@ -1,0 +1,69 @@
+"""A principal with many rows: the full-text retriever gives each query word its share of the candidates, so the
+one row holding a rare word (a supplier's name) is found among the thousands holding a common one."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory_core.domain.access import load_access
+from memory_core.domain.models import Memory
+from memory_core.reading import principal_size
+from memory_core.reading import search as search_module
+from memory_core.reading.search import retrieve
+
+
+@pytest.fixture
+def crowded_org(factory, system_session, monkeypatch):
+    """400 memories saying that a supplier charges at some days, then the one about Valdecielo, written last (so
+    last in the table: a bitmap of rows holding any query word reaches it last)."""
+    org = factory.org("Muchos")
+    owner = factory.member(org, role="owner")
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(402, 512))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = [Memory(org_id=org.id, level="shared", area="general", category="company", subject="org",
+                   attribute=f"cobro_{i}", value=f"{30 + i % 60} días",
+                   sentence=f"El proveedor {i} cobra a {30 + i % 60} días", embedding=vectors[i].tolist())
+            for i in range(400)]
+    system_session.add_all(rows)
+    system_session.commit()
+    valdecielo = Memory(org_id=org.id, level="shared", area="general", category="company", subject="org",
+                        attribute="cobro_valdecielo", value="90 días", sentence="Valdecielo cobra a 90 días",
+                        embedding=vectors[400].tolist())
+    portal = Memory(org_id=org.id, level="shared", area="general", category="company", subject="org",
+                    attribute="portal", value="x.com/a'b", sentence="El proveedor factura en http://x.com/a'b",
+                    embedding=vectors[401].tolist())
+    system_session.add_all([valdecielo, portal])
+    system_session.commit()
+    # She counts as big from 100 rows, and weighs 40 full-text candidates (the marks of 1M rows, scaled down).
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)
+    monkeypatch.setattr(search_module, "FTS_CANDIDATES_BIG", 40)
+    search_module._statement.cache_clear()
+    search_module._configure_statement.cache_clear()
+    principal_size.forget()
+    yield load_access(system_session, org.id, user_id=owner.id), valdecielo, portal, vectors[0].tolist()
+    search_module._statement.cache_clear()
+    search_module._configure_statement.cache_clear()
+    principal_size.forget()
+
+
+def _full_text(database, access, query, vector):
+    with database.unit_of_work(access.scope()) as uow:
+        return [f.id for f in retrieve(uow.session, access, query, kinds=["memory"], per_retriever=10,
+                                       vector=vector, retrievers=["fts", "vector"])["fts"]]
+
+
+def test_the_one_row_naming_a_supplier_is_found_among_hundreds_sharing_the_querys_common_words(
+        database, crowded_org):
+    access, valdecielo, _, vector = crowded_org
+    for query in ("¿a cuántos días cobra Valdecielo?", "valdecielo", "proveedor Valdecielo cobra días"):
+        found = _full_text(database, access, query, vector)
+        assert found[0] == valdecielo.id, query
+    # The common words alone still find rows that hold them.
+    assert len(_full_text(database, access, "proveedor cobra", vector)) == 10
+
+
+def test_a_word_holding_a_quote_is_matched_as_it_is_stored(database, crowded_org):
+    access, _, portal, vector = crowded_org
+    assert _full_text(database, access, "proveedor http://x.com/a'b", vector)[0] == portal.id
+
