@@ -34,7 +34,7 @@ from memory_core.domain.access import message_visible
 from memory_core.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import activate_proposal
 from memory_core.domain.models import LISTED_MEMORY, Memory, MemorySource, Message, Notification
-from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, Level, ProposalKind, Status
+from memory_core.domain.vocabulary import AREAS, PROPOSAL_KINDS, TEXT_SEARCH_CONFIG, Level, ProposalKind, Status
 from memory_core.reading.fence import quoted
 
 PAGE_SIZE = 50
@@ -81,7 +81,7 @@ def _filtered(stmt, kind: str | None, area: str | None, q: str | None):
     if area:
         stmt = stmt.where(Memory.area == area)
     if q:
-        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)))
+        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery(TEXT_SEARCH_CONFIG, q)))
     return stmt
 
 

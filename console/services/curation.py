@@ -29,7 +29,16 @@ from memory_core.domain.errors import Forbidden, InvalidInput, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.models import LISTED_MEMORY, Contact, Memory, MemorySource, Message
 from memory_core.domain.policy import iban_valid
-from memory_core.domain.vocabulary import AREAS, LEVELS, MEMORY_CATEGORIES, STATUSES, ContactKind, Level, Status
+from memory_core.domain.vocabulary import (
+    AREAS,
+    LEVELS,
+    MEMORY_CATEGORIES,
+    STATUSES,
+    TEXT_SEARCH_CONFIG,
+    ContactKind,
+    Level,
+    Status,
+)
 
 PAGE_SIZE = 50
 
@@ -121,7 +130,7 @@ def list_memories(s: Session, op: Operator, f: MemoryFilters, *, after: str | No
         if value:
             stmt = stmt.where(col == value)
     if f.q:
-        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", f.q)))
+        stmt = stmt.where(Memory.search_tsv.op("@@")(func.websearch_to_tsquery(TEXT_SEARCH_CONFIG, f.q)))
     # Unfiltered but for the status (the page as it opens), ix_memories_org_status_created serves the page and
     # its capped total in order; a narrower filter may match few of the org's rows, which an index finds faster.
     plain = not (f.q or f.subject or f.contact_id or f.owner or f.level or f.area or f.category) and bool(f.status)
@@ -304,7 +313,7 @@ def list_contacts(s: Session, op: Operator, q: str | None = None, *, kind: str |
     if q:
         like = paging.contains(q)
         stmt = stmt.where(or_(Contact.name.ilike(like), Contact.tax_id.ilike(like),
-                              Contact.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q))))
+                              Contact.search_tsv.op("@@")(func.websearch_to_tsquery(TEXT_SEARCH_CONFIG, q))))
     columns, descending = CONTACT_SORTS[sort]
     first = paging.text_type if columns[0] is Contact.name else paging.datetime_type
     return paging.keyset(s, stmt, columns, lambda r: (getattr(r[0], columns[0].key), r[0].id),

@@ -30,7 +30,7 @@ from memory_core.domain.models import (
     UsageLedger,
     User,
 )
-from memory_core.domain.vocabulary import PrivacyKind, PrivacyStatus
+from memory_core.domain.vocabulary import TEXT_SEARCH_CONFIG, PrivacyKind, PrivacyStatus
 from memory_core.privacy import requests as privacy
 
 PAGE_SIZE = 50
@@ -100,7 +100,7 @@ def list_traces(s: Session, org_id: uuid.UUID | None, *, channel: str | None = N
         if len(q) > 200:
             raise InvalidInput("Search for at most 200 characters.", "q")
         like = paging.contains(q)
-        stmt = stmt.where(or_(Message.search_tsv.op("@@")(func.websearch_to_tsquery("public.spanish_unaccent", q)),
+        stmt = stmt.where(or_(Message.search_tsv.op("@@")(func.websearch_to_tsquery(TEXT_SEARCH_CONFIG, q)),
                               User.name.ilike(like)))
     if used_only:
         stmt = stmt.where(select(TraceItem.id).where(TraceItem.trace_id == MemoryTrace.id, TraceItem.used.is_(True))

@@ -39,6 +39,7 @@ from memory_core.adapters.vector_binary import BinaryVectorColumn
 from memory_core.domain import clock
 from memory_core.domain.vocabulary import (
     EMBED_DIM,
+    TEXT_SEARCH_CONFIG,
     Category,
     ContactKind,
     DocumentKind,
@@ -77,7 +78,7 @@ def _timestamp() -> Mapped[dt.datetime]:
 # statements search it, no code reads it from a row, and loading it made every listed row carry its words twice.
 def _tsv(source: str) -> Mapped[Any]:
     return mapped_column(
-        TSVECTOR, Computed(f"to_tsvector('public.spanish_unaccent', coalesce({source}, ''))", persisted=True),
+        TSVECTOR, Computed(f"to_tsvector('{TEXT_SEARCH_CONFIG}', coalesce({source}, ''))", persisted=True),
         deferred=True,
     )
 

@@ -11,6 +11,8 @@ from enum import StrEnum
 # Dimension of every stored vector. The local embedder (multilingual USE) gives 512; the OpenAI
 # backend asks text-embedding-3-* for 512 dimensions, so both fit one column.
 EMBED_DIM = 512
+# The text search configuration of every search_tsv column: Spanish stemming over unaccented words.
+TEXT_SEARCH_CONFIG = "public.spanish_unaccent"
 
 
 class Level(StrEnum):

@@ -7,15 +7,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, literal_column, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from memory_core.domain.access import Access, message_visible
 from memory_core.domain.errors import NotFound
 from memory_core.domain.models import Conversation, ConversationSummary, Message
 from memory_core.reading.compaction import active_points, estimate_tokens, message_tokens, render_summary
-
-CONFIG = literal_column("'public.spanish_unaccent'::regconfig")
+from memory_core.reading.search import CONFIG
 
 
 def owned_conversation(session: Session, access: Access | None, conversation_id: uuid.UUID) -> Conversation:

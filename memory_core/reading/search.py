@@ -79,7 +79,7 @@ from memory_core.domain.access import (
 )
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
-from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, Status
+from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, TEXT_SEARCH_CONFIG, Status
 from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
 from memory_core.reading.org_indexes import indexed_orgs, indexed_owners, message_indexed_orgs
@@ -130,7 +130,7 @@ MAX_QUERY_CHARS = 2_000
 # you on 16 June?"); a longer one ("this year") only the events dated in it: it would find nearly all.
 SAID_SPAN_DAYS = 31
 
-CONFIG = literal_column("'public.spanish_unaccent'::regconfig")
+CONFIG = literal_column(f"'{TEXT_SEARCH_CONFIG}'::regconfig")
 AREA_OF_KIND = {"invoice": "invoices", "quote": "quotes", "expense": "expenses", "document": "documents"}
 
 # English function words: the Spanish configuration keeps them as lexemes (Spanish ones it drops).
