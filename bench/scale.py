@@ -1,5 +1,6 @@
 """Scale bench: generate N orgs, users, contacts, memories and messages, then time assemble_context and
-search and measure vector recall@10 against an exact scan of each principal's visible rows.
+search and measure vector recall@10 against an exact scan of each principal's visible rows, and whether full
+text finds a row by its rare word among the principal's many rows holding the query's common ones.
 
     MEMORIA_DATA_DIR=.memoria-bench python bench/scale.py --orgs 10000 --memories 1000000 --messages 1000000
     python bench/scale.py --orgs 1000 --memories 100000 --messages 100000 --queries 200
@@ -45,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg  # noqa: E402
 from pgvector.psycopg import register_vector  # noqa: E402
-from sqlalchemy import make_url, select, text  # noqa: E402
+from sqlalchemy import func, make_url, select, text  # noqa: E402
 
 from jobs.org_indexes import refresh_org_indexes  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
@@ -56,7 +57,7 @@ from memory_core.domain.access import Access, load_access, memory_visible, messa
 from memory_core.domain.models import Memory, Message  # noqa: E402
 from memory_core.reading import org_indexes  # noqa: E402
 from memory_core.reading.context import assemble_context  # noqa: E402
-from memory_core.reading.search import EXACT_SCAN_MAX, retrieve, search  # noqa: E402
+from memory_core.reading.search import CONFIG, EXACT_SCAN_MAX, retrieve, search  # noqa: E402
 
 WARM_TURNS = 5  # untimed turns of other principals before the timed ones
 
@@ -231,6 +232,36 @@ def _exact_top(session, access, model, visible, vector: np.ndarray, k: int = 10)
     return [rows[i].id for i in order]
 
 
+def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng: random.Random) -> bool | None:
+    """Full text with a rare word: of the memories the principal sees nearest the query, one's rarest word (fewest
+    rows in the whole table, counted up to 50 on the owner's connection `owner`), added to the query's common words.
+    Is a row holding it in the full-text retriever's top 10?"""
+    near = retrieve(session, access, query, kinds=["memory"], per_retriever=10, vector=vector.tolist(),
+                    retrievers=["vector"])["vector"]
+    if not near:
+        return None
+    lexemes = owner.execute("select unnest(tsvector_to_array(search_tsv)) from memories where id = %s",
+                            [rng.choice(near).id]).fetchall()
+    held = {lex: owner.execute("select count(*) from (select 1 from memories where search_tsv @@ "
+                               "cast(quote_literal(%s) as tsquery) limit 50) x", [lex]).fetchone()[0]
+            for (lex,) in lexemes}
+    rare = min(sorted(held), key=held.get, default=None)
+    if rare is None or held[rare] >= 50:
+        return None  # the row holds no rare word
+    words = query.split()
+    words.insert(rng.randrange(len(words) + 1), rare)
+    query = " ".join(words)
+    if rare not in session.scalar(select(func.tsvector_to_array(func.to_tsvector(CONFIG, query)))):
+        return None  # the word, stemmed again, is another: not a query this check can make
+    got = [f.id for f in retrieve(session, access, query, kinds=["memory"], per_retriever=10, vector=vector.tolist(),
+                                  retrievers=["fts", "vector"])["fts"]]  # with a vector, as a turn: counted
+    ok = bool(got) and owner.execute("select exists (select 1 from memories where id = any(%s) and search_tsv @@ "
+                                       "cast(quote_literal(%s) as tsquery))", [got, rare]).fetchone()[0]
+    if not ok and os.environ.get("SCALE_DEBUG"):
+        print("rare word missed:", query, rare, held[rare], len(got), file=sys.stderr)
+    return ok
+
+
 def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
     db = get_database()
     rng = random.Random(args.seed + 1)
@@ -264,6 +295,7 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
                                                  for _ in range(big_queries(args))]
     lat = {"assemble_context": [], "search": [], "assemble_context_big": [], "search_big": []}
     recall = {"memories": [], "messages": [], "memories_big": [], "messages_big": [], "hnsw_post_filter_memories": []}
+    rare_found = {"typical": [], "big_org": []}
     # Latency first, for every principal, then recall: the recall pass reads all of a principal's rows
     # and walks the HNSW graph with a forced plan, which would evict the cache between timed calls.
     queries = [rng.choice(sentences) for _ in sample]
@@ -299,6 +331,12 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
         lat["search" + suffix].append(search_ms)
     with psycopg.connect(_libpq(resolve_urls().owner), autocommit=True) as conn:  # the bench leaves no traces
         conn.execute("delete from memory_traces where id = any(%s)", [[t for t in traces if t]])
+    with psycopg.connect(_libpq(resolve_urls().owner), autocommit=True) as owner:
+        for (_, is_big), query, access in zip(sample, queries, accesses):
+            with db.unit_of_work(access.scope()) as uow:
+                found = _rare_word_found(uow.session, owner, access, query, np.asarray(embed([query])[0]), rng)
+            if found is not None:
+                rare_found["big_org" if is_big else "typical"].append(found)
     for (_, is_big), query, access in zip(sample, queries, accesses) if args.recall else ():
         suffix = "_big" if is_big else ""
         vector = np.asarray(embed([query])[0], dtype=np.float32)
@@ -332,6 +370,8 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
                        for name, v in lat.items()},
         "vector_recall_at_10_vs_exact": {name: round(statistics.mean(v), 4) if v else None
                                          for name, v in recall.items()},
+        # A query of common words and one rare word of a row the principal sees: a row holding it in the top 10.
+        "full_text_rare_word_in_top_10": {name: f"{sum(v)}/{len(v)}" if v else None for name, v in rare_found.items()},
     }
 
 
@@ -347,7 +387,7 @@ def main() -> None:
     parser.add_argument("--big-queries", type=int, default=None,
                         help="Turns of the big org's principals (default: 10%% of --queries, at least 1).")
     parser.add_argument("--no-recall", dest="recall", action="store_false",
-                        help="Latency only (the recall pass reads every visible row of each principal measured).")
+                        help="No vector recall pass (it reads every visible row of each principal measured).")
     parser.add_argument("--pool", type=int, default=3000, help="Distinct sentences behind the rows.")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--maintenance-work-mem", default="2GB")
@@ -408,13 +448,14 @@ def side_by_side(report: dict) -> None:
     first = passes[0][1]
     print(f"\nbig org ({first['big_org_active_memories']} active memories) vs a typical principal "
           f"({first['rows']['memories']} memories in all; load average {first['load_average_during_measure']}):")
-    print("  pass        | principal | assemble_context p50/p95 ms | search p50/p95 ms | recall@10 memories")
+    print("  pass        | principal | assemble_context p50/p95 ms | search p50/p95 ms | recall@10 memories | "
+          "rare word in full-text top 10")
     for name, r in passes:
-        lat, rec = r["latency_ms"], r["vector_recall_at_10_vs_exact"]
-        for who, suffix in (("typical", ""), ("big org", "_big")):
+        lat, rec, rare = r["latency_ms"], r["vector_recall_at_10_vs_exact"], r["full_text_rare_word_in_top_10"]
+        for who, suffix, group in (("typical", "", "typical"), ("big org", "_big", "big_org")):
             ctx, srch = lat["assemble_context" + suffix], lat["search" + suffix]
             print(f"  {name:11s} | {who:9s} | {ctx['p50']:>12} / {ctx['p95']:<12} | {srch['p50']:>7} / "
-                  f"{srch['p95']:<8} | {rec['memories' + suffix]}")
+                  f"{srch['p95']:<8} | {str(rec['memories' + suffix]):18s} | {rare[group]}")
 
 
 if __name__ == "__main__":
