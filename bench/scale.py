@@ -255,11 +255,8 @@ def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng
         return None  # the word, stemmed again, is another: not a query this check can make
     got = [f.id for f in retrieve(session, access, query, kinds=["memory"], per_retriever=10, vector=vector.tolist(),
                                   retrievers=["fts", "vector"])["fts"]]  # with a vector, as a turn: counted
-    ok = bool(got) and owner.execute("select exists (select 1 from memories where id = any(%s) and search_tsv @@ "
+    return bool(got) and owner.execute("select exists (select 1 from memories where id = any(%s) and search_tsv @@ "
                                        "cast(quote_literal(%s) as tsquery))", [got, rare]).fetchone()[0]
-    if not ok and os.environ.get("SCALE_DEBUG"):
-        print("rare word missed:", query, rare, held[rare], len(got), file=sys.stderr)
-    return ok
 
 
 def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
