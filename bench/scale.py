@@ -259,6 +259,19 @@ def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng
                                        "cast(quote_literal(%s) as tsquery))", [got, rare]).fetchone()[0]
 
 
+def _every_word_found(session, access, query: str, vector: np.ndarray) -> tuple[int, int]:
+    """Of the full-text retriever's top 10, how many rows hold every word of the query, and how many could (the
+    principal's rows that do, up to 10): a pool sentence is held whole by the rows written from it."""
+    every = func.plainto_tsquery(CONFIG, query)
+    could = session.scalar(select(func.count()).select_from(
+        select(Memory.id).where(Memory.status == "active", Memory.search_tsv.op("@@")(every)).limit(10).subquery()))
+    got = [f.id for f in retrieve(session, access, query, kinds=["memory"], per_retriever=10, vector=vector.tolist(),
+                                  retrievers=["fts", "vector"])["fts"]]
+    held = session.scalar(select(func.count()).where(Memory.id.in_(got), Memory.search_tsv.op("@@")(every))) \
+        if got else 0
+    return held, could
+
+
 def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
     db = get_database()
     rng = random.Random(args.seed + 1)
@@ -293,6 +306,7 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
     lat = {"assemble_context": [], "search": [], "assemble_context_big": [], "search_big": []}
     recall = {"memories": [], "messages": [], "memories_big": [], "messages_big": [], "hnsw_post_filter_memories": []}
     rare_found = {"typical": [], "big_org": []}
+    every_found = {"typical": [0, 0], "big_org": [0, 0]}
     # Latency first, for every principal, then recall: the recall pass reads all of a principal's rows
     # and walks the HNSW graph with a forced plan, which would evict the cache between timed calls.
     queries = [rng.choice(sentences) for _ in sample]
@@ -331,9 +345,14 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
     with psycopg.connect(_libpq(resolve_urls().owner), autocommit=True) as owner:
         for (_, is_big), query, access in zip(sample, queries, accesses):
             with db.unit_of_work(access.scope()) as uow:
-                found = _rare_word_found(uow.session, owner, access, query, np.asarray(embed([query])[0]), rng)
+                vector = np.asarray(embed([query])[0])
+                found = _rare_word_found(uow.session, owner, access, query, vector, rng)
+                held, could = _every_word_found(uow.session, access, query, vector)
+            group = "big_org" if is_big else "typical"
+            every_found[group][0] += held
+            every_found[group][1] += could
             if found is not None:
-                rare_found["big_org" if is_big else "typical"].append(found)
+                rare_found[group].append(found)
     for (_, is_big), query, access in zip(sample, queries, accesses) if args.recall else ():
         suffix = "_big" if is_big else ""
         vector = np.asarray(embed([query])[0], dtype=np.float32)
@@ -369,6 +388,8 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
                                          for name, v in recall.items()},
         # A query of common words and one rare word of a row the principal sees: a row holding it in the top 10.
         "full_text_rare_word_in_top_10": {name: f"{sum(v)}/{len(v)}" if v else None for name, v in rare_found.items()},
+        # The query itself: rows holding every one of its words in the full-text top 10, of those that could be.
+        "full_text_every_word_in_top_10": {name: f"{held}/{could}" for name, (held, could) in every_found.items()},
     }
 
 
@@ -446,13 +467,14 @@ def side_by_side(report: dict) -> None:
     print(f"\nbig org ({first['big_org_active_memories']} active memories) vs a typical principal "
           f"({first['rows']['memories']} memories in all; load average {first['load_average_during_measure']}):")
     print("  pass        | principal | assemble_context p50/p95 ms | search p50/p95 ms | recall@10 memories | "
-          "rare word in full-text top 10")
+          "full-text top 10: rare word / every word")
     for name, r in passes:
-        lat, rec, rare = r["latency_ms"], r["vector_recall_at_10_vs_exact"], r["full_text_rare_word_in_top_10"]
+        lat, rec = r["latency_ms"], r["vector_recall_at_10_vs_exact"]
+        rare, every = r["full_text_rare_word_in_top_10"], r["full_text_every_word_in_top_10"]
         for who, suffix, group in (("typical", "", "typical"), ("big org", "_big", "big_org")):
             ctx, srch = lat["assemble_context" + suffix], lat["search" + suffix]
             print(f"  {name:11s} | {who:9s} | {ctx['p50']:>12} / {ctx['p95']:<12} | {srch['p50']:>7} / "
-                  f"{srch['p95']:<8} | {str(rec['memories' + suffix]):18s} | {rare[group]}")
+                  f"{srch['p95']:<8} | {str(rec['memories' + suffix]):18s} | {rare[group]} / {every[group]}")
 
 
 if __name__ == "__main__":

@@ -67,3 +67,24 @@ def test_a_word_holding_a_quote_is_matched_as_it_is_stored(database, crowded_org
     access, _, portal, vector = crowded_org
     assert _full_text(database, access, "proveedor http://x.com/a'b", vector)[0] == portal.id
 
+
+
+def test_a_query_of_only_common_little_words_finds_nothing_and_fails_nothing(database, crowded_org):
+    access, _, _, vector = crowded_org
+    assert _full_text(database, access, "de la que", vector) == []
+
+
+def test_the_few_rows_holding_every_word_of_a_query_of_common_words_come_first(database, system_session, crowded_org):
+    access, _, _, vector = crowded_org
+    rows = [Memory(org_id=access.org_id, level="shared", area="general", category="company", subject="org",
+                   attribute=f"cliente_{i}", value="en mano", sentence=f"El cliente {i} paga en mano")
+            for i in range(200)]
+    both = [Memory(org_id=access.org_id, level="shared", area="general", category="company", subject="org",
+                   attribute=f"cliente_cobra_{i}", value="en mano", sentence=f"Al cliente {i} se le cobra en mano")
+            for i in range(3)]
+    system_session.add_all(rows)
+    system_session.commit()
+    system_session.add_all(both)  # written last: a bitmap of rows holding either word reaches them last
+    system_session.commit()
+    principal_size.forget()
+    assert set(_full_text(database, access, "cliente cobra", vector)[:3]) == {m.id for m in both}

@@ -9,8 +9,9 @@ statement, a UNION ALL over the tables asked for:
 
 - full text: Spanish stemming over unaccented words (the stored `search_tsv` columns); any query word
   may match, rows are ranked by the summed rarity (IDF) of the words they contain, so one shared
-  common word weighs little; where the principal has many rows, each query word brings its own share
-  of candidates, so the few rows holding a rare word (a supplier's name) are never crowded out;
+  common word weighs little; where the principal has many rows, the rows holding every query word and
+  each word's own share of rows are weighed, so the few rows holding a rare word (a supplier's name) are
+  never crowded out by the thousands holding a common one;
 - trigrams: typos and partial names ("Talleres Garsia", "Garc");
 - name: a short query that a contact's name (or alias) covers is a lookup of that contact;
 - exact: tax IDs and references, compared without separators ("B-12345678" == "B12345678"); an exact
@@ -53,6 +54,7 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    union,
     union_all,
 )
 from sqlalchemy import text as sql_text
@@ -120,10 +122,10 @@ NAME_LOOKUP_SIMILARITY = 0.5
 # otherwise make it rank the whole table).
 FTS_CANDIDATES = 1_000
 # ... and for a big principal (see EXACT_SCAN_MAX), whose matches are many: each one weighed is a heap
-# read. Outside the principal's few rows (`small` in _fts_stmt) the candidates are shared out among the
-# query's words, an equal share each: a rare word brings every row holding it, a common word an arbitrary
-# sample of its thousands (one bitmap of 300 rows matching any word held the one row naming a supplier in
-# 2 of 40 queries on the 1M bench's big org).
+# read. Outside the principal's few rows (`small` in _fts_stmt) half of them are rows holding every query
+# word, and half is shared out among the words, an equal share each: a rare word brings every row holding it,
+# a common word an arbitrary sample of its thousands (300 arbitrary rows holding any query word held the one
+# row naming a supplier in 2 of 40 queries on the 1M bench's big org).
 FTS_CANDIDATES_BIG = 300
 MAX_QUERY_CHARS = 2_000
 # A span the query names of at most this many days also finds the memories said in it ("what did I tell
@@ -213,11 +215,11 @@ def _q_token(i: int):
     return bindparam(f"q_token_{i}", type_=Text)
 
 
-def _lexeme_query(lexeme):
-    """A tsquery of one stemmed word, as it is (quoted, not stemmed again)."""
+def _quoted_lexeme(lexeme):
+    """A stemmed word as tsquery text: quoted, so that it is taken as it is, not stemmed again."""
     quote, backslash = literal_column("''''"), literal_column(r"'\'")
     quoted = func.replace(func.replace(lexeme, backslash, literal_column(r"'\\'")), quote, literal_column("''''''"))
-    return cast(quote.concat(quoted).concat(quote), TSQUERY)
+    return quote.concat(quoted).concat(quote)
 
 
 def _or_tsquery(text_value):
@@ -321,7 +323,8 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
     """`small`: the principal has few rows here (counted, see EXACT_SCAN_MAX): they are read by the ownership
     indexes and matched one by one, the text index out of the planner's reach (coalesce), so the statement's
     generic plan is right for any words (with the index it read every row holding a common word). Otherwise
-    each query word reads its own rows through the text index, up to its share of the candidates."""
+    the candidates come through the text index: rows holding every query word, and each word's own rows up to
+    its share (FTS_CANDIDATES_BIG)."""
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
     tsv = func.coalesce(m.search_tsv, literal_column("''::tsvector")) if small else m.search_tsv
@@ -338,11 +341,18 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
     if small:
         cand = select(*columns).where(*where, tsv.op("@@")(q)).limit(limit)
     else:
-        # Word by word through the text index, each word an equal share of the candidates (FTS_CANDIDATES_BIG).
-        share = select(cast(func.ceil(literal(float(limit)) / func.count()), Integer)).select_from(lex)
-        arm = (select(*columns).where(*where, m.search_tsv.op("@@")(_lexeme_query(lex.c.l)))
+        # Through the text index: half the candidates hold every query word (the rows a query of common words is
+        # after), the other half is shared out equally among the words, read word by word (a rare word's rows).
+        # Both queries are built from the words (fts_lex): the planner, not knowing them, reads the smaller of the
+        # text indexes it may use (the org's own); knowing every common word of a query, it read the whole table's.
+        words = select(func.count()).select_from(lex).scalar_subquery()
+        all_words = select(cast(func.string_agg(_quoted_lexeme(lex.c.l), literal_column("' & '")), TSQUERY))
+        every = select(*columns).where(*where, m.search_tsv.op("@@")(all_words.scalar_subquery()),
+                                       words > 1).limit(limit // 2)
+        share = select(cast(func.ceil(literal(limit / 2) / func.count()), Integer)).select_from(lex)
+        arm = (select(*columns).where(*where, m.search_tsv.op("@@")(cast(_quoted_lexeme(lex.c.l), TSQUERY)))
                .limit(share.scalar_subquery()).lateral(f"fts_word_{tag}"))
-        cand = select(*arm.c).select_from(lex.join(arm, true())).distinct()  # a row holding two words: once
+        cand = union(every, select(*arm.c).select_from(lex.join(arm, true())))  # a row found twice: once
     cand = cand.cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED")
     n = select(func.count()).select_from(cand).scalar_subquery()
     df = (select(lex.c.l, func.count().label("df")).select_from(cand.join(lex, lex.c.l == func.any(cand.c.arr)))
