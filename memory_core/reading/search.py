@@ -9,7 +9,7 @@ statement, a UNION ALL over the tables asked for:
 
 - full text: Spanish stemming over unaccented words (the stored `search_tsv` columns); any query word
   may match, rows are ranked by the summed rarity (IDF) of the words they contain, so one shared
-  common word weighs little; where the principal has many rows, the rows holding every query word and
+  common word weighs little; for a principal with many rows, the rows holding every query word and
   each word's own share of rows are weighed, so the few rows holding a rare word (a supplier's name) are
   never crowded out by the thousands holding a common one;
 - trigrams: typos and partial names ("Talleres Garsia", "Garc");
@@ -122,10 +122,10 @@ NAME_LOOKUP_SIMILARITY = 0.5
 # otherwise make it rank the whole table).
 FTS_CANDIDATES = 1_000
 # ... and for a big principal (see EXACT_SCAN_MAX), whose matches are many: each one weighed is a heap
-# read. Outside the principal's few rows (`small` in _fts_stmt) half of them are rows holding every query
-# word, and half is shared out among the words, an equal share each: a rare word brings every row holding it,
-# a common word an arbitrary sample of its thousands (300 arbitrary rows holding any query word held the one
-# row naming a supplier in 2 of 40 queries on the 1M bench's big org).
+# read. Half of them are rows holding every query word, and half is shared out among the words, an equal
+# share each: a rare word brings every row holding it, a common word an arbitrary sample of its thousands
+# (300 arbitrary rows holding any query word held the one row naming a supplier in 2 of 40 queries on the 1M
+# bench's big org).
 FTS_CANDIDATES_BIG = 300
 MAX_QUERY_CHARS = 2_000
 # A span the query names of at most this many days also finds the memories said in it ("what did I tell
@@ -322,9 +322,9 @@ def _message_own_indexes_where(who, mode: str) -> list:
 def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | None = None, small: bool = False):
     """`small`: the principal has few rows here (counted, see EXACT_SCAN_MAX): they are read by the ownership
     indexes and matched one by one, the text index out of the planner's reach (coalesce), so the statement's
-    generic plan is right for any words (with the index it read every row holding a common word). Otherwise
-    the candidates come through the text index: rows holding every query word, and each word's own rows up to
-    its share (FTS_CANDIDATES_BIG)."""
+    generic plan is right for any words (with the index it read every row holding a common word). `big`: the
+    principal has many (counted): rows holding every query word, and each word's own rows up to its share
+    (FTS_CANDIDATES_BIG)."""
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
     tsv = func.coalesce(m.search_tsv, literal_column("''::tsvector")) if small else m.search_tsv
@@ -337,10 +337,7 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
         .cte(f"fts_lex_{tag}")
     columns = (*_ident(src), func.tsvector_to_array(m.search_tsv).label("arr"),
                func.ts_rank(m.search_tsv, q, 1).label("tsr"))
-    limit = FTS_CANDIDATES_BIG if big else FTS_CANDIDATES
-    if small:
-        cand = select(*columns).where(*where, tsv.op("@@")(q)).limit(limit)
-    else:
+    if big:
         # Through the text index: half the candidates hold every query word (the rows a query of common words is
         # after), the other half is shared out equally among the words, read word by word (a rare word's rows).
         # Both queries are built from the words (fts_lex): the planner, not knowing them, reads the smaller of the
@@ -348,11 +345,13 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
         words = select(func.count()).select_from(lex).scalar_subquery()
         all_words = select(cast(func.string_agg(_quoted_lexeme(lex.c.l), literal_column("' & '")), TSQUERY))
         every = select(*columns).where(*where, m.search_tsv.op("@@")(all_words.scalar_subquery()),
-                                       words > 1).limit(limit // 2)
-        share = select(cast(func.ceil(literal(limit / 2) / func.count()), Integer)).select_from(lex)
+                                       words > 1).limit(FTS_CANDIDATES_BIG // 2)
+        share = select(cast(func.ceil(literal(FTS_CANDIDATES_BIG / 2) / func.count()), Integer)).select_from(lex)
         arm = (select(*columns).where(*where, m.search_tsv.op("@@")(cast(_quoted_lexeme(lex.c.l), TSQUERY)))
                .limit(share.scalar_subquery()).lateral(f"fts_word_{tag}"))
         cand = union(every, select(*arm.c).select_from(lex.join(arm, true())))  # a row found twice: once
+    else:
+        cand = select(*columns).where(*where, tsv.op("@@")(q)).limit(FTS_CANDIDATES)
     cand = cand.cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED")
     n = select(func.count()).select_from(cand).scalar_subquery()
     df = (select(lex.c.l, func.count().label("df")).select_from(cand.join(lex, lex.c.l == func.any(cand.c.arr)))
