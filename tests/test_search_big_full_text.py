@@ -1,5 +1,6 @@
-"""A principal with many rows: the full-text retriever gives each query word its share of the candidates, so the
-one row holding a rare word (a supplier's name) is found among the thousands holding a common one."""
+"""A principal with many rows: the full-text retriever weighs the rows holding every query word and gives each word
+its share of the candidates, so the one row holding a rare word (a supplier's name), and the few holding all of a
+query's common words, are found among the thousands holding one common word."""
 from __future__ import annotations
 
 import numpy as np
@@ -68,8 +69,7 @@ def test_a_word_holding_a_quote_is_matched_as_it_is_stored(database, crowded_org
     assert _full_text(database, access, "proveedor http://x.com/a'b", vector)[0] == portal.id
 
 
-
-def test_a_query_of_only_common_little_words_finds_nothing_and_fails_nothing(database, crowded_org):
+def test_a_query_of_only_function_words_finds_nothing_and_fails_nothing(database, crowded_org):
     access, _, _, vector = crowded_org
     assert _full_text(database, access, "de la que", vector) == []
 
