@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from memory_core.domain.access import load_access
-from memory_core.domain.models import Memory
+from memory_core.domain.models import Memory, Message, Organization, User
 from memory_core.reading import principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
@@ -88,3 +88,22 @@ def test_the_few_rows_holding_every_word_of_a_query_of_common_words_come_first(d
     system_session.commit()
     principal_size.forget()
     assert set(_full_text(database, access, "cliente cobra", vector)[:3]) == {m.id for m in both}
+
+
+def test_a_big_principals_messages_holding_a_rare_word_are_found_too(database, system_session, factory, crowded_org):
+    access, _, _, vector = crowded_org
+    conv = factory.conversation(system_session.get(Organization, access.org_id),
+                                system_session.get(User, access.principal.user_id))
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(301, 512))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [f"El proveedor {i} cobra a {30 + i % 60} días" for i in range(300)] + ["Ojo: Valdecielo ya cobra a 90 días"]
+    system_session.add_all([Message(conversation_id=conv.id, channel=conv.channel, external_id=f"m-{i}",
+                                    org_id=conv.org_id, user_id=conv.user_id, role="user", text=t,
+                                    embedding=v.tolist()) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))])
+    system_session.commit()
+    principal_size.forget()
+    with database.unit_of_work(access.scope()) as uow:
+        found = retrieve(uow.session, access, "cuándo cobra Valdecielo", kinds=["message"], per_retriever=10,
+                         vector=vector, retrievers=["fts", "vector"])["fts"]
+    assert system_session.get(Message, found[0].id).text == texts[-1]
