@@ -232,6 +232,16 @@ def _exact_top(session, access, model, visible, vector: np.ndarray, k: int = 10)
     return [rows[i].id for i in order]
 
 
+_HOLDS = "search_tsv @@ cast(quote_literal(%s) as tsquery)"  # a row holds this stemmed word, as it is
+
+
+def _full_text_top_10(session, access, query: str, vector: np.ndarray) -> list[uuid.UUID]:
+    """The full-text retriever's top 10 memories, with a vector as in a turn (so the principal is counted: big or
+    small)."""
+    return [f.id for f in retrieve(session, access, query, kinds=["memory"], per_retriever=10, vector=vector.tolist(),
+                                   retrievers=["fts", "vector"])["fts"]]
+
+
 def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng: random.Random) -> bool | None:
     """Full text with a rare word: of the memories the principal sees nearest the query, one's rarest word (fewest
     rows in the whole table, counted up to 50 on the owner's connection `owner`), added to the query's common words.
@@ -242,9 +252,8 @@ def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng
         return None
     lexemes = owner.execute("select unnest(tsvector_to_array(search_tsv)) from memories where id = %s",
                             [rng.choice(near).id]).fetchall()
-    held = {lex: owner.execute("select count(*) from (select 1 from memories where search_tsv @@ "
-                               "cast(quote_literal(%s) as tsquery) limit 50) x", [lex]).fetchone()[0]
-            for (lex,) in lexemes}
+    held = {lex: owner.execute(f"select count(*) from (select 1 from memories where {_HOLDS} limit 50) x",
+                               [lex]).fetchone()[0] for (lex,) in lexemes}
     rare = min(sorted(held), key=held.get, default=None)
     if rare is None or held[rare] >= 50:
         return None  # the row holds no rare word
@@ -253,10 +262,9 @@ def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng
     query = " ".join(words)
     if rare not in session.scalar(select(func.tsvector_to_array(func.to_tsvector(CONFIG, query)))):
         return None  # the word, stemmed again, is another: not a query this check can make
-    got = [f.id for f in retrieve(session, access, query, kinds=["memory"], per_retriever=10, vector=vector.tolist(),
-                                  retrievers=["fts", "vector"])["fts"]]  # with a vector, as a turn: counted
-    return bool(got) and owner.execute("select exists (select 1 from memories where id = any(%s) and search_tsv @@ "
-                                       "cast(quote_literal(%s) as tsquery))", [got, rare]).fetchone()[0]
+    got = _full_text_top_10(session, access, query, vector)
+    return bool(got) and owner.execute(f"select exists (select 1 from memories where id = any(%s) and {_HOLDS})",
+                                       [got, rare]).fetchone()[0]
 
 
 def _every_word_found(session, access, query: str, vector: np.ndarray) -> tuple[int, int]:
@@ -265,8 +273,7 @@ def _every_word_found(session, access, query: str, vector: np.ndarray) -> tuple[
     every = func.plainto_tsquery(CONFIG, query)
     could = session.scalar(select(func.count()).select_from(
         select(Memory.id).where(Memory.status == "active", Memory.search_tsv.op("@@")(every)).limit(10).subquery()))
-    got = [f.id for f in retrieve(session, access, query, kinds=["memory"], per_retriever=10, vector=vector.tolist(),
-                                  retrievers=["fts", "vector"])["fts"]]
+    got = _full_text_top_10(session, access, query, vector)
     held = session.scalar(select(func.count()).where(Memory.id.in_(got), Memory.search_tsv.op("@@")(every))) \
         if got else 0
     return held, could

@@ -346,9 +346,9 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
         all_words = select(cast(func.string_agg(_quoted_lexeme(lex.c.l), literal_column("' & '")), TSQUERY))
         every = select(*columns).where(*where, m.search_tsv.op("@@")(all_words.scalar_subquery()),
                                        words > 1).limit(FTS_CANDIDATES_BIG // 2)
-        share = select(cast(func.ceil(literal(FTS_CANDIDATES_BIG / 2) / func.count()), Integer)).select_from(lex)
+        share = cast(func.ceil(literal(FTS_CANDIDATES_BIG / 2) / words), Integer)
         arm = (select(*columns).where(*where, m.search_tsv.op("@@")(cast(_quoted_lexeme(lex.c.l), TSQUERY)))
-               .limit(share.scalar_subquery()).lateral(f"fts_word_{tag}"))
+               .limit(share).lateral(f"fts_word_{tag}"))
         cand = union(every, select(*arm.c).select_from(lex.join(arm, true())))  # a row found twice: once
     else:
         cand = select(*columns).where(*where, tsv.op("@@")(q)).limit(FTS_CANDIDATES)
