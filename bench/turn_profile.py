@@ -136,8 +136,12 @@ def main() -> None:
     plan = defaultdict(lambda: defaultdict(lambda: {"planning": [], "execution": []}))
     show = set(filter(None, args.show.split(",")))
     slowest: dict[str, tuple[float, str, str]] = {}
+    seen: set = set()  # principals timed already: a principal's first turn (rows counted, buffers cold) apart
+    first = defaultdict(list)  # call -> [whether the turn was its principal's first in this run]
     for _ in range(args.turns):
         org_id, user_id, conv_id = rng.choice(principals)
+        is_first = user_id not in seen
+        seen.add(user_id)
         query = rng.choice(sentences)
         with db.unit_of_work(SYSTEM) as uow:
             access = load_access(uow.session, org_id, user_id=user_id)
@@ -158,6 +162,7 @@ def main() -> None:
                     uow.commit()  # as the API does: a rolled-back write would forget the prepared statements
                     took, c1 = time.perf_counter() - t0, time.process_time() - c0
                     totals[call].append(took * 1000)
+                    first[call].append(is_first)
                     g1, r1 = tree_cpu_and_disk(pg)
                     cpu[call].append((c1 * 1000, (g1 - g0) * 1000))
                     disk[call].append((r1 - r0) / 1024)
@@ -215,6 +220,10 @@ def main() -> None:
             "calls_reading": len(totals[call]) - len(unread), "kb_a_call": round(statistics.mean(disk[call]), 1),
             "p50_without_reads": round(statistics.median(unread), 1) if unread else None,
             "p95_without_reads": _pct(unread, 0.95) if unread else None}
+        for name, wanted in (("first_turns", True), ("later_turns", False)):
+            took = [t for t, f in zip(totals[call], first[call], strict=True) if f is wanted]
+            report["calls"][call][name] = {"n": len(took), "p50": round(statistics.median(took), 1) if took else None,
+                                           "p95": _pct(took, 0.95) if took else None}
     for call, calls in turns.items():
         for took, per, query, n, kb in sorted(calls, key=lambda t: -t[0])[:args.tail]:
             parts = sorted(per.items(), key=lambda kv: -kv[1])
@@ -234,6 +243,9 @@ def main() -> None:
         st = r["storage"]
         print(f"  PostgreSQL read from storage in {st['calls_reading']} of {args.turns} calls ({st['kb_a_call']} KB a "
               f"call); the calls that read nothing: p50 {st['p50_without_reads']} / p95 {st['p95_without_reads']} ms")
+        a, b = r["first_turns"], r["later_turns"]
+        print(f"  a principal's first turn here ({a['n']} calls): p50 {a['p50']} / p95 {a['p95']} ms; its later turns "
+              f"({b['n']}): p50 {b['p50']} / p95 {b['p95']} ms")
         print(f"  {'statement':24s} {'wall p50':>9} {'p95':>7} {'plan p50':>9} {'exec p50':>9}  (ms, summed per call)")
         for kind, v in r["by_statement"].items():
             print(f"  {kind:24s} {v['wall_p50']:>9} {v['wall_p95']:>7} {v.get('plan_p50', ''):>9} "

@@ -9,9 +9,10 @@ answer changes slowly, so a count is remembered and not made again meanwhile:
 
 - over the mark (big): for BIG_SECONDS. One that shrinks below it keeps the big path (an index walk and fewer
   full-text candidates) at most that much longer;
-- at most half the mark (small): for SMALL_SECONDS. To leave the small path early it would have to gain half the
-  mark in rows within that time; one that does is still searched exactly (an exact scan, text matched row by
-  row), only slower, until it is counted again;
+- at most half the mark (small): for SMALL_SECONDS, ten minutes. To leave the small path early it would have to
+  gain half the mark (1,500 rows) within that time; one that does (an import) is still searched exactly (an exact
+  scan, text matched row by row), only slower, until it is counted again. A person's next turn often comes more
+  than a minute later: with 30 s most turns counted again (2-3 ms of a typical principal's block at 1M);
 - in between: counted on every turn, so a principal nearing the mark takes the big path on the turn after it
   passes it.
 
@@ -24,7 +25,7 @@ import time
 from collections.abc import Hashable
 
 BIG_SECONDS = 60.0
-SMALL_SECONDS = 30.0
+SMALL_SECONDS = 600.0
 _MAX_ENTRIES = 10_000
 
 _counts: dict[Hashable, tuple[int, float]] = {}  # key -> (rows counted, until when it is kept)
