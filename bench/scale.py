@@ -232,7 +232,12 @@ def _exact_top(session, access, model, visible, vector: np.ndarray, k: int = 10)
     return [rows[i].id for i in order]
 
 
-_HOLDS = "search_tsv @@ cast(quote_literal(%s) as tsquery)"  # a row holds this stemmed word, as it is
+_HOLDS = "search_tsv @@ cast(%s as tsquery)"  # a row holds this stemmed word (_as_query), as it is
+
+
+def _as_query(lexeme: str) -> str:
+    """A stemmed word as tsquery text, taken as it is (quoted as search._quoted_lexeme quotes it)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def _full_text_top_10(session, access, query: str, vector: np.ndarray) -> list[uuid.UUID]:
@@ -253,7 +258,7 @@ def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng
     lexemes = owner.execute("select unnest(tsvector_to_array(search_tsv)) from memories where id = %s",
                             [rng.choice(near).id]).fetchall()
     held = {lex: owner.execute(f"select count(*) from (select 1 from memories where {_HOLDS} limit 50) x",
-                               [lex]).fetchone()[0] for (lex,) in lexemes}
+                               [_as_query(lex)]).fetchone()[0] for (lex,) in lexemes}
     rare = min(sorted(held), key=held.get, default=None)
     if rare is None or held[rare] >= 50:
         return None  # the row holds no rare word
@@ -264,7 +269,7 @@ def _rare_word_found(session, owner, access, query: str, vector: np.ndarray, rng
         return None  # the word, stemmed again, is another: not a query this check can make
     got = _full_text_top_10(session, access, query, vector)
     return bool(got) and owner.execute(f"select exists (select 1 from memories where id = any(%s) and {_HOLDS})",
-                                       [got, rare]).fetchone()[0]
+                                       [got, _as_query(rare)]).fetchone()[0]
 
 
 def _every_word_found(session, access, query: str, vector: np.ndarray) -> tuple[int, int]:
