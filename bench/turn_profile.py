@@ -14,7 +14,8 @@ what kept statements' generic plans save (each turn commits its trace as the API
 keeps its prepared statements; the traces are deleted at the end). CPU is of every PostgreSQL process of the
 data dir, so it is meaningful with `--no-explain` and nothing else using that server; so are the bytes it read
 from storage in a call (`read_bytes` of /proc/PID/io: rows in neither its shared buffers nor the OS's page cache),
-and the latency of the calls that read nothing is printed apart.
+and the latency of the calls that read nothing is printed apart. So are a principal's first timed turn (its rows
+not yet counted by this process, its rows perhaps not in PostgreSQL's buffers) and its later ones.
 """
 from __future__ import annotations
 
