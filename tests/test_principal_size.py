@@ -32,6 +32,12 @@ def test_a_count_is_kept_while_it_cannot_have_crossed_the_mark(n, kept_for):
     assert principal_size.known("ana", now=1000.0) is None  # expired entries are gone, not revived
 
 
+def test_a_small_count_outlasts_the_pause_between_a_persons_turns():
+    # A person's next turn often comes minutes later: counting again then cost 2-3 ms of a typical block at 1M.
+    principal_size.remember("ana", 10, MARK, now=1000.0)
+    assert principal_size.known("ana", now=1000.0 + 5 * 60) == 10
+
+
 def _counts(statement: str) -> bool:
     return "set_config" in statement and "n_memory" in statement
 
