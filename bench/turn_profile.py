@@ -15,7 +15,7 @@ keeps its prepared statements; the traces are deleted at the end). CPU is of eve
 data dir, so it is meaningful with `--no-explain` and nothing else using that server; so are the bytes it read
 from storage in a call (`read_bytes` of /proc/PID/io: rows in neither its shared buffers nor the OS's page cache),
 and the latency of the calls that read nothing is printed apart. So are a principal's first timed turn (its rows
-not yet counted by this process, its rows perhaps not in PostgreSQL's buffers) and its later ones.
+perhaps not in PostgreSQL's buffers; its block counts them, as this process has not) and its later ones.
 """
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def main() -> None:
     plan = defaultdict(lambda: defaultdict(lambda: {"planning": [], "execution": []}))
     show = set(filter(None, args.show.split(",")))
     slowest: dict[str, tuple[float, str, str]] = {}
-    seen: set = set()  # principals timed already: a principal's first turn (rows counted, buffers cold) apart
+    seen: set = set()  # principals timed already: a principal's first turn is printed apart
     first = defaultdict(list)  # call -> [whether the turn was its principal's first in this run]
     for _ in range(args.turns):
         org_id, user_id, conv_id = rng.choice(principals)
