@@ -1,12 +1,17 @@
 """The write ladder: who a fact belongs to, and supersede instead of overwrite."""
 from __future__ import annotations
 
+import uuid
+
+import pytest
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from memory_core.domain.access import load_access
-from memory_core.domain.ladder import activate_proposal, write_memory
+from memory_core.domain.ladder import Source, activate_proposal, write_memory
 from memory_core.domain.model_port import Fact
-from memory_core.domain.models import AuditLog, Memory
+from memory_core.domain.models import AuditLog, Memory, MemorySource
+from tests.support.statements import sent_statements
 
 
 def _fact(subject, attribute, value, category="customer", sentence=None):
@@ -40,6 +45,61 @@ def test_different_value_supersedes_and_keeps_the_old_version(factory, system_se
     system_session.refresh(first)
     assert first.status == "superseded" and first.valid_to is not None and first.superseded_by == second.memory.id
     assert [m.value for m in _active(system_session, "contact:x")] == ["60 días"]
+
+
+def _updates_of_memories(database):
+    return sent_statements(database.system_engine, lambda statement: statement.startswith("UPDATE memories"))
+
+
+def test_a_supersede_closes_the_old_version_and_points_it_at_the_new_one_in_one_update(
+        factory, system_session, database):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    access = load_access(system_session, org.id, user_id=admin.id)
+    first = write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "30 días")).memory
+    with _updates_of_memories(database) as updates:
+        second = write_memory(system_session, access, org, _fact("contact:x", "plazo_pago", "60 días")).memory
+        system_session.commit()
+    # Every UPDATE of a row puts its vector in the HNSW graph again: the old version is written once.
+    assert len(updates) == 1, updates
+    system_session.refresh(first)
+    assert (first.status, first.superseded_by) == ("superseded", second.id)
+    assert first.valid_to == second.valid_from
+    assert second.id.version == 7 and second.id > first.id  # made here, ordered like the server's ids
+
+
+def test_a_version_cannot_point_at_a_row_that_does_not_exist(factory, system_session):
+    org = factory.org()
+    old = factory.memory(org, subject="contact:x", attribute="plazo_pago", value="30 días")
+    old.status, old.superseded_by = "superseded", uuid.uuid4()
+    system_session.flush()  # checked at commit, so a new version may be pointed at before it is inserted
+    with pytest.raises(IntegrityError, match="memories_superseded_by_fkey"):
+        system_session.commit()
+
+
+def test_a_fact_heard_again_gains_a_source_and_confidence_until_it_is_sure(factory, system_session, database):
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    conversation = factory.conversation(org, admin)
+    access = load_access(system_session, org.id, user_id=admin.id)
+    said = [factory.message(conversation, f"Talleres García paga a 60 días ({n})") for n in range(3)]
+    fact = Fact(subject="contact:x", attribute="plazo_pago", value="60 días", category="customer",
+                sentence="Talleres García paga a 60 días.", confidence=0.9)
+    first = write_memory(system_session, access, org, fact, source=Source(said[0].id, conversation.id)).memory
+    again = write_memory(system_session, access, org, fact, source=Source(said[1].id, conversation.id))
+    assert again.outcome == "merged" and again.memory is first and first.confidence == pytest.approx(0.95)
+    system_session.commit()
+    first.confidence = 1.0
+    system_session.commit()
+    with _updates_of_memories(database) as updates:
+        sure = write_memory(system_session, access, org, fact, source=Source(said[2].id, conversation.id))
+        system_session.commit()
+    # Already sure: the row is left as it was (no UPDATE), and the third message is one more of its sources.
+    assert sure.outcome == "merged" and updates == []
+    assert set(system_session.scalars(select(MemorySource.message_id).where(MemorySource.memory_id == first.id))) \
+        == {m.id for m in said}
+    assert sorted(system_session.scalars(select(AuditLog.action).where(AuditLog.target_id == str(first.id)))) \
+        == ["memory.learnt", "memory.merged", "memory.merged"]
 
 
 def test_same_value_merges_instead_of_duplicating(factory, system_session):

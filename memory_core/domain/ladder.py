@@ -293,8 +293,11 @@ class _Writer:
 
     def _merge(self, match: Memory) -> WriteResult:
         self._add_source(match)
-        match.confidence = min(1.0, max(match.confidence, self.fact.confidence) + 0.05)
-        match.updated_at = clock.now()
+        confidence = min(1.0, max(match.confidence, self.fact.confidence) + 0.05)
+        if confidence != match.confidence:
+            # A fact already held at full confidence is left as it is: its new source and audit row say
+            # it was heard again, and an UPDATE would put its vector in the HNSW graph once more for nothing.
+            match.confidence, match.updated_at = confidence, clock.now()
         self._audit("memory.merged", match)
         return WriteResult("merged", memory=match, reason="Already known: added this message as a source.")
 

@@ -300,7 +300,9 @@ class Memory(Base):
     origin: Mapped[str] = mapped_column(String(12), server_default="background")
     valid_from: Mapped[dt.datetime] = _timestamp()
     valid_to: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
-    superseded_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("memories.id", ondelete="SET NULL"))
+    # Checked at commit: a version closed by a new one points at it before it is inserted (domain.versions).
+    superseded_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("memories.id", ondelete="SET NULL",
+                                                                       deferrable=True, initially="DEFERRED"))
     hand_edited: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     event_date: Mapped[dt.date | None] = mapped_column(Date)
     embedding: Mapped[Any] = mapped_column(BinaryVectorColumn(EMBED_DIM), nullable=True)

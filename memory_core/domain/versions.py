@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import clock
 from memory_core.domain.access import Access, memory_visible
 from memory_core.domain.errors import InvalidInput
+from memory_core.domain.ids import uuid7
 from memory_core.domain.models import Memory, MemorySource
 
 MAX_VALUE_CHARS = 2000
@@ -55,14 +56,16 @@ def supersede(s: Session, current: Memory | None, new_row: Memory, *, at: dt.dat
     `new_row` may be a row not yet flushed or a proposal being approved."""
     at = at or clock.now()
     if current is not None:
-        current.status, current.valid_to = "superseded", at
-        s.flush()  # one active row per fact: close the current one before the new one is active
+        # One active row per fact: the current one is closed, and pointed at its successor, before that one is
+        # active. Its id is made here for a row not yet inserted; the foreign key is checked at commit.
+        if new_row.id is None:
+            new_row.id = uuid7()
+        current.status, current.valid_to, current.superseded_by = "superseded", at, new_row.id
+        s.flush()
     new_row.status = "active"
     if new_row not in s:
         s.add(new_row)
     s.flush()
-    if current is not None:
-        current.superseded_by = new_row.id
 
 
 def copy_sources(s: Session, from_id: uuid.UUID, to_id: uuid.UUID) -> None:
