@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
 import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -184,6 +185,34 @@ def test_meaning_match_with_another_attribute_name_supersedes(factory, system_se
     system_session.commit()
     assert r.outcome == "superseded"
     assert [m.value for m in _active(system_session, "contact:x")] == ["90 días"]
+
+
+def test_a_note_said_again_in_other_words_merges_by_the_meaning_of_the_stored_vector(factory, system_session):
+    """The ladder reads the subject's stored vectors in binary (vector_send) and compares them with the new
+    fact's: read wrong (byte order, offset), the same meaning would look unrelated and be added twice."""
+    org = factory.org()
+    admin = factory.member(org, role="admin")
+    access = load_access(system_session, org.id, user_id=admin.id)
+    rng = np.random.default_rng(7)
+    meaning = rng.standard_normal(512).astype(np.float32)
+    meaning /= np.linalg.norm(meaning)
+    nearby = meaning + np.float32(0.01) * rng.standard_normal(512).astype(np.float32)
+    nearby /= np.linalg.norm(nearby)
+    vectors = {"Talleres García cierra en agosto.": meaning, "En agosto Talleres García está cerrado.": nearby}
+
+    def embed(texts):
+        return [vectors[t].tolist() for t in texts]
+
+    first = write_memory(system_session, access, org, _fact("contact:x", "nota_vacaciones", "cierra en agosto",
+                                                            sentence="Talleres García cierra en agosto."),
+                         embed=embed, embed_model="t").memory
+    system_session.commit()
+    system_session.expunge_all()  # what follows reads the stored row, not the one in memory
+    again = write_memory(system_session, access, org, _fact("contact:x", "nota_agosto", "cerrado en agosto",
+                                                            sentence="En agosto Talleres García está cerrado."),
+                         embed=embed, embed_model="t")
+    assert again.outcome == "merged" and again.memory.id == first.id
+    assert np.array_equal(np.asarray(again.memory.embedding, dtype=np.float32), meaning)
 
 
 def test_every_write_is_audited_in_the_same_transaction(factory, system_session):

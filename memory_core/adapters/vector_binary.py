@@ -1,4 +1,5 @@
-"""Vectors written in pgvector's binary format: a bound parameter type for bulk writes of embeddings.
+"""Vectors written and read in pgvector's binary format: a bound parameter type for bulk writes of embeddings,
+and `sent_vector` for reads of a few rows' vectors that are compared in Python.
 
 pgvector's SQLAlchemy type sends a vector as text, each float through `repr`: 1-2 ms for 512 floats, more
 than the rest of a message's SQL. `BinaryVector` sends the same float32 values as pgvector's binary input
@@ -15,7 +16,8 @@ import psycopg
 from pgvector.sqlalchemy import Vector
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
-from sqlalchemy.types import UserDefinedType
+from sqlalchemy import func
+from sqlalchemy.types import LargeBinary, TypeDecorator, UserDefinedType
 
 
 class VectorBytes:
@@ -67,3 +69,26 @@ class BinaryVectorColumn(Vector):
 
     def bind_processor(self, dialect):
         return _in_binary
+
+
+def vector_from_sent(data: bytes) -> np.ndarray:
+    """pgvector's binary format (dimension, a reserved word, big-endian float4s) as the float32 array pgvector's
+    type reads from text."""
+    dimension, _ = struct.unpack_from(">HH", data)
+    if len(data) != 4 + 4 * dimension:
+        raise ValueError("not a vector in pgvector's binary format")
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+
+
+class _SentVector(TypeDecorator):
+    impl = LargeBinary
+    cache_ok = True
+
+    def process_result_value(self, value, dialect):
+        return None if value is None else vector_from_sent(bytes(value))
+
+
+def sent_vector(column):
+    """`column` (a vector) read through `vector_send`: 2 KB of bytes for 512 dimensions, where the text form
+    costs PostgreSQL twice as long to print and Python ~0.1 ms to parse. Read as pgvector's type reads it."""
+    return func.vector_send(column, type_=_SentVector())

@@ -25,8 +25,10 @@ from functools import lru_cache
 import numpy as np
 from sqlalchemy import bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm.attributes import set_committed_value
 
+from memory_core.adapters.vector_binary import sent_vector
 from memory_core.domain import audit, clock, subject_locks, versions
 from memory_core.domain.access import Access
 from memory_core.domain.families import MEMBER_OF
@@ -168,7 +170,8 @@ class Match:
 def _same_level_active_stmt(by_user: bool, by_phone: bool, in_org: bool, with_org: bool, nowait: bool):
     """The active rows of a fact's subject at one level and owner, locked: built once per shape (the worker
     runs it for every fact; building the statement and its cache key cost more than reading its few rows)."""
-    q = select(Memory).where(
+    # Their vectors are read in binary (the merge compares them with the new fact's), not printed as text.
+    q = select(Memory, sent_vector(Memory.embedding)).options(defer(Memory.embedding)).where(
         Memory.status == "active", Memory.level == bindparam("level"), Memory.subject == bindparam("subject"),
         Memory.owner_user_id == bindparam("owner_user") if by_user else Memory.owner_user_id.is_(None),
         Memory.owner_phone == bindparam("owner_phone") if by_phone else Memory.owner_phone.is_(None))
@@ -245,8 +248,11 @@ class _Writer:
         org_id = self.org.id if self.org is not None and level != "personal" else None
         q = _same_level_active_stmt(owner_user is not None, owner_phone is not None,
                                     level != "personal", org_id is not None, subject_locks.nowait(self.s))
-        return list(self.s.scalars(q, {"level": level, "subject": self.fact.subject, "owner_user": owner_user,
-                                       "owner_phone": owner_phone, "org_id": org_id}))
+        rows = self.s.execute(q, {"level": level, "subject": self.fact.subject, "owner_user": owner_user,
+                                  "owner_phone": owner_phone, "org_id": org_id}).all()
+        for m, vector in rows:
+            set_committed_value(m, "embedding", vector)
+        return [m for m, _ in rows]
 
     def _similarity(self, m: Memory) -> float:
         vec = self.vector()
