@@ -13,7 +13,8 @@ import struct
 
 import numpy as np
 import psycopg
-from pgvector.sqlalchemy import Vector
+from pgvector import Vector
+from pgvector.sqlalchemy import Vector as VectorColumn
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from sqlalchemy import func
@@ -60,7 +61,7 @@ class BinaryVector(UserDefinedType):
         return _in_binary
 
 
-class BinaryVectorColumn(Vector):
+class BinaryVectorColumn(VectorColumn):
     """pgvector's column type, whose written values go in binary: a row inserted or updated through the ORM
     (a memory and its vector) sends its float32s as `BinaryVector` does, not as text. Read back, compared
     and rendered as literals exactly as pgvector's type."""
@@ -71,21 +72,13 @@ class BinaryVectorColumn(Vector):
         return _in_binary
 
 
-def vector_from_sent(data: bytes) -> np.ndarray:
-    """pgvector's binary format (dimension, a reserved word, big-endian float4s) as the float32 array pgvector's
-    type reads from text."""
-    dimension, _ = struct.unpack_from(">HH", data)
-    if len(data) != 4 + 4 * dimension:
-        raise ValueError("not a vector in pgvector's binary format")
-    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
-
-
 class _SentVector(TypeDecorator):
     impl = LargeBinary
     cache_ok = True
 
     def process_result_value(self, value, dialect):
-        return None if value is None else vector_from_sent(bytes(value))
+        # pgvector's own decoder of its binary format: the float32 array its type reads from text.
+        return None if value is None else Vector.from_binary(value).to_numpy()
 
 
 def sent_vector(column):
