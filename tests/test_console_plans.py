@@ -9,7 +9,7 @@ from sqlalchemy import event, text
 
 from memory_core.domain.models import AuditLog
 from tests.conftest import sign_in
-from tests.support.statements import generic_plan_of, sent_statements
+from tests.support.statements import generic_plan_of, sent_statements, settings_seen
 from tests.test_console_pages import w  # noqa: F401  (a fixture)
 
 
@@ -17,12 +17,14 @@ def _engine(app):
     return app.extensions["memoria.db"].engine
 
 
-def _after(sent: list[tuple], marker: str) -> tuple[list[str], str, dict]:
-    """The statements sent before the first one holding `marker` (each with its parameters' values, where a
-    setting's value is), that statement and its parameters."""
-    at = next(i for i, (statement, _) in enumerate(sent) if marker in statement)
-    return ([f"{statement} {sorted(map(str, (p or {}).values())) if isinstance(p, dict) else p}"
-             for statement, p in sent[:at]], sent[at][0], sent[at][1])
+def _first_holding(sent: list[tuple], marker: str) -> tuple[str, dict]:
+    """The first statement sent holding `marker`, and its parameters."""
+    return next((statement, p) for statement, p in sent if marker in statement)
+
+
+def _plans(seen: list[tuple[str, dict]], marker: str = "") -> set[str]:
+    """The plan_cache_mode PostgreSQL ran the statements holding `marker` with."""
+    return {values["plan_cache_mode"] for statement, values in seen if marker in statement}
 
 
 def _kept_plans(app, client, url: str, runs: int = 8) -> list[tuple[str, int, int]]:
@@ -57,11 +59,10 @@ def test_a_console_page_reads_on_kept_generic_plans_from_the_user_loader_on(app,
     connection, set with the scope (no round trip of its own), from the user loader's read of the signed-in
     person to the page's list and its capped total."""
     sign_in(client, w.admin)
-    with sent_statements(_engine(app)) as sent:
+    with settings_seen(_engine(app), ("plan_cache_mode",)) as seen:
         html = client.get("/memories").get_data(as_text=True)
     assert "Talleres García paga a 60 días." in html
-    assert "force_generic_plan" in sent[0][0]  # the transaction's first statement: the scope's
-    assert not any("plan_cache_mode" in statement for statement, _ in sent[1:])  # and no window of its own
+    assert seen and _plans(seen) == {"force_generic_plan"}  # from the page's first statement, with no window
     kept = _kept_plans(app, client, "/memories")
     loader = _of(kept, "FROM users", "memberships")
     listed = _of(kept, "FROM memories", "ORDER BY memories.created_at DESC")
@@ -96,32 +97,29 @@ def test_a_word_search_keeps_planning_for_its_words_on_the_consoles_kept_plans(a
     kept = _kept_plans(app, client, "/memories?q=oficina")
     for statement, generic, custom in _of(kept, "FROM memories", "websearch_to_tsquery"):
         assert generic == 0 and custom >= 2, statement[:200]
-    with sent_statements(_engine(app)) as sent:
+    with settings_seen(_engine(app), ("plan_cache_mode",)) as seen:
         html = client.get("/contacts?q=Talleres").get_data(as_text=True)
     assert "Talleres García S.L." in html and "Secret Supplier" not in html
-    before, _, _ = _after(sent, "websearch_to_tsquery")
-    assert "force_custom_plan" in " ".join(before)
+    assert _plans(seen, "websearch_to_tsquery") == {"force_custom_plan"}
     kept = _kept_plans(app, client, "/contacts?q=Talleres")
     for statement, generic, custom in _of(kept, "FROM contacts", "websearch_to_tsquery"):
         assert generic == 0 and custom >= 2, statement[:200]
     for url in ("/review/?q=factura", "/review/?state=decided&q=factura", f"/traces?org={w.org.id}&q=factura"):
-        with sent_statements(_engine(app)) as sent:
+        with settings_seen(_engine(app), ("plan_cache_mode",)) as seen:
             assert client.get(url).status_code == 200
-        before, _, _ = _after(sent, "websearch_to_tsquery")
-        assert "force_custom_plan" in " ".join(before), url
+        assert _plans(seen, "websearch_to_tsquery") == {"force_custom_plan"}, url
 
 
 def test_a_word_search_of_the_memory_list_is_planned_for_its_words(app, client, w):  # noqa: F811
     sign_in(client, w.admin)
-    with sent_statements(_engine(app)) as sent:
+    with settings_seen(_engine(app), ("plan_cache_mode",)) as seen:
         html = client.get("/memories?q=oficina").get_data(as_text=True)
     assert "La oficina abre de 8 a 15." in html and "Talleres García paga a 60 días." not in html
-    before, _, _ = _after(sent, "websearch_to_tsquery")
-    assert any("force_custom_plan" in statement for statement in before)
-    # The list as it opens keeps PostgreSQL's own choice.
-    with sent_statements(_engine(app)) as sent:
+    assert _plans(seen, "websearch_to_tsquery") == {"force_custom_plan"}
+    # The list as it opens plans nothing for its values.
+    with settings_seen(_engine(app), ("plan_cache_mode",)) as seen:
         client.get("/memories")
-    assert not any("force_custom_plan" in f"{statement} {params}" for statement, params in sent)
+    assert seen and "force_custom_plan" not in _plans(seen)
 
 
 def test_a_word_searchs_capped_count_reads_in_the_pages_order(app, client, w):  # noqa: F811
@@ -131,7 +129,7 @@ def test_a_word_searchs_capped_count_reads_in_the_pages_order(app, client, w):  
     with sent_statements(_engine(app)) as sent:
         html = client.get("/memories?q=oficina").get_data(as_text=True)
     assert "La oficina abre de 8 a 15." in html
-    _, statement, _ = _after(sent, "websearch_to_tsquery")
+    statement, _ = _first_holding(sent, "websearch_to_tsquery")
     count = re.search(r"SELECT count\(\*\).*?LIMIT", statement, re.DOTALL).group(0)
     assert re.search(r"ORDER BY memories\.created_at, memories\.id\s+LIMIT$", count), count
 
@@ -149,13 +147,13 @@ def test_the_audit_filter_lists_keep_a_generic_plan_that_probes_the_orgs_index(a
     with owner_engine.begin() as c:  # only the table's owner may analyze it
         c.execute(text("analyze audit_log"))
     sign_in(client, w.admin)
-    with sent_statements(_engine(app)) as sent:
+    with sent_statements(_engine(app)) as sent, settings_seen(_engine(app), ("plan_cache_mode",)) as seen:
         html = client.get("/audit").get_data(as_text=True)
     for action in ("memory.edit", "proposal.approve", "memory.restore"):
         assert f'value="{action}"' in html, action
     assert "memory.secret" not in html  # another org's action is in no list
-    before, statement, _ = _after(sent, "distinct_values_0")
-    assert "force_generic_plan" in before[0]  # the page's transaction keeps generic plans from its first statement
+    statement, _ = _first_holding(sent, "distinct_values_0")
+    assert _plans(seen) == {"force_generic_plan"}  # the page's transaction keeps generic plans from its first statement
     from memory_core.adapters.db import org_scope
 
     with database.unit_of_work(org_scope(w.org.id, w.admin.id)) as uow:
@@ -169,11 +167,11 @@ def test_the_review_counters_generic_plan_still_reads_the_pending_proposals_inde
         factory.memory(w.org, attribute=f"p{i}", value=f"v{i}", sentence=f"Propuesta {i}.", status="proposed",
                        proposal_kind=kind, proposal_rule="test", author_user_id=w.member.id, area="general")
     sign_in(client, w.admin)
-    with sent_statements(_engine(app)) as sent:
+    with sent_statements(_engine(app)) as sent, settings_seen(_engine(app), ("plan_cache_mode",)) as seen:
         html = client.get("/review/").get_data(as_text=True)
     assert all(f"Propuesta {i}." in html for i in range(3))
-    before, statement, _ = _after(sent, "kinds")
-    assert "force_generic_plan" in before[0]  # the page's transaction keeps generic plans from its first statement
+    statement, _ = _first_holding(sent, "kinds")
+    assert _plans(seen) == {"force_generic_plan"}  # the page's transaction keeps generic plans from its first statement
     assert "'proposed'" in statement  # a literal: the partial indexes' predicate is proved in any plan
     from memory_core.adapters.db import org_scope
 

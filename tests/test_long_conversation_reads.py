@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from memory_core.domain.access import load_access
 from memory_core.reading.context import RECENT_MESSAGES, assemble_context
-from tests.support.statements import plan_of, sent_statements
+from tests.support.statements import plan_of, sent_statements, settings_seen
 
 NOW = dt.datetime(2026, 11, 29, 12, tzinfo=dt.timezone.utc)
 
@@ -22,16 +22,16 @@ def test_a_long_conversations_recent_messages_are_its_last_ones_read_backwards_f
     for i in range(300):
         factory.message(conversation, f"mensaje número {i}", created_at=NOW - dt.timedelta(minutes=300 - i))
     access = load_access(system_session, org.id, user_id=ana.id)
-    with sent_statements(database.engine) as sent:
+    conversations = lambda s: "FROM conversations" in s  # noqa: E731
+    with sent_statements(database.engine, conversations) as sent, \
+            settings_seen(database.engine, ("enable_sort",), conversations) as seen:
         with database.unit_of_work(access.scope()) as uow:
             block = assemble_context(uow.session, access, conversation.id, "hola", now=NOW)
-            (n, (statement, parameters)), = [(n, s) for n, s in enumerate(sent) if "FROM conversations" in s[0]]
+            (statement, parameters), = sent
             recent = uow.session.connection().exec_driver_sql(statement, parameters).one().recent
             assert uow.session.scalar(text("select current_setting('enable_sort')")) == "on"  # put back after
     assert block.trace_id is not None
-    # Sent with sorting priced out: the last change of enable_sort before it switched it off.
-    toggles = [p for _, p in sent[:n] if isinstance(p, dict) and p.get("name") == "enable_sort"]
-    assert toggles and toggles[-1].get("value") == "off"
+    assert seen[0][1] == {"enable_sort": "off"}  # the block ran it with sorting priced out (then the test, above)
     assert recent == [f"mensaje número {i}" for i in range(299, 299 - RECENT_MESSAGES, -1)]
     with database.unit_of_work(access.scope()) as uow:
         uow.session.execute(text("set local enable_sort = off"))  # as assemble_context runs it

@@ -57,5 +57,6 @@ def test_what_a_rolled_back_savepoint_wrote_is_gone(database):
 def test_a_savepoint_the_server_does_not_know_is_an_error(database):
     with database.unit_of_work(SYSTEM) as uow:
         conn = uow.session.connection()
+        conn.execute(text("select 1"))  # the transaction's first statement: the server's transaction begins
         with pytest.raises(DBAPIError, match="savepoint \"never_made\" does not exist"):
             conn.dialect.do_rollback_to_savepoint(conn, "never_made")

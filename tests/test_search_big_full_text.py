@@ -40,11 +40,11 @@ def crowded_org(factory, system_session, monkeypatch):
     monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)
     monkeypatch.setattr(search_module, "FTS_CANDIDATES_BIG", 40)
     search_module._statement.cache_clear()
-    search_module._configure_statement.cache_clear()
+    search_module._count_statement.cache_clear()
     principal_size.forget()
     yield load_access(system_session, org.id, user_id=owner.id), valdecielo, portal, vectors[0].tolist()
     search_module._statement.cache_clear()
-    search_module._configure_statement.cache_clear()
+    search_module._count_statement.cache_clear()
     principal_size.forget()
 
 

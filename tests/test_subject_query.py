@@ -12,7 +12,7 @@ from sqlalchemy import select, text
 from memory_core.domain.access import Access, Principal, load_access, memory_visible
 from memory_core.domain.models import Memory
 from memory_core.reading import context, subject_query
-from tests.support.statements import plan_of, sent_statements
+from tests.support.statements import plan_of, sent_statements, settings_seen
 from tests.support.visibility_corpus import memory_of_kind
 
 PHONE = "+34600111333"
@@ -102,11 +102,11 @@ def test_a_turn_naming_a_subject_reads_its_memories_in_the_blocks_one_window_wit
     switches sorting off once and back once, and the subjects' statement runs in between."""
     org, ana = subjects_org
     access = load_access(system_session, org.id, user_id=ana.id)
-    with sent_statements(database.engine) as sent:
+    with settings_seen(database.engine, ("enable_sort",)) as seen:
         with database.unit_of_work(access.scope()) as uow:
             block = context.assemble_context(uow.session, access, None, "¿Qué sabemos de Lucia y su pedido?")
-    toggles = [n for n, (_, p) in enumerate(sent) if isinstance(p, dict) and p.get("name") == "enable_sort"]
-    (subjects_at,) = [n for n, (s, _) in enumerate(sent) if "of_subjects" in s]
-    assert len(toggles) == 2, [sent[n][1] for n in toggles]
-    assert sent[toggles[0]][1]["value"] == "off" and toggles[0] < subjects_at < toggles[1]
+    sorting = "".join("1" if values["enable_sort"] == "on" else "0" for _, values in seen)
+    (subjects_at,) = [n for n, (statement, _) in enumerate(seen) if "of_subjects" in statement]
+    assert sorting.startswith("0") and sorting.count("10") == 0 and sorting.count("01") == 1, sorting  # one window
+    assert sorting[subjects_at] == "0"
     assert "lucia" in block.related.lower()  # the subject's memories reached the related section

@@ -25,12 +25,15 @@ from functools import lru_cache
 
 import psycopg
 from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus, TransactionStatus
-from sqlalchemy import create_engine, event, make_url, text
+from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from memory_core.adapters import vector_binary  # noqa: F401 - its dumper must exist before any connection
+from memory_core.adapters import (
+    tx_settings,
+    vector_binary,  # noqa: F401 - its dumper must exist before any connection
+)
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.adapters.planner import keeps_plans, prepare_as_usual
 from memory_core.adapters.pool_ping import ping_when_idle
@@ -105,16 +108,14 @@ def person_scope(user_id: uuid.UUID) -> Scope:
 
 
 # One statement sets every setting of a scope for the rest of the transaction (built once).
-_SET_SCOPE = text("select " + ", ".join(f"set_config('{k}', :v{i}, true)" for i, k in enumerate(Scope().settings())))
-# The same, and generic plans for the transaction's kept statements (planner.kept_plans).
-_SET_SCOPE_KEPT_PLANS = text(str(_SET_SCOPE) + ", set_config('plan_cache_mode', 'force_generic_plan', true)")
-
-
 def set_scope(connection, scope: Scope, *, kept_plans: bool = False) -> None:
     """Give the connection's current transaction `scope` (row security reads it at every statement); with
-    `kept_plans`, generic plans too (planner.kept_plans), in the same statement."""
-    connection.execute(_SET_SCOPE_KEPT_PLANS if kept_plans else _SET_SCOPE,
-                       {f"v{i}": v for i, v in enumerate(scope.settings().values())})
+    `kept_plans`, generic plans too (planner.kept_plans). Sent with the transaction's next statement, before it
+    (adapters.tx_settings)."""
+    values = scope.settings()
+    if kept_plans:
+        values["plan_cache_mode"] = "force_generic_plan"
+    tx_settings.set_for_transaction(connection, values)
 
 
 @event.listens_for(Session, "after_begin")
@@ -205,6 +206,7 @@ def _engine(url: str, **pool) -> Engine:
 
     engine.dialect.do_rollback = do_rollback
     engine.dialect.do_rollback_to_savepoint = do_rollback_to_savepoint
+    tx_settings.install(engine)
     event.listen(engine, "checkin", prepare_as_usual)
     ping_when_idle(engine)  # instead of pool_pre_ping (adapters.pool_ping)
     return engine

@@ -11,20 +11,19 @@ turn's reads that plan is right and saves planning, which is most of their cost 
 policies (`planned_once` takes it for a principal's block and search and the worker's batches); for matching
 text it is not, and `custom_plans` makes those plan for their own values.
 
-Nested windows of one setting on one session cost nothing: only the outermost sets it and puts it back, so a
-caller may run several such statements in one window for the price of one pair of round trips.
+A window's settings go to PostgreSQL with the first statement run inside it, and its end with the next statement
+after it (adapters.tx_settings): a window costs no round trip of its own, and nested windows of one setting nothing.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 
-from sqlalchemy import String, event, false, func, literal_column, text
+from sqlalchemy import String, event, false, func, literal_column
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-_SET = text("select current_setting(:name), set_config(:name, :value, true)")
-_BACK = text("select set_config(:name, :was, true)")
+from memory_core.adapters import tx_settings
+
 _PLANNED_ONCE = "memoria.planned_once"
 # How many runs psycopg waits before preparing a statement (its own default), which a connection is given back
 # when it returns to its pool (`planned_once` prepares at the first run until then).
@@ -39,25 +38,10 @@ PREPARED_MAX = 500
 KEPT_PLANS = "memoria.kept_plans"
 
 
-@contextmanager
-def _window(session: Session, name: str, value: str) -> Iterator[None]:
-    """`name` is `value` for the statements run inside, within the transaction, then what it was."""
-    depth_key = f"memoria.window.{name}"
-    depth = session.info.get(depth_key, 0)
-    if depth:
-        session.info[depth_key] = depth + 1
-        try:
-            yield
-        finally:
-            session.info[depth_key] = depth
-        return
-    was = session.execute(_SET, {"name": name, "value": value}).scalar_one()
-    session.info[depth_key] = 1
-    try:
-        yield
-    finally:
-        session.info[depth_key] = 0
-        session.execute(_BACK, {"name": name, "was": was})
+def _window(session: Session, name: str, value: str) -> AbstractContextManager[None]:
+    """`name` is `value` for the statements run inside, within the transaction, then what it was (sent with the
+    statements themselves: adapters.tx_settings)."""
+    return tx_settings.window(session.connection(), name, value)
 
 
 def sorting_disabled(session: Session) -> AbstractContextManager[None]:
@@ -77,7 +61,7 @@ def generic_plans(session: Session) -> None:
     planning the profile and the vector reads every time (bench/scale.py and the per-statement comparison of
     2026-12-02)."""
     if not keeps_plans(session):  # (else its transaction set it at BEGIN, with the scope)
-        session.execute(_SET, {"name": "plan_cache_mode", "value": "force_generic_plan"})
+        tx_settings.set_for_transaction(session.connection(), {"plan_cache_mode": "force_generic_plan"})
 
 
 def custom_plans(session: Session) -> AbstractContextManager[None]:

@@ -63,6 +63,7 @@ from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import custom_plans, out_of_index_reach, planned_once, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
+from memory_core.adapters.tx_settings import set_for_transaction
 from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.domain import clock
 from memory_core.domain.access import (
@@ -394,7 +395,7 @@ def _trigram_stmt(who, src: _Source, kinds, k: int, small: bool = False):
         inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
         return (select(inner.c.id, inner.c.kind, inner.c.s, literal(0.0, Float).label("x"))
                 .where(inner.c.s >= NAME_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
-    # "<%" can use the trigram GIN index; its threshold is set once per transaction (see _configure).
+    # "<%" can use the trigram GIN index; its threshold is set once per transaction (see _KNOBS).
     return (select(*_ident(src), func.word_similarity(Q_TEXT, src.long_text).label("s"), literal(0.0, Float).label("x"))
             .where(*src.where(who, kinds), Q_TEXT.op("<%")(
                 func.coalesce(src.long_text, literal_column("''")) if small else src.long_text))
@@ -597,28 +598,29 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
     return _union(stmts, k) if stmts else None
 
 
+# Per-transaction knobs of the trigram and HNSW scans, sent with the next statement (adapters.tx_settings).
+_KNOBS = {
+    "pg_trgm.word_similarity_threshold": str(TEXT_WORD_SIMILARITY),
+    "hnsw.iterative_scan": "relaxed_order",
+    "hnsw.ef_search": str(HNSW_EF_SEARCH),
+    "hnsw.max_scan_tuples": str(HNSW_MAX_SCAN_TUPLES),
+    # Parallel workers cost more to start than these small, indexed scans take on 2 shared cores.
+    "max_parallel_workers_per_gather": "0",
+}
+
+
 @lru_cache(maxsize=256)
-def _configure_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: tuple[str, ...]):
-    """Per-transaction knobs of the trigram and HNSW scans and the candidate rows for the principal of each
-    table in `counted` (a vector table's rows with vectors, the contacts' rows), counted up to EXACT_SCAN_MAX + 1
-    (indexed): one round trip."""
-    settings = [
-        func.set_config("pg_trgm.word_similarity_threshold", str(TEXT_WORD_SIMILARITY), True),
-        func.set_config("hnsw.iterative_scan", "relaxed_order", True),
-        func.set_config("hnsw.ef_search", str(HNSW_EF_SEARCH), True),
-        func.set_config("hnsw.max_scan_tuples", str(HNSW_MAX_SCAN_TUPLES), True),
-        # Parallel workers cost more to start than these small, indexed scans take on 2 shared cores.
-        func.set_config("max_parallel_workers_per_gather", "0", True),
-    ]
+def _count_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, counted: tuple[str, ...]):
+    """The candidate rows for the principal of each table in `counted` (a vector table's rows with vectors, the
+    contacts' rows), counted up to EXACT_SCAN_MAX + 1 (indexed): one round trip."""
+    who = template(form)
     counts = []
-    if counted:
-        who = template(form)
-        for src in _sources(kinds):
-            if src.kind in counted:
-                where = _vector_where(who, src, kinds, with_model) if src.has_vector else src.where(who, kinds)
-                capped = select(src.model.id).where(*where).limit(EXACT_SCAN_MAX + 1).subquery()
-                counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
-    return select(*settings, *counts), len(settings)
+    for src in _sources(kinds):
+        if src.kind in counted:
+            where = _vector_where(who, src, kinds, with_model) if src.has_vector else src.where(who, kinds)
+            capped = select(src.model.id).where(*where).limit(EXACT_SCAN_MAX + 1).subquery()
+            counts.append(select(func.count()).select_from(capped).scalar_subquery().label(f"n_{src.kind}"))
+    return select(*counts)
 
 
 def _run(session: Session, stmt, params: dict) -> list[_Found]:
@@ -679,8 +681,9 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
                  for src in sources}
     known = {kind: n for kind, key in size_keys.items() if counted and (n := principal_size.known(key)) is not None}
     to_count = tuple(src.kind for src in sources if counted and src.kind not in known)
-    configure, n_settings = _configure_statement(form, kinds, bool(embed_model), to_count)
-    counted_now = dict(zip(to_count, (int(v) for v in read_rows(session, configure, params).one()[n_settings:])))
+    set_for_transaction(session.connection(), _KNOBS)
+    counted_now = dict(zip(to_count, (int(v) for v in read_rows(
+        session, _count_statement(form, kinds, bool(embed_model), to_count), params).one()))) if to_count else {}
     for kind, n in counted_now.items():
         principal_size.remember(size_keys[kind], n, EXACT_SCAN_MAX)
     every = known | counted_now  # in the sources' order below: one statement per shape

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from psycopg import pq
 from sqlalchemy import event
 
 
@@ -22,6 +24,66 @@ def sent_statements(engine, keep: Callable[[str], bool] = lambda statement: True
         yield sent
     finally:
         event.remove(engine, "before_cursor_execute", capture)
+
+
+@contextmanager
+def settings_seen(engine, names: tuple[str, ...], keep: Callable[[str], bool] = lambda statement: True
+                  ) -> Iterator[list[tuple[str, dict[str, str]]]]:
+    """The statements `engine` sends while the block runs (those `keep` accepts), each with the values of the
+    settings `names` as PostgreSQL holds them when it receives the statement (read on the same connection, after
+    memoria's own settings went before it)."""
+    seen: list[tuple[str, dict[str, str]]] = []
+    read = "select " + ", ".join("current_setting(%s)" for _ in names)
+
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        if keep(statement):
+            with conn.connection.dbapi_connection.cursor() as own:
+                seen.append((statement, dict(zip(names, own.execute(read, list(names)).fetchone(), strict=True))))
+
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+
+
+@contextmanager
+def round_trips(connection) -> Iterator[list[list[str]]]:
+    """What the client asks PostgreSQL on `connection` (a SQLAlchemy Connection) while the block runs: per round
+    trip, the statements it prepares ("prepare <sql>") and runs ("run <sql>"), from libpq's own trace of the
+    protocol. The SQL is as the trace quotes it."""
+    trips: list[list[str]] = []
+    raw = connection.connection.dbapi_connection.pgconn
+    with tempfile.TemporaryFile() as trace:
+        raw.trace(trace.fileno())
+        raw.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            yield trips
+        finally:
+            raw.untrace()
+            trace.seek(0)
+            prepared: dict[str, str] = {}
+            asked: list[str] = []
+            parsed = ""
+            for line in trace.read().decode(errors="replace").splitlines():
+                if line.count("\t") < 2:
+                    continue  # a statement's text goes on over lines
+                direction, _, message = line.split("\t", 2)
+                kind, _, rest = message.partition("\t")
+                kind, rest = kind.strip(), rest.strip()
+                if direction == "F" and kind == "Query":
+                    asked.append("run " + rest.strip('"'))
+                elif direction == "F" and kind == "Parse":
+                    name, _, sql = rest[1:].partition('" "')
+                    parsed = prepared[name] = sql
+                    if name:
+                        asked.append("prepare " + sql)
+                elif direction == "F" and kind == "Bind":
+                    name = rest.split('"')[3]
+                    asked.append("run " + (prepared.get(name, "?") if name else parsed))
+                elif direction == "B" and kind == "ReadyForQuery":
+                    trips.append(asked)
+                    asked = []
 
 
 def plan_of(connection, statement: str, parameters) -> str:

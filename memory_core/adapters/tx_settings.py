@@ -1,0 +1,132 @@
+"""A transaction's settings (`set_config(name, value, true)`), sent with the next statement that runs.
+
+Row security reads each transaction's scope from settings, and the planner reads its own from them
+(`enable_sort`, `plan_cache_mode`, the search's knobs). Each change was a round trip of its own: a memory block
+set its scope, then generic plans, then sorting off, put sorting back after its first reads, then set the
+search's knobs, five statements that returned nothing the block needed. Now a change is only recorded on the
+connection, and every change since the last statement goes to PostgreSQL in one statement, sent right before
+the next one (the engine's `before_cursor_execute`, as SQLAlchemy's own recipe for per-connection state does).
+The scope is set before the transaction's first statement as it was, and a window that ends where the next one
+begins costs one statement, not two; a window with no statement inside costs none.
+
+Two kinds of value: the transaction's own (`set_for_transaction`: the scope, generic plans, the search's knobs),
+kept until it ends; and a window's (`window`), which puts back what the transaction had before it, read from the
+server in the same statement that first changes it. A rollback to a savepoint undoes what was set inside it, so
+after one every value is sent again.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+_KEY = "memoria.settings"
+_NAME = re.compile(r"[a-z_]+(\.[a-z_]+)?")
+
+
+@dataclass
+class _Settings:
+    """One transaction's settings on one connection."""
+    own: dict[str, str] = field(default_factory=dict)  # the transaction's values (set_for_transaction)
+    windows: dict[str, str] = field(default_factory=dict)  # the open windows' values, over `own`
+    before: dict[str, str] = field(default_factory=dict)  # what a window's setting was before it first changed
+    sent: dict[str, str] = field(default_factory=dict)  # what the server holds now
+
+    def changes(self) -> list[tuple[str, str | None]]:
+        """(name, value) to send, value None where what the setting was must be read first (a window's first)."""
+        out = []
+        for name in {**self.own, **self.windows, **self.sent, **self.before}:
+            value = self.windows.get(name, self.own.get(name, self.before.get(name)))
+            if name in self.windows and name not in self.own and name not in self.before:
+                out.append((name, None))
+            elif value is not None and self.sent.get(name) != value:
+                out.append((name, value))
+        return out
+
+
+def _of(connection: Connection) -> _Settings:
+    found = connection.info.get(_KEY)
+    if found is None:
+        found = connection.info[_KEY] = _Settings()
+    return found
+
+
+def set_for_transaction(connection: Connection, values: dict[str, str]) -> None:
+    """`values` hold for the rest of the transaction on `connection` (but inside windows of the same names)."""
+    _of(connection).own.update(values)
+
+
+@contextmanager
+def window(connection: Connection, name: str, value: str) -> Iterator[None]:
+    """`name` is `value` for the statements run inside, then what it was. Nested windows of one name cost
+    nothing more: the inner one puts back the outer one's value."""
+    state = _of(connection)
+    outer = state.windows.get(name)
+    state.windows[name] = value
+    try:
+        yield
+    finally:
+        if outer is None:
+            state.windows.pop(name, None)
+        else:
+            state.windows[name] = outer
+
+
+def value_for_next_statement(connection: Connection, name: str) -> str | None:
+    """What `name` will be for the next statement, as far as this module set it (None: the server's own)."""
+    state = _of(connection)
+    return state.windows.get(name, state.own.get(name))
+
+
+@lru_cache(maxsize=256)
+def _statement(changes: tuple[tuple[str, bool], ...]) -> str:
+    parts = []
+    for name, read_first in changes:
+        if not _NAME.fullmatch(name):
+            raise ValueError(name)
+        if read_first:
+            parts.append(f"current_setting('{name}')")
+        parts.append(f"set_config('{name}', %s, true)")
+    return "select " + ", ".join(parts)
+
+
+def _send(conn: Connection, cursor, statement, parameters, context, executemany) -> None:
+    state = conn.info.get(_KEY)
+    if state is None:
+        return
+    changes = state.changes()
+    if not changes:
+        return
+    values = [value if value is not None else state.windows[name] for name, value in changes]
+    sql = _statement(tuple((name, value is None) for name, value in changes))
+    with conn.connection.dbapi_connection.cursor() as own:
+        row = own.execute(sql, values).fetchone()
+    at = 0
+    for (name, value), sent in zip(changes, values, strict=True):
+        if value is None:
+            state.before[name] = row[at]
+            at += 1
+        state.sent[name] = sent
+        at += 1
+
+
+def _fresh(conn: Connection) -> None:
+    conn.info[_KEY] = _Settings()
+
+
+def _undone(conn: Connection, name, context) -> None:
+    state = conn.info.get(_KEY)
+    if state is not None:
+        state.sent.clear()  # the savepoint's changes are undone: send every value again
+
+
+def install(engine: Engine) -> None:
+    """Send the settings of `engine`'s transactions with their statements."""
+    event.listen(engine, "begin", _fresh)
+    event.listen(engine, "rollback_savepoint", _undone)
+    event.listen(engine, "before_cursor_execute", _send)
