@@ -53,7 +53,8 @@ def round_trips(connection) -> Iterator[list[list[str]]]:
     trip, the statements it prepares ("prepare <sql>") and runs ("run <sql>"), from libpq's own trace of the
     protocol. The SQL is as the trace quotes it."""
     trips: list[list[str]] = []
-    raw = connection.connection.dbapi_connection.pgconn
+    dbapi = connection.connection.dbapi_connection
+    raw = dbapi.pgconn
     with tempfile.TemporaryFile() as trace:
         raw.trace(trace.fileno())
         raw.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
@@ -80,10 +81,18 @@ def round_trips(connection) -> Iterator[list[list[str]]]:
                         asked.append("prepare " + sql)
                 elif direction == "F" and kind == "Bind":
                     name = rest.split('"')[3]
-                    asked.append("run " + (prepared.get(name, "?") if name else parsed))
+                    asked.append("run " + (prepared.get(name, f"\0{name}") if name else parsed))
                 elif direction == "B" and kind == "ReadyForQuery":
                     trips.append(asked)
                     asked = []
+            if any(a.startswith("run \0") for trip in trips for a in trip):  # prepared before the block
+                idle = dbapi.info.transaction_status == pq.TransactionStatus.IDLE  # (the block may have committed)
+                with dbapi.cursor() as own:
+                    prepared |= dict(own.execute("select name, statement from pg_prepared_statements").fetchall())
+                if idle:
+                    dbapi.commit()  # (a rollback would make psycopg forget what the connection prepared)
+                trips[:] = [[f"run {prepared.get(a[5:], '?')}" if a.startswith("run \0") else a for a in trip]
+                            for trip in trips]
 
 
 def plan_of(connection, statement: str, parameters) -> str:
