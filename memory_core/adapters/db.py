@@ -206,7 +206,6 @@ def _engine(url: str, **pool) -> Engine:
 
     engine.dialect.do_rollback = do_rollback
     engine.dialect.do_rollback_to_savepoint = do_rollback_to_savepoint
-    tx_settings.install(engine)
     event.listen(engine, "checkin", prepare_as_usual)
     ping_when_idle(engine)  # instead of pool_pre_ping (adapters.pool_ping)
     return engine

@@ -36,6 +36,7 @@ class _Settings:
     windows: dict[str, str] = field(default_factory=dict)  # the open windows' values, over `own`
     before: dict[str, str] = field(default_factory=dict)  # what a window's setting was before it first changed
     sent: dict[str, str] = field(default_factory=dict)  # what the server holds now
+    changed: bool = False  # whether anything above changed since the last statement
 
     def changes(self) -> list[tuple[str, str | None]]:
         """(name, value) to send, value None where what the setting was must be read first (a window's first)."""
@@ -58,7 +59,9 @@ def _of(connection: Connection) -> _Settings:
 
 def set_for_transaction(connection: Connection, values: dict[str, str]) -> None:
     """`values` hold for the rest of the transaction on `connection` (but inside windows of the same names)."""
-    _of(connection).own.update(values)
+    state = _of(connection)
+    state.own.update(values)
+    state.changed = True
 
 
 @contextmanager
@@ -68,6 +71,7 @@ def window(connection: Connection, name: str, value: str) -> Iterator[None]:
     state = _of(connection)
     outer = state.windows.get(name)
     state.windows[name] = value
+    state.changed = True
     try:
         yield
     finally:
@@ -75,12 +79,7 @@ def window(connection: Connection, name: str, value: str) -> Iterator[None]:
             state.windows.pop(name, None)
         else:
             state.windows[name] = outer
-
-
-def value_for_next_statement(connection: Connection, name: str) -> str | None:
-    """What `name` will be for the next statement, as far as this module set it (None: the server's own)."""
-    state = _of(connection)
-    return state.windows.get(name, state.own.get(name))
+        state.changed = True
 
 
 @lru_cache(maxsize=256)
@@ -95,10 +94,12 @@ def _statement(changes: tuple[tuple[str, bool], ...]) -> str:
     return "select " + ", ".join(parts)
 
 
+@event.listens_for(Engine, "before_cursor_execute")
 def _send(conn: Connection, cursor, statement, parameters, context, executemany) -> None:
     state = conn.info.get(_KEY)
-    if state is None:
+    if state is None or not state.changed:
         return
+    state.changed = False
     changes = state.changes()
     if not changes:
         return
@@ -115,18 +116,14 @@ def _send(conn: Connection, cursor, statement, parameters, context, executemany)
         at += 1
 
 
+@event.listens_for(Engine, "begin")
 def _fresh(conn: Connection) -> None:
     conn.info[_KEY] = _Settings()
 
 
+@event.listens_for(Engine, "rollback_savepoint")
 def _undone(conn: Connection, name, context) -> None:
     state = conn.info.get(_KEY)
     if state is not None:
         state.sent.clear()  # the savepoint's changes are undone: send every value again
-
-
-def install(engine: Engine) -> None:
-    """Send the settings of `engine`'s transactions with their statements."""
-    event.listen(engine, "begin", _fresh)
-    event.listen(engine, "rollback_savepoint", _undone)
-    event.listen(engine, "before_cursor_execute", _send)
+        state.changed = True
