@@ -8,7 +8,8 @@ opens system-scope sessions on the system URL, and refuses them when it has none
 ways around system scope: SECURITY DEFINER functions for pre-sign-in lookups and the "platform" mode
 for staff and privacy officers (migrations t1_sysscope_*). Every transaction
 starts by setting its scope (`memoria.mode`, org, user, phone, readable areas) with set_config(...,
-true), from `session.info["scope"]`. No scope set means mode "none": the policies show nothing.
+true), from `session.info["scope"]`, sent before its first statement with any other setting it needs then
+(adapters.tx_settings). No scope set means mode "none": the policies show nothing.
 
 A fourth, optional URL (DATABASE_READ_URL) reaches the app role on a hot standby: `Database.reader`
 opens sessions there for reads that may be a few milliseconds old (the memory block's memories,

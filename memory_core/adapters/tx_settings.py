@@ -5,7 +5,7 @@ Row security reads each transaction's scope from settings, and the planner reads
 set its scope, then generic plans, then sorting off, put sorting back after its first reads, then set the
 search's knobs, five statements that returned nothing the block needed. Now a change is only recorded on the
 connection, and every change since the last statement goes to PostgreSQL in one statement, sent right before
-the next one (the engine's `before_cursor_execute`, as SQLAlchemy's own recipe for per-connection state does).
+the next one (every Engine's `before_cursor_execute`, as SQLAlchemy's own recipe for per-connection state does).
 The scope is set before the transaction's first statement as it was, and a window that ends where the next one
 begins costs one statement, not two; a window with no statement inside costs none.
 
