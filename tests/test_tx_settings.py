@@ -97,9 +97,10 @@ def test_each_transaction_on_a_pooled_connection_runs_in_its_own_scope(database,
 
 
 def test_a_memory_block_sends_its_settings_with_its_reads(database, system_session, factory):
-    """A block's settings go in four round trips, each right before a read: its scope with generic plans and
-    sorting off; sorting back on with the search's knobs; full text planned for its words; generic plans again.
-    They were seven: each setting, and each window's end, went on its own."""
+    """A block's settings go in at most four round trips, each right before a read: its scope with generic plans
+    and sorting off; sorting back on with the search's knobs; full text planned for its words (with the knobs when
+    no read comes between); generic plans again. They were seven: each setting, and each window's end, on its
+    own."""
     org = factory.org()
     ana = factory.member(org)
     conversation = factory.conversation(org, ana)
@@ -111,6 +112,6 @@ def test_a_memory_block_sends_its_settings_with_its_reads(database, system_sessi
                                      now=NOW)
     assert "60 días" in block.text
     settings = _trips_of_settings(trips)
-    assert len(settings) == 4, "\n".join(" | ".join(a[:200] for a in t) for t in trips)
+    assert 3 <= len(settings) <= 4, "\n".join(" | ".join(a[:200] for a in t) for t in trips)
     assert "memoria.mode" in settings[0][0] and "enable_sort" in settings[0][0]
     assert "enable_sort" in settings[1][0] and "hnsw.ef_search" in settings[1][0]

@@ -123,6 +123,8 @@ def _fresh(conn: Connection) -> None:
 
 @event.listens_for(Engine, "rollback_savepoint")
 def _undone(conn: Connection, name, context) -> None:
+    if conn.invalidated:
+        return  # the connection was lost, and its transaction with it
     state = conn.info.get(_KEY)
     if state is not None:
         state.sent.clear()  # the savepoint's changes are undone: send every value again
