@@ -56,7 +56,7 @@ from api.schemas import (
     UsedOut,
     WriteOut,
 )
-from memory_core.adapters.db import Scope, org_scope
+from memory_core.adapters.db import Scope, commit_without_waiting_for_disk, org_scope
 from memory_core.adapters.outage import OUTAGE_ERRORS, RETRY_AFTER_SECONDS, describe, is_outage
 from memory_core.domain.access import Access, load_access
 from memory_core.domain.errors import MemoriaError, NotFound
@@ -253,6 +253,7 @@ def context(org_id, body: ContextIn):
 
     access = principal_access(org_id, body.user_id, body.phone)
     s = writer(access)
+    commit_without_waiting_for_disk(s)  # it writes the block's trace only
     if body.message_id is not None and body.conversation_id is None and s.scalar(
             select(Message.id).where(Message.id == body.message_id)) is None:
         raise NotFound("No such message.")  # the trace links it: only a message this principal may see
@@ -274,6 +275,7 @@ def report_used(org_id, trace_id: uuid.UUID, body: UsedIn):
     from memory_core.reading.context import record_usage
 
     s = db(org_scope(org_id))
+    commit_without_waiting_for_disk(s)  # it marks the trace's items only
     marked = record_usage(s, trace_id, body.memory_ids, org_id=org_id)  # NotFound for another org's trace
     s.commit()
     return UsedOut(marked=marked)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import uuid
 
 import pytest
@@ -386,6 +387,28 @@ def test_context_returns_the_block_its_memory_ids_and_a_trace_to_report_usage_on
                     {"user_id": str(ana.id), "subjects": [str(contact.id)]}).get_json()
     assert [m["value"] for m in subjects["memories"][f"contact:{contact.id}"]] == ["60 días"]
     assert "<<<60 días>>>" in subjects["text"]
+
+
+def test_a_blocks_trace_and_the_usage_report_commit_without_waiting_for_the_disk_and_messages_do_wait(
+        client, world, factory, app):
+    """A turn's trace and its usage report are observability a crash of PostgreSQL may lose (never corrupt): their
+    commits do not wait for an fsync. The person's messages always do."""
+    from tests.support.statements import settings_seen
+
+    org, ana, key = world["a"], world["ana"], world["key_a"]
+    factory.memory(org, attribute="plazo_pago", value="60 días", sentence="Talleres García paga a 60 días.")
+    engine = app.extensions["memoria.db"].engine
+    with settings_seen(engine, ("synchronous_commit",)) as seen:
+        conv = call(client, "POST", "/messages", key, ingest_body(ana, "¿A cuántos días paga Talleres García?"))
+        block = call(client, "POST", "/context", key, {"user_id": str(ana.id), "message": "Talleres García",
+                                                       "conversation_id": conv.get_json()["conversation_id"]})
+        assert call(client, "POST", f"/traces/{block.get_json()['trace_id']}/used", key,
+                    {"memory_ids": block.get_json()["memory_ids"]}).get_json()["marked"] >= 1
+    by_write = {}
+    for statement, values in seen:
+        for write in re.findall(r"(?:INSERT INTO|UPDATE) (messages|memory_traces|trace_items)\b", statement):
+            by_write.setdefault(write, set()).add(values["synchronous_commit"])
+    assert by_write == {"messages": {"on"}, "memory_traces": {"off"}, "trace_items": {"off"}}, by_write
 
 
 def test_remember_says_what_happened_and_why(client, world, factory, system_session):

@@ -119,6 +119,14 @@ def set_scope(connection, scope: Scope, *, kept_plans: bool = False) -> None:
     tx_settings.set_for_transaction(connection, values)
 
 
+def commit_without_waiting_for_disk(session: Session) -> None:
+    """`session`'s transaction commits without waiting for its WAL to reach the disk (synchronous_commit off):
+    for a transaction whose writes may be lost in a crash of PostgreSQL itself, never corrupted (the last few
+    hundred milliseconds' commits; wal_writer_delay), and are worth no fsync on a turn's path: a memory block's
+    trace and the agent's report of what it used. Messages, memories and every operator action commit as usual."""
+    tx_settings.set_for_transaction(session.connection(), {"synchronous_commit": "off"})
+
+
 @event.listens_for(Session, "after_begin")
 def _apply_scope(session: Session, transaction, connection) -> None:
     if transaction.nested:
