@@ -11,19 +11,29 @@ from sqlalchemy import event
 
 
 @contextmanager
+def _each_statement(engine, record: Callable) -> Iterator[None]:
+    """`record(conn, statement, parameters)` for each statement `engine` sends while the block runs."""
+    def capture(conn, cursor, statement, parameters, context, executemany):
+        record(conn, statement, parameters)
+
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        yield
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+
+
+@contextmanager
 def sent_statements(engine, keep: Callable[[str], bool] = lambda statement: True) -> Iterator[list[tuple]]:
     """The (statement, parameters) pairs `engine` sends while the block runs, those `keep` accepts, in order."""
     sent: list[tuple] = []
 
-    def capture(conn, cursor, statement, parameters, context, executemany):
+    def record(conn, statement, parameters):
         if keep(statement):
             sent.append((statement, parameters))
 
-    event.listen(engine, "before_cursor_execute", capture)
-    try:
+    with _each_statement(engine, record):
         yield sent
-    finally:
-        event.remove(engine, "before_cursor_execute", capture)
 
 
 @contextmanager
@@ -35,16 +45,13 @@ def settings_seen(engine, names: tuple[str, ...], keep: Callable[[str], bool] = 
     seen: list[tuple[str, dict[str, str]]] = []
     read = "select " + ", ".join("current_setting(%s)" for _ in names)
 
-    def capture(conn, cursor, statement, parameters, context, executemany):
+    def record(conn, statement, parameters):
         if keep(statement):
             with conn.connection.dbapi_connection.cursor() as own:
                 seen.append((statement, dict(zip(names, own.execute(read, list(names)).fetchone(), strict=True))))
 
-    event.listen(engine, "before_cursor_execute", capture)
-    try:
+    with _each_statement(engine, record):
         yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", capture)
 
 
 @contextmanager
