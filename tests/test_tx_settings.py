@@ -77,6 +77,21 @@ def test_a_savepoint_rolled_back_undoes_its_settings_and_the_next_statement_gets
         assert s.execute(_READ).one() == ("system", "on", "auto")
 
 
+def test_a_savepoint_rolled_back_sends_again_only_what_changed_inside_it(database):
+    """A worker's message that fails or steps aside rolls back its savepoint: the scope set before it stands, and
+    is not sent again."""
+    with database.unit_of_work(SYSTEM) as uow:
+        s = uow.session
+        planner.planned_once(s)
+        assert s.execute(_READ).one() == ("system", "on", "force_generic_plan")
+        with round_trips(s.connection()) as trips:
+            savepoint = s.begin_nested()
+            assert s.execute(_READ).one() == ("system", "on", "force_generic_plan")
+            savepoint.rollback()
+            assert s.execute(_READ).one() == ("system", "on", "force_generic_plan")
+    assert not _trips_of_settings(trips), trips
+
+
 def test_each_transaction_on_a_pooled_connection_runs_in_its_own_scope(database, factory):
     """The settings are the transaction's: the next one on the same connection sends its own scope, whatever the
     last one had sent (a stale record of what the server holds would let the next person's reads run in the

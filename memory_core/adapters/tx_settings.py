@@ -11,8 +11,8 @@ begins costs one statement, not two; a window with no statement inside costs non
 
 Two kinds of value: the transaction's own (`set_for_transaction`: the scope, generic plans, the search's knobs),
 kept until it ends; and a window's (`window`), which puts back what the transaction had before it, read from the
-server in the same statement that first changes it. A rollback to a savepoint undoes what was set inside it, so
-after one every value is sent again.
+server in the same statement that first changes it. A rollback to a savepoint undoes what was set inside it: the
+values the server held as the savepoint began are remembered, and what differs from them is sent again.
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ class _Settings:
     before: dict[str, str] = field(default_factory=dict)  # what a window's setting was before it first changed
     sent: dict[str, str] = field(default_factory=dict)  # what the server holds now
     changed: bool = False  # whether anything above changed since the last statement
+    at_savepoints: list[dict[str, str]] = field(default_factory=list)  # `sent` as each open savepoint began
 
     def changes(self) -> list[tuple[str, str | None]]:
         """(name, value) to send, value None where what the setting was must be read first (a window's first)."""
@@ -95,10 +96,13 @@ def _statement(changes: tuple[tuple[str, bool], ...]) -> str:
 
 
 @event.listens_for(Engine, "before_cursor_execute")
-def _send(conn: Connection, cursor, statement, parameters, context, executemany) -> None:
+def _before_statement(conn: Connection, cursor, statement, parameters, context, executemany) -> None:
     state = conn.info.get(_KEY)
-    if state is None or not state.changed:
-        return
+    if state is not None and state.changed:
+        _send(conn, state)
+
+
+def _send(conn: Connection, state: _Settings) -> None:
     state.changed = False
     changes = state.changes()
     if not changes:
@@ -121,11 +125,28 @@ def _fresh(conn: Connection) -> None:
     conn.info[_KEY] = _Settings()
 
 
+@event.listens_for(Engine, "savepoint")
+def _savepoint(conn: Connection, name) -> None:
+    state = conn.info.get(_KEY)
+    if state is not None:
+        if state.changed:
+            _send(conn, state)  # before the SAVEPOINT, as its own statement would have sent them
+        state.at_savepoints.append(dict(state.sent))  # (SQLAlchemy names it after this event: savepoints nest)
+
+
+@event.listens_for(Engine, "release_savepoint")
+def _released(conn: Connection, name, context) -> None:
+    state = conn.info.get(_KEY)
+    if state is not None and state.at_savepoints:
+        state.at_savepoints.pop()
+
+
 @event.listens_for(Engine, "rollback_savepoint")
 def _undone(conn: Connection, name, context) -> None:
     if conn.invalidated:
         return  # the connection was lost, and its transaction with it
     state = conn.info.get(_KEY)
     if state is not None:
-        state.sent.clear()  # the savepoint's changes are undone: send every value again
+        # The server holds again what it held as the savepoint began; the next statement sends what differs.
+        state.sent = state.at_savepoints.pop() if state.at_savepoints else {}
         state.changed = True
