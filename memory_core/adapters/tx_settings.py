@@ -39,15 +39,14 @@ class _Settings:
     changed: bool = False  # whether anything above changed since the last statement
     at_savepoints: list[dict[str, str]] = field(default_factory=list)  # `sent` as each open savepoint began
 
-    def changes(self) -> list[tuple[str, str | None]]:
-        """(name, value) to send, value None where what the setting was must be read first (a window's first)."""
+    def changes(self) -> list[tuple[str, str, bool]]:
+        """(name, value, whether what it was must be read first: a window's first change) of each to send."""
         out = []
         for name in {**self.own, **self.windows, **self.sent, **self.before}:
             value = self.windows.get(name, self.own.get(name, self.before.get(name)))
-            if name in self.windows and name not in self.own and name not in self.before:
-                out.append((name, None))
-            elif value is not None and self.sent.get(name) != value:
-                out.append((name, value))
+            read_first = name in self.windows and name not in self.own and name not in self.before
+            if read_first or (value is not None and self.sent.get(name) != value):
+                out.append((name, value, read_first))
         return out
 
 
@@ -107,17 +106,14 @@ def _send(conn: Connection, state: _Settings) -> None:
     changes = state.changes()
     if not changes:
         return
-    values = [value if value is not None else state.windows[name] for name, value in changes]
-    sql = _statement(tuple((name, value is None) for name, value in changes))
+    sql = _statement(tuple((name, read_first) for name, _, read_first in changes))
     with conn.connection.dbapi_connection.cursor() as own:
-        row = own.execute(sql, values).fetchone()
-    at = 0
-    for (name, value), sent in zip(changes, values, strict=True):
-        if value is None:
-            state.before[name] = row[at]
-            at += 1
-        state.sent[name] = sent
-        at += 1
+        row = iter(own.execute(sql, [value for _, value, _ in changes]).fetchone())
+    for name, value, read_first in changes:
+        if read_first:
+            state.before[name] = next(row)
+        next(row)  # what set_config returns: the value
+        state.sent[name] = value
 
 
 @event.listens_for(Engine, "begin")
