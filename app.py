@@ -15,6 +15,7 @@ from typing import Any
 import click
 from flask import Flask, request
 
+from memory_core.adapters import beside
 from memory_core.adapters.config import Settings, get_settings
 
 log = logging.getLogger("memoria")
@@ -64,13 +65,14 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
 
         n = settings.proxy_count
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)
-    # A request holds one connection at a time (RequestSessions): as many as the server has threads,
-    # a few more for the request threads' helpers, and a bounded wait that the views answer with a 503.
+    # A request holds one connection at a time (RequestSessions): as many as the server has threads, one
+    # more for each thread that runs reads beside a request's (adapters.beside), and a
+    # bounded wait that the views answer with a 503.
     # No worker-role URL: the web and API never work in system scope (issue 15, finding 3); a system-scope
     # session asked for here raises SystemScopeUnavailable.
     urls = resolve_urls(settings)
     app.extensions["memoria.db"] = Database(urls.app, read_url=urls.read,
-                                            pool_size=settings.web_threads, max_overflow=4,
+                                            pool_size=settings.web_threads, max_overflow=beside.THREADS,
                                             pool_timeout=settings.db_pool_timeout)
     if settings.profile_dir:
         from memory_core.adapters.request_profile import RequestProfile

@@ -102,8 +102,8 @@ def test_a_turn_naming_a_subject_reads_its_memories_in_the_blocks_one_window_wit
     switches sorting off once and back once, and the subjects' statement runs in between."""
     org, ana = subjects_org
     access = load_access(system_session, org.id, user_id=ana.id)
-    with settings_seen(database.engine, ("enable_sort",)) as seen:
-        with database.unit_of_work(access.scope()) as uow:
+    with database.unit_of_work(access.scope()) as uow:
+        with settings_seen(database.engine, ("enable_sort",), on=uow.session.connection()) as seen:
             block = context.assemble_context(uow.session, access, None, "¿Qué sabemos de Lucia y su pedido?")
     sorting = "".join("1" if values["enable_sort"] == "on" else "0" for _, values in seen)
     (subjects_at,) = [n for n, (statement, _) in enumerate(seen) if "of_subjects" in statement]

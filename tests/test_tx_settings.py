@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
 from memory_core.adapters import planner
 from memory_core.adapters.db import SYSTEM, Scope
@@ -115,16 +116,15 @@ def test_a_memory_block_sends_its_settings_with_its_reads(database, system_sessi
     """A block's settings go in at most four round trips, each right before a read: its scope with generic plans
     and sorting off; sorting back on with the search's knobs; full text planned for its words (with the knobs when
     no read comes between); generic plans again. They were seven: each setting, and each window's end, on its
-    own."""
+    own. (The session is bound to one connection, so the block's related search runs on it too, in turn.)"""
     org = factory.org()
     ana = factory.member(org)
     conversation = factory.conversation(org, ana)
     factory.memory(org, subject="Talleres García", attribute="plazo de pago", value="paga a 60 días")
     access = load_access(system_session, org.id, user_id=ana.id)
-    with database.unit_of_work(access.scope()) as uow:
-        with round_trips(uow.session.connection()) as trips:
-            block = assemble_context(uow.session, access, conversation.id, "¿A cuántos días paga Talleres García?",
-                                     now=NOW)
+    with database.engine.connect() as connection, Session(bind=connection, info={"scope": access.scope()}) as s:
+        with round_trips(s.connection()) as trips:
+            block = assemble_context(s, access, conversation.id, "¿A cuántos días paga Talleres García?", now=NOW)
     assert "60 días" in block.text
     settings = _trips_of_settings(trips)
     assert 3 <= len(settings) <= 4, "\n".join(" | ".join(a[:200] for a in t) for t in trips)

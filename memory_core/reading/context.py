@@ -52,6 +52,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.beside import beside
 from memory_core.adapters.planner import out_of_index_reach, planned_once, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
@@ -419,18 +420,40 @@ def _embed_early(message: str, embed: Embed | None) -> Future | None:
     return pool.submit(embed_query, embed, message)
 
 
+class _RelatedSearch:
+    """The related section's search, started as the turn begins (unless the turn skips it: a trivial message)
+    and run beside the turn's other reads (adapters.beside): PostgreSQL runs it while the turn's thread reads the
+    conversation, the profile and the named subjects (a typical block at 1M: p50 21 -> 17 ms, bench/turns_ab.py).
+    Every caller has committed what the block must find (the API's ingest is a request of its own). It waits for
+    the message's vector and for the turn's time (`at`, known once the conversation is read) only just before the
+    statements that need them."""
+
+    def __init__(self, session: Session, access: Access, message: str, embed: Embed | None,
+                 embed_model: str | None):
+        self.access, self.message, self.embed_model = access, message, embed_model
+        self.vector = _embed_early(message, embed)
+        self.now: Future = Future()
+        self.lists = (lambda: {}) if is_trivial(message) else beside(session, self._search, lazy=True)
+
+    def at(self, now: dt.datetime) -> None:
+        """The turn's time, which relative dates in the message are read against; the first one given counts."""
+        if not self.now.done():
+            self.now.set_result(now)
+
+    def _search(self, session: Session) -> dict:
+        return retrieve(session, self.access, self.message, kinds=["memory"], per_retriever=PER_RETRIEVER,
+                        vector=self.vector, embed_model=self.embed_model, now=self.now)
+
+
 def _related(session: Session, access: Access, message: str, exclude: set[uuid.UUID], known: dict[uuid.UUID, Memory],
-             now: dt.datetime, vector: Future | None, embed_model: str | None,
-             of_subjects: Sequence[Row] = ()) -> list[tuple[Memory, float]]:
+             now: dt.datetime, lists: dict, of_subjects: Sequence[Row] = ()) -> list[tuple[Memory, float]]:
     """Memories the message is about (searched with it), then memories of the subjects the conversation
     named lately (`of_subjects`, read by subject_memories: "and how much do I owe him?" goes on about the
     customer named two turns ago).
 
     A past event found here stays: the message asks about it (its date is shown); the profile drops it."""
-    if is_trivial(message):
+    if not lists:
         return []
-    lists = retrieve(session, access, message, kinds=["memory"], per_retriever=PER_RETRIEVER,
-                     vector=vector.result() if vector is not None else None, embed_model=embed_model, now=now)
     fused = [(key[1], score, signals) for key, score, ranks, signals in fuse(lists) if key[1] not in exclude]
     # The message's nearest memories by meaning count at a lower cosine than any memory does (a question and
     # the sentence that answers it share few words and, with a small model, a modest cosine).
@@ -680,9 +703,18 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     reads the conversation (the standby may not have the message just ingested) and stores the trace."""
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
-    vector = _embed_early(message_text or "", embed)
+    search = _RelatedSearch(session, access, message_text or "", embed, embed_model)
+    try:
+        return _assemble(session, access, conversation_id, message_text, now, message_id, language,
+                         primary or session, search)
+    finally:
+        search.at(now or clock.now())  # the search must not wait for a turn that failed
+
+
+def _assemble(session: Session, access: Access, conversation_id: uuid.UUID | None, message_text: str,
+              now: dt.datetime | None, message_id: uuid.UUID | None, language: str | None, primary: Session,
+              search: _RelatedSearch) -> MemoryBlock:
     planned_once(session)
-    primary = primary or session
     # The conversation's recent messages, the profile's arms and the named subjects' memories are read in the
     # order of their indexes (see _conversation, profile_query, subject_query): one window with sorting priced
     # out serves them all (nested, a no-op when `primary` is `session`).
@@ -690,6 +722,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
         conv, sent = _conversation(primary, access, conversation_id, message_id)
         now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
             or clock.now()
+        search.at(now)
         today = now.date()
         recent = [t for t in (conv.recent or ()) if t] if conv is not None else []
         lang = block_language(session, access, [message_text or "", *recent], language,
@@ -703,7 +736,7 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
 
     core_ids = {m.id for m in core}
     related_ranked = _related(session, access, message_text or "", core_ids | sent, {m.id: m for m in candidates},
-                              now, vector, embed_model, of_subjects)
+                              now, search.lists(), of_subjects)
     subjects = _Subjects(session, access, [*candidates, *(m for m, _ in related_ranked)], lang)
 
     # The memories the message is about are fitted first, within the block's budget; the profile gets what

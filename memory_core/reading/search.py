@@ -33,9 +33,10 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from sqlalchemy import (
     Date,
@@ -61,6 +62,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.beside import beside
 from memory_core.adapters.planner import custom_plans, out_of_index_reach, planned_once, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.adapters.tx_settings import set_for_transaction
@@ -629,6 +631,13 @@ def _run(session: Session, stmt, params: dict) -> list[_Found]:
     return [_Found(r.kind, r.id, float(r.s), float(r.x)) for r in read_rows(session, stmt, params)]
 
 
+def _run_text(stmt, params: dict, session: Session, *, custom: bool) -> list[_Found]:
+    """A statement that matches the query's text, planned for its words unless `custom` is false (see retrieve)."""
+    set_for_transaction(session.connection(), _KNOBS)
+    with custom_plans(session) if custom else nullcontext():
+        return _run(session, stmt, params)
+
+
 # ------------------------------------------------------------------------------------ search
 
 def _check(query: str, kinds: Sequence[str] | None, limit: int) -> tuple[str, tuple[str, ...]]:
@@ -653,11 +662,12 @@ def embed_query(embed: Embed, query: str) -> list[float]:
 
 
 def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequence[str] | None = None,
-             per_retriever: int = 30, embed: Embed | None = None, vector: list[float] | None = None,
+             per_retriever: int = 30, embed: Embed | None = None, vector: list[float] | Future | None = None,
              embed_model: str | None = None, retrievers: Sequence[str] = RETRIEVERS,
-             vector_mode: str | None = None, now: dt.datetime | None = None) -> dict[str, list[_Found]]:
+             vector_mode: str | None = None, now: dt.datetime | Future | None = None) -> dict[str, list[_Found]]:
     """Each retriever's ranked list (best first) across the requested kinds; `now` anchors relative
-    dates in the query ("ayer", "la semana pasada", "in September")."""
+    dates in the query ("ayer", "la semana pasada", "in September"). `vector` and `now` may be Futures, awaited
+    just before the statements that need them: the text retrievers run while they are computed."""
     query, kinds = _check(query, kinds, 10)
     out: dict[str, list[_Found]] = {r: [] for r in retrievers}
     if access is None or not query:
@@ -704,17 +714,23 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     # rows (counted): those are matched one by one, whatever the words (_fts_stmt).
     small = tuple(f"small:{kind}" for kind, n in found.items() if n <= EXACT_SCAN_MAX)
     all_small = not tokens and all(f"small:{src.kind}" in small for src in _sources(kinds))
+    fts = None
+    if "fts" in retrievers and words:
+        # The costliest retriever runs beside the others (adapters.beside): a big org's principal's search p50/p95
+        # 37.1/62.6 -> 30.9/42.3 ms, a typical one's 10.0/15.2 -> 9.8/14.9 (bench/turns_ab.py, 2026-12-04).
+        fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ()) \
+            + ((message_mode,) if message_mode else ()) + small
+        fts = beside(session, partial(_run_text, _statement("fts", form, kinds, k, fts_detail), dict(params),
+                                      custom=not all_small))
     with nullcontext() if all_small else custom_plans(session):
-        if "fts" in retrievers and words:
-            fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ()) \
-                + ((message_mode,) if message_mode else ()) + small
-            out["fts"] = _run(session, _statement("fts", form, kinds, k, fts_detail), params)
         if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
             out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big + small), params)
         if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
             out["name"] = _run(session, _statement("name", form, kinds, k), params)
         if "exact" in retrievers and tokens:
             out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
+    if isinstance(now, Future):
+        now = now.result()
     span = date_range(query, now or clock.now()) if "date" in retrievers else None
     want_date = span is not None
     if want_vector:
@@ -745,9 +761,13 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
         if want_vector:
             # A walk of an HNSW graph plans for the principal's values too: on its generic plan a big org's
             # principal waited 4x longer (bench/scale.py, 2026-12-02).
+            if isinstance(vector, Future):
+                params["q_vector"] = vector.result()
             with custom_plans(session) if walk else nullcontext():
                 out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)),
                                      params)
+    if fts is not None:
+        out["fts"] = fts()
     return out
 
 

@@ -37,16 +37,18 @@ def sent_statements(engine, keep: Callable[[str], bool] = lambda statement: True
 
 
 @contextmanager
-def settings_seen(engine, names: tuple[str, ...], keep: Callable[[str], bool] = lambda statement: True
-                  ) -> Iterator[list[tuple[str, dict[str, str]]]]:
-    """The statements `engine` sends while the block runs (those `keep` accepts), each with the values of the
-    settings `names` as PostgreSQL holds them when it receives the statement (read on the same connection, after
-    memoria's own settings went before it)."""
+def settings_seen(engine, names: tuple[str, ...], keep: Callable[[str], bool] = lambda statement: True, *,
+                  on=None) -> Iterator[list[tuple[str, dict[str, str]]]]:
+    """The statements `engine` sends while the block runs (those `keep` accepts; `on`: only those on this
+    SQLAlchemy Connection, not the reads run beside it), each with the values of the settings `names` as
+    PostgreSQL holds them when it receives the statement (read on the same connection, after memoria's own
+    settings went before it)."""
     seen: list[tuple[str, dict[str, str]]] = []
     read = "select " + ", ".join("current_setting(%s)" for _ in names)
+    only = on.connection.dbapi_connection if on is not None else None
 
     def record(conn, statement, parameters):
-        if keep(statement):
+        if keep(statement) and only in (None, conn.connection.dbapi_connection):
             with conn.connection.dbapi_connection.cursor() as own:
                 seen.append((statement, dict(zip(names, own.execute(read, list(names)).fetchone(), strict=True))))
 
