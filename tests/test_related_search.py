@@ -1,5 +1,5 @@
-"""A memory block's related search runs on a connection of its own, beside the block's other reads, in the
-principal's scope; a turn that fails leaves no search waiting for it."""
+"""A memory block's related search, and a search's full text, run on a connection of their own, beside the
+turn's other reads, in the principal's scope; a turn that fails leaves no search waiting for it."""
 from __future__ import annotations
 
 import datetime as dt
@@ -13,6 +13,7 @@ from memory_core.adapters import beside
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import NotFound
 from memory_core.reading.context import assemble_context
+from memory_core.reading.search import search
 from tests.support.statements import settings_seen
 
 NOW = dt.datetime(2026, 12, 4, 12, tzinfo=dt.timezone.utc)
@@ -90,3 +91,34 @@ def test_turns_that_fail_leave_no_search_holding_a_connection(database, factory,
     assert database.engine.pool.checkedout() == 0
     with database.unit_of_work(access.scope()) as uow:
         assert "60 días" in assemble_context(uow.session, access, conversation.id, QUESTION, now=NOW).related
+
+
+def test_a_search_runs_full_text_beside_and_embeds_its_query_after_its_other_text_reads(database, story, embedder):
+    """search() sends full text on another connection, and embeds the query only once its own text reads are sent
+    (it used to embed first, before any read): the embedding runs while full text does."""
+    org, ana, bea, conversation, paid, beas, access = story
+    order: list[tuple[str, int | None]] = []
+
+    def embed(texts):
+        order.append(("embed", None))
+        return embedder.embed(texts)
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        for kind, mark in (("full text", "fts_cand_"), ("trigram", "word_similarity"), ("vector", "<=>")):
+            if mark in statement:
+                order.append((kind, id(conn.connection.dbapi_connection)))
+    event.listen(database.engine, "before_cursor_execute", record)
+    try:
+        with database.unit_of_work(access.scope()) as uow:
+            hits = search(uow.session, access, "plazo de pago de Talleres García", kinds=["memory"], embed=embed,
+                          embed_model=embedder.model_name)
+            own = id(uow.session.connection().connection.dbapi_connection)
+    finally:
+        event.remove(database.engine, "before_cursor_execute", record)
+    on = dict(order)
+    assert on["trigram"] == on["vector"] == own != on["full text"]
+    kinds = [kind for kind, _ in order if kind != "full text"]
+    assert kinds == ["trigram", "embed", "vector"]
+    found = next(h for h in hits if h.id == paid.id)
+    assert "fts" in found.ranks  # found by the full text run beside
+    assert beas.id not in {h.id for h in hits}

@@ -423,7 +423,7 @@ def _embed_early(message: str, embed: Embed | None) -> Future | None:
 class _RelatedSearch:
     """The related section's search, started as the turn begins (unless the turn skips it: a trivial message)
     and run beside the turn's other reads (adapters.beside): PostgreSQL runs it while the turn's thread reads the
-    conversation, the profile and the named subjects (a typical block at 1M: p50 21 -> 17 ms, bench/turns_ab.py).
+    conversation, the profile and the named subjects (a typical block at 1M: p50 19.3 -> 16.2 ms, bench/turns_ab.py).
     Every caller has committed what the block must find (the API's ingest is a request of its own). It waits for
     the message's vector and for the turn's time (`at`, known once the conversation is read) only just before the
     statements that need them."""
