@@ -10,16 +10,15 @@ does one whose pool has no connection to spare (a pool of one).
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, Pool, QueuePool
 
+from memory_core.adapters import threads
 from memory_core.adapters.planner import KEPT_PLANS, planned_once
 
 T = TypeVar("T")
@@ -30,8 +29,6 @@ THREADS = 4
 # What opens a transaction as the session's would: its row-security scope and its plan mode.
 _OPENING = ("scope", KEPT_PLANS)
 
-_pools: dict[int, ThreadPoolExecutor] = {}  # by process: a forked child must not use its parent's threads
-_lock = threading.Lock()
 _here = threading.local()
 
 
@@ -47,7 +44,7 @@ def beside(session: Session, work: Callable[[Session], T], *, lazy: bool = False
         done = work(session)
         return lambda: done
     info = {k: session.info[k] for k in _OPENING if k in session.info}
-    return _pool().submit(_run, bind, info, work).result
+    return threads.pool("beside", THREADS).submit(_run, bind, info, work).result
 
 
 def _has_room(pool: Pool) -> bool:
@@ -56,15 +53,6 @@ def _has_room(pool: Pool) -> bool:
         return isinstance(pool, NullPool)  # a new connection each time; the others hold one or one a thread
     limit = pool._max_overflow  # noqa: SLF001 - QueuePool keeps its overflow limit there; -1: none
     return limit < 0 or pool.checkedout() < pool.size() + limit
-
-
-def _pool() -> ThreadPoolExecutor:
-    with _lock:
-        pool = _pools.get(os.getpid())
-        if pool is None:
-            _pools.clear()
-            pool = _pools[os.getpid()] = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="beside")
-    return pool
 
 
 def _run(bind: Engine, info: dict, work: Callable[[Session], T]) -> T:

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
 import re
-import threading
 import uuid
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -52,6 +50,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.adapters import threads
 from memory_core.adapters.beside import beside
 from memory_core.adapters.planner import out_of_index_reach, planned_once, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
@@ -148,10 +147,8 @@ RECENT_MESSAGES = 6
 PER_SUBJECT = 4
 
 # The message is embedded on another thread while the core and profile queries run (the model and
-# the network release the GIL), so the embedding does not add to the turn's latency. One pool per
-# process: a forked child must not inherit a pool whose threads stayed behind in the parent.
-_EMBED_POOL: dict[int, ThreadPoolExecutor] = {}
-_EMBED_POOL_LOCK = threading.Lock()
+# the network release the GIL), so the embedding does not add to the turn's latency.
+EMBED_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -412,12 +409,7 @@ def _embed_early(message: str, embed: Embed | None) -> Future | None:
     """Start embedding the message for the related search, unless the turn skips that search."""
     if embed is None or is_trivial(message):
         return None
-    with _EMBED_POOL_LOCK:
-        pool = _EMBED_POOL.get(os.getpid())
-        if pool is None:
-            _EMBED_POOL.clear()
-            pool = _EMBED_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="context-embed")
-    return pool.submit(embed_query, embed, message)
+    return threads.pool("context-embed", EMBED_THREADS).submit(embed_query, embed, message)
 
 
 class _RelatedSearch:
