@@ -6,7 +6,6 @@ import datetime as dt
 import time
 
 import pytest
-from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from memory_core.adapters import beside
@@ -14,7 +13,7 @@ from memory_core.domain.access import load_access
 from memory_core.domain.errors import NotFound
 from memory_core.reading.context import assemble_context
 from memory_core.reading.search import search
-from tests.support.statements import settings_seen
+from tests.support.statements import connection_of_each_statement, settings_seen
 
 NOW = dt.datetime(2026, 12, 4, 12, tzinfo=dt.timezone.utc)
 QUESTION = "¿A cuántos días paga Talleres García las facturas?"
@@ -32,24 +31,13 @@ def story(factory, system_session):
     return org, ana, bea, conversation, paid, beas, load_access(system_session, org.id, user_id=ana.id)
 
 
-def _connection_of_each_statement(engine, seen: list) -> callable:
-    def record(conn, cursor, statement, parameters, context, executemany):
-        seen.append((id(conn.connection.dbapi_connection), statement))
-    event.listen(engine, "before_cursor_execute", record)
-    return lambda: event.remove(engine, "before_cursor_execute", record)
-
-
 def test_the_related_search_runs_on_another_connection_in_the_principals_scope(database, story):
     org, ana, bea, conversation, paid, beas, access = story
-    sent: list = []
-    stop = _connection_of_each_statement(database.engine, sent)
-    try:
-        with settings_seen(database.engine, ("memoria.mode", "memoria.user_id"),
-                           keep=lambda s: "fts_cand_" in s) as seen, database.unit_of_work(access.scope()) as uow:
-            block = assemble_context(uow.session, access, conversation.id, QUESTION, now=NOW)
-            uow.commit()
-    finally:
-        stop()
+    with connection_of_each_statement(database.engine) as sent, \
+            settings_seen(database.engine, ("memoria.mode", "memoria.user_id"), keep=lambda s: "fts_cand_" in s) as seen, \
+            database.unit_of_work(access.scope()) as uow:
+        block = assemble_context(uow.session, access, conversation.id, QUESTION, now=NOW)
+        uow.commit()
     assert [i.block for i in block.items if i.memory_id == paid.id] == ["related"]
     assert beas.id not in block.memory_ids and "15%" not in block.text  # Bea's own memory stays hers
     conversation_read = {c for c, s in sent if "FROM conversations" in s}
@@ -63,15 +51,10 @@ def test_a_session_bound_to_one_connection_searches_in_it_and_finds_the_same(dat
     with database.unit_of_work(access.scope()) as uow:
         beside = assemble_context(uow.session, access, conversation.id, QUESTION, now=NOW)
         uow.rollback()  # no trace: the two blocks are built alike
-    sent: list = []
-    with database.engine.connect() as connection:
-        stop = _connection_of_each_statement(database.engine, sent)
-        try:
-            with Session(bind=connection, info={"scope": access.scope()}) as session:
-                inline = assemble_context(session, access, conversation.id, QUESTION, now=NOW)
-                session.rollback()
-        finally:
-            stop()
+    with database.engine.connect() as connection, connection_of_each_statement(database.engine) as sent, \
+            Session(bind=connection, info={"scope": access.scope()}) as session:
+        inline = assemble_context(session, access, conversation.id, QUESTION, now=NOW)
+        session.rollback()
     assert len({c for c, _ in sent}) == 1
     assert inline.text == beside.text and "60 días" in inline.related
 
@@ -97,28 +80,19 @@ def test_a_search_runs_full_text_beside_and_embeds_its_query_after_its_other_tex
     """search() sends full text on another connection, and embeds the query only once its own text reads are sent
     (it used to embed first, before any read): the embedding runs while full text does."""
     org, ana, bea, conversation, paid, beas, access = story
-    order: list[tuple[str, int | None]] = []
+    marks = {"fts_cand_": "full text", "word_similarity": "trigram", "<=>": "vector"}
+    embedded_at: list[int] = []  # how many statements had been sent when the query was embedded
+    with connection_of_each_statement(database.engine) as sent, database.unit_of_work(access.scope()) as uow:
+        def embed(texts):
+            embedded_at.append(len(sent))
+            return embedder.embed(texts)
 
-    def embed(texts):
-        order.append(("embed", None))
-        return embedder.embed(texts)
-
-    def record(conn, cursor, statement, parameters, context, executemany):
-        for kind, mark in (("full text", "fts_cand_"), ("trigram", "word_similarity"), ("vector", "<=>")):
-            if mark in statement:
-                order.append((kind, id(conn.connection.dbapi_connection)))
-    event.listen(database.engine, "before_cursor_execute", record)
-    try:
-        with database.unit_of_work(access.scope()) as uow:
-            hits = search(uow.session, access, "plazo de pago de Talleres García", kinds=["memory"], embed=embed,
-                          embed_model=embedder.model_name)
-            own = id(uow.session.connection().connection.dbapi_connection)
-    finally:
-        event.remove(database.engine, "before_cursor_execute", record)
-    on = dict(order)
-    assert on["trigram"] == on["vector"] == own != on["full text"]
-    kinds = [kind for kind, _ in order if kind != "full text"]
-    assert kinds == ["trigram", "embed", "vector"]
+        hits = search(uow.session, access, "plazo de pago de Talleres García", kinds=["memory"], embed=embed,
+                      embed_model=embedder.model_name)
+        own = id(uow.session.connection().connection.dbapi_connection)
+    at = {kind: (n, c) for n, (c, statement) in enumerate(sent) for mark, kind in marks.items() if mark in statement}
+    assert at["trigram"][1] == at["vector"][1] == own != at["full text"][1]
+    assert len(embedded_at) == 1 and at["trigram"][0] < embedded_at[0] <= at["vector"][0]
     found = next(h for h in hits if h.id == paid.id)
     assert "fts" in found.ranks  # found by the full text run beside
     assert beas.id not in {h.id for h in hits}

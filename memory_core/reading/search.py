@@ -677,12 +677,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     tokens = id_tokens(query)
     # Normalised IDs join the words: the stored text may spell "B-12345678" as "B12345678".
     words = " ".join([fts_text(query), *[t.lower() for t in tokens]]).strip()
-    # The query's vector, asked for just before the vector statement: a Future's wait, or the embedding itself,
-    # happens while full text runs beside (adapters.beside).
-    vector_of = vector.result if isinstance(vector, Future) else (lambda: vector) if vector is not None \
-        else partial(embed_query, embed, query) if embed is not None else None
     vector_sources = [src for src in sources if src.has_vector]
-    want_vector = "vector" in retrievers and vector_of is not None and bool(vector_sources)
+    want_vector = "vector" in retrievers and (vector is not None or embed is not None) and bool(vector_sources)
     counted = want_vector and vector_mode is None
     params = template_params(access) | {"q_words": words, "q_text": query,
                                         "q_model": embed_model, "q_tokens": tokens}
@@ -763,7 +759,10 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
         if want_vector:
             # A walk of an HNSW graph plans for the principal's values too: on its generic plan a big org's
             # principal waited 4x longer (bench/scale.py, 2026-12-02).
-            params["q_vector"] = vector_of()
+            # Embedded (or a Future's vector awaited) only now, while full text runs beside (adapters.beside).
+            if vector is None:
+                vector = embed_query(embed, query)
+            params["q_vector"] = vector.result() if isinstance(vector, Future) else vector
             with custom_plans(session) if walk else nullcontext():
                 out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)),
                                      params)

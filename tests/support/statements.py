@@ -37,6 +37,19 @@ def sent_statements(engine, keep: Callable[[str], bool] = lambda statement: True
 
 
 @contextmanager
+def connection_of_each_statement(engine) -> Iterator[list[tuple[int, str]]]:
+    """(its connection's id, statement) for each statement `engine` sends while the block runs, in order: which
+    reads ran on the session's own connection and which beside it (adapters.beside)."""
+    sent: list[tuple[int, str]] = []
+
+    def record(conn, statement, parameters):
+        sent.append((id(conn.connection.dbapi_connection), statement))
+
+    with _each_statement(engine, record):
+        yield sent
+
+
+@contextmanager
 def settings_seen(engine, names: tuple[str, ...], keep: Callable[[str], bool] = lambda statement: True, *,
                   on=None) -> Iterator[list[tuple[str, dict[str, str]]]]:
     """The statements `engine` sends while the block runs (those `keep` accepts; `on`: only those on this
