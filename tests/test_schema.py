@@ -1,11 +1,15 @@
 """Constraints the data model promises."""
 from __future__ import annotations
 
+import random
+import string
+import uuid
+
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, ProgrammingError
 
-from memory_core.domain.models import Memory
+from memory_core.domain.models import Document, Memory
 
 
 def test_partial_unique_index_rejects_a_second_active_fact(factory, system_session):
@@ -75,6 +79,48 @@ def test_full_text_search_uses_its_index_under_row_level_security(factory, datab
             "explain select id from memories where search_tsv @@ plainto_tsquery('public.spanish_unaccent', 'garcia')"
         )).scalars())
     assert "ix_memories_tsv" in plan, plan
+
+
+def _out_of_row(session, table: str, row_id, columns: tuple[str, ...]) -> list[str]:
+    """The columns of one row whose value PostgreSQL keeps in the table's TOAST table, not in the row."""
+    chunks = session.execute(text(
+        f"select {', '.join(f'pg_column_toast_chunk_id({c})' for c in columns)} from {table} where id = :id"),
+        {"id": row_id}).one()
+    return [c for c, chunk in zip(columns, chunks) if chunk is not None]
+
+
+def test_text_stays_in_the_row_beside_its_vector(factory, system_session):
+    """The 512-d vector fills most of a row: with PostgreSQL's default storage every longer value beside it was
+    moved to the TOAST table, and each read of a sentence, a message or their search_tsv fetched it from there."""
+    org = factory.org()
+    user = factory.member(org)
+    vector = [1 / 512 ** 0.5] * 512
+    sentence = ("Talleres García S.L. paga a 60 días desde marzo, por transferencia, y quiere las facturas "
+                "por email a administracion@talleresgarcia.es con el número de pedido.")
+    memory = factory.memory(org, subject=f"contact:{uuid.uuid4()}", attribute="plazo_pago", value="60 días",
+                            sentence=sentence, category="customer", area="contacts", embedding=vector,
+                            embed_model="test")
+    conversation = factory.conversation(org, user)
+    message = factory.message(conversation, f"Apunta esto: {sentence} {sentence}", embedding=vector,
+                              embed_model="test")
+    document = factory._save(Document(org_id=org.id, kind="invoice", external_ref="F-2026-0042",
+                                      title="Factura reparación furgoneta", text=sentence * 3,
+                                      embedding=vector, embed_model="test"))
+
+    assert _out_of_row(system_session, "memories", memory.id, ("subject", "value", "sentence", "search_tsv")) == []
+    assert _out_of_row(system_session, "messages", message.id, ("text", "search_tsv")) == []
+    assert _out_of_row(system_session, "documents", document.id, ("title", "text", "search_tsv")) == []
+
+
+def test_a_text_too_long_for_a_page_is_still_stored_whole(factory, system_session):
+    org = factory.org()
+    conversation = factory.conversation(org, factory.member(org))
+    rng = random.Random(4)
+    pasted = " ".join("".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 12))) for _ in range(6000))
+    message = factory.message(conversation, pasted, embedding=[1 / 512 ** 0.5] * 512, embed_model="test")
+    system_session.expire_all()
+    assert system_session.scalar(text("select text from messages where id = :id"), {"id": message.id}) == pasted
+    assert _out_of_row(system_session, "messages", message.id, ("text",)) == ["text"]
 
 
 def test_the_migrations_have_one_head():
