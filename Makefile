@@ -24,9 +24,11 @@ browser:
 test: install browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The README's console pictures (docs/screenshots, 1366 px and phone-*.png at 390 px), from the browser matrix.
+# The README's console pictures (docs/screenshots, 1366 px and phone-*.png at 390 px), from the browser matrix,
+# and of the language switch (language-es-*.png).
 screenshots: install browser
-	MEMORIA_SCREENSHOTS=1 $(BIN)/python -m pytest tests/test_console_matrix.py -k screenshots -p no:logging $(PYTEST_ARGS)
+	MEMORIA_SCREENSHOTS=1 $(BIN)/python -m pytest tests/test_console_matrix.py tests/test_language_browser.py \
+		-k "screenshots or switch_turns_every_page" -p no:logging $(PYTEST_ARGS)
 
 # The console's translations: re-extract the strings, merge them into each catalog, compile the .mo files
 # (committed, so that a fresh clone needs no build step). Translate the new msgids in the .po, then run again.
