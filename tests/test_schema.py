@@ -112,6 +112,16 @@ def test_text_stays_in_the_row_beside_its_vector(factory, system_session):
     assert _out_of_row(system_session, "documents", document.id, ("title", "text", "search_tsv")) == []
 
 
+def test_every_table_with_a_vector_keeps_its_other_values_in_the_row(system_session):
+    """A table given a vector column later must store its text MAIN too (see v1_inline_text_beside_vectors)."""
+    moved_out = system_session.execute(text(
+        "select c.relname || '.' || a.attname from pg_attribute a join pg_class c on c.oid = a.attrelid "
+        "where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace and a.attnum > 0 and not a.attisdropped "
+        "and a.attstorage in ('x', 'e') and exists (select 1 from pg_attribute v where v.attrelid = c.oid "
+        "and v.atttypid = 'vector'::regtype) order by 1")).scalars().all()
+    assert moved_out == []
+
+
 def test_a_text_too_long_for_a_page_is_still_stored_whole(factory, system_session):
     org = factory.org()
     conversation = factory.conversation(org, factory.member(org))
