@@ -142,3 +142,13 @@ def test_the_migrations_have_one_head():
 
     heads = ScriptDirectory.from_config(alembic_config("postgresql://unused")).get_heads()
     assert len(heads) == 1, heads
+
+
+def test_every_revision_id_fits_the_alembic_version_column():
+    """alembic_version.version_num is varchar(32): a longer id fails the upgrade after the migration has run."""
+    from alembic.script import ScriptDirectory
+
+    from memory_core.adapters.migrate import alembic_config
+
+    script = ScriptDirectory.from_config(alembic_config("postgresql://unused"))
+    assert [r.revision for r in script.walk_revisions() if len(r.revision) > 32] == []

@@ -569,6 +569,36 @@ def test_platform_scope_shows_staff_and_privacy_officers_only_the_tables_their_r
                                   "policy_exclusions"}
 
 
+def test_staff_read_the_memories_a_trace_holds_and_no_other(factory, system_session, database):
+    from memory_core.adapters.db import Scope, platform_scope
+    from memory_core.domain.models import MemoryTrace, TraceItem
+
+    org = factory.org()
+    ana = factory.member(org)
+    shown = factory.memory(org, subject="contact:1", attribute="plazo_pago", value="60 días")
+    never_shown = factory.memory(org, subject="contact:1", attribute="email", value="admin@talleres.es")
+    trace = MemoryTrace(org_id=org.id, conversation_id=factory.conversation(org, ana).id, user_id=ana.id,
+                        channel="web", block_text="...")
+    system_session.add(trace)
+    system_session.flush()
+    system_session.add(TraceItem(trace_id=trace.id, memory_id=shown.id, block="related", rank=1, score=0.9, chars=20))
+    staff, nobody = factory.user(platform_role="staff"), factory.user()
+    system_session.commit()
+
+    def memories(scope) -> set:
+        with database.unit_of_work(scope) as uow:
+            return set(uow.session.scalars(text("select id from memories")))
+
+    assert memories(platform_scope(staff.id, 0)) == {shown.id}
+    assert memories(platform_scope(nobody.id, 0)) == set()
+    assert never_shown.id in memories(Scope(mode="org", org_id=org.id))
+    # The staff arm's look-up of traces is a function call: a principal's reads of memories no longer carry
+    # trace_items' and memory_traces' policies in their plans (each node is built at every run).
+    with database.unit_of_work(Scope(mode="principal", org_id=org.id, user_id=ana.id, read_areas=("general",))) as uow:
+        plan = "\n".join(uow.session.scalars(text("explain select id from memories where subject = 'contact:1'")))
+    assert "trace_items" not in plan and "memory_traces" not in plan, plan
+
+
 def test_web_process_without_the_worker_role_signs_in_loads_people_and_serves_staff_and_keys(
         app, client, factory, system_session, servers):
     from memory_core.adapters.db import SYSTEM, Database, SystemScopeUnavailable, resolve_urls
