@@ -9,7 +9,10 @@ once the EXISTS sat in a function (bench database at 1M; auto_explain and pg_sta
 they time the run and not the start).
 
 The function runs the same EXISTS as the caller (SECURITY INVOKER), so trace_items' policies still decide; the
-policy's tests run left to right and it is only called for platform staff.
+policy's tests run left to right and it is only called for platform staff. Its COST (25 units a row) is about what
+the planner priced the inline EXISTS's index probe at: priced at the default 100 (0.25 a row), checking rows looked
+cheap enough that plans changed, e.g. a date arm read all of an org's active rows and sorted them rather than a
+range of its date index (tests/test_date_retriever.py).
 
 Revision ID: v2_trace_check_as_function
 Revises: v1_inline_text_beside_vectors
@@ -31,7 +34,7 @@ STAFF = ("(SELECT current_setting('memoria.mode', true)) = 'platform' and "
 def upgrade() -> None:
     op.execute(f"""
     create or replace function memoria_memory_in_a_trace(p_memory uuid) returns boolean
-      language plpgsql stable as $$
+      language plpgsql stable cost 10000 as $$
     -- Whether a trace the caller may read holds this memory (trace_items' policies apply: the caller's rights).
     begin
       return exists (select 1 from public.trace_items ti where ti.memory_id = p_memory);
