@@ -22,6 +22,7 @@ MEMBER = ("marta@demo.memoria.dev", "marta-demo-pass")
 OLD_IBAN = "ES91 2100 0418 4502 0005 1332"
 NEW_IBAN = "ES79 2100 0813 6101 2345 6789"
 SHOTS = Path(os.environ.get("MEMORIA_SCREENSHOT_DIR", Path(__file__).resolve().parent.parent / "docs" / "screenshots"))
+TAKE_SHOTS = os.environ.get("MEMORIA_SCREENSHOTS") == "1"  # `make screenshots`: the README's pictures
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ switch. Tests that change data change only what no other test reads."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 
 import pytest
@@ -18,7 +17,7 @@ from memory_core.domain import clock
 from memory_core.domain.models import ApiKey, JobRun, Memory, MemoryTrace, User
 from tests.conftest import empty_tables, serving
 from tests.support.worker import run_queued_jobs
-from tests.test_console_browser import SHOTS, _sample_traces_and_usage
+from tests.test_console_browser import SHOTS, TAKE_SHOTS, _sample_traces_and_usage
 
 pytestmark = pytest.mark.browser
 
@@ -454,7 +453,7 @@ SCREENSHOTS = [
 PHONE_SHOTS = {"dashboard", "review-queue", "memories", "memory-versions", "audit-log", "jobs", "privacy"}
 
 
-@pytest.mark.skipif(os.environ.get("MEMORIA_SCREENSHOTS") != "1", reason="`make screenshots` takes the pictures")
+@pytest.mark.skipif(not TAKE_SHOTS, reason="`make screenshots` takes the pictures")
 def test_screenshots_for_the_readme(site, as_role, view):
     """The README's pictures of the console, at 1366 and at 390 (phone-*.png), in English, into docs/screenshots
     (or MEMORIA_SCREENSHOT_DIR): `make screenshots` runs just this, on the same demo the matrix checks."""

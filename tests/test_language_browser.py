@@ -3,11 +3,9 @@ phone (390 x 844): the sign-in page follows the browser, the switch turns every 
 choice outlives signing out, and no Spanish page is wider than the phone."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from tests.test_console_browser import SHOTS
+from tests.test_console_browser import SHOTS, TAKE_SHOTS
 
 pytestmark = pytest.mark.browser
 
@@ -68,7 +66,7 @@ def test_switch_turns_every_page_to_the_other_language_and_is_remembered(live, s
     assert page.get_by_role("heading", name="Inicia sesión en memoria").is_visible()
     _sign_in(page, live)
     assert _lang(page) == "es" and page.get_by_role("heading", name="Hola, Ana Pérez").is_visible()
-    if os.environ.get("MEMORIA_SCREENSHOTS") == "1":  # `make screenshots`: the README's pictures of the switch
+    if TAKE_SHOTS:
         page.screenshot(path=str(SHOTS / f"language-es-{size}.png"))
     for path in PAGES:
         page.goto(live + path)

@@ -133,22 +133,22 @@ def test_a_text_too_long_for_a_page_is_still_stored_whole(factory, system_sessio
     assert _out_of_row(system_session, "messages", message.id, ("text",)) == ["text"]
 
 
-def test_the_migrations_have_one_head():
-    """Parallel branches are joined by a merge revision, so `alembic upgrade head` and the next migration's
-    down_revision are never ambiguous."""
+def _migrations():
+    """The project's migration scripts, read from disk (no database needed)."""
     from alembic.script import ScriptDirectory
 
     from memory_core.adapters.migrate import alembic_config
 
-    heads = ScriptDirectory.from_config(alembic_config("postgresql://unused")).get_heads()
+    return ScriptDirectory.from_config(alembic_config("postgresql://unused"))
+
+
+def test_the_migrations_have_one_head():
+    """Parallel branches are joined by a merge revision, so `alembic upgrade head` and the next migration's
+    down_revision are never ambiguous."""
+    heads = _migrations().get_heads()
     assert len(heads) == 1, heads
 
 
 def test_every_revision_id_fits_the_alembic_version_column():
     """alembic_version.version_num is varchar(32): a longer id fails the upgrade after the migration has run."""
-    from alembic.script import ScriptDirectory
-
-    from memory_core.adapters.migrate import alembic_config
-
-    script = ScriptDirectory.from_config(alembic_config("postgresql://unused"))
-    assert [r.revision for r in script.walk_revisions() if len(r.revision) > 32] == []
+    assert [r.revision for r in _migrations().walk_revisions() if len(r.revision) > 32] == []
