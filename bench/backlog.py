@@ -48,17 +48,17 @@ def main() -> None:
     db, backend = get_database(), get_backend()
     backend.warm_up()
     freeze_heap()
-    org_id, user_id = setup(db)
+    org_id, users = setup(db)
     try:
         runs = []
         for name, n, conversations in (("mixed traffic, before", args.mixed, args.conversations),
                                        ("one conversation's backlog", args.backlog, 1),
                                        ("mixed traffic, after", args.mixed, args.conversations)):
-            load(db, org_id, user_id, n, conversations, f"{name[:5]}{len(runs)}")
+            load(db, org_id, users, n, conversations, f"{name[:5]}{len(runs)}")
             done, seconds = timed_drain(db, backend)
             runs.append((name, conversations, done, seconds))
     finally:
-        teardown(db, org_id, user_id)
+        teardown(db, org_id, users)
     for name, conversations, done, seconds in runs:
         print(f"{name} ({conversations} conversation{'s' if conversations > 1 else ''}): {done} messages in "
               f"{seconds:.1f} s = {done / seconds:.1f} messages/s")

@@ -4,6 +4,7 @@
     python bench/pipeline.py --scale-out 1,2,4 [--messages 2000] [--conversations 40]
     python bench/pipeline.py --scale-out 4 --messages 20000 --conversations 400   # the 4-worker soak
     python bench/pipeline.py --messages 1000 --dump learnt.jsonl   # what was learnt, to diff two checkouts
+    python bench/pipeline.py --messages 3000 --conversations 200 --writers 50   # a batch learns for many people
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR). It
 creates a scratch org with 40 contacts, ingests a realistic mix (about a third carry a fact; the rest
@@ -15,6 +16,11 @@ Workers run `jobs.outbox.drain_batch` (what the RQ job runs) in processes forked
 are loaded, as the RQ worker forks its work horses; `--batch 1` is the message-by-message path.
 Messages of one conversation are learnt in order: a claim takes each waiting conversation's oldest
 message, then the next ones of those conversations (bench/backlog.py: one conversation's backlog).
+
+`--writers N` spreads the conversations over N people of the org (the owner and admins, so every message takes
+the same path down the write ladder): a batch then learns for up to N writers, and the extraction context (the
+names and attributes a writer may see) is read once per writer and batch, as it is in production, where one
+writer a batch (the default) is the best case.
 
 `--scale-out 1,2,4` drains the same backlog (the same mix, loaded afresh) with each number of worker
 processes in turn, then again in the reverse order, and prints messages/s side by side with the ratio to
@@ -55,7 +61,7 @@ from memory_core.adapters.heap import freeze_heap  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
-from memory_core.domain.models import Contact, Memory, Message, Outbox, UsageLedger  # noqa: E402
+from memory_core.domain.models import Contact, Membership, Memory, Message, Outbox, UsageLedger, User  # noqa: E402
 from memory_core.learning.ingest import ingest_message  # noqa: E402
 
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
@@ -75,18 +81,29 @@ def message(i: int) -> str:
     return CHATTER[i % len(CHATTER)]
 
 
-def setup(db) -> tuple[uuid.UUID, uuid.UUID]:
+def setup(db, writers: int = 1) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """A scratch org with its contacts and `writers` people who may edit every area (the owner and admins)."""
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
         org, user = scratch_org(s, f"bench {uuid.uuid4().hex[:6]}",
                                 owner_email=f"bench-{uuid.uuid4().hex}@bench.memoria.invalid", owner_name="Bench")
+        users = [user] + [User(email=f"bench-{uuid.uuid4().hex}@bench.memoria.invalid", name=f"Bench {n}")
+                          for n in range(1, writers)]
+        s.add_all(users[1:])
+        s.flush()
+        s.add_all(Membership(org_id=org.id, user_id=u.id, role="admin") for u in users[1:])
         for name in SURNAMES:
             s.add(Contact(org_id=org.id, name=f"Talleres {name} S.L.", kind="customer"))
         uow.commit()
-        return org.id, user.id
+        return org.id, [u.id for u in users]
 
 
-def dump_learnt(db, org_id, user_id, path: str) -> None:
+def writer_of(users: list[uuid.UUID], conversation: int) -> uuid.UUID:
+    """Who writes in a conversation: the writers take the conversations in turn."""
+    return users[conversation % len(users)]
+
+
+def dump_learnt(db, org_id, users: list[uuid.UUID], path: str) -> None:
     """What was learnt, one JSON line a memory, sorted, with no ids or times (contacts by name), so two runs
     of the same backlog (this checkout and another) compare with `diff`."""
     import json
@@ -97,7 +114,7 @@ def dump_learnt(db, org_id, user_id, path: str) -> None:
         s = uow.session
         names = {f"contact:{c.id}": f"contact:{c.name}" for c in s.scalars(select(Contact).where(
             Contact.org_id == org_id))}
-        mine = (Memory.org_id == org_id) | (Memory.owner_user_id == user_id)
+        mine = (Memory.org_id == org_id) | Memory.owner_user_id.in_(users)
         sources = dict(s.execute(select(MemorySource.memory_id, func.count())
                                  .join(Memory, Memory.id == MemorySource.memory_id).where(mine)
                                  .group_by(MemorySource.memory_id)).all())
@@ -115,8 +132,8 @@ def dump_learnt(db, org_id, user_id, path: str) -> None:
     print(f"learnt: {len(lines)} memories written to {path}")
 
 
-def teardown(db, org_id, user_id) -> None:
-    remove_scratch(db, org_id, [user_id])
+def teardown(db, org_id, users: list[uuid.UUID]) -> None:
+    remove_scratch(db, org_id, users)
 
 
 def drain(db, backend, batch: int) -> int:
@@ -186,18 +203,19 @@ def deadlocks(db) -> int:
         return uow.session.scalar(text("select deadlocks from pg_stat_database where datname = current_database()"))
 
 
-def load(db, org_id, user_id, n: int, conversations: int, tag: str) -> None:
+def load(db, org_id, users: list[uuid.UUID], n: int, conversations: int, tag: str) -> None:
     """n messages of the bench mix over `conversations` conversations, 200 to a transaction."""
     for start in range(0, n, 200):
         with db.unit_of_work(SYSTEM) as uow:
             for i in range(start, min(n, start + 200)):
                 ingest_message(uow.session, channel="web", conversation=f"{tag}-{org_id}-{i % conversations}",
-                               external_id=f"{tag}-{org_id}-{i}", org_id=org_id, user_id=user_id, phone=None,
+                               external_id=f"{tag}-{org_id}-{i}", org_id=org_id,
+                               user_id=writer_of(users, i % conversations), phone=None,
                                role="user", text=message(i))
             uow.commit()
 
 
-def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, conversations: int,
+def scale_out(db, backend, org_id, users: list[uuid.UUID], counts: list[int], messages: int, conversations: int,
               batch: int) -> None:
     """Drain the same backlog with each worker count, forwards then backwards; print the rates side by side."""
     before = deadlocks(db)
@@ -208,14 +226,14 @@ def scale_out(db, backend, org_id, user_id, counts: list[int], messages: int, co
     orders = (counts, counts[::-1]) if len(counts) > 1 else (counts,)
     # First an untimed drain of the same mix: the first drain of a backlog learns what every later one merges
     # into (inserts and their index entries, against merges), so it would slow whichever count ran first.
-    load(db, org_id, user_id, messages, conversations, "scalewarm")
+    load(db, org_id, users, messages, conversations, "scalewarm")
     warm_started = time.perf_counter()
     warm = drain_with_processes(db, 1, batch)
     print(f"warm-up (untimed below): {warm} messages in {time.perf_counter() - warm_started:.1f} s with 1 worker")
     for round_no, order in enumerate(orders):
         for n in order:
             tag = f"scale{round_no}w{n}"
-            load(db, org_id, user_id, messages, conversations, tag)
+            load(db, org_id, users, messages, conversations, tag)
             started = time.perf_counter()
             with CpuSpent() as cpu:
                 done = drain_with_processes(db, n, batch)
@@ -339,6 +357,8 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=600)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--conversations", type=int, default=20, help="the messages are spread over this many")
+    parser.add_argument("--writers", type=int, default=1,
+                        help="people writing, each in their own conversations (a batch then learns for several)")
     parser.add_argument("--batch", type=int, default=CLAIM_SIZE, help="rows claimed and gated together")
     parser.add_argument("--scale-out", metavar="COUNTS",
                         help="drain the same backlog with each of these worker counts (e.g. 1,2,4), side by side")
@@ -363,13 +383,13 @@ def main() -> None:
     with db.unit_of_work(SYSTEM) as uow:
         if uow.session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None))):
             sys.exit("the outbox has pending rows: run the bench on a database with no live traffic")
-    org_id, user_id = setup(db)
+    org_id, users = setup(db, args.writers)
     if args.scale_out:
         try:
-            scale_out(db, backend, org_id, user_id, [int(n) for n in args.scale_out.split(",")], args.messages,
+            scale_out(db, backend, org_id, users, [int(n) for n in args.scale_out.split(",")], args.messages,
                       args.conversations, args.batch)
         finally:
-            teardown(db, org_id, user_id)
+            teardown(db, org_id, users)
         return
     try:
         latencies = []
@@ -377,7 +397,8 @@ def main() -> None:
             t = time.perf_counter()
             with db.unit_of_work(SYSTEM) as uow:
                 ingest_message(uow.session, channel="web", conversation=f"bench-{org_id}-{i % args.conversations}",
-                               external_id=f"bench-{org_id}-{i}", org_id=org_id, user_id=user_id, phone=None,
+                               external_id=f"bench-{org_id}-{i}", org_id=org_id,
+                               user_id=writer_of(users, i % args.conversations), phone=None,
                                role="user", text=message(i))
                 uow.commit()
             latencies.append((time.perf_counter() - t) * 1000)
@@ -406,12 +427,13 @@ def main() -> None:
             cpu.stop()
         with db.unit_of_work(SYSTEM) as uow:
             learnt = uow.session.scalar(select(func.count()).select_from(Memory).where(
-                (Memory.org_id == org_id) | (Memory.owner_user_id == user_id)))
+                (Memory.org_id == org_id) | Memory.owner_user_id.in_(users)))
             retried = uow.session.scalar(select(func.count()).select_from(Outbox).join(
                 Message, Message.id == Outbox.message_id).where(Message.org_id == org_id, Outbox.attempts > 0))
         print(f"{'RQ ' if args.rq else ''}worker ({args.workers} process{'es' if args.workers > 1 else ''}, "
               f"batch {CLAIM_SIZE if args.rq else args.batch}, "
-              f"{args.conversations} conversations): {done} messages in {seconds:.2f} s "
+              f"{args.conversations} conversations, {args.writers} writer{'s' if args.writers > 1 else ''}): "
+              f"{done} messages in {seconds:.2f} s "
               f"= {done / seconds:.1f} messages/s through embed, gate, policy, extraction and write "
               f"({learnt} memories written or versioned; {retried} messages failed once and were retried "
               f"after their backoff)")
@@ -425,9 +447,9 @@ def main() -> None:
             print("statements by kind:", ", ".join(f"{k!r} {n}" for k, n in statements.by_kind.most_common(20)))
             print(breakdown(stats, stats.total_tt if args.profile_cpu else seconds, done, statements.total))
         if args.dump:
-            dump_learnt(db, org_id, user_id, args.dump)
+            dump_learnt(db, org_id, users, args.dump)
     finally:
-        teardown(db, org_id, user_id)
+        teardown(db, org_id, users)
 
 
 if __name__ == "__main__":

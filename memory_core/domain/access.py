@@ -7,11 +7,12 @@ closed: no principal, no rows.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import String, and_, bindparam, false, or_, select, text, true
-from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy import String, and_, bindparam, false, func, or_, select, text, true
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -98,6 +99,22 @@ _MEMBERSHIP = select(Membership.role, Membership.permissions).where(
 _PHONE_AUTHORIZATION = select(PhoneAuthorization.user_id, PhoneAuthorization.permissions).where(
     PhoneAuthorization.org_id == bindparam("org", type_=UUID(as_uuid=True)),
     PhoneAuthorization.phone == bindparam("phone", type_=String), PhoneAuthorization.revoked_at.is_(None))
+
+
+# The worker's batch learns for many writers at once: their memberships in one read (`load_member_accesses`).
+_MEMBERSHIPS = select(Membership.org_id, Membership.user_id, Membership.role, Membership.permissions).where(
+    Membership.user_id == func.any(bindparam("users", type_=ARRAY(UUID(as_uuid=True)))),
+    Membership.left_at.is_(None), Membership.deactivated_at.is_(None))
+
+
+def load_member_accesses(session: Session, members: Iterable[tuple[uuid.UUID, uuid.UUID]]
+                         ) -> dict[tuple[uuid.UUID, uuid.UUID], Access | None]:
+    """`load_access(session, org_id, user_id=user_id)` for each (org_id, user_id) given, in one statement:
+    the access of each signed-in person (no number) in that org as it is now, or None."""
+    members = set(members)
+    found = {(r.org_id, r.user_id): member_access(r.user_id, r.org_id, r.role, r.permissions)
+             for r in read_rows(session, _MEMBERSHIPS, {"users": list({u for _, u in members})})}
+    return {key: found.get(key) for key in members}
 
 
 def member_access(user_id: uuid.UUID, org_id: uuid.UUID, role: str, permissions: dict | None) -> Access:

@@ -16,6 +16,7 @@ import datetime as dt
 import logging
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from sqlalchemy import bindparam, func, literal, or_, select
@@ -29,7 +30,7 @@ from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain import audit, clock, deferred_rows, policy, subject_locks
-from memory_core.domain.access import Access, Principal, load_access
+from memory_core.domain.access import Access, Principal, load_access, load_member_accesses
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage, usage_row
@@ -48,7 +49,7 @@ from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.text import fold
 from memory_core.learning.context_reads import KnownToWriters, context_reads
 from memory_core.learning.subjects import NAME_NOISE, resolve_subjects
-from memory_core.privacy.my_memory import learning_paused
+from memory_core.privacy.my_memory import learning_paused, paused_among
 
 log = logging.getLogger(__name__)
 
@@ -292,6 +293,21 @@ class BatchCache:
             self._access[key] = load_access(session, org_id, user_id=user_id, phone=phone)
         return self._access[key]
 
+    def read_writers(self, session: Session, messages: Sequence[Message]) -> None:
+        """The access and the learning pause of every writer of these messages, two statements in all: a batch
+        learns for as many people as it has messages (each read apart, they were two statements a message).
+        A writer on a number is read apart, by `access` (its number's authorization decides)."""
+        members = {(m.org_id, m.user_id) for m in messages if m.role == "user" and m.org_id is not None
+                   and m.user_id is not None and not m.phone and (m.org_id, m.user_id, m.phone) not in self._access}
+        if members:
+            for (org_id, user_id), access in load_member_accesses(session, members).items():
+                self._access[(org_id, user_id, None)] = access
+        users = {a.principal.user_id for a in self._access.values()
+                 if a is not None and a.principal.user_id is not None} - self._paused.keys()
+        if users:
+            paused = paused_among(session, users)
+            self._paused.update({u: u in paused for u in users})
+
     def paused(self, session: Session, user_id: uuid.UUID | None) -> bool:
         """Whether the writer paused learning, read once per batch like their access."""
         if user_id not in self._paused:
@@ -367,6 +383,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
     cache.messages.extend(messages)
     previous_of = {m.id: (t[:PREVIOUS_TURN_CHARS] if t else None) for m, t in loaded}
     by_id = {m.id: m for m in messages}
+    cache.read_writers(session, messages)
     out: dict[uuid.UUID, Prepared] = {}
     to_embed: list[Prepared] = []
     to_gate: list[Prepared] = []

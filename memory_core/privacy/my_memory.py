@@ -14,13 +14,17 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, bindparam, func, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
 from memory_core.adapters.planner import constant
+from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import audit, clock, versions
 from memory_core.domain.access import (
     Access,
@@ -354,6 +358,15 @@ def _paused_at(s: Session, user_id: uuid.UUID | None) -> dt.datetime | None:
 def learning_paused(s: Session, user_id: uuid.UUID | None) -> bool:
     """Whether the person paused learning (what the worker and the explicit path check)."""
     return _paused_at(s, user_id) is not None
+
+
+_PAUSED_AMONG = select(User.id).where(User.id == func.any(bindparam("users", type_=ARRAY(PG_UUID(as_uuid=True)))),
+                                      User.learning_paused_at.is_not(None))
+
+
+def paused_among(s: Session, user_ids: Iterable[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these people paused learning, in one read (a worker batch learns for many)."""
+    return set(read_rows(s, _PAUSED_AMONG, {"users": list(user_ids)}).scalars())
 
 
 def paused_since(s: Session, principal: Principal) -> dt.datetime | None:
