@@ -298,7 +298,7 @@ class BatchCache:
         learns for as many people as it has messages (each read apart, they were two statements a message).
         A writer on a number is read apart, by `access` (its number's authorization decides)."""
         members = {(m.org_id, m.user_id) for m in messages if m.role == "user" and m.org_id is not None
-                   and m.user_id is not None and not m.phone and (m.org_id, m.user_id, m.phone) not in self._access}
+                   and m.user_id is not None and m.phone is None and (m.org_id, m.user_id, None) not in self._access}
         if members:
             for (org_id, user_id), access in load_member_accesses(session, members).items():
                 self._access[(org_id, user_id, None)] = access
