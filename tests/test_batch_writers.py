@@ -53,6 +53,8 @@ def test_one_batch_reads_its_writers_at_once_and_judges_each_as_they_are_now(
     garcia = factory.contact(org, "Talleres García S.L.")
     lopez = factory.contact(org, "Talleres López S.L.")
     ruiz = factory.contact(org, "Talleres Ruiz S.L.")
+    soler = factory.contact(org, "Talleres Soler S.L.")
+    factory.phone(org, "+34600111222")  # a number with no account behind it, allowed to edit every area
     ana = factory.member(org, role="owner")
     ben = factory.member(org, role="admin")
     carla = factory.member(org, role="admin")
@@ -68,19 +70,25 @@ def test_one_batch_reads_its_writers_at_once_and_judges_each_as_they_are_now(
         "dani": say(system_session, org, dani, "Talleres López prefiere que le mandemos las facturas por email",
                     conversation="c-dani"),
     }
+    on_the_phone = ingest_message(system_session, channel="whatsapp", conversation="wa-1", external_id="wa-1-1",
+                                  org_id=org.id, user_id=None, phone="+34600111222", role="user",
+                                  text="Talleres Soler paga a 90 días")
+    system_session.commit()
     # Carla leaves after she spoke and before the worker runs.
     system_session.execute(update(Membership).where(Membership.user_id == carla.id)
                            .values(left_at=dt.datetime.now(dt.timezone.utc)))
     system_session.commit()
 
     with Reads(database.system_engine or database.engine) as reads:
-        assert drain_batch(database, backend) == {"done": 4, "failed": 0, "skipped": 0}
-    # Four writers: their memberships in one read and their pauses in another, not two reads a writer.
+        assert drain_batch(database, backend) == {"done": 5, "failed": 0, "skipped": 0}
+    # Four members: their memberships in one read and their pauses in another, not two reads a writer (the
+    # number is judged by its own authorization, read apart).
     assert len(reads.seen) == 2, reads.seen
     system_session.expire_all()
 
     learnt = {(m.subject, m.value, m.status, m.author_user_id) for m in system_session.scalars(select(Memory))}
     assert (f"contact:{garcia.id}", "60 días", "active", ana.id) in learnt
+    assert (f"contact:{soler.id}", "90 días", "active", None) in learnt
     assert not any(subject in (f"contact:{lopez.id}", f"contact:{ruiz.id}") and value in ("45 días", "30 días")
                    for subject, value, _, _ in learnt)  # Ben paused learning; Carla has left
     # Dani may not edit contacts: her fact is kept for her and proposed to whoever may.
@@ -90,7 +98,7 @@ def test_one_batch_reads_its_writers_at_once_and_judges_each_as_they_are_now(
         return sorted(system_session.scalars(select(UsageLedger.purpose).where(UsageLedger.message_id == message_id)))
 
     assert purposes(said["ben"]) == ["embed"]  # indexed for search, never sent to the gate
-    assert "gate" in purposes(said["ana"]) and "gate" in purposes(said["dani"])
+    assert all("gate" in purposes(m) for m in (said["ana"], said["dani"], on_the_phone.message_id))
 
 
 def test_many_memberships_read_at_once_are_what_each_read_alone_gives(factory, system_session):
