@@ -9,7 +9,7 @@ import datetime as dt
 import re
 
 import pytest
-from sqlalchemy import event, select, update
+from sqlalchemy import select, update
 
 from jobs.outbox import drain_batch
 from memory_core.backends import get_backend
@@ -20,6 +20,7 @@ from memory_core.domain.models import Membership, Memory, UsageLedger
 from memory_core.learning.context_reads import KnownToWriters, context_reads
 from memory_core.learning.ingest import ingest_message
 from memory_core.privacy import my_memory
+from tests.support.statements import sent_statements
 
 
 @pytest.fixture(scope="module")
@@ -112,24 +113,6 @@ def test_a_writers_cached_context_is_what_a_fresh_read_gives_after_each_write(fa
     assert "org" not in context_reads(system_session, a, subjects, None, known=known)[2]
 
 
-class Reads:
-    """The statements a block of code sends that read memberships or users."""
-
-    def __init__(self, engine):
-        self.engine, self.seen = engine, []
-
-    def _before(self, conn, cursor, statement, parameters, context, executemany):
-        if re.search(r"\bFROM (memberships|users)\b", statement):
-            self.seen.append(statement)
-
-    def __enter__(self):
-        event.listen(self.engine, "before_cursor_execute", self._before)
-        return self
-
-    def __exit__(self, *exc):
-        event.remove(self.engine, "before_cursor_execute", self._before)
-
-
 def test_one_batch_reads_its_writers_at_once_and_judges_each_as_they_are_now(
         factory, system_session, database, backend):
     org = factory.org()
@@ -162,11 +145,12 @@ def test_one_batch_reads_its_writers_at_once_and_judges_each_as_they_are_now(
                            .values(left_at=dt.datetime.now(dt.timezone.utc)))
     system_session.commit()
 
-    with Reads(database.system_engine or database.engine) as reads:
+    with sent_statements(database.system_engine or database.engine,
+                         lambda statement: re.search(r"\bFROM (memberships|users)\b", statement)) as reads:
         assert drain_batch(database, backend) == {"done": 5, "failed": 0, "skipped": 0}
     # Four members: their memberships in one read and their pauses in another, not two reads a writer (the
     # number is judged by its own authorization, read apart).
-    assert len(reads.seen) == 2, reads.seen
+    assert len(reads) == 2, reads
     system_session.expire_all()
 
     learnt = {(m.subject, m.value, m.status, m.author_user_id) for m in system_session.scalars(select(Memory))}
