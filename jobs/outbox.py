@@ -26,13 +26,13 @@ import datetime as dt
 import logging
 import time
 
-from sqlalchemy import BigInteger, func, insert, literal, select
+from sqlalchemy import func, insert, literal, select
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
-from sqlalchemy.dialects.postgresql import UUID as PG_UUID
+from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import aliased
 
 from memory_core.adapters import planner
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.db import SYSTEM, get_database
 from memory_core.adapters.outage import transaction_lost
 from memory_core.domain import clock, deferred_rows, subject_locks
@@ -146,7 +146,7 @@ def _follow_heads(session, heads: list[Outbox], room: int) -> list[Outbox]:
 
 def _ids(ids: list[int]):
     """Outbox ids as one array parameter: one statement text whatever their number (prepared, planned once)."""
-    return literal(ids, ARRAY(BigInteger))
+    return literal(ids, ArrayParam("bigint"))
 
 
 def _error_text(exc: BaseException) -> str:
@@ -258,7 +258,7 @@ def _add_deferred(session, rows: list) -> None:
     if memory_ids:
         # An array, not an IN list: one statement text whatever the count (prepared, planned once).
         alive = set(session.scalars(select(Memory.id).where(
-            Memory.id == func.any(literal(memory_ids, ARRAY(PG_UUID(as_uuid=True)))))))
+            Memory.id == func.any(literal(memory_ids, ArrayParam("uuid"))))))
         notes = [n for n in notes if n.memory_id is None or n.memory_id in alive]
     audits = [r for r in rows if isinstance(r, AuditLog)]
     others = [r for r in rows if not isinstance(r, (Notification, AuditLog))]

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import String, and_, bindparam, false, func, or_, select, text, true
-from sqlalchemy.dialects.postgresql import ARRAY, UUID
+from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.db import Scope
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain.models import Contact, Document, Membership, Memory, Message, PhoneAuthorization
@@ -103,7 +104,7 @@ _PHONE_AUTHORIZATION = select(PhoneAuthorization.user_id, PhoneAuthorization.per
 
 # The worker's batch learns for many writers at once: their memberships in one read (`load_member_accesses`).
 _MEMBERSHIPS = select(Membership.org_id, Membership.user_id, Membership.role, Membership.permissions).where(
-    Membership.user_id == func.any(bindparam("users", type_=ARRAY(UUID(as_uuid=True)))),
+    Membership.user_id == func.any(bindparam("users", type_=ArrayParam("uuid"))),
     Membership.left_at.is_(None), Membership.deactivated_at.is_(None))
 
 

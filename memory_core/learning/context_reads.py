@@ -18,11 +18,11 @@ import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import String, and_, bindparam, func, literal, null, or_, select, union_all
-from sqlalchemy.dialects.postgresql import ARRAY, UUID
+from sqlalchemy import and_, bindparam, func, literal, null, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from memory_core.adapters import planner
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.domain import clock
 from memory_core.domain.access import Access, Principal, memory_visible
 from memory_core.domain.ladder import WriteResult
@@ -61,7 +61,7 @@ def _context_reads_stmt(principal: Principal, org_id: uuid.UUID | None, read_are
     attributes = (select(Memory.subject, Memory.attribute).where(
         # An array, not an expanding IN: one statement text whatever the count, so it is prepared once and
         # planned once (row security makes planning it cost more than running it).
-        or_(Memory.subject == func.any(bindparam("subjects", type_=ARRAY(String))),
+        or_(Memory.subject == func.any(bindparam("subjects", type_=ArrayParam("varchar"))),
             Memory.subject.in_(select(names.c.subject))),
         Memory.status.in_(LIVE), memory_visible(access)).distinct().cte("attributes"))
     return union_all(
@@ -77,7 +77,7 @@ def _recent_and_written_stmt(principal: Principal, org_id: uuid.UUID | None, rea
     access = _access(principal, org_id, read_areas)
     recent = _recent_cte(access)
     written = select(Memory.subject, Memory.attribute).where(
-        Memory.id == func.any(bindparam("written", type_=ARRAY(UUID(as_uuid=True)))),
+        Memory.id == func.any(bindparam("written", type_=ArrayParam("uuid"))),
         # by primary key: see recent_subjects_query
         planner.out_of_index_reach(and_(Memory.status.in_(LIVE), memory_visible(access)))).cte("written")
     return union_all(

@@ -20,11 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from sqlalchemy import bindparam, func, literal, or_, select
-from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.backends.local_extractor.text import normalise_name
@@ -58,7 +57,7 @@ log = logging.getLogger(__name__)
 ALL_CONTACTS_UP_TO = 50
 MAX_CONTACTS = 40
 PREVIOUS_TURN_CHARS = 800
-_UUIDS = ARRAY(PG_UUID(as_uuid=True))
+_UUIDS = ArrayParam("uuid")
 
 @dataclass
 class Outcome:

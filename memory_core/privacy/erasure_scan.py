@@ -7,14 +7,14 @@ import re
 import time
 from typing import Any
 
-from sqlalchemy import ARRAY, Text, bindparam, cast, func, or_, select, text
+from sqlalchemy import Text, bindparam, cast, func, or_, select, text
 from sqlalchemy import column as sa_column
 from sqlalchemy import table as sa_table
-from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.domain import clock
 from memory_core.privacy.erasure_plan import Subject
 
@@ -43,7 +43,7 @@ def verification_scan(session: Session, subject: Subject) -> dict[str, Any]:
         if data_type == "uuid":
             if not subject.ids:
                 continue
-            cond = col == func.any(bindparam("ids", list(subject.ids), type_=ARRAY(PG_UUID(as_uuid=True))))
+            cond = col == func.any(bindparam("ids", list(subject.ids), type_=ArrayParam("uuid")))
         else:
             expr = cast(col, Text) if data_type == "jsonb" else (
                 func.array_to_string(col, " ") if udt == "_text" else col)
@@ -80,9 +80,9 @@ def _matches(expr: ColumnElement, likes: list[str], words: list[str]) -> ColumnE
     """expr contains one of `likes` (ILIKE patterns) or matches one of `words` (regexes); None: nothing to look for."""
     parts = []
     if likes:
-        parts.append(expr.op("ilike")(func.any(bindparam("likes", likes, type_=ARRAY(Text)))))
+        parts.append(expr.op("ilike")(func.any(bindparam("likes", likes, type_=ArrayParam("text")))))
     if words:
-        parts.append(expr.op("~*")(func.any(bindparam("words", words, type_=ARRAY(Text)))))
+        parts.append(expr.op("~*")(func.any(bindparam("words", words, type_=ArrayParam("text")))))
     return or_(*parts) if parts else None
 
 

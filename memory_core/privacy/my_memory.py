@@ -19,10 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, select, update
-from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.planner import constant
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import audit, clock, versions
@@ -360,7 +359,7 @@ def learning_paused(s: Session, user_id: uuid.UUID | None) -> bool:
     return _paused_at(s, user_id) is not None
 
 
-_PAUSED_AMONG = select(User.id).where(User.id == func.any(bindparam("users", type_=ARRAY(PG_UUID(as_uuid=True)))),
+_PAUSED_AMONG = select(User.id).where(User.id == func.any(bindparam("users", type_=ArrayParam("uuid"))),
                                       User.learning_paused_at.is_not(None))
 
 

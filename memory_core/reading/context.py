@@ -31,26 +31,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import (
-    ARRAY,
-    Date,
-    Float,
-    Integer,
-    Row,
-    String,
-    and_,
-    bindparam,
-    func,
-    insert,
-    or_,
-    select,
-    true,
-    update,
-)
+from sqlalchemy import Date, Row, and_, bindparam, func, insert, or_, select, true, update
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
 from memory_core.adapters import threads
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.beside import beside
 from memory_core.adapters.planner import out_of_index_reach, planned_once, sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
@@ -227,7 +213,7 @@ def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:
 # The rows a turn reads by id (a list of any length) are one array parameter: one statement text per access form,
 # which the driver prepares once it has run a few times and PostgreSQL then plans once for all values, instead of
 # planning it on every turn (row security makes these statements cost more to plan than to run).
-_IDS = bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True)))
+_IDS = bindparam("ids", type_=ArrayParam("uuid"))
 
 
 @lru_cache(maxsize=64)
@@ -582,7 +568,7 @@ def _named_contacts_statement(form: tuple):
     principals of one access form: one statement whatever the number of names (see _IDS)."""
     folded = func.lower(func.unaccent(Contact.name))
     return (select(Contact.id).where(contact_visible(template(form)),
-                                     folded.op("~")(func.any(bindparam("patterns", type_=ARRAY(String)))))
+                                     folded.op("~")(func.any(bindparam("patterns", type_=ArrayParam("varchar")))))
             .limit(MAX_NAMES))
 
 
@@ -615,9 +601,9 @@ def _conversation_statement():
 def _trace_items_statement():
     """A trace's items from five arrays the server unnests (built once)."""
     rows = func.unnest(
-        bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True))), bindparam("blocks", type_=ARRAY(String)),
-        bindparam("ranks", type_=ARRAY(Integer)), bindparam("scores", type_=ARRAY(Float)),
-        bindparam("chars", type_=ARRAY(Integer)),
+        bindparam("ids", type_=ArrayParam("uuid")), bindparam("blocks", type_=ArrayParam("varchar")),
+        bindparam("ranks", type_=ArrayParam("integer")), bindparam("scores", type_=ArrayParam("float")),
+        bindparam("chars", type_=ArrayParam("integer")),
     ).table_valued("memory_id", "block", "rank", "score", "chars").render_derived("item")
     return insert(TraceItem.__table__).from_select(
         ["trace_id", "memory_id", "block", "rank", "score", "chars"],
@@ -785,7 +771,7 @@ def _usage_statement(with_org: bool):
     if with_org:
         found = found.where(traces.c.org_id == bindparam("the_org", type_=PG_UUID(as_uuid=True)))
     trace = found.cte("trace")
-    ids = bindparam("the_ids", type_=ARRAY(PG_UUID(as_uuid=True)))
+    ids = bindparam("the_ids", type_=ArrayParam("uuid"))
     marked = (update(items).where(items.c.trace_id.in_(select(trace.c.id)), items.c.memory_id == func.any(ids))
               .values(used=true()).returning(items.c.memory_id).cte("marked"))
     return select(select(trace.c.id).exists().label("found"),

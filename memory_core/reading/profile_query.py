@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import ARRAY, Row, String, bindparam, false, func, literal_column, select, true, union_all
+from sqlalchemy import Row, bindparam, false, func, literal_column, select, true, union_all
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.planner import sorting_disabled
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain.access import memory_own_arms, template
@@ -79,7 +80,8 @@ def candidates_statement(form: tuple, columns: Sequence, *, group_of: Mapping[st
             .order_by(core_rank, *rest).limit(limit) for arm in memory_own_arms(who)]
     if who.has_org and who.has_areas:
         # One ordered range of the shared index per readable area (an IN over areas would read them mixed).
-        areas = select(func.unnest(bindparam("profile_areas", type_=ARRAY(String))).label("area")).subquery("readable")
+        areas = (select(func.unnest(bindparam("profile_areas", type_=ArrayParam("varchar"))).label("area"))
+                 .subquery("readable"))
         # A shared row is never the person's own (core rank 1): its index leaves the rank out.
         shared = (select(*columns, *keys(literal_column("1"))).where(
             Memory.level == literal_column("'shared'"), Memory.org_id == who.org_id, Memory.area == areas.c.area,

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ARRAY, Integer, String, bindparam, func, literal_column, select, true, union_all
+from sqlalchemy import Integer, bindparam, func, literal_column, select, true, union_all
 
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.domain.access import memory_org_arm, memory_personal_arm, template
 from memory_core.domain.models import Memory
 
@@ -37,7 +38,7 @@ def subjects_statement(form: tuple, columns: Sequence):
     active = Memory.status == literal_column("'active'")
     keys = (Memory.pinned.label("k_pinned"), Memory.confidence.label("k_confidence"),
             Memory.valid_from.label("k_from"), Memory.id.label("k_id"))
-    named = bindparam(SUBJECTS, type_=ARRAY(String))
+    named = bindparam(SUBJECTS, type_=ArrayParam("varchar"))
     arms = [select(*columns, *keys).where(memory_personal_arm(who), active, Memory.subject == func.any(named))
             .order_by(*order_keys()).limit(limit)]
     if who.has_org:
