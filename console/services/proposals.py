@@ -12,11 +12,11 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import String, and_, func, literal, literal_column, or_, select, union_all
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import and_, func, literal, literal_column, or_, select, union_all
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.planner import constant, generic_plan_window
 from memory_core.domain import labels
 from memory_core.domain.access import Access
@@ -111,7 +111,7 @@ def capped_counts(s: Session, where, kinds: tuple[str, ...] = PROPOSAL_KINDS, ca
     # run once per kind, each from ix_memories_proposed_counts without reading the table.
     # The kinds as one array parameter, not a VALUES list: SQLAlchemy cannot cache a statement holding VALUES data
     # and compiled it afresh on every page view (~2.6 ms).
-    kind_list = select(func.unnest(literal(list(kinds), ARRAY(String))).label("kind")).subquery("kinds")
+    kind_list = select(func.unnest(literal(list(kinds), ArrayParam("varchar"))).label("kind")).subquery("kinds")
     capped = (select(literal_column("1")).where(where, Memory.proposal_kind == kind_list.c.kind).limit(cap + 1)
               .correlate(kind_list).subquery())
     counted = select(kind_list.c.kind, select(func.count()).select_from(capped).scalar_subquery())
