@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import uuid
 
+import numpy as np
 import pytest
 from sqlalchemy import bindparam, func, select
 
@@ -71,6 +72,7 @@ def test_a_uuid_list_matches_rows_by_any(database):
 @pytest.mark.parametrize("values, literal", [
     ([], "{}"),
     ([1, True, None], "{1,true,NULL}"),
+    ([np.float64(0.5), np.int64(3)], '{0.5,"3"}'),
     (['a"b', "c\\d"], '{"a\\"b","c\\\\d"}'),
 ])
 def test_the_literal_reads_as_postgresql_writes_it(values, literal):

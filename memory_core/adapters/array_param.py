@@ -23,10 +23,12 @@ def _element(value) -> str:
         return "NULL"
     if isinstance(value, bool):  # a bool is an int: it would go as 1 or 0
         return "true" if value else "false"
-    if isinstance(value, (int, uuid.UUID)):
+    if isinstance(value, int):
+        return int.__repr__(value)  # an int subclass's own str (an IntEnum's name) is not its number
+    if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same float
+        return float.__repr__(value)  # the shortest text that reads back as the same float (numpy's repr is not)
     text = str(value)
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
