@@ -4,6 +4,7 @@ attributes already stored for the message's subjects and for every known name.""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from memory_core.domain import clock
 from memory_core.domain.access import load_access
@@ -54,7 +55,9 @@ def test_a_batchs_recent_subjects_and_written_rows_are_read_by_primary_key_not_b
         factory, system_session, database):
     """The later reads of a writer in a worker batch (the conversation's recent subjects and the rows the batch
     wrote) look their memories up by key: the plan the worker keeps for them (generic) reads no range of the
-    writer's or the org's rows, which grows with the org, and they still give what the full read gives."""
+    writer's or the org's rows, which grows with the org, nor every source the conversation ever had, which grows
+    with the conversation (only those added since the half hour began), and they still give what the full read
+    gives."""
     from sqlalchemy import text
 
     from memory_core.adapters.db import SYSTEM
@@ -92,3 +95,39 @@ def test_a_batchs_recent_subjects_and_written_rows_are_read_by_primary_key_not_b
     assert "memories_pkey" in plan, plan
     for range_of_rows in ("ix_memories_owner_user", "ix_memories_org_subject"):
         assert range_of_rows not in plan, plan
+    # The conversation's sources are a range cut by when they were added, never the whole conversation's.
+    assert re.search(r"ix_memory_sources_conversation on memory_sources.*\n.*Index Cond: \(\(conversation_id = "
+                     r"\$\d+\) AND \(created_at >= ", plan), plan
+
+
+def test_recent_subjects_are_the_half_hours_however_long_the_conversation_and_however_far_the_hosts_clock_runs_ahead(
+        factory, system_session):
+    """Only sources added since the half hour began are read; a source is added once its message is learnt, so
+    that holds every source of a message sent in it, also when the host's clock runs hours ahead of ours (or it
+    sends local time as UTC): the carry-over holds within a day of difference."""
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    conversation = factory.conversation(org, ana)
+    now = clock.now()
+
+    def learnt(subject: str, sent_at: dt.datetime, added_at: dt.datetime) -> None:
+        said = factory.message(conversation, f"sobre {subject}", sent_at=sent_at)
+        memory = factory.memory(org, subject=f"name:{subject}", attribute="nota", value=subject,
+                                category="customer")
+        system_session.add(MemorySource(memory_id=memory.id, message_id=said.id, conversation_id=conversation.id,
+                                        created_at=added_at))
+
+    for day in range(1, 40):  # a long history, learnt as it was said
+        learnt(f"cliente {day}", now - dt.timedelta(days=day), now - dt.timedelta(days=day, seconds=-5))
+    learnt("hierros olano", now + dt.timedelta(hours=5), now)  # the host's clock 5 hours ahead: sent "later"
+    learnt("ferralla sur", now - dt.timedelta(minutes=50), now - dt.timedelta(minutes=49))  # before the window
+    system_session.commit()
+    access = load_access(system_session, org.id, user_id=ana.id)
+
+    # The host's next message, sent 10 minutes after Olano's by its clock.
+    at = now + dt.timedelta(hours=5, minutes=10)
+    assert recent_subjects(system_session, access, conversation.id, now=at) == ("name:hierros olano",)
+    assert context_reads(system_session, access, [], conversation.id, at)[1] == ("name:hierros olano",)
+    # Read as of a day ago, the day's sources (added then) carry over, and nothing later does.
+    a_day_ago = now - dt.timedelta(days=1, minutes=-10)
+    assert recent_subjects(system_session, access, conversation.id, now=a_day_ago) == ("name:cliente 1",)

@@ -371,7 +371,7 @@ class MemorySource(Base):
     __table_args__ = (
         UniqueConstraint("memory_id", "message_id"),
         Index("ix_memory_sources_message", "message_id"),
-        Index("ix_memory_sources_conversation", "conversation_id"),
+        Index("ix_memory_sources_conversation", "conversation_id", "created_at"),
         Index("ix_memory_sources_source_memory", "source_memory_id"),
     )
 

@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import and_, bindparam, func, literal, null, or_, select, union_all
+from sqlalchemy import DateTime, and_, bindparam, func, literal, null, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from memory_core.adapters import planner
@@ -37,6 +37,8 @@ from memory_core.learning.subjects import (
     recent_subjects_query,
 )
 
+TIMESTAMPTZ = DateTime(timezone=True)
+
 Reads = tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[str, ...]]]
 
 
@@ -45,8 +47,8 @@ def _access(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[st
 
 
 def _recent_cte(access: Access):
-    return recent_subjects_query(access, bindparam("conversation_id"), bindparam("since"),
-                                 bindparam("until")).cte("recent")
+    return recent_subjects_query(access, bindparam("conversation_id"), bindparam("since", type_=TIMESTAMPTZ),
+                                 bindparam("until", type_=TIMESTAMPTZ)).cte("recent")
 
 
 @lru_cache(maxsize=1024)
