@@ -39,6 +39,7 @@ from memory_core.adapters import threads
 from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.beside import beside
 from memory_core.adapters.planner import out_of_index_reach, planned_once, sorting_disabled
+from memory_core.adapters.rows import records
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
@@ -313,7 +314,7 @@ def _section(title: str, lines: list[str]) -> str:
 
 def _is_core(m: Memory) -> bool:
     """The person's own stable facts; a generic note ("nota_...") is something they told, not who they are."""
-    return m.level == Level.PERSONAL and m.subject == "self" and m.category in ("person", "preference") \
+    return m.subject == "self" and m.level == Level.PERSONAL and m.category in ("person", "preference") \
         and not m.attribute.startswith(NOTE_PREFIXES)
 
 
@@ -365,8 +366,8 @@ def subject_memories(session: Session, access: Access, subjects: Sequence[str], 
     """The first `limit` visible active memories of the subjects, pinned, most confident, newest first (then
     by id), read subject by subject in an index's order (reading/subject_query.py)."""
     with sorting_disabled(session):
-        return read_rows(session, _subjects_statement(shape(access)), template_params(access)
-                         | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}).all()
+        return records(read_rows(session, _subjects_statement(shape(access)), template_params(access)
+                                 | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}))
 
 
 def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
@@ -484,7 +485,7 @@ def _by_id_statement(form: tuple):
 
 def memories_by_id(session: Session, access: Access, ids: Sequence[uuid.UUID]) -> list[Row]:
     """The visible active memories of these ids, as block lines."""
-    return read_rows(session, _by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}).all()
+    return records(read_rows(session, _by_id_statement(shape(access)), template_params(access) | {"ids": list(ids)}))
 
 
 @lru_cache(maxsize=64)
@@ -519,7 +520,7 @@ def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUI
     score_of = dict(seeds)
     by_seed: dict[uuid.UUID, list[Row]] = {}
     params = template_params(access) | {"ids": list(score_of)}
-    for r in read_rows(session, _neighbours_statement(shape(access)), params):
+    for r in records(read_rows(session, _neighbours_statement(shape(access)), params)):
         by_seed.setdefault(r.seed, []).append(r)
     out: dict[uuid.UUID, float] = {}
     for seed, found in by_seed.items():

@@ -34,6 +34,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.planner import sorting_disabled
+from memory_core.adapters.rows import records
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain.access import memory_own_arms, template
 from memory_core.domain.models import Memory
@@ -100,4 +101,4 @@ def candidates_statement(form: tuple, columns: Sequence, *, group_of: Mapping[st
 def read(session: Session, statement, params: dict) -> list[Row]:
     """Run a candidates statement with sorting disabled for it alone (see above)."""
     with sorting_disabled(session):
-        return read_rows(session, statement, params).all()
+        return records(read_rows(session, statement, params))

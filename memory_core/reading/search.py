@@ -283,10 +283,10 @@ def _ident(src: _Source) -> list:
 
 
 def _union(stmts: list, k: int):
-    """One round trip for a retriever: its per-table statements, best k overall."""
+    """One round trip for a retriever: its per-table statements, best k overall, as (id, kind, s, x) (_run)."""
     parts = [select(*st.subquery().c) for st in stmts]
     u = union_all(*parts).subquery() if len(parts) > 1 else parts[0].subquery()
-    return select(u).order_by(u.c.s.desc(), u.c.id).limit(k)
+    return select(u.c.id, u.c.kind, u.c.s, u.c.x).order_by(u.c.s.desc(), u.c.id).limit(k)
 
 
 def _fts_own_indexes_where(who, mode: str) -> list:
@@ -628,7 +628,7 @@ def _count_statement(form: tuple, kinds: tuple[str, ...], with_model: bool, coun
 def _run(session: Session, stmt, params: dict) -> list[_Found]:
     if stmt is None:
         return []
-    return [_Found(r.kind, r.id, float(r.s), float(r.x)) for r in read_rows(session, stmt, params)]
+    return [_Found(kind, id_, float(s), float(x)) for id_, kind, s, x in read_rows(session, stmt, params)]
 
 
 def _run_text(stmt, params: dict, session: Session, *, custom: bool) -> list[_Found]:
