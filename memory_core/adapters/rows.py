@@ -34,4 +34,4 @@ def _record(keys: tuple[str, ...]) -> type:
 
 def records(result: CursorResult) -> list[tuple]:
     """The result's rows as named tuples of its columns (each key must be a field name: ValueError if not)."""
-    return list(map(_record(tuple(result.keys()))._make, result))
+    return list(map(_record(tuple(result.keys()))._make, result.all()))
