@@ -220,6 +220,30 @@ def test_a_trace_is_owned_like_its_conversation(world, factory, database):
         assert [t.id for t in uow.session.scalars(select(MemoryTrace))] == [block.trace_id]
 
 
+def test_the_trace_is_stored_with_the_callers_rights_and_none_can_be_stored_for_someone_else(
+        world, factory, database):
+    """The trace and its items go in one function call (migration v4_trace_in_one_statement), run with the
+    caller's rights: row security checks both rows as it checked the two inserts."""
+    import uuid
+
+    from sqlalchemy import text
+
+    world.me("nombre", "Pablo")
+    mine = world.turn("hola")
+    bea = factory.member(world.org)
+    store = text("select memoria_store_trace(:id, :org, :conv, null, :user, null, 'web', 'block', 1, now(), "
+                 "cast(:ids as uuid[]), '{core}', '{1}', '{1.0}', '{5}')")
+    as_bea = load_access(world.s, world.org.id, user_id=bea.id).scope()
+    with database.unit_of_work(as_bea) as uow, pytest.raises(Exception, match="row-level security"):
+        # Bea's scope, the owner's conversation and name: refused, the items with it.
+        uow.session.execute(store, {"id": uuid.uuid4(), "org": world.org.id, "conv": world.conv.id,
+                                    "user": world.owner.id, "ids": "{%s}" % mine.memory_ids[0]})
+    owner = load_access(world.s, world.org.id, user_id=world.owner.id)
+    with database.unit_of_work(owner.scope()) as uow:
+        assert [t.id for t in uow.session.scalars(select(MemoryTrace))] == [mine.trace_id]
+        assert {i.trace_id for i in uow.session.scalars(select(TraceItem))} == {mine.trace_id}
+
+
 def test_temporary_conversation_reads_memory_but_stores_no_trace(world, factory, database):
     world.me("nombre", "Pablo")
     conv = factory.conversation(world.org, world.owner, temporary=True)

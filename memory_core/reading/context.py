@@ -31,7 +31,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import Date, Row, and_, bindparam, func, insert, or_, select, true, update
+from sqlalchemy import Date, DateTime, Integer, Row, String, Text, and_, bindparam, func, or_, select, true, update
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.orm import Session
 
@@ -599,24 +599,23 @@ def _conversation_statement():
             .where(Conversation.id == bindparam("conversation_id")))
 
 
-def _trace_items_statement():
-    """A trace's items from five arrays the server unnests (built once)."""
-    rows = func.unnest(
+def _trace_statement():
+    """The trace and its items, stored by one function call (migration v4_trace_in_one_statement): the items go as
+    five arrays the server unnests (built once)."""
+    uid = PG_UUID(as_uuid=True)
+    return select(func.memoria_store_trace(
+        bindparam("id", type_=uid), bindparam("org_id", type_=uid), bindparam("conversation_id", type_=uid),
+        bindparam("message_id", type_=uid), bindparam("user_id", type_=uid), bindparam("phone", type_=String),
+        bindparam("channel", type_=String), bindparam("block_text", type_=Text), bindparam("tokens", type_=Integer),
+        bindparam("created_at", type_=DateTime(timezone=True)),
         bindparam("ids", type_=ArrayParam("uuid")), bindparam("blocks", type_=ArrayParam("varchar")),
         bindparam("ranks", type_=ArrayParam("integer")), bindparam("scores", type_=ArrayParam("float")),
-        bindparam("chars", type_=ArrayParam("integer")),
-    ).table_valued("memory_id", "block", "rank", "score", "chars").render_derived("item")
-    return insert(TraceItem.__table__).from_select(
-        ["trace_id", "memory_id", "block", "rank", "score", "chars"],
-        select(bindparam("trace_id", type_=PG_UUID(as_uuid=True)), rows.c.memory_id, rows.c.block, rows.c.rank,
-               rows.c.score, rows.c.chars))
+        bindparam("chars", type_=ArrayParam("integer"))))
 
 
 # Statements a turn runs whatever the principal, built once: building them costs more than running them.
-# (Core tables, not the ORM entities: ORM inserts with a parameter dict become bulk inserts.)
 _CONVERSATION = _conversation_statement()
-_TRACE = insert(MemoryTrace.__table__)
-_TRACE_ITEMS = _trace_items_statement()
+_TRACE = _trace_statement()
 
 
 def _conversation(session: Session, access: Access, conversation_id: uuid.UUID | None,
@@ -749,16 +748,13 @@ def _assemble(session: Session, access: Access, conversation_id: uuid.UUID | Non
 
 def _store_trace(session: Session, conv: Row, message_id: uuid.UUID | None, text: str, tokens: int,
                  items: list[ContextItem]) -> uuid.UUID:
-    """The trace, then its items as five arrays the server unnests (two statements: the items' row
-    security checks that their trace exists, which a row inserted by the same statement is not yet)."""
+    """The trace and its items, in one round trip (_trace_statement)."""
     trace_id = uuid.uuid4()
-    session.execute(_TRACE, dict(id=trace_id, org_id=conv.org_id, conversation_id=conv.id, message_id=message_id,
-                                 user_id=conv.user_id, phone=conv.phone, channel=conv.channel, block_text=text,
-                                 tokens=tokens))
-    if items:
-        session.execute(_TRACE_ITEMS, dict(
-            trace_id=trace_id, ids=[i.memory_id for i in items], blocks=[i.block for i in items],
-            ranks=[i.rank for i in items], scores=[float(i.score) for i in items], chars=[i.chars for i in items]))
+    read_rows(session, _TRACE, dict(
+        id=trace_id, org_id=conv.org_id, conversation_id=conv.id, message_id=message_id, user_id=conv.user_id,
+        phone=conv.phone, channel=conv.channel, block_text=text, tokens=tokens, created_at=clock.now(),
+        ids=[i.memory_id for i in items], blocks=[i.block for i in items], ranks=[i.rank for i in items],
+        scores=[float(i.score) for i in items], chars=[i.chars for i in items]))
     return trace_id
 
 
