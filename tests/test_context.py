@@ -237,7 +237,7 @@ def test_the_trace_is_stored_with_the_callers_rights_and_none_can_be_stored_for_
     with database.unit_of_work(as_bea) as uow, pytest.raises(Exception, match="row-level security"):
         # Bea's scope, the owner's conversation and name: refused, the items with it.
         uow.session.execute(store, {"id": uuid.uuid4(), "org": world.org.id, "conv": world.conv.id,
-                                    "user": world.owner.id, "ids": "{%s}" % mine.memory_ids[0]})
+                                    "user": world.owner.id, "ids": "{" + str(mine.memory_ids[0]) + "}"})
     owner = load_access(world.s, world.org.id, user_id=world.owner.id)
     with database.unit_of_work(owner.scope()) as uow:
         assert [t.id for t in uow.session.scalars(select(MemoryTrace))] == [mine.trace_id]
