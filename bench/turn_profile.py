@@ -42,7 +42,7 @@ from memory_core.domain.access import load_access  # noqa: E402
 
 KINDS = [  # first match names the statement
     ("settings", re.compile(r"set_config\(")),
-    ("trace", re.compile(r"^INSERT INTO (memory_traces|trace_items)")),
+    ("trace", re.compile(r"memoria_store_trace\(|^INSERT INTO (memory_traces|trace_items)")),
     ("conversation", re.compile(r"FROM conversations")),
     ("profile", re.compile(r"k_rank")),
     ("fts", re.compile(r"fts_cand_")),
@@ -50,8 +50,8 @@ KINDS = [  # first match names the statement
     ("date", re.compile(r"q_from|q_to")),
     ("trigram", re.compile(r"word_similarity")),
     ("exact", re.compile(r"strpos")),
-    ("named_subjects", re.compile(r"FROM contacts")),
-    ("subjects", re.compile(r"of_subjects")),
+    ("subjects", re.compile(r"of_subjects")),  # with the contacts the texts name
+    ("contacts", re.compile(r"FROM contacts")),
     ("neighbours", re.compile(r"memory_sources")),
     ("describe", re.compile(r"replace\(memories\.attribute")),
 ]

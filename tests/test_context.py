@@ -141,6 +141,27 @@ def _crowd_profile(world, n=22):
         world.remember(f"Regla interna {i}", attribute=f"regla_{i}", value=f"valor {i}", confidence=0.99)
 
 
+def test_a_turn_goes_on_about_the_contact_its_conversation_named_by_one_word_of_its_name(world, factory):
+    """"Olano" two messages ago is the visible contact Hierros Olano S.A.: the turn offers its memories, found with
+    the memories of the subjects named by name in one statement (subject_query), and to nobody who cannot see it."""
+    _crowd_profile(world)
+    olano = factory.contact(world.org, name="Hierros Olano S.A.", tax_id=None)
+    debt = world.remember("Hierros Olano nos debe la factura de marzo", attribute="deuda", value="1.200 euros",
+                          category="customer", subject=f"contact:{olano.id}", area="contacts", confidence=0.3)
+    lucia = world.remember("Lucía Sanchis lleva las compras de Olano", attribute="compras", value="Lucía Sanchis",
+                           category="customer", subject="name:lucia sanchis", confidence=0.3)
+    question = "¿Y qué más tenemos pendiente?"
+    assert debt.id not in world.turn(question, conv=factory.conversation(world.org, world.owner)).memory_ids
+    factory.message(world.conv, "Esta mañana he hablado con Olano y con Lucia Sanchis")
+    block = world.turn(question)
+    assert {debt.id, lucia.id} <= set(block.memory_ids)
+    assert "<<<Hierros Olano S.A.>>> (cliente): deuda <<<1.200 euros>>>" in block.related
+    marta = factory.member(world.org, permissions={})  # no read of contacts: neither the contact nor its memory
+    conv = factory.conversation(world.org, marta)
+    factory.message(conv, "Esta mañana he hablado con Olano")
+    assert debt.id not in world.turn(question, user=marta, conv=conv).memory_ids
+
+
 @pytest.mark.parametrize("sentence, value, subject, question", [
     ("Talleres García paga a 60 días", "60 días", "name:talleres garcía", "¿Cuándo paga Talleres García?"),
     ("Garcia Motors pays at 60 days", "60 days", "name:garcia motors", "When does Garcia Motors pay?"),

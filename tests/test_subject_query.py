@@ -64,9 +64,10 @@ def test_the_named_subjects_memories_are_the_same_rows_in_the_same_order_as_sort
     org, ana = subjects_org
     access = _access(system_session, org, ana, who)
     for subjects in (SUBJECTS[:1], SUBJECTS[:3], SUBJECTS):
-        for limit in (4, 12, 400):
+        for per_subject in (1, 4, 100):
+            limit = per_subject * len(subjects)
             with database.unit_of_work(access.scope()) as uow:
-                got = [r.id for r in context.subject_memories(uow.session, access, subjects, limit)]
+                got = [r.id for r in context.subject_memories(uow.session, access, subjects, per_subject)]
                 expected = uow.session.scalars(_sorting_every_visible_row(access, subjects, limit)).all()
                 assert uow.session.scalar(text("select current_setting('enable_sort')")) == "on"
             assert got == expected, (subjects, limit)
@@ -78,7 +79,7 @@ def test_the_org_arm_reads_each_subject_from_its_index_in_order(database, system
     access = load_access(system_session, org.id, user_id=ana.id, phone=PHONE)
     with sent_statements(database.engine, lambda s: "of_subjects" in s) as statements:
         with database.unit_of_work(access.scope()) as uow:
-            context.subject_memories(uow.session, access, SUBJECTS, 16)
+            context.subject_memories(uow.session, access, SUBJECTS, 4)
     (statement, parameters), = statements
     with database.unit_of_work(access.scope()) as uow:
         uow.session.execute(text("set local enable_sort = off"))  # as subject_memories runs it

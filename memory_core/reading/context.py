@@ -359,15 +359,18 @@ def _visible_memories(session: Session, access: Access, today: dt.date) -> tuple
 
 @lru_cache(maxsize=64)
 def _subjects_statement(form: tuple):
-    return subject_query.subjects_statement(form, _LINE)
+    return subject_query.subjects_statement(form, _LINE, MAX_NAMES)
 
 
-def subject_memories(session: Session, access: Access, subjects: Sequence[str], limit: int) -> list[Row]:
-    """The first `limit` visible active memories of the subjects, pinned, most confident, newest first (then
-    by id), read subject by subject in an index's order (reading/subject_query.py)."""
+def subject_memories(session: Session, access: Access, subjects: Sequence[str], per_subject: int,
+                     patterns: Sequence[str] = ()) -> list[Row]:
+    """The first `per_subject` × subjects visible active memories of the `subjects` and of the visible contacts
+    whose folded name matches one of the `patterns` (regular expressions), pinned, most confident, newest first
+    (then by id), read subject by subject in an index's order: one statement (reading/subject_query.py)."""
     with sorting_disabled(session):
-        return records(read_rows(session, _subjects_statement(shape(access)), template_params(access)
-                                 | {subject_query.SUBJECTS: list(subjects), subject_query.LIMIT: limit}))
+        return records(read_rows(session, _subjects_statement(shape(access)), template_params(access) | {
+            subject_query.SUBJECTS: list(subjects), subject_query.PATTERNS: list(patterns),
+            subject_query.PER_SUBJECT: per_subject}))
 
 
 def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
@@ -544,9 +547,10 @@ pues bueno oye mira por cierto ahora tambien ya""".split())
 MAX_NAMES = 12
 
 
-def named_subjects(session: Session, access: Access, texts: Sequence[str]) -> list[str]:
-    """The subjects the texts name: visible contacts (whole words of their name or an alias, so "Olano"
-    is "Hierros Olano") and subjects remembered by name ("name:lucia sanchis")."""
+def named_subjects(texts: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The subjects the texts may name: subjects remembered by name ("name:lucia sanchis"), and the patterns
+    that find the visible contacts named (whole words of their name or an alias, so "Olano" is "Hierros Olano";
+    subject_memories reads them)."""
     names: dict[str, None] = {}
     for text in texts:
         for run in _NAME_RUN.findall(text or ""):
@@ -555,22 +559,7 @@ def named_subjects(session: Session, access: Access, texts: Sequence[str]) -> li
                 names[" ".join(words)] = None
                 names.update((w, None) for w in words)
     candidates = list(names)[:MAX_NAMES]
-    if not candidates:
-        return []
-    patterns = [r"\m" + re.escape(c) + r"\M" for c in candidates]
-    contacts = read_rows(session, _named_contacts_statement(shape(access)),
-                         template_params(access) | {"patterns": patterns}).scalars()
-    return [f"contact:{i}" for i in contacts] + [f"name:{c}" for c in candidates]
-
-
-@lru_cache(maxsize=64)
-def _named_contacts_statement(form: tuple):
-    """The visible contacts whose folded name holds a whole word of any of the `patterns` (a list), for
-    principals of one access form: one statement whatever the number of names (see _IDS)."""
-    folded = func.lower(func.unaccent(Contact.name))
-    return (select(Contact.id).where(contact_visible(template(form)),
-                                     folded.op("~")(func.any(bindparam("patterns", type_=ArrayParam("varchar")))))
-            .limit(MAX_NAMES))
+    return [f"name:{c}" for c in candidates], [r"\m" + re.escape(c) + r"\M" for c in candidates]
 
 
 def _conversation_statement():
@@ -706,9 +695,9 @@ def _assemble(session: Session, access: Access, conversation_id: uuid.UUID | Non
         lang = block_language(session, access, [message_text or "", *recent], language,
                               conv.org_language if conv is not None else _UNREAD)
         core, candidates = _visible_memories(session, access, today)
-        named = named_subjects(session, access, [message_text or "", *recent]) \
-            if not is_trivial(message_text or "") else []
-        of_subjects = subject_memories(session, access, named, PER_SUBJECT * len(named)) if named else []
+        named, patterns = named_subjects([message_text or "", *recent]) \
+            if not is_trivial(message_text or "") else ([], [])
+        of_subjects = subject_memories(session, access, named, PER_SUBJECT, patterns) if named else []
     words = WORDS[lang]
     related_header = RELATED_HEADERS[lang]
 

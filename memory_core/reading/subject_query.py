@@ -2,7 +2,9 @@
 
 The related section offers, after the message's own hits, a few memories of each subject the conversation
 named lately (context._related): the first PER_SUBJECT × subjects visible active memories of those subjects by
-pinned, confidence, newest, id. Written as one query over the whole visibility rule, PostgreSQL fetched every
+pinned, confidence, newest, id. The subjects are those the caller names (`subjects`) and the visible contacts
+whose folded name holds a whole word of one of `subject_patterns` ("Olano" is "Hierros Olano"), found by the
+same statement: one round trip for both. Written as one query over the whole visibility rule, PostgreSQL fetched every
 visible row of the subjects to sort them (a customer of a big org holds thousands). Here the rule is read as
 its disjoint arms: the org's rows (access.memory_org_arm: shared in a readable area, or the principal's own
 private ones) one subject at a time from ix_memories_subject_org, which is in that order, each cut at the
@@ -15,14 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Integer, bindparam, func, literal_column, select, true, union_all
+from sqlalchemy import Integer, String, bindparam, cast, func, literal_column, select, true, union_all
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from memory_core.adapters.array_param import ArrayParam
-from memory_core.domain.access import memory_org_arm, memory_personal_arm, template
-from memory_core.domain.models import Memory
+from memory_core.domain.access import contact_visible, memory_org_arm, memory_personal_arm, template
+from memory_core.domain.models import Contact, Memory
 
 SUBJECTS = "subjects"
-LIMIT = "subjects_limit"
+PATTERNS = "subject_patterns"
+PER_SUBJECT = "per_subject"
 
 
 def order_keys():
@@ -30,19 +34,27 @@ def order_keys():
     return Memory.pinned.desc(), Memory.confidence.desc(), Memory.valid_from.desc(), Memory.id
 
 
-def subjects_statement(form: tuple, columns: Sequence):
-    """The first `subjects_limit` visible active memories of the `subjects` (bound lists), in order_keys'
-    order, for principals of one access form (access.shape; run with access.template_params)."""
+def subjects_statement(form: tuple, columns: Sequence, max_contacts: int):
+    """The first `per_subject` × subjects visible active memories of the `subjects` and of the visible contacts
+    whose folded name matches one of the `subject_patterns` (at most `max_contacts` of them), in order_keys' order,
+    for principals of one access form (access.shape; run with access.template_params and the three bound values)."""
     who = template(form)
-    limit = bindparam(LIMIT, type_=Integer)
     active = Memory.status == literal_column("'active'")
     keys = (Memory.pinned.label("k_pinned"), Memory.confidence.label("k_confidence"),
             Memory.valid_from.label("k_from"), Memory.id.label("k_id"))
-    named = bindparam(SUBJECTS, type_=ArrayParam("varchar"))
+    folded = func.lower(func.unaccent(Contact.name))
+    contacts = (select(literal_column("'contact:'").op("||")(cast(Contact.id, String)))
+                .where(contact_visible(who), folded.op("~")(func.any(bindparam(PATTERNS, type_=ArrayParam("varchar")))))
+                .limit(max_contacts))
+    found = select(func.array_cat(cast(func.array(contacts.scalar_subquery()), ARRAY(String)),
+                                  bindparam(SUBJECTS, type_=ArrayParam("varchar"))).label("subjects")).cte("named")
+    # Cast, the subquery is an array: `= any((select ...))` would compare with each row the subquery returns.
+    named = cast(select(found.c.subjects).scalar_subquery(), ARRAY(String))
+    limit = bindparam(PER_SUBJECT, type_=Integer) * func.cardinality(named)
     arms = [select(*columns, *keys).where(memory_personal_arm(who), active, Memory.subject == func.any(named))
             .order_by(*order_keys()).limit(limit)]
     if who.has_org:
-        subjects = select(func.unnest(named).label("subject")).subquery("named")
+        subjects = select(func.unnest(named).label("subject")).subquery("each_subject")
         in_org = (select(*columns, *keys).where(memory_org_arm(who), active, Memory.subject == subjects.c.subject)
                   .order_by(*order_keys()).limit(limit).lateral("org_arm"))
         arms.append(select(*in_org.c).select_from(subjects).join(in_org, true()))
