@@ -788,8 +788,9 @@ def fuse(lists: dict[str, list[_Found]],
             if name == "fts":
                 sig["fts_words"] = f.extra
     # An exact ID match is a tier of its own: the record whose tax ID or reference was typed comes
-    # first, then records carrying it, then everything else by fused score.
-    ordered = sorted(scores, key=lambda key: (-signals[key].get("exact", 0.0), -scores[key], str(key[1])))
+    # first, then records carrying it, then everything else by fused score. Ties go by id: its 128-bit number
+    # orders as its fixed-width hex text does, without writing the text out.
+    ordered = sorted(scores, key=lambda key: (-signals[key].get("exact", 0.0), -scores[key], key[1].int))
     return [(key, scores[key], ranks[key], signals[key]) for key in ordered]
 
 
