@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, text
 
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import NotFound
@@ -245,10 +246,6 @@ def test_the_trace_is_stored_with_the_callers_rights_and_none_can_be_stored_for_
         world, factory, database):
     """The trace and its items go in one function call (migration v4_trace_in_one_statement), run with the
     caller's rights: row security checks both rows as it checked the two inserts."""
-    import uuid
-
-    from sqlalchemy import text
-
     world.me("nombre", "Pablo")
     mine = world.turn("hola")
     bea = factory.member(world.org)
