@@ -41,8 +41,8 @@ def _unit(rng, n):
 
 @pytest.fixture
 def chatty_org(factory, system_session, owner_engine):
-    """An org of 430 messages among 400 of another org: Ana may see her own (in the org and outside any org) and
-    those shared in "general"; not Bea's, not those shared in "contacts", not the other org's."""
+    """An org of 430 messages among 400 of another org and 10,000 of a third: Ana may see her own (in the org and
+    outside any org) and those shared in "general"; not Bea's, not those shared in "contacts", not the other orgs'."""
     rng = np.random.default_rng(11)
     big, other = factory.org("Charlatana"), factory.org("Otra")
     ana = factory.member(big, role="member")  # reads general only
@@ -68,33 +68,46 @@ def chatty_org(factory, system_session, owner_engine):
               + rows(convs["other"], 400, "ajeno", visibility="shared_in_org")
               + rows(convs["ana"], 10, "borrado", deleted_at=func.now()))
     system_session.add_all(visible + hidden)
+    # As in production, most of the table is other orgs': 10,000 messages of a third org, with the same words. On a
+    # table of the org and little else, the planner finds it cheaper to read the whole table's text index than the
+    # org's one and the owner index together, once a vacuum has emptied the pending lists.
+    third = factory.org("Mayorista")
+    outsider = factory.conversation(third, factory.member(third, role="member"))
+    system_session.execute(text(
+        "insert into messages (id, conversation_id, channel, external_id, org_id, user_id, role, text, visibility) "
+        "select gen_random_uuid(), :conversation, :channel, 'mayorista-' || i, :org, :user, 'user', "
+        "(cast(:words as text[]))[1 + i % 8] || ' ' || (cast(:words as text[]))[1 + (i / 8) % 8] || ' mayorista ' || i, "
+        "'shared_in_org' from generate_series(1, 10000) i"),
+        {"conversation": outsider.id, "channel": outsider.channel, "org": third.id, "user": outsider.user_id,
+         "words": WORDS})
     system_session.commit()
-    with owner_engine.begin() as c:  # only the table's owner may analyze it
-        c.execute(text("analyze messages"))
-    return big, other, ana, visible, centre, rng
+    # Vacuumed as well as analysed: the text indexes' pending lists are empty whenever autovacuum comes by.
+    with owner_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:  # the table's owner's right
+        c.execute(text("vacuum analyze messages"))
+    return big, other, third, ana, visible, centre, rng
 
 
 def test_an_org_with_many_messages_gets_its_own_message_indexes_and_loses_them_when_it_shrinks(
         database, system_session, chatty_org, servers, no_message_indexes_left):
-    big, other, _, visible, _, _ = chatty_org
+    big, other, third, _, visible, _, _ = chatty_org
     counts = refresh_org_indexes(servers, big=10**9, small=10**9, big_messages=BIG, small_messages=SMALL)
-    assert (counts["messages_created"], counts["messages_dropped"], counts["messages_kept"]) == (2, 0, 0)
+    assert (counts["messages_created"], counts["messages_dropped"], counts["messages_kept"]) == (3, 0, 0)
     with database.unit_of_work(SYSTEM) as uow:
         assert org_indexes.existing_message_orgs(uow.session) == {
-            org.id: dict.fromkeys(org_indexes.message_index_names(org.id), True) for org in (big, other)}
-        assert org_indexes.message_indexed_orgs(uow.session) == {big.id, other.id}
+            org.id: dict.fromkeys(org_indexes.message_index_names(org.id), True) for org in (big, other, third)}
+        assert org_indexes.message_indexed_orgs(uow.session) == {big.id, other.id, third.id}
         assert org_indexes.indexed_orgs(uow.session) == frozenset()  # its memories are another matter
     counts = refresh_org_indexes(servers, big=10**9, small=10**9, big_messages=BIG, small_messages=SMALL)
-    assert (counts["messages_created"], counts["messages_kept"]) == (0, 2)
+    assert (counts["messages_created"], counts["messages_kept"]) == (0, 3)
 
     # The org's messages are deleted but for a few: its message indexes go, the other org's stay.
     system_session.execute(Message.__table__.update().where(
         Message.org_id == big.id, Message.id.notin_([m.id for m in visible[:SMALL - 1]])).values(deleted_at=func.now()))
     system_session.commit()
     counts = refresh_org_indexes(servers, big=10**9, small=10**9, big_messages=BIG, small_messages=SMALL)
-    assert (counts["messages_dropped"], counts["messages_kept"]) == (1, 1)
+    assert (counts["messages_dropped"], counts["messages_kept"]) == (1, 2)
     with database.unit_of_work(SYSTEM) as uow:
-        assert set(org_indexes.existing_message_orgs(uow.session)) == {other.id}
+        assert set(org_indexes.existing_message_orgs(uow.session)) == {other.id, third.id}
 
 
 def test_a_big_orgs_message_search_reads_the_orgs_message_indexes_and_finds_the_same_rows(
@@ -104,7 +117,7 @@ def test_a_big_orgs_message_search_reads_the_orgs_message_indexes_and_finds_the_
     the org's own indexes in the plan of each run, and each run is planned for its values (planner.custom_plans):
     never the plan PostgreSQL would keep for any values, which may or may not read them as the table's statistics
     change (it did not, once, in a full run of the tests)."""
-    big, _, ana, visible, centre, rng = chatty_org
+    big, _, _, ana, visible, centre, rng = chatty_org
     refresh_org_indexes(servers, big=10**9, small=10**9, big_messages=BIG, small_messages=SMALL)
     monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)  # she counts as big from 100 candidate messages
     principal_size.forget()
