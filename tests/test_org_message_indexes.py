@@ -100,7 +100,7 @@ def test_an_org_with_many_messages_gets_its_own_message_indexes_and_loses_them_w
     counts = refresh_org_indexes(servers, big=10**9, small=10**9, big_messages=BIG, small_messages=SMALL)
     assert (counts["messages_created"], counts["messages_kept"]) == (0, 3)
 
-    # The org's messages are deleted but for a few: its message indexes go, the other org's stay.
+    # The org's messages are deleted but for a few: its message indexes go, the other orgs' stay.
     system_session.execute(Message.__table__.update().where(
         Message.org_id == big.id, Message.id.notin_([m.id for m in visible[:SMALL - 1]])).values(deleted_at=func.now()))
     system_session.commit()
