@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
 
-from bench.process_cpu import CLOCK_TICKS  # noqa: E402
+from bench.process_cpu import tree_cpu_seconds  # noqa: E402
 from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
@@ -39,11 +39,6 @@ from memory_core.domain.vocabulary import EMBED_DIM  # noqa: E402
 
 HNSW = "ix_messages_embedding"
 IVFFLAT = "bench_messages_ivfflat"
-
-
-def backend_cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
 
 
 def main() -> None:
@@ -96,10 +91,10 @@ def main() -> None:
                     pid = c.execute(text("select pg_backend_pid()")).scalar()
                     for index in drop:
                         c.exec_driver_sql(f"drop index {index}")
-                    cpu, wall = backend_cpu_seconds(pid), time.perf_counter()
+                    cpu, wall = tree_cpu_seconds(pid), time.perf_counter()  # a backend: no children
                     c.exec_driver_sql("update messages set embedding = %(v)s::vector, embed_model = 'bench' "
                                       "where id = %(id)s", updates)
-                    wall, cpu = time.perf_counter() - wall, backend_cpu_seconds(pid) - cpu
+                    wall, cpu = time.perf_counter() - wall, tree_cpu_seconds(pid) - cpu
                     c.rollback()
                 spent[name].append((cpu, wall))
     finally:
