@@ -183,7 +183,7 @@ def main() -> None:
                 conn = uow.session.connection()
                 for statement, parameters in replay:
                     kind = kind_of(statement)
-                    if statement.startswith("INSERT"):
+                    if kind == "trace":
                         continue  # the turn's trace, committed with it: written again it would be a duplicate
                     if kind == "settings":
                         conn.exec_driver_sql(statement, parameters)
