@@ -322,7 +322,7 @@ def _core_order(rows: Iterable[Memory]) -> list[Memory]:
     """The fixed core order (no ageing, so it never drifts): known attributes first, then by age."""
     order = {a: i for i, a in enumerate(CORE_ORDER)}
     rows = sorted(rows, key=lambda m: (order.get(fold(m.attribute), len(order)), m.category != "person",
-                                       m.created_at, m.id))
+                                       m.created_at, m.id.int))
     return rows[:CORE_MAX_LINES]
 
 
@@ -383,7 +383,7 @@ def rank_profile(memories: Iterable[Memory], now: dt.datetime) -> list[tuple[Mem
     """Pinned first, then by group, then by confidence discounted by age."""
     scored = [(m, round(m.confidence * age_weight(m.category, m.valid_from, now), 4)) for m in memories]
     return sorted(scored, key=lambda ms: (not ms[0].pinned, GROUP_OF.get(ms[0].category, OTHER_GROUP), -ms[1],
-                                          -(ms[0].valid_from.timestamp() if ms[0].valid_from else 0), ms[0].id))
+                                          -(ms[0].valid_from.timestamp() if ms[0].valid_from else 0), ms[0].id.int))
 
 
 def relevant(signals: dict[str, float]) -> bool:
