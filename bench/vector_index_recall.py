@@ -7,14 +7,16 @@ turn of the LoCoMo conversations and each sentence of the longer ones, their obs
 session summaries, and the gate's training rows (Spanish and English). The queries are LoCoMo's questions,
 which are not in the corpus. Truth is an exact top 10 by cosine, computed in numpy.
 
-Each index is built on the first `--trained-on` share of the rows (in conversation order, as a table grows),
-then the rest are inserted: IVFFlat's lists are trained once, on what the table held when it was built, and
-stay as they are while the table grows; this is the case that decides whether it can hold the whole table's
-message vectors. Two reads are timed and scored, each with the setting search uses:
+Four indexes take turns: HNSW as memoria builds it (m = 16), HNSW with m = 8, an HNSW graph of the vectors'
+signs (`binary_quantize`, Hamming distance) whose candidates are re-ranked exactly, and IVFFlat (lists = the
+square root of the rows at build). Each is built on the first `--trained-on` share of the rows (in conversation
+order, as a table grows), then the rest are inserted, `--timed-inserts` of them one by one and timed (round trip
+included): IVFFlat's lists are trained once, on what the table held when it was built, and stay as they are
+while the table grows. Two reads are timed and scored, each with the settings search uses:
 - `all`: the 10 nearest of the whole table;
 - `owned`: the 10 nearest of a `--share` of the rows (one principal's messages, a filter the index cannot
   see), read with an iterative, relaxed-order scan as search does (pgvector 0.8), re-sorted exactly.
-It also prints what one insert costs each index (PostgreSQL's time, the rest of the rows inserted one by one).
+An exact scan of the owned rows (no index) is timed last.
 
 Uses the configured servers (DATABASE_URL, or the embedded ones in MEMORIA_DATA_DIR) as the owner, in a
 table of its own (`bench_vector_recall`) that it drops at the end. Embedding ~20,000 texts takes a few
@@ -92,7 +94,7 @@ def exact_top(vectors: np.ndarray, queries: np.ndarray, mask: np.ndarray | None)
 
 
 def insert(conn, vectors: np.ndarray, owned: np.ndarray, start: int, stop: int, one_by_one: bool) -> list[float]:
-    """Rows start..stop; with one_by_one, each in its own statement, returning PostgreSQL's ms per insert."""
+    """Rows start..stop; with one_by_one, each in its own statement, returning each one's ms (round trip included)."""
     rows = [{"id": i, "v": literal(vectors[i]), "o": bool(owned[i])} for i in range(start, stop)]
     stmt = text(f"insert into {TABLE} (id, embedding, owned) values (:id, cast(:v as vector), :o)")
     if not one_by_one:
