@@ -46,16 +46,13 @@ from memory_core.domain.models import (
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.text import fold
+from memory_core.learning.contact_candidates import ContactIndex, ContactRow
 from memory_core.learning.context_reads import KnownToWriters, context_reads
-from memory_core.learning.subjects import NAME_NOISE, resolve_subjects
+from memory_core.learning.subjects import resolve_subjects
 from memory_core.privacy.my_memory import learning_paused, paused_among
 
 log = logging.getLogger(__name__)
 
-# Orgs with at most this many contacts send them all to the extractor; bigger ones send only those
-# whose name, alias or tax ID shows up in the message, so a prompt never carries a whole address book.
-ALL_CONTACTS_UP_TO = 50
-MAX_CONTACTS = 40
 PREVIOUS_TURN_CHARS = 800
 _UUIDS = ArrayParam("uuid")
 
@@ -128,43 +125,28 @@ def previous_assistant_turn(session: Session, message: Message) -> str | None:
     return text[:PREVIOUS_TURN_CHARS] if text else None
 
 
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", fold(text)))
-
-
-
-def load_contacts(session: Session, org_id: uuid.UUID | None) -> list[Contact]:
-    """The org's contacts, by name."""
+def load_contacts(session: Session, org_id: uuid.UUID | None) -> ContactIndex:
+    """The org's contacts, by name, indexed for `candidate_contacts`."""
     if org_id is None:
-        return []
-    return list(session.scalars(select(Contact).where(Contact.org_id == org_id).order_by(Contact.name)))
+        return ContactIndex(())
+    return ContactIndex(ContactRow(r.id, r.name, r.kind, r.tax_id, tuple(r.aliases or ())) for r in session.execute(
+        select(Contact.id, Contact.name, Contact.kind, Contact.tax_id, Contact.aliases)
+        .where(Contact.org_id == org_id).order_by(Contact.name)))
 
 
 def candidate_contacts(session: Session, org_id: uuid.UUID | None, text: str,
-                       rows: list[Contact] | None = None) -> list[Contact]:
-    """The org's contacts a fact in `text` may be about (all of them for a small org); `rows` are the
-    org's contacts when the caller already loaded them (the worker does, once per org per batch)."""
+                       contacts: ContactIndex | None = None) -> list[ContactRow]:
+    """The org's contacts a fact in `text` may be about (all of them for a small org, see
+    learning/contact_candidates.py); `contacts` are the org's when the caller already loaded them (the worker
+    does, once per org per batch)."""
     if org_id is None:
         return []
-    rows = load_contacts(session, org_id) if rows is None else rows
-    if len(rows) <= ALL_CONTACTS_UP_TO:
-        return rows
-    words = _words(text)
-    compact = re.sub(r"[\s\-.]", "", text.upper())
-    picked = []
-    for c in rows:
-        names = [c.name, *(c.aliases or [])]
-        significant = {w for n in names for w in _words(n) if w not in NAME_NOISE and len(w) > 2}
-        if (c.tax_id and re.sub(r"[\s\-.]", "", c.tax_id.upper()) in compact) or significant & words:
-            picked.append(c)
-        if len(picked) >= MAX_CONTACTS:
-            break
-    return picked
+    return (load_contacts(session, org_id) if contacts is None else contacts).candidates(text)
 
 
 def extraction_context(session: Session, access: Access, text: str, previous: str | None,
                        today: dt.date | None = None, decision: GateDecision | None = None,
-                       all_contacts: list[Contact] | None = None,
+                       all_contacts: ContactIndex | None = None,
                        conversation_id: uuid.UUID | None = None,
                        sent_at: dt.datetime | None = None,
                        known_to_writers: KnownToWriters | None = None) -> ExtractionContext:
@@ -179,7 +161,7 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
         known_names=names, recent_subjects=recent,
         message=text, previous_assistant=previous,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
-                                    aliases=tuple(c.aliases or ())) for c in contacts),
+                                    aliases=c.aliases) for c in contacts),
         known_attributes=known, today=today or sent_at.date(), reference_time=sent_at,
         gate_category=decision.top_category if decision is not None else None,
         gate_scope=decision.top_scope if decision is not None else None)
@@ -249,16 +231,6 @@ def mentioned_name(text: str) -> str | None:
 
 # --------------------------------------------------------------------------- batches (the outbox worker)
 
-@dataclass(frozen=True)
-class _ContactRow:
-    """A contact read once per batch; plain values, so it outlives the transaction that read it."""
-    id: uuid.UUID
-    name: str
-    kind: str
-    tax_id: str | None
-    aliases: list[str] | None
-
-
 class BatchCache:
     """Per-org reads shared by the messages of one worker batch, each read once instead of per message.
     Exclusions and contacts are not written by the pipeline, so a batch (seconds) may reuse them."""
@@ -325,10 +297,9 @@ class BatchCache:
             self._verdicts[key] = check_text(text, self.exclusions(session, org_id))
         return self._verdicts[key]
 
-    def contacts(self, session: Session, org_id: uuid.UUID | None) -> list:
+    def contacts(self, session: Session, org_id: uuid.UUID | None) -> ContactIndex:
         if org_id not in self._contacts:
-            self._contacts[org_id] = [_ContactRow(c.id, c.name, c.kind, c.tax_id, list(c.aliases or []))
-                                      for c in load_contacts(session, org_id)]
+            self._contacts[org_id] = load_contacts(session, org_id)
         return self._contacts[org_id]
 
 
@@ -519,7 +490,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
 def learn(session: Session, access: Access, org: Organization | None, text: str, backend: ModelBackend, *,
           ledger, previous: str | None = None, source: Source | None = None, today: dt.date | None = None,
           verdict: PolicyVerdict | None = None, decided: tuple[GateDecision, Usage] | None = None,
-          all_contacts: list | None = None, sent_at: dt.datetime | None = None,
+          all_contacts: ContactIndex | None = None, sent_at: dt.datetime | None = None,
           known_to_writers: KnownToWriters | None = None) -> Outcome:
     """Gate, policy, extraction and ladder for one background message. Does not commit.
 
