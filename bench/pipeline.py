@@ -81,8 +81,12 @@ def message(i: int) -> str:
     return CHATTER[i % len(CHATTER)]
 
 
-def setup(db, writers: int = 1) -> tuple[uuid.UUID, list[uuid.UUID]]:
-    """A scratch org with its contacts and `writers` people who may edit every area (the owner and admins)."""
+TRADES = ["Academia", "Clínica", "Ferretería", "Transportes", "Construcciones", "Hierros", "Talleres", "Reformas"]
+
+
+def setup(db, writers: int = 1, address_book: int = 0) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """A scratch org with its contacts and `writers` people who may edit every area (the owner and admins);
+    `address_book` more contacts whose names share the messages' words ("Academia García 17")."""
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
         org, user = scratch_org(s, f"bench {uuid.uuid4().hex[:6]}",
@@ -94,6 +98,8 @@ def setup(db, writers: int = 1) -> tuple[uuid.UUID, list[uuid.UUID]]:
         s.add_all(Membership(org_id=org.id, user_id=u.id, role="admin") for u in users[1:])
         for name in SURNAMES:
             s.add(Contact(org_id=org.id, name=f"Talleres {name} S.L.", kind="customer"))
+        s.add_all(Contact(org_id=org.id, name=f"{TRADES[i % len(TRADES)]} {SURNAMES[i // len(TRADES) % len(SURNAMES)]} "
+                          f"{i}", kind="customer") for i in range(address_book))
         uow.commit()
         return org.id, [u.id for u in users]
 
@@ -359,6 +365,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=20, help="the messages are spread over this many")
     parser.add_argument("--writers", type=int, default=1,
                         help="people writing, each in their own conversations (a batch then learns for several)")
+    parser.add_argument("--address-book", type=int, default=0, metavar="N",
+                        help="N more contacts, whose names share the messages' words (an org's big address book)")
     parser.add_argument("--batch", type=int, default=CLAIM_SIZE, help="rows claimed and gated together")
     parser.add_argument("--scale-out", metavar="COUNTS",
                         help="drain the same backlog with each of these worker counts (e.g. 1,2,4), side by side")
@@ -383,7 +391,7 @@ def main() -> None:
     with db.unit_of_work(SYSTEM) as uow:
         if uow.session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None))):
             sys.exit("the outbox has pending rows: run the bench on a database with no live traffic")
-    org_id, users = setup(db, args.writers)
+    org_id, users = setup(db, args.writers, args.address_book)
     if args.scale_out:
         try:
             scale_out(db, backend, org_id, users, [int(n) for n in args.scale_out.split(",")], args.messages,
