@@ -5,12 +5,13 @@
     python bench/pipeline.py --scale-out 4 --messages 20000 --conversations 400   # the 4-worker soak
     python bench/pipeline.py --messages 1000 --dump learnt.jsonl   # what was learnt, to diff two checkouts
     python bench/pipeline.py --messages 3000 --conversations 200 --writers 50   # a batch learns for many people
+    python bench/pipeline.py --messages 1000 --conversations 50 --address-book 1000 --dump learnt.jsonl  # big book
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR). It
-creates a scratch org with 40 contacts, ingests a realistic mix (about a third carry a fact; the rest
-are questions, orders and small talk), drains the outbox with the real worker code, then removes the
-scratch org. Figures: ingest latency p50/p95 (one message + its outbox row, committed), worker
-throughput in messages/s through embedding, gate, policy, extraction and write.
+creates a scratch org with 40 contacts (`--address-book N`: N more), ingests a realistic mix (about a
+third carry a fact; the rest are questions, orders and small talk), drains the outbox with the real
+worker code, then removes the scratch org. Figures: ingest latency p50/p95 (one message + its outbox row,
+committed), worker throughput in messages/s through embedding, gate, policy, extraction and write.
 
 Workers run `jobs.outbox.drain_batch` (what the RQ job runs) in processes forked after the models
 are loaded, as the RQ worker forks its work horses; `--batch 1` is the message-by-message path.
