@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import lru_cache
 
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
@@ -22,10 +23,10 @@ from memory_core.backends.local_extractor.fallback import (
     writer_statement,
 )
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import Mention, find_mentions, introduced_subjects, name_at
+from memory_core.backends.local_extractor.names import Mention, Pool, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
 from memory_core.backends.local_extractor.subjects import Subject, event_sentence, resolve_contact, sentence_for
-from memory_core.backends.local_extractor.text import Sentence, fold, is_english, name_tokens, normalise_name
+from memory_core.backends.local_extractor.text import Sentence, fold, is_english, normalise_name
 from memory_core.backends.local_extractor.units import asks, units
 from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
@@ -62,7 +63,7 @@ class LocalExtractor:
     def extract(self, context: ExtractionContext) -> tuple[list[Fact], Usage]:
         facts: dict[tuple[str, str], Fact] = {}
         pool = known_subjects(context)
-        keep = frozenset(w for c in pool for n in (c.name, *c.aliases) for w in name_tokens(n))
+        keep = pool.index.keep
         # "Le pagamos a 10 días", "el contacto allí es Marisa", "and they pay at 45 days": the subject named
         # just before, in this message, else in the assistant's previous turn, else the conversation's.
         recent = find_mentions(Sentence.of(context.previous_assistant or ""), pool) or \
@@ -246,31 +247,40 @@ def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:
     return LocalExtractor().extract(context)
 
 
-def known_subjects(context: ExtractionContext) -> tuple[KnownContact, ...]:
+def known_subjects(context: ExtractionContext) -> Pool:
     """The contacts, then the named subjects that are no contact (as kind "named"), for name lookups."""
-    contact_keys = {normalise_name(n) for c in context.contacts for n in (c.name, *c.aliases)}
+    return _known_subjects(context.contacts, context.known_names,
+                           tuple(s for s in context.recent_subjects if s.startswith("name:")))
+
+
+@lru_cache(maxsize=64)
+def _known_subjects(contacts: tuple[KnownContact, ...], known_names: tuple[str, ...],
+                    recent_names: tuple[str, ...]) -> Pool:
+    """Cached: a writer's messages in a batch share their contacts and names, so the pool and its index
+    (names.Pool) are built once, not for every message."""
+    contact_keys = {normalise_name(n) for c in contacts for n in (c.name, *c.aliases)}
     named, seen = [], set()
-    for label in context.known_names:
+    for label in known_names:
         key = normalise_name(label)
         if key and key not in contact_keys and key not in seen:
             seen.add(key)
             named.append(KnownContact(id=key, name=label, kind="named"))
-    for subject in context.recent_subjects:
-        if subject.startswith("name:"):
-            key = normalise_name(subject[len("name:"):])
-            if key and key not in contact_keys and key not in seen:
-                seen.add(key)
-                named.append(KnownContact(id=key, name=subject[len("name:"):], kind="named"))
-    return (*context.contacts, *named)
+    for subject in recent_names:
+        key = normalise_name(subject[len("name:"):])
+        if key and key not in contact_keys and key not in seen:
+            seen.add(key)
+            named.append(KnownContact(id=key, name=subject[len("name:"):], kind="named"))
+    return Pool((*contacts, *named))
 
 
 def carried_over(recent_subjects: tuple[str, ...], pool: tuple[KnownContact, ...]) -> list[Mention]:
     """The subject the conversation was last about, as a mention at no place in the sentence."""
     for subject in recent_subjects[:1]:
         kind, _, ident = subject.partition(":")
+        key = normalise_name(ident) if kind == "name" else None
         for c in pool:
             if (kind == "contact" and c.kind != "named" and c.id == ident) or \
-                    (kind == "name" and c.kind == "named" and c.id == normalise_name(ident)):
+                    (kind == "name" and c.kind == "named" and c.id == key):
                 return [Mention(c, 0, 0, 0.7)]
     return []
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from memory_core.backends.local_extractor.text import LEGAL_SUFFIXES, Sentence, fold, name_tokens, normalise_tax_id
 from memory_core.domain.model_port import KnownContact
@@ -27,37 +28,96 @@ def token_spans(low: str) -> list[tuple[str, int, int]]:
     return [(m.group(), m.start(), m.end()) for m in re.finditer(r"[a-z0-9]+", low)]
 
 
+class Pool(tuple):
+    """Known subjects (contacts, then named subjects) with the index that finds them in a sentence, built once
+    for the pool: a writer may know hundreds of names, and every sentence of every message is looked up in them."""
+
+    @cached_property
+    def index(self) -> _MentionIndex:
+        return _MentionIndex(self)
+
+    def __add__(self, more) -> Pool:
+        """The pool with `more` after it; its index, if built, extended rather than built again."""
+        pool = Pool(tuple(self) + tuple(more))
+        if "index" in self.__dict__:
+            pool.__dict__["index"] = self.index.extended(tuple(more), len(self))
+        return pool
+
+
+class _MentionIndex:
+    """Where each known subject's tax ID, name and alias words are, so a sentence is looked up word by word."""
+
+    def __init__(self, contacts: tuple[KnownContact, ...] = ()):
+        self.by_tax: dict[str, list[KnownContact]] = {}
+        # A name's first word -> (contact's place, name's place, the contact, the name's words), in pool order.
+        self.by_first: dict[str, list[tuple[int, int, KnownContact, tuple[str, ...]]]] = {}
+        self.owners: dict[str, set[str]] = {}  # a distinctive word -> the ids of the subjects whose names have it
+        self.by_id: dict[str, KnownContact] = {}
+        self.named_ids: frozenset[str] = frozenset()
+        self.keep: frozenset[str] = frozenset()  # every word of every name
+        self._add(contacts, 0)
+
+    def extended(self, more: tuple[KnownContact, ...], start: int) -> _MentionIndex:
+        """A copy with `more` added at places start...; this index is left as it is (its lists are not shared)."""
+        out = _MentionIndex()
+        out.by_tax = {k: list(v) for k, v in self.by_tax.items()} if any(c.tax_id for c in more) else dict(self.by_tax)
+        out.by_first, out.owners, out.by_id = dict(self.by_first), dict(self.owners), dict(self.by_id)
+        out.named_ids, out.keep = self.named_ids, self.keep
+        for c in more:
+            for name in (c.name, *c.aliases):
+                wanted = name_tokens(name)
+                if wanted:
+                    out.by_first[wanted[0]] = list(out.by_first.get(wanted[0], ()))
+                for w in wanted:
+                    if w in out.owners:
+                        out.owners[w] = set(out.owners[w])
+        out._add(more, start)
+        return out
+
+    def _add(self, contacts: tuple[KnownContact, ...], start: int) -> None:
+        for ci, c in enumerate(contacts, start):
+            if c.tax_id:
+                self.by_tax.setdefault(normalise_tax_id(c.tax_id), []).append(c)
+            for ni, name in enumerate((c.name, *c.aliases)):
+                wanted = name_tokens(name)
+                if wanted:
+                    self.by_first.setdefault(wanted[0], []).append((ci, ni, c, wanted))
+                for w in wanted:
+                    if len(w) >= 4 and w not in GENERIC_NAME_WORDS and not w.isdigit():
+                        self.owners.setdefault(w, set()).add(c.id)
+            self.by_id[c.id] = c
+        self.named_ids |= {c.id for c in contacts if c.kind == "named"}
+        self.keep |= {w for c in contacts for n in (c.name, *c.aliases) for w in name_tokens(n)}
+
+
+def _index(contacts: tuple[KnownContact, ...]) -> _MentionIndex:
+    return contacts.index if isinstance(contacts, Pool) else _MentionIndex(contacts)
+
+
 def find_mentions(s: Sentence, contacts: tuple[KnownContact, ...]) -> list[Mention]:
     """Every contact named in the sentence: by tax ID, full name or alias, or one distinctive word."""
+    index = _index(contacts)
     found: list[Mention] = []
     for m in re.finditer(r"\b[A-Z0-9][A-Z0-9.\-]{6,14}[A-Z0-9]\b", s.text.upper()):
         tax = normalise_tax_id(m.group())
-        for c in contacts:
-            if c.tax_id and len(tax) >= 8 and normalise_tax_id(c.tax_id) == tax:
-                found.append(Mention(c, m.start(), m.end(), 0.95))
+        if len(tax) >= 8:
+            found.extend(Mention(c, m.start(), m.end(), 0.95) for c in index.by_tax.get(tax, ()))
     tokens = token_spans(s.low)
     words = [t for t, _, _ in tokens]
-    for c in contacts:
-        for name in (c.name, *c.aliases):
-            wanted = list(name_tokens(name))
+    named = []
+    for i, word in enumerate(words):
+        for ci, ni, c, wanted in index.by_first.get(word, ()):
             n = len(wanted)
-            for i in range(len(words) - n + 1) if n else ():
-                if words[i: i + n] == wanted:
-                    found.append(Mention(c, tokens[i][1], tokens[i + n - 1][2], 0.9))
+            if tuple(words[i: i + n]) == wanted:
+                named.append((ci, ni, i, Mention(c, tokens[i][1], tokens[i + n - 1][2], 0.9)))
+    found.extend(m for *_, m in sorted(named, key=lambda t: t[:3]))  # by subject, its name, then place
     if found:
         return found
     # "García" for "Talleres García": a capitalised, distinctive word that only one contact has.
-    owners: dict[str, set[str]] = {}
-    for c in contacts:
-        for name in (c.name, *c.aliases):
-            for w in name_tokens(name):
-                if len(w) >= 4 and w not in GENERIC_NAME_WORDS and not w.isdigit():
-                    owners.setdefault(w, set()).add(c.id)
-    by_id = {c.id: c for c in contacts}
     for word, start, end in tokens:
-        ids = owners.get(word, set())
+        ids = index.owners.get(word, ())
         if len(ids) == 1 and s.text[start].isupper():
-            contact = by_id[next(iter(ids))]
+            contact = index.by_id[next(iter(ids))]
             if not _other_name_around(s, start, end, contact):
                 found.append(Mention(contact, start, end, 0.75))
     return found
@@ -128,7 +188,7 @@ def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...]) -> tuple[K
     out = []
     for text, start, _end in name_runs(s, 0, len(s.text)):
         key = " ".join(name_tokens(text))
-        if not key or any(c.kind == "named" and c.id == key for c in known):
+        if not key or key in _index(known).named_ids:
             continue
         company = looks_like_company(text)
         if company or (business and (start > 0 or " " in text)):
