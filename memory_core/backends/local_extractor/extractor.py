@@ -249,7 +249,7 @@ def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:
 
 def known_subjects(context: ExtractionContext) -> Pool:
     """The contacts, then the named subjects that are no contact (as kind "named"), for name lookups."""
-    return _known_subjects(context.contacts, context.known_names,
+    return _known_subjects(tuple(context.contacts), tuple(context.known_names),
                            tuple(s for s in context.recent_subjects if s.startswith("name:")))
 
 
