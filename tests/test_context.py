@@ -8,11 +8,11 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete, select, text
+from sqlalchemy import delete, insert, select, text
 
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import NotFound
-from memory_core.domain.models import Memory, MemoryTrace, TraceItem
+from memory_core.domain.models import Contact, Memory, MemoryTrace, TraceItem
 from memory_core.reading.context import age_weight, assemble_context, is_trivial, memories_for_subjects, record_usage
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
@@ -161,6 +161,28 @@ def test_a_turn_goes_on_about_the_contact_its_conversation_named_by_one_word_of_
     conv = factory.conversation(world.org, marta)
     factory.message(conv, "Esta mañana he hablado con Olano")
     assert debt.id not in world.turn(question, user=marta, conv=conv).memory_ids
+
+
+def test_a_turn_finds_the_contact_it_names_among_hundreds_sharing_its_words_and_by_an_alias(world, factory,
+                                                                                             system_session):
+    """An address book of 300 workshops: "Talleres Ybarra" is the one holding both words, and "Olano" is the alias
+    of Hierros del Norte. Each turn offers the named contact's memory."""
+    _crowd_profile(world)
+    system_session.execute(insert(Contact), [{"org_id": world.org.id, "kind": "customer", "aliases": [],
+                                              "name": f"Talleres {surname} {i}"}
+                                             for i in range(150) for surname in ("Alonso", "Ybarrola")])
+    ybarra = factory.contact(world.org, name="Talleres Ybarra S.L.", tax_id=None)
+    norte = factory.contact(world.org, name="Hierros del Norte S.A.", tax_id=None, aliases=["Olano"])
+    debt = world.remember("Talleres Ybarra nos debe la factura de marzo", attribute="deuda", value="1.200 euros",
+                          category="customer", subject=f"contact:{ybarra.id}", area="contacts", confidence=0.3)
+    term = world.remember("Hierros del Norte paga a 45 días", attribute="plazo_pago", value="45 días",
+                          category="customer", subject=f"contact:{norte.id}", area="contacts", confidence=0.3)
+    question = "¿Y qué más tenemos pendiente?"
+    factory.message(world.conv, "Esta mañana he hablado con Talleres Ybarra")
+    assert debt.id in world.turn(question).memory_ids
+    conv = factory.conversation(world.org, world.owner)
+    factory.message(conv, "Luego llamo a Olano")
+    assert term.id in world.turn(question, conv=conv).memory_ids
 
 
 @pytest.mark.parametrize("sentence, value, subject, question", [

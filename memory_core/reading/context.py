@@ -365,7 +365,7 @@ def _subjects_statement(form: tuple):
 def subject_memories(session: Session, access: Access, subjects: Sequence[str], per_subject: int,
                      patterns: Sequence[str] = ()) -> list[Row]:
     """The first `per_subject` × subjects visible active memories of the `subjects` and of the visible contacts
-    whose folded name matches one of the `patterns` (regular expressions), pinned, most confident, newest first
+    whose name, alias or tax ID holds one of the words `patterns`, pinned, most confident, newest first
     (then by id), read subject by subject in an index's order: one statement (reading/subject_query.py)."""
     with sorting_disabled(session):
         return records(read_rows(session, _subjects_statement(shape(access)), template_params(access) | {
@@ -548,8 +548,8 @@ MAX_NAMES = 12
 
 
 def named_subjects(texts: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The subjects the texts may name: subjects remembered by name ("name:lucia sanchis"), and the patterns
-    that find the visible contacts named (whole words of their name or an alias, so "Olano" is "Hierros Olano";
+    """The subjects the texts may name: subjects remembered by name ("name:lucia sanchis"), and the words that
+    find the visible contacts named (a word of their name or an alias, so "Olano" is "Hierros Olano";
     subject_memories reads them)."""
     names: dict[str, None] = {}
     for text in texts:
@@ -559,7 +559,7 @@ def named_subjects(texts: Sequence[str]) -> tuple[list[str], list[str]]:
                 names[" ".join(words)] = None
                 names.update((w, None) for w in words)
     candidates = list(names)[:MAX_NAMES]
-    return [f"name:{c}" for c in candidates], [r"\m" + re.escape(c) + r"\M" for c in candidates]
+    return [f"name:{c}" for c in candidates], list(dict.fromkeys(w for c in candidates for w in c.split()))
 
 
 def _conversation_statement():
