@@ -4,8 +4,9 @@
 
 For each size N a scratch org gets N contacts whose names share words ("Talleres Ruiz 17", "Academia García
 230") and an owner who asks about one of them by name, by an alias's word or by a word of its name. Each
-named contact has a payment term stored. Prints `assemble_context` p50/p95 (ms, one process, the turns
-alternating between the sizes) and how many blocks held the named contact's term. The scratch orgs are removed.
+named contact has a payment term stored. Prints `assemble_context` and `search` p50/p95 (ms, one process, the
+turns alternating between the sizes), how many blocks held the named contact's term and how many searches found
+the contact. The scratch orgs are removed.
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR).
 """
@@ -21,15 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy import insert  # noqa: E402
+from sqlalchemy import create_engine, insert, text  # noqa: E402
 
 from evals.scratch import remove_scratch, scratch_org  # noqa: E402
-from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
+from memory_core.adapters.config import get_settings  # noqa: E402
+from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends.local_embedder import LocalEmbedder  # noqa: E402
 from memory_core.domain.access import load_access  # noqa: E402
 from memory_core.domain.models import Contact, Conversation, Memory  # noqa: E402
 from memory_core.reading.context import assemble_context  # noqa: E402
+from memory_core.reading.search import search  # noqa: E402
 
 TRADES = ["Academia", "Clínica", "Ferretería", "Transportes", "Construcciones", "Hierros", "Talleres", "Reformas"]
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
@@ -44,17 +47,19 @@ def filler(i: int) -> str:
     return f"{TRADES[i % len(TRADES)]} {SURNAMES[i // len(TRADES) % len(SURNAMES)]} {i}"
 
 
-def load(db, size: int, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID]:
+def load(db, size: int, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID, dict[str, uuid.UUID]]:
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
         org, owner = scratch_org(s, f"bench address book {size} {uuid.uuid4().hex[:6]}",
                                  owner_email=f"bench-{uuid.uuid4().hex}@bench.memoria.invalid", owner_name="Bench")
         s.execute(insert(Contact), [{"org_id": org.id, "kind": "customer", "aliases": [], "name": filler(i)}
                                     for i in range(size - len(NAMED))])
+        ids = {}
         for name, alias, term in NAMED:
             contact = Contact(org_id=org.id, name=name, kind="customer", aliases=[alias])
             s.add(contact)
             s.flush()
+            ids[name] = contact.id
             sentence = f"{name} paga a {term}."
             s.add(Memory(org_id=org.id, level="shared", area="contacts", category="customer",
                          subject=f"contact:{contact.id}", attribute="plazo_pago", value=term, sentence=sentence,
@@ -64,7 +69,7 @@ def load(db, size: int, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid.UUID, 
         s.add(conv)
         s.flush()
         uow.commit()
-        return org.id, owner.id, conv.id
+        return org.id, owner.id, conv.id, ids
 
 
 def main() -> None:
@@ -77,33 +82,46 @@ def main() -> None:
     embedder = LocalEmbedder()
     sizes = [int(x) for x in args.sizes.split(",")]
     orgs = {n: load(db, n, embedder) for n in sizes}
-    took: dict[int, list[float]] = {n: [] for n in sizes}
-    found: dict[int, int] = dict.fromkeys(sizes, 0)
+    # As autovacuum would soon after an import: the planner then knows how many contacts each org has.
+    with create_engine(resolve_urls(get_settings()).owner).connect() as owner:
+        owner.execute(text("analyze contacts"))
+        owner.execute(text("analyze memories"))
+        owner.commit()
+    took: dict[str, dict[int, list[float]]] = {call: {n: [] for n in sizes} for call in ("block", "search")}
+    found: dict[str, dict[int, int]] = {call: dict.fromkeys(sizes, 0) for call in ("block", "search")}
     rng = random.Random(5)
     try:
         for turn in range(args.turns + 5):
             name, alias, term = NAMED[turn % len(NAMED)]
             question = rng.choice(QUESTIONS).format(name=name.rsplit(" ", 1)[0] if "." in name else name, alias=alias)
             for n in sizes:
-                org_id, user_id, conv_id = orgs[n]
+                org_id, user_id, conv_id, ids = orgs[n]
                 with db.unit_of_work(SYSTEM) as uow:
                     access = load_access(uow.session, org_id, user_id=user_id)
                 with db.unit_of_work(access.scope()) as uow:
                     started = time.perf_counter()
                     block = assemble_context(uow.session, access, conv_id, question, embed=embedder.embed,
                                              embed_model=embedder.model_name)
-                    elapsed = (time.perf_counter() - started) * 1000
+                    in_block = (time.perf_counter() - started) * 1000
                     uow.commit()
+                with db.unit_of_work(access.scope()) as uow:
+                    started = time.perf_counter()
+                    hits = search(uow.session, access, question, embed=embedder.embed, embed_model=embedder.model_name)
+                    in_search = (time.perf_counter() - started) * 1000
                 if turn >= 5:  # the first turns warm each org's plans and pages
-                    took[n].append(elapsed)
-                    found[n] += term in block.text
-        print(f"{'contacts':>8} {'p50 ms':>7} {'p95 ms':>7} {'term in block':>14}")
+                    took["block"][n].append(in_block)
+                    took["search"][n].append(in_search)
+                    found["block"][n] += term in block.text
+                    found["search"][n] += any(h.id == ids[name] for h in hits)
+        print(f"{'contacts':>8} {'call':<7} {'p50 ms':>7} {'p95 ms':>7} {'found':>8}")
         for n in sizes:
-            values = sorted(took[n])
-            p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
-            print(f"{n:>8} {statistics.median(values):>7.1f} {p95:>7.1f} {found[n]:>9}/{len(values)}")
+            for call in ("block", "search"):
+                values = sorted(took[call][n])
+                p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
+                print(f"{n:>8} {call:<7} {statistics.median(values):>7.1f} {p95:>7.1f} "
+                      f"{found[call][n]:>4}/{len(values)}")
     finally:
-        for org_id, user_id, _ in orgs.values():
+        for org_id, user_id, _, _ in orgs.values():
             remove_scratch(db, org_id, [user_id])
 
 

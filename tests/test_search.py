@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import func, insert, select, text
 
 from memory_core.domain.access import load_access
-from memory_core.domain.models import Document, Memory
+from memory_core.domain.models import Contact, Document, Memory
 from memory_core.reading.search import index_document, remove_document, retrieve, search
 
 
@@ -69,6 +69,32 @@ def test_misspelt_name_still_finds_the_customer(database, system_session, garcia
     org, owner, marta, c = garcia_org
     hits = _search(database, system_session, org, owner, "Talleres Garsia", embedder, kinds=["contact"])
     assert hits and hits[0].id == c.id and "trigram" in hits[0].ranks
+
+
+def test_a_big_address_book_is_searched_by_name_through_its_indexes_typos_and_aliases_too(
+        database, system_session, factory, embedder):
+    """3,100 contacts (more than search scores one by one): a misspelt name, an alias and a name's words still
+    find their contact first, each read through the contacts' trigram and text indexes."""
+    org = factory.org("Agenda grande")
+    owner = factory.member(org, role="owner")
+    system_session.execute(insert(Contact), [{"org_id": org.id, "kind": "customer", "aliases": [],
+                                              "name": f"{trade} {surname} {i}"} for i in range(775)
+                                             for trade, surname in (("Transportes", "Ruiz"), ("Talleres", "López"),
+                                                                    ("Academia", "Lozano"), ("Clínica", "Lorenzo"))])
+    lopez = factory.contact(org, name="Transportes López S.L.", tax_id=None)
+    norte = factory.contact(org, name="Hierros del Norte S.A.", tax_id=None, aliases=["Olano"])
+    system_session.commit()
+    assert system_session.scalar(select(func.count()).select_from(Contact).where(Contact.org_id == org.id)) > 3_000
+    for query, wanted in (("Trasportes Lopes", lopez), ("transportes lópez", lopez), ("Olano", norte),
+                          ("¿cuándo paga Hierros del Norte?", norte)):
+        hits = _search(database, system_session, org, owner, query, embedder)
+        assert hits and (hits[0].kind, hits[0].id) == ("contact", wanted.id), query
+    # The full-text retriever reads the contact holding both words, not the first 300 holding either.
+    access = load_access(system_session, org.id, user_id=owner.id)
+    with database.unit_of_work(access.scope()) as uow:
+        found = retrieve(uow.session, access, "transportes lópez", per_retriever=10, embed=embedder.embed,
+                         embed_model=embedder.model_name, retrievers=["fts", "vector"])["fts"]
+    assert found[0].id == lopez.id
 
 
 def test_phone_principal_linked_to_a_user_sees_that_users_memories(database, system_session, factory, embedder):

@@ -209,6 +209,8 @@ def date_range(query: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
 # rows, building and hashing these statements cost as much as running them.
 Q_WORDS = bindparam("q_words", type_=Text)
 Q_TEXT = bindparam("q_text", type_=Text)
+# The query's words one by one, for the trigram index of names (_may_be_named); unused ones are NULL.
+Q_NAME_WORDS = tuple(bindparam(f"q_name_word_{i}", type_=Text) for i in range(TRIGRAM_MAX_WORDS))
 Q_VECTOR = bindparam("q_vector", type_=BinaryVector())  # float32s in binary: as text, 0.5 ms a call to write
 Q_MODEL = bindparam("q_model", type_=String)
 Q_TOKENS = bindparam("q_tokens", expanding=True)
@@ -389,12 +391,21 @@ def _names_similarity(src: _Source, uq, both_ways: bool):
     return func.greatest(*parts) if len(parts) > 1 else parts[0]
 
 
+def _may_be_named(src: _Source):
+    """Rows a name search can find through the table's indexes, not by scoring every name: a word of the query
+    similar to a word of a name (each `<%` its trigram index), or sharing a stem with its name, alias or tax ID
+    (the text index). For a principal with many rows (thousands of contacts); one with few has every name scored."""
+    return or_(src.model.search_tsv.op("@@")(_or_tsquery(Q_WORDS)),
+               *(word.op("<%")(col) for col in src.name_cols for word in Q_NAME_WORDS))
+
+
 def _trigram_stmt(who, src: _Source, kinds, k: int, small: bool = False):
     """`small`: as in _fts_stmt, the principal's few long texts are matched one by one, not through the
-    trigram index."""
+    trigram index; a big principal's names are scored only where `_may_be_named` finds them."""
     if src.name_cols:
         score = _names_similarity(src, _unaccent_lower(Q_TEXT), both_ways=True)
-        inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
+        where = src.where(who, kinds) + ([] if small else [_may_be_named(src)])
+        inner = select(*_ident(src), score.label("s")).where(*where).subquery()
         return (select(inner.c.id, inner.c.kind, inner.c.s, literal(0.0, Float).label("x"))
                 .where(inner.c.s >= NAME_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
     # "<%" can use the trigram GIN index; its threshold is set once per transaction (see _KNOBS).
@@ -404,10 +415,11 @@ def _trigram_stmt(who, src: _Source, kinds, k: int, small: bool = False):
             .order_by(sql_text("s desc")).limit(k))
 
 
-def _name_stmt(who, src: _Source, kinds, k: int):
-    """Short queries are lookups: the contact or record whose name covers the query."""
+def _name_stmt(who, src: _Source, kinds, k: int, small: bool = False):
+    """Short queries are lookups: the contact or record whose name covers the query (`small`: see _trigram_stmt)."""
     score = _names_similarity(src, _unaccent_lower(Q_TEXT), both_ways=False)
-    inner = select(*_ident(src), score.label("s")).where(*src.where(who, kinds)).subquery()
+    where = src.where(who, kinds) + ([] if small else [_may_be_named(src)])
+    inner = select(*_ident(src), score.label("s")).where(*where).subquery()
     return (select(inner.c.id, inner.c.kind, inner.c.s, literal(0.0, Float).label("x"))
             .where(inner.c.s >= NAME_LOOKUP_SIMILARITY).order_by(inner.c.s.desc()).limit(k))
 
@@ -588,7 +600,8 @@ def _statement(retriever: str, form: tuple, kinds: tuple[str, ...], k: int, deta
         stmts = [_trigram_stmt(who, src, kinds, k, f"small:{src.kind}" in detail) for src in sources
                  if src.name_cols or src.kind not in detail]
     elif retriever == "name":
-        stmts = [_name_stmt(who, src, kinds, k) for src in sources if src.model is Contact]
+        stmts = [_name_stmt(who, src, kinds, k, f"small:{src.kind}" in detail) for src in sources
+                 if src.model is Contact]
     elif retriever == "exact":
         stmts = [_exact_stmt(who, src, kinds, detail[0], k) for src in sources]
     elif retriever == "date":
@@ -683,6 +696,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     params = template_params(access) | {"q_words": words, "q_text": query,
                                         "q_model": embed_model, "q_tokens": tokens}
     params |= {f"q_token_{i}": t for i, t in enumerate(tokens)}
+    name_words = [w for w in _WORD.findall(query) if len(w) >= 3][:TRIGRAM_MAX_WORDS]
+    params |= {f"q_name_word_{i}": name_words[i] if i < len(name_words) else None for i in range(TRIGRAM_MAX_WORDS)}
     # A principal counted in a table a moment ago is not counted again (reading/principal_size.py). The
     # contacts, which have no vectors, are counted for their text statements (`small` below).
     size_keys = {src.kind: (access.org_id, access.principal, access.read_areas, src.kind, embed_model, EXACT_SCAN_MAX)
@@ -716,7 +731,10 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     if "fts" in retrievers and words:
         # The costliest retriever runs beside the others (adapters.beside): a big org's principal's search p50/p95
         # 37.1/62.6 -> 30.9/42.3 ms, a typical one's 10.0/15.2 -> 9.8/14.9 (bench/turns_ab.py, 2026-12-04).
-        fts_detail = big + ((org_mode,) if org_indexed and "memory" in big else ()) \
+        # A big address book (or set of documents) is read as big too: rows holding every word, then each word's
+        # share, not the first rows holding any word (which could leave out the one the query names).
+        big_text = tuple(kind for kind, n in found.items() if n > EXACT_SCAN_MAX and kind not in big)
+        fts_detail = big + big_text + ((org_mode,) if org_indexed and "memory" in big else ()) \
             + ((message_mode,) if message_mode else ()) + small
         fts = beside(session, partial(_run_text, _statement("fts", form, kinds, k, fts_detail), dict(params),
                                       custom=not all_small))
@@ -724,7 +742,7 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
         if "trigram" in retrievers and (len(_WORD.findall(query)) <= TRIGRAM_MAX_WORDS):
             out["trigram"] = _run(session, _statement("trigram", form, kinds, k, big + small), params)
         if "name" in retrievers and len(_WORD.findall(query)) <= NAME_LOOKUP_MAX_WORDS:
-            out["name"] = _run(session, _statement("name", form, kinds, k), params)
+            out["name"] = _run(session, _statement("name", form, kinds, k, small), params)
         if "exact" in retrievers and tokens:
             out["exact"] = _run(session, _statement("exact", form, kinds, k, (len(tokens),)), params)
     if isinstance(now, Future):
