@@ -97,6 +97,10 @@ Embed = Callable[[list[str]], list[list[float]]]
 # names keep it). Counting stops at EXACT_SCAN_MAX + 1, so a big principal is never counted whole.
 # Measured on the scale bench, an exact scan of 3,000 inline vectors stays under ~15 ms.
 EXACT_SCAN_MAX = 3_000
+# Scoring a name against the query costs ~40 µs a row (four trigram similarities and the aliases): a principal
+# with more contacts (or records) than this has only those the name indexes find scored (_may_be_named). At
+# 1,000 contacts, scoring them all made a search 55 ms against 13 at 40 (bench/address_book.py).
+NAME_SCAN_MAX = 200
 HNSW_EF_SEARCH = 200
 # The HNSW walk stops after this many visible rows, re-sorted exactly: a relaxed-order walk that
 # stopped at k could miss a closer row found later. Each row it visits costs a heap read for the
@@ -725,7 +729,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
     # The retrievers that match the query's text plan for its words (planner.custom_plans); the others may
     # run their statement's generic plan. So may they where every table they read holds few of the principal's
     # rows (counted): those are matched one by one, whatever the words (_fts_stmt).
-    small = tuple(f"small:{kind}" for kind, n in found.items() if n <= EXACT_SCAN_MAX)
+    few = {src.kind: NAME_SCAN_MAX if src.name_cols else EXACT_SCAN_MAX for src in sources}
+    small = tuple(f"small:{kind}" for kind, n in found.items() if n <= few[kind])
     all_small = not tokens and all(f"small:{src.kind}" in small for src in _sources(kinds))
     fts = None
     if "fts" in retrievers and words:
