@@ -363,13 +363,13 @@ def _subjects_statement(form: tuple):
 
 
 def subject_memories(session: Session, access: Access, subjects: Sequence[str], per_subject: int,
-                     patterns: Sequence[str] = ()) -> list[Row]:
+                     words: Sequence[str] = ()) -> list[Row]:
     """The first `per_subject` × subjects visible active memories of the `subjects` and of the visible contacts
-    whose name, alias or tax ID holds one of the words `patterns`, pinned, most confident, newest first
+    whose name, alias or tax ID holds one of the `words`, pinned, most confident, newest first
     (then by id), read subject by subject in an index's order: one statement (reading/subject_query.py)."""
     with sorting_disabled(session):
         return records(read_rows(session, _subjects_statement(shape(access)), template_params(access) | {
-            subject_query.SUBJECTS: list(subjects), subject_query.PATTERNS: list(patterns),
+            subject_query.SUBJECTS: list(subjects), subject_query.WORDS: list(words),
             subject_query.PER_SUBJECT: per_subject}))
 
 
@@ -695,9 +695,9 @@ def _assemble(session: Session, access: Access, conversation_id: uuid.UUID | Non
         lang = block_language(session, access, [message_text or "", *recent], language,
                               conv.org_language if conv is not None else _UNREAD)
         core, candidates = _visible_memories(session, access, today)
-        named, patterns = named_subjects([message_text or "", *recent]) \
+        named, name_words = named_subjects([message_text or "", *recent]) \
             if not is_trivial(message_text or "") else ([], [])
-        of_subjects = subject_memories(session, access, named, PER_SUBJECT, patterns) if named else []
+        of_subjects = subject_memories(session, access, named, PER_SUBJECT, name_words) if named else []
     words = WORDS[lang]
     related_header = RELATED_HEADERS[lang]
 

@@ -3,7 +3,7 @@
 The related section offers, after the message's own hits, a few memories of each subject the conversation
 named lately (context._related): the first PER_SUBJECT × subjects visible active memories of those subjects by
 pinned, confidence, newest, id. The subjects are those the caller names (`subjects`) and the visible contacts
-whose name, alias or tax ID holds one of the words `subject_patterns` ("Olano" is "Hierros Olano"), those holding
+whose name, alias or tax ID holds one of the words `subject_words` ("Olano" is "Hierros Olano"), those holding
 the most first, found by the same statement through the contacts' text index: one round trip for both. Written
 as one query over the whole visibility rule, PostgreSQL fetched every visible row of the subjects to sort them (a
 customer of a big org holds thousands). Here the rule is read as
@@ -27,7 +27,7 @@ from memory_core.domain.models import Contact, Memory
 from memory_core.domain.vocabulary import TEXT_SEARCH_CONFIG
 
 SUBJECTS = "subjects"
-PATTERNS = "subject_patterns"
+WORDS = "subject_words"
 PER_SUBJECT = "per_subject"
 
 
@@ -38,7 +38,7 @@ def order_keys():
 
 def subjects_statement(form: tuple, columns: Sequence, max_contacts: int):
     """The first `per_subject` × subjects visible active memories of the `subjects` and of the visible contacts
-    whose folded name matches one of the `subject_patterns` (at most `max_contacts` of them), in order_keys' order,
+    whose name, alias or tax ID holds one of the `subject_words` (at most `max_contacts` of them), in order_keys' order,
     for principals of one access form (access.shape; run with access.template_params and the three bound values)."""
     who = template(form)
     active = Memory.status == literal_column("'active'")
@@ -47,7 +47,7 @@ def subjects_statement(form: tuple, columns: Sequence, max_contacts: int):
     # The contacts' text index (name, tax ID, aliases), not a pattern tried on every name: an org may have thousands.
     # The words go as "w1 or w2 ...", which websearch_to_tsquery reads as alternatives and never rejects.
     words = func.websearch_to_tsquery(literal_column(f"'{TEXT_SEARCH_CONFIG}'::regconfig"),
-                                      func.array_to_string(bindparam(PATTERNS, type_=ArrayParam("varchar")), " or "))
+                                      func.array_to_string(bindparam(WORDS, type_=ArrayParam("varchar")), " or "))
     contacts = (select(literal_column("'contact:'").op("||")(cast(Contact.id, String)))
                 .where(contact_visible(who), Contact.search_tsv.op("@@")(words))
                 .order_by(func.ts_rank(Contact.search_tsv, words).desc(), Contact.id)  # the most words first
