@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import create_engine, insert, text  # noqa: E402
 
+from bench.percentiles import pct  # noqa: E402
 from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
@@ -116,9 +117,8 @@ def main() -> None:
         print(f"{'contacts':>8} {'call':<7} {'p50 ms':>7} {'p95 ms':>7} {'found':>8}")
         for n in sizes:
             for call in ("block", "search"):
-                values = sorted(took[call][n])
-                p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
-                print(f"{n:>8} {call:<7} {statistics.median(values):>7.1f} {p95:>7.1f} "
+                values = took[call][n]
+                print(f"{n:>8} {call:<7} {statistics.median(values):>7.1f} {pct(values, 0.95):>7.1f} "
                       f"{found[call][n]:>4}/{len(values)}")
     finally:
         for org_id, user_id, _, _ in orgs.values():

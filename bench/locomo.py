@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from locomo_learn import sessions_of, turn_text  # noqa: E402  (beside this file)
 from sqlalchemy import insert  # noqa: E402
 
+from bench.percentiles import pct  # noqa: E402
 from evals.scratch import remove_scratch, scratch_org  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database  # noqa: E402
 from memory_core.adapters.migrate import migrate  # noqa: E402
@@ -75,11 +76,6 @@ def load(db, name: str, turns, embedder: LocalEmbedder) -> tuple[uuid.UUID, uuid
 
 def remove(db, org_id: uuid.UUID, user_id: uuid.UUID) -> None:
     remove_scratch(db, org_id, [user_id])
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return round(values[min(len(values) - 1, int(p * len(values)))], 1) if values else 0.0
 
 
 def run(data_dir: Path, conversations: int | None) -> dict:

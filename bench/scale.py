@@ -48,6 +48,7 @@ import psycopg  # noqa: E402
 from pgvector.psycopg import register_vector  # noqa: E402
 from sqlalchemy import func, make_url, select, text  # noqa: E402
 
+from bench.percentiles import pct  # noqa: E402
 from jobs.org_indexes import refresh_org_indexes  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
 from memory_core.adapters.heap import freeze_heap  # noqa: E402
@@ -210,11 +211,6 @@ def generate(args, sentences: list[str], pool: np.ndarray) -> dict:
         timings["indexes_s"] = round(time.perf_counter() - t3, 1)
     timings["total_s"] = round(time.perf_counter() - t0, 1)
     return timings
-
-
-def _pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return round(values[min(len(values) - 1, int(p * len(values)))], 1) if values else 0.0
 
 
 def _exact_top(session, access, model, visible, vector: np.ndarray, k: int = 10) -> list[uuid.UUID]:
@@ -394,7 +390,7 @@ def measure(args, sentences: list[str], pool: np.ndarray) -> dict:
         "principals_measured": {"typical": len(principals), "big_org": len(sample) - len(principals)},
         "big_org_active_memories": big_memories,
         "big_org_has_its_own_indexes": big in indexed_orgs_now(),
-        "latency_ms": {name: {"p50": round(statistics.median(v), 1) if v else None, "p95": _pct(v, 0.95)}
+        "latency_ms": {name: {"p50": round(statistics.median(v), 1) if v else None, "p95": pct(v, 0.95)}
                        for name, v in lat.items()},
         "vector_recall_at_10_vs_exact": {name: round(statistics.mean(v), 4) if v else None
                                          for name, v in recall.items()},

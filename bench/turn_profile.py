@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import psycopg  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 
+from bench.percentiles import pct  # noqa: E402
 from bench.process_cpu import postmaster_pid, tree_cpu_and_disk  # noqa: E402
 from memory_core.adapters.config import get_settings  # noqa: E402
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls  # noqa: E402
@@ -62,11 +63,6 @@ def kind_of(statement: str) -> str:
         if pattern.search(statement):
             return name
     return "memories by id" if "FROM memories" in statement else "other"
-
-
-def _pct(values, p):
-    values = sorted(values)
-    return round(values[min(len(values) - 1, int(p * len(values)))], 1) if values else 0.0
 
 
 def main() -> None:
@@ -206,12 +202,12 @@ def main() -> None:
         kinds = {}
         for kind, values in sorted(wall[call].items(), key=lambda kv: -statistics.median(kv[1])):
             p = plan[call].get(kind)
-            kinds[kind] = {"wall_p50": round(statistics.median(values), 1), "wall_p95": _pct(values, 0.95)}
+            kinds[kind] = {"wall_p50": round(statistics.median(values), 1), "wall_p95": pct(values, 0.95)}
             if p and p["planning"]:
                 kinds[kind] |= {"plan_p50": round(statistics.median(p["planning"]), 1),
                                 "exec_p50": round(statistics.median(p["execution"]), 1)}
         report["calls"][call] = {"total_p50": round(statistics.median(totals[call]), 1),
-                                 "total_p95": _pct(totals[call], 0.95), "by_statement": kinds,
+                                 "total_p95": pct(totals[call], 0.95), "by_statement": kinds,
                                  "cpu_ms": {"this process": round(statistics.mean(c for c, _ in cpu[call]), 1),
                                             "postgresql": round(statistics.mean(g for _, g in cpu[call]), 1)}}
         # The calls that made PostgreSQL read from storage (rows in neither its buffers nor the OS's cache), apart:
@@ -220,11 +216,11 @@ def main() -> None:
         report["calls"][call]["storage"] = {
             "calls_reading": len(totals[call]) - len(unread), "kb_a_call": round(statistics.mean(disk[call]), 1),
             "p50_without_reads": round(statistics.median(unread), 1) if unread else None,
-            "p95_without_reads": _pct(unread, 0.95) if unread else None}
+            "p95_without_reads": pct(unread, 0.95) if unread else None}
         for name, wanted in (("first_turns", True), ("later_turns", False)):
             took = [t for t, f in zip(totals[call], first[call], strict=True) if f is wanted]
             report["calls"][call][name] = {"n": len(took), "p50": round(statistics.median(took), 1) if took else None,
-                                           "p95": _pct(took, 0.95) if took else None}
+                                           "p95": pct(took, 0.95) if took else None}
     for call, calls in turns.items():
         for took, per, query, n, kb in sorted(calls, key=lambda t: -t[0])[:args.tail]:
             parts = sorted(per.items(), key=lambda kv: -kv[1])

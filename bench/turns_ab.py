@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from percentiles import pct  # beside this file
+
 CALLS = ("assemble_context", "search")
 
 
@@ -88,11 +90,6 @@ def side(tree: str, big: bool, seed: int) -> None:
         conn.execute("delete from memory_traces where id = any(%s)", [[t for t in traces if t]])
 
 
-def _pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return round(xs[min(len(xs) - 1, int(q * len(xs)))], 1)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("base", nargs="?", help="the old checkout")
@@ -135,10 +132,10 @@ def main() -> None:
     for call in CALLS:
         old, new = got[call]["old"], got[call]["new"]
         ratios = [n[0] / o[0] for o, n in zip(old, new, strict=True)]
-        print(f"{call:17} {_pct([o[0] for o in old], .5):>8} {_pct([n[0] for n in new], .5):>8} "
-              f"{_pct([o[0] for o in old], .95):>8} {_pct([n[0] for n in new], .95):>8} "
+        print(f"{call:17} {pct([o[0] for o in old], .5):>8} {pct([n[0] for n in new], .5):>8} "
+              f"{pct([o[0] for o in old], .95):>8} {pct([n[0] for n in new], .95):>8} "
               f"{statistics.median(ratios):>8.3f} {sum(r < 1 for r in ratios):>5} of {len(ratios):<4} "
-              f"{_pct([o[1] for o in old], .5):>8} {_pct([n[1] for n in new], .5):>8}")
+              f"{pct([o[1] for o in old], .5):>8} {pct([n[1] for n in new], .5):>8}")
 
 
 if __name__ == "__main__":
