@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory_core.domain.text import fold
-from memory_core.learning.subjects import NAME_NOISE
+from memory_core.learning.subjects import significant_words
 
 # Orgs with at most this many contacts send them all to the extractor; bigger ones send only those the message
 # names (by tax ID, name or alias, or a word of one), so a prompt never carries a whole address book.
@@ -46,7 +46,9 @@ def words_of(text: str) -> set[str]:
 
 
 def _significant(name: str) -> frozenset[str]:
-    return frozenset(w for w in words_of(name) if w not in NAME_NOISE and len(w) > 2)
+    """The name's significant words (learning.subjects) of three letters or more: a two-letter word is shared by
+    too many names to pick a contact by."""
+    return frozenset(w for w in significant_words(name) if len(w) > 2)
 
 
 def _compact_tax(value: str) -> str:
