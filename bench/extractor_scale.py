@@ -3,8 +3,8 @@
     python bench/extractor_scale.py [--sizes 0,50,200,500] [--rounds 20]
 
 The worker shows the extractor the org's contacts (all of them up to 50, else the 40 a message most likely
-names: learning/contact_candidates.py) and the names the writer has learnt about (up to 500,
-learning.subjects.KNOWN_NAMES_LIMIT). Every sentence is looked up in both. This times
+names: learning/contact_candidates.py) and the names the writer has learnt about that share a word with the
+message (learning/context_reads.py). Every sentence is looked up in both. This times
 `LocalExtractor.extract` (CPU ms an extraction, this process) on a fixed mix of Spanish and English messages
 with N known names beside 40 contacts, and with N contacts and no names. Nothing is stored: no servers needed.
 """

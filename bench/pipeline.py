@@ -6,9 +6,11 @@
     python bench/pipeline.py --messages 1000 --dump learnt.jsonl   # what was learnt, to diff two checkouts
     python bench/pipeline.py --messages 3000 --conversations 200 --writers 50   # a batch learns for many people
     python bench/pipeline.py --messages 1000 --conversations 50 --address-book 1000 --dump learnt.jsonl  # big book
+    python bench/pipeline.py --messages 1000 --conversations 50 --writers 10 --known-names 2000  # many names
 
 Uses the configured servers (DATABASE_URL/REDIS_URL, or the embedded ones in MEMORIA_DATA_DIR). It
-creates a scratch org with 40 contacts (`--address-book N`: N more), ingests a realistic mix (about a
+creates a scratch org with 40 contacts (`--address-book N`: N more; `--known-names N`: N customers known by
+name only), ingests a realistic mix (about a
 third carry a fact; the rest are questions, orders and small talk), drains the outbox with the real
 worker code, then removes the scratch org. Figures: ingest latency p50/p95 (one message + its outbox row,
 committed), worker throughput in messages/s through embedding, gate, policy, extraction and write.
@@ -63,6 +65,7 @@ from memory_core.adapters.migrate import migrate  # noqa: E402
 from memory_core.adapters.runtime import start_servers  # noqa: E402
 from memory_core.backends import get_backend  # noqa: E402
 from memory_core.domain.models import Contact, Membership, Memory, Message, Outbox, UsageLedger, User  # noqa: E402
+from memory_core.domain.text import fold  # noqa: E402
 from memory_core.learning.ingest import ingest_message  # noqa: E402
 
 SURNAMES = ["García", "López", "Martín", "Sánchez", "Romero", "Navarro", "Torres", "Domínguez", "Vázquez", "Ramos",
@@ -85,9 +88,10 @@ def message(i: int) -> str:
 TRADES = ["Academia", "Clínica", "Ferretería", "Transportes", "Construcciones", "Hierros", "Talleres", "Reformas"]
 
 
-def setup(db, writers: int = 1, address_book: int = 0) -> tuple[uuid.UUID, list[uuid.UUID]]:
+def setup(db, writers: int = 1, address_book: int = 0, known_names: int = 0) -> tuple[uuid.UUID, list[uuid.UUID]]:
     """A scratch org with its contacts and `writers` people who may edit every area (the owner and admins);
-    `address_book` more contacts whose names share the messages' words ("Academia García 17")."""
+    `address_book` more contacts whose names share the messages' words ("Academia García 17"); `known_names`
+    customers learnt without a contact, so known by name to every writer, named the same way."""
     with db.unit_of_work(SYSTEM) as uow:
         s = uow.session
         org, user = scratch_org(s, f"bench {uuid.uuid4().hex[:6]}",
@@ -101,6 +105,12 @@ def setup(db, writers: int = 1, address_book: int = 0) -> tuple[uuid.UUID, list[
             s.add(Contact(org_id=org.id, name=f"Talleres {name} S.L.", kind="customer"))
         s.add_all(Contact(org_id=org.id, name=f"{TRADES[i % len(TRADES)]} {SURNAMES[i // len(TRADES) % len(SURNAMES)]} "
                           f"{i}", kind="customer") for i in range(address_book))
+        s.add_all(Memory(org_id=org.id, level="shared", area="contacts", category="customer",
+                         subject=f"name:{fold(TRADES[i % len(TRADES)])} "
+                                 f"{fold(SURNAMES[i // len(TRADES) % len(SURNAMES)])} {i}",
+                         attribute=attribute, value=value, sentence=f"{attribute}: {value}.")
+                  for i in range(known_names)
+                  for attribute, value in (("plazo_pago", f"{30 + i % 3 * 15} días"), ("persona_contacto", "Marisa")))
         uow.commit()
         return org.id, [u.id for u in users]
 
@@ -368,6 +378,8 @@ def main() -> None:
                         help="people writing, each in their own conversations (a batch then learns for several)")
     parser.add_argument("--address-book", type=int, default=0, metavar="N",
                         help="N more contacts, whose names share the messages' words (an org's big address book)")
+    parser.add_argument("--known-names", type=int, default=0, metavar="N",
+                        help="N customers learnt by name (two facts each), whose names share the messages' words")
     parser.add_argument("--batch", type=int, default=CLAIM_SIZE, help="rows claimed and gated together")
     parser.add_argument("--scale-out", metavar="COUNTS",
                         help="drain the same backlog with each of these worker counts (e.g. 1,2,4), side by side")
@@ -392,7 +404,7 @@ def main() -> None:
     with db.unit_of_work(SYSTEM) as uow:
         if uow.session.scalar(select(func.count()).select_from(Outbox).where(Outbox.processed_at.is_(None))):
             sys.exit("the outbox has pending rows: run the bench on a database with no live traffic")
-    org_id, users = setup(db, args.writers, args.address_book)
+    org_id, users = setup(db, args.writers, args.address_book, args.known_names)
     if args.scale_out:
         try:
             scale_out(db, backend, org_id, users, [int(n) for n in args.scale_out.split(",")], args.messages,

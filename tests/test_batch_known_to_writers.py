@@ -85,12 +85,13 @@ def test_a_writers_cached_context_is_what_a_fresh_read_gives_after_each_write(fa
     a = load_access(system_session, org.id, user_id=ana.id)
     m = load_access(system_session, org.id, user_id=marta.id)
     subjects = ["self", "org", f"contact:{garcia.id}"]
+    said = "Hierros Olano y Talleres García"
     known = KnownToWriters()
 
     def both_agree():
         for access in (a, m):
-            assert context_reads(system_session, access, subjects, None, known=known) == \
-                context_reads(system_session, access, subjects, None)
+            assert context_reads(system_session, access, subjects, None, known=known, mentioned_in=said) == \
+                context_reads(system_session, access, subjects, None, mentioned_in=said)
 
     both_agree()  # each writer's names and attributes are read once, here
     writes = [_write(system_session, a, org, f"contact:{garcia.id}", "plazo_pago", "60 días", "customer"),
@@ -99,7 +100,8 @@ def test_a_writers_cached_context_is_what_a_fresh_read_gives_after_each_write(fa
               _write(system_session, m, org, "self", "nombre", "Marta", "person")]
     known.wrote(writes)
     both_agree()
-    names, _, attributes = context_reads(system_session, m, subjects, None, known=known)
+    assert context_reads(system_session, a, subjects, None, known=known, mentioned_in=said)[0] == ("hierros olano",)
+    names, _, attributes = context_reads(system_session, m, subjects, None, known=known, mentioned_in=said)
     assert names == () and f"contact:{garcia.id}" not in attributes  # never what Marta may not read
     assert attributes == {"self": ("nombre",)}  # nor the company area's hours
     # A correction: same subject and attribute, so nothing is read afresh and nothing is lost.

@@ -1,6 +1,6 @@
-"""The extraction context is read in one round trip (pipeline.context_reads) and gives what the three
-reads it replaces give: the names this writer may see, the conversation's recent subjects, and the
-attributes already stored for the message's subjects and for every known name."""
+"""The extraction context (context_reads): the names this writer may see that the message shares a word with
+(tests/test_many_known_names for a writer who knows many), the conversation's recent subjects, and the attributes already stored for the message's subjects,
+those names and the recent subjects."""
 from __future__ import annotations
 
 import datetime as dt
@@ -10,7 +10,7 @@ from memory_core.domain import clock
 from memory_core.domain.access import load_access
 from memory_core.domain.models import MemorySource
 from memory_core.learning.context_reads import context_reads
-from memory_core.learning.subjects import known_names, recent_subjects
+from memory_core.learning.subjects import recent_subjects
 
 
 def test_the_one_round_trip_context_holds_the_writers_names_recent_subjects_and_attributes(factory, system_session):
@@ -41,14 +41,19 @@ def test_the_one_round_trip_context_holds_the_writers_names_recent_subjects_and_
     access = load_access(system_session, org.id, user_id=ana.id)
 
     subjects = ["self", "org", f"contact:{garcia.id}"]
-    names, recent, known = context_reads(system_session, access, subjects, conversation.id)
+    names, recent, known = context_reads(system_session, access, subjects, conversation.id, mentioned_in=(
+        "¿Qué sabemos de Hierros Olano, Ferralla Sur, el secreto de Bea y la otra empresa?"))
 
-    assert names == ("hierros olano",) == known_names(system_session, access)
+    assert names == ("hierros olano",)  # live, in Ana's org: not Bea's private note nor the other org's
     # what was said about Hierros Olano a minute ago carries over; García's note, 45 minutes old, does not
     assert recent == ("name:hierros olano",) == recent_subjects(system_session, access, conversation.id)
     assert known == {"self": ("nombre",), f"contact:{garcia.id}": ("forma_pago", "nota"),
                      "name:hierros olano": ("persona_contacto", "plazo_pago")}
-    assert context_reads(system_session, access, subjects, None)[1] == ()  # no conversation, nothing recent
+    # A message that names no one: no names, but the subject it carries over brings its attributes.
+    assert context_reads(system_session, access, subjects, conversation.id, mentioned_in="y ahora a 45 días") == (
+        (), recent, known)
+    assert context_reads(system_session, access, subjects, None)[1:] == (  # no conversation, nothing recent
+        (), {"self": ("nombre",), f"contact:{garcia.id}": ("forma_pago", "nota")})
 
 
 def test_a_batchs_recent_subjects_and_written_rows_are_read_by_primary_key_not_by_the_writers_whole_range(
@@ -81,7 +86,8 @@ def test_a_batchs_recent_subjects_and_written_rows_are_read_by_primary_key_not_b
     context_reads(system_session, access, ["self"], conversation.id, known=known)  # the writer's full read
     known.written.append(olano.id)  # as if the batch had just merged into it
     with sent_statements(database.system_engine, lambda s: "conversation_sources" in s) as sent:
-        names, recent, attributes = context_reads(system_session, access, ["self"], conversation.id, known=known)
+        names, recent, attributes = context_reads(system_session, access, ["self"], conversation.id, known=known,
+                                                  mentioned_in="Olano")
 
     assert recent == ("name:hierros olano",) == recent_subjects(system_session, access, conversation.id)
     assert "hierros olano" in names and attributes["name:hierros olano"] == ("plazo_pago",)

@@ -1,4 +1,5 @@
-"""Which of an org's contacts a message may be about: the ones the extractor is shown.
+"""Which of an org's contacts a message may be about: the ones the extractor is shown. The same goes for the
+names a writer has learnt about without a contact (learning/context_reads.py).
 
 An org with at most ALL_CONTACTS_UP_TO contacts shows them all. A bigger one shows at most MAX_CONTACTS: those
 whose tax ID is in the message, then those named by every significant word of their name or of an alias, then
@@ -7,8 +8,9 @@ the others sharing a word with the message, the rarer the words they share the e
 were shown: with many "Talleres ..." the one the message named could be left out, and every message read the
 whole address book to find them.
 
-`ContactIndex` is built once per org and batch (the worker reads an org's contacts once a batch); a message's
-candidates are then found from its own words, whatever the size of the address book.
+`ContactIndex` is built once per org and batch (the worker reads an org's contacts once a batch), and extended
+as a batch learns new names; a message's candidates are then found from its own words, whatever the size of the
+address book.
 """
 from __future__ import annotations
 
@@ -18,9 +20,10 @@ import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from memory_core.domain.text import fold
-from memory_core.learning.subjects import significant_words
+from memory_core.learning.subjects import NAME_NOISE
 
 # Orgs with at most this many contacts send them all to the extractor; bigger ones send only those the message
 # names (by tax ID, name or alias, or a word of one), so a prompt never carries a whole address book.
@@ -41,32 +44,56 @@ class ContactRow:
     aliases: tuple[str, ...] = ()
 
 
+R = TypeVar("R", bound="Named")
+
+
 def words_of(text: str) -> set[str]:
     return set(_WORD.findall(fold(text)))
 
 
+def significant(word: str) -> bool:
+    """A (folded) word that tells one name from another (learning.subjects) of three letters or more: a
+    two-letter word is shared by too many names to pick a contact by."""
+    return len(word) > 2 and word not in NAME_NOISE
+
+
 def _significant(name: str) -> frozenset[str]:
-    """The name's significant words (learning.subjects) of three letters or more: a two-letter word is shared by
-    too many names to pick a contact by."""
-    return frozenset(w for w in significant_words(name) if len(w) > 2)
+    return frozenset(filter(significant, words_of(name)))
 
 
 def _compact_tax(value: str) -> str:
     return _TAX_NOISE.sub("", value.upper())
 
 
-class ContactIndex:
-    """An org's contacts (in the order given: by name) and, for a big address book, where each word and tax ID is."""
+class Named(Protocol):
+    name: str
+    aliases: tuple[str, ...]
+    tax_id: str | None
 
-    def __init__(self, rows: Iterable[ContactRow]):
-        self.rows = list(rows)
-        self.small = len(self.rows) <= ALL_CONTACTS_UP_TO
+
+class ContactIndex(Generic[R]):
+    """An org's contacts (in the order given: by name), or a writer's names, and, once there are more than
+    ALL_CONTACTS_UP_TO, where each word and tax ID is."""
+
+    def __init__(self, rows: Iterable[R] = ()):
+        self.rows: list[R] = []
         self._by_word: dict[str, list[int]] = {}
-        self._names: list[list[frozenset[str]]] = []  # each contact's names (name, aliases) as significant words
+        self._names: list[list[frozenset[str]]] = []  # each row's names (name, aliases) as significant words
         self._by_tax: dict[str, list[int]] = {}
-        if self.small:
-            return
-        for i, row in enumerate(self.rows):
+        self._tax_lengths: list[int] = []
+        self.add(rows)
+
+    @property
+    def small(self) -> bool:
+        return len(self.rows) <= ALL_CONTACTS_UP_TO
+
+    def add(self, rows: Iterable[R]) -> None:
+        self.rows.extend(rows)
+
+    def _index(self) -> None:
+        """Index the rows added since the last time (a small index is never read)."""
+        for i in range(len(self._names), len(self.rows)):
+            row = self.rows[i]
             names = [_significant(n) for n in (row.name, *row.aliases)]
             self._names.append([n for n in names if n])
             for word in set().union(*names):
@@ -74,12 +101,13 @@ class ContactIndex:
             tax = _compact_tax(row.tax_id) if row.tax_id else ""
             if tax:
                 self._by_tax.setdefault(tax, []).append(i)
-        self._tax_lengths = sorted({len(t) for t in self._by_tax})
+                self._tax_lengths = sorted({*self._tax_lengths, len(tax)})
 
-    def candidates(self, text: str) -> list[ContactRow]:
-        """The contacts a fact in `text` may be about (see the module's docstring), the likeliest first."""
+    def candidates(self, text: str) -> list[R]:
+        """The rows a fact in `text` may be about (see the module's docstring), the likeliest first."""
         if self.small:
             return self.rows
+        self._index()
         words = words_of(text) & self._by_word.keys()
         score: dict[int, float] = {}
         for word in sorted(words):  # sorted: the same sums, so the same order, in every process

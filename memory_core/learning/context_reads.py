@@ -1,20 +1,31 @@
-"""What the extractor reads from the database besides the message: the names the writer may see, what the
-conversation has just been about, and the attribute names already stored (so corrections reuse them).
+"""What the extractor reads from the database besides the message: the names the message may be about, what the
+conversation has just been about, and the attribute names already stored for those subjects (so corrections
+reuse them). Everything with the writer's visibility.
 
-`context_reads` reads all three in one statement. The outbox worker learns a batch of messages, most of them
-from the same few writers, so it keeps what each writer may see (`KnownToWriters`): the names and attributes
-are read once per writer and batch, and each later message of that writer reads only its conversation's recent
-subjects together with whichever rows the batch wrote since, that this writer may see (row security and
-`memory_visible` decide, as in the full read: no second copy of the rule). The write ladder only adds live
-(subject, attribute) pairs: a merge adds a source, a supersede keeps its subject and attribute; what could take
-one away (a forgotten message, a supersede that moved a fact to another area) drops the whole cache, and the
-next message reads afresh. A message whose savepoint rolled back leaves rows that no longer exist, which the
-check by id then does not find.
+A writer may know thousands of names (an org's customers learnt without a contact). The extractor is shown those
+sharing a significant word with the message (or the assistant's message before it), found by PostgreSQL among
+the writer's names (a name subject is its normalised words, space-separated), then ranked as an org's contacts
+are (learning/contact_candidates.py): all of a few; of many, the whole name first, then by the rarity of the
+words shared, at most MAX_CONTACTS. A name that shares no word cannot be the one a mention in the message means
+(`resolve_subject` asks for every word of it), and what the extractor is shown (a model's prompt) stays the
+size of the message, not of everything the writer knows.
+
+`KnownToWriters` keeps what each writer may see for one worker batch (one transaction): the attributes of a
+subject are read once, when a message first needs them, and kept up to date with what the batch writes. The
+writer's first message reads its names, recent subjects and attributes in one statement; each later one reads
+its conversation's recent subjects together with whichever rows the batch wrote since that this writer may see
+(by primary key), then, if the message has words or needs a subject not read yet, the names it shares a word
+with and the attributes it lacks. Row security and `memory_visible` decide what a writer sees, as in every read:
+no second copy of the rule. The write ladder only adds live (subject, attribute) pairs: a merge adds a source, a
+supersede keeps its subject and attribute; what could take one away (a forgotten message, a supersede that moved
+a fact to another area) drops the whole cache, and the next message reads afresh. A message whose savepoint
+rolled back leaves rows that no longer exist, which the check by id then does not find.
 """
 from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -27,15 +38,8 @@ from memory_core.domain import clock
 from memory_core.domain.access import Access, Principal, memory_visible
 from memory_core.domain.ladder import WriteResult
 from memory_core.domain.models import Memory
-from memory_core.learning.subjects import (
-    KNOWN_NAMES_LIMIT,
-    LIVE,
-    known_names_query,
-    names_of,
-    recent_of,
-    recent_since,
-    recent_subjects_query,
-)
+from memory_core.learning.contact_candidates import ContactIndex, significant, words_of
+from memory_core.learning.subjects import LIVE, recent_of, recent_since, recent_subjects_query
 
 TIMESTAMPTZ = DateTime(timezone=True)
 
@@ -46,36 +50,68 @@ def _access(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[st
     return Access(principal, org_id, permissions={a: "read" for a in read_areas})
 
 
+# Each statement is built once per writer (and its cache key computed once): the ownership filter only reads the
+# principal, the org and the readable areas. Rows (kind, subject, at, attribute).
+
 def _recent_cte(access: Access):
     return recent_subjects_query(access, bindparam("conversation_id"), bindparam("since", type_=TIMESTAMPTZ),
                                  bindparam("until", type_=TIMESTAMPTZ)).cte("recent")
 
 
-@lru_cache(maxsize=1024)
-def _context_reads_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
-    """`known_names`, `recent_subjects` and the known attributes (of the given subjects and of every known
-    name) as one statement, so the extraction context costs one round trip: rows (kind, subject, at,
-    attribute), kind n (a name), r (a recent subject) or a (an attribute). Built once per writer (and its
-    cache key computed once): the ownership filter only reads the principal, the org and the readable areas."""
-    access = _access(principal, org_id, read_areas)
-    names = known_names_query(access).cte("known_names")
-    recent = _recent_cte(access)
-    attributes = (select(Memory.subject, Memory.attribute).where(
+# Names sharing a word with a message, read at most this many (the whole names it holds first); the extractor is
+# shown at most MAX_CONTACTS of them.
+NAMES_READ = 200
+_NAME_WORDS = func.string_to_array(func.substr(Memory.subject, len("name:") + 1), " ")
+
+
+def _named_cte(access: Access):
+    """The `name:` subjects this writer may see sharing a word with the message (`name_words`), those whose every
+    word the message holds (`message_words`) first."""
+    whole = _NAME_WORDS.op("<@")(bindparam("message_words", type_=ArrayParam("text")))
+    return (select(Memory.subject).where(
+        Memory.subject.like("name:%"), Memory.status.in_(LIVE), memory_visible(access),
+        _NAME_WORDS.op("&&")(bindparam("name_words", type_=ArrayParam("text"))))
+        .group_by(Memory.subject).order_by(whole.desc(), Memory.subject).limit(NAMES_READ).cte("named"))
+
+
+def _attributes_of(access: Access, *among):
+    """The live (subject, attribute) pairs this writer may see of the `subjects` array and of `among` (columns)."""
+    return select(Memory.subject, Memory.attribute).where(
         # An array, not an expanding IN: one statement text whatever the count, so it is prepared once and
         # planned once (row security makes planning it cost more than running it).
         or_(Memory.subject == func.any(bindparam("subjects", type_=ArrayParam("varchar"))),
-            Memory.subject.in_(select(names.c.subject))),
-        Memory.status.in_(LIVE), memory_visible(access)).distinct().cte("attributes"))
+            *(Memory.subject.in_(select(column)) for column in among)),
+        Memory.status.in_(LIVE), memory_visible(access)).distinct().cte("attributes")
+
+
+@lru_cache(maxsize=1024)
+def _first_read_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
+    """A writer's first read: the names (kind n), the conversation's recent subjects (kind r) and the
+    attributes (kind a) of `subjects`, of those names and of the recent subjects."""
+    access = _access(principal, org_id, read_areas)
+    named, recent = _named_cte(access), _recent_cte(access)
+    attributes = _attributes_of(access, named.c.subject, recent.c.subject)
     return union_all(
-        select(literal("n").label("kind"), names.c.subject, null().label("at"), null().label("attribute")),
+        select(literal("n").label("kind"), named.c.subject, null().label("at"), null().label("attribute")),
         select(literal("r"), recent.c.subject, recent.c.at, null()),
+        select(literal("a"), attributes.c.subject, null(), attributes.c.attribute))
+
+
+@lru_cache(maxsize=1024)
+def _named_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
+    """A later message's names (kind n) and the attributes (kind a) of those names and of `subjects`."""
+    access = _access(principal, org_id, read_areas)
+    named = _named_cte(access)
+    attributes = _attributes_of(access, named.c.subject)
+    return union_all(
+        select(literal("n").label("kind"), named.c.subject, null().label("at"), null().label("attribute")),
         select(literal("a"), attributes.c.subject, null(), attributes.c.attribute))
 
 
 @lru_cache(maxsize=1024)
 def _recent_and_written_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
     """The conversation's recent subjects (kind r) and, of the rows written since (`written`, ids), the live
-    ones this writer may see (kind w: subject, attribute), in one statement."""
+    ones this writer may see (kind w: subject, attribute)."""
     access = _access(principal, org_id, read_areas)
     recent = _recent_cte(access)
     written = select(Memory.subject, Memory.attribute).where(
@@ -94,55 +130,53 @@ def _recent(rows, conversation_id) -> tuple[str, ...]:
                             key=lambda r: r[1], reverse=True))
 
 
-def _recent_params(conversation_id: uuid.UUID | None, sent_at: dt.datetime) -> dict:
-    return {"conversation_id": conversation_id, "since": recent_since(sent_at), "until": sent_at}
-
-
 def context_reads(session: Session, access: Access, subjects: list[str], conversation_id: uuid.UUID | None,
-                  sent_at: dt.datetime | None = None, known: KnownToWriters | None = None) -> Reads:
-    """(known_names, recent_subjects, the attribute names already stored per subject of `subjects` and of
-    every known name, that this writer may see, so corrections reuse them) in one round trip. Recent means
-    sent in the half hour before `sent_at` (the message's send time, default now). `known`: the batch's
-    cache of what each writer may see (the outbox worker's)."""
-    sent_at = sent_at or clock.now()
-    if known is not None:
-        return known.reads(session, access, subjects, conversation_id, sent_at)
-    return _read_all(session, access, subjects, conversation_id, sent_at)[0]
+                  sent_at: dt.datetime | None = None, known: KnownToWriters | None = None,
+                  mentioned_in: str = "") -> Reads:
+    """(the names this writer may see that `mentioned_in` (the message) may be about (see the module's
+    docstring), the conversation's recent subjects, the attribute names already stored for `subjects`, those
+    names and the recent subjects). Recent means sent in the half hour before `sent_at` (the message's send
+    time, default now). `known`: the batch's cache of what each writer may see (the outbox worker's)."""
+    return (known or KnownToWriters()).reads(session, access, subjects, conversation_id, sent_at or clock.now(),
+                                             mentioned_in)
 
 
-def _read_all(session: Session, access: Access, subjects: list[str], conversation_id: uuid.UUID | None,
-              sent_at: dt.datetime) -> tuple[Reads, list[str], dict[str, set[str]]]:
-    # Row security expands into every reference to memories, memory_sources and messages: planning the full
-    # read costs ~20 ms, several times running it, and PostgreSQL kept planning it afresh for its parameters at
-    # every call (its generic plan looks dearer to it). The generic plan reads the writer's rows by the same
-    # indexes.
-    with planner.generic_plan_window(session):
-        rows = session.execute(_context_reads_stmt(access.principal, access.org_id, access.read_areas),
-                               {"subjects": list(subjects), **_recent_params(conversation_id, sent_at)}).all()
-    names = [subject for kind, subject, _, _ in rows if kind == "n"]
-    attributes: dict[str, set[str]] = {}
-    for kind, subject, _, attribute in rows:
-        if kind == "a":
-            attributes.setdefault(subject, set()).add(attribute)
-    return _shaped(names, _recent(rows, conversation_id), attributes), names, attributes
+@dataclass(frozen=True)
+class _Name:
+    """A `name:` subject as contact_candidates ranks it."""
+    subject: str
+    aliases: tuple[str, ...] = ()
+    tax_id: None = None
+
+    @property
+    def name(self) -> str:
+        return self.subject[len("name:"):]
 
 
-def _shaped(names: list[str], recent: tuple[str, ...], attributes: dict[str, set[str]],
-            wanted: set[str] | None = None) -> Reads:
-    """The three reads as the extractor takes them: names sorted (the order a read gives is the plan's);
-    attributes of the wanted subjects and of the names only."""
-    keep = None if wanted is None else wanted | set(names)
-    return (tuple(sorted(names_of(names))), recent,
-            {s: tuple(sorted(a)) for s, a in attributes.items() if keep is None or s in keep})
+def _message_words(text: str) -> dict:
+    """The bound word lists: a name shares a word of `name_words` (significant, three letters or more, as
+    contact_candidates matches), and the message holds every word of a whole name among `message_words`."""
+    words = words_of(text)
+    return {"message_words": sorted(words), "name_words": sorted(w for w in words if significant(w))}
 
 
 @dataclass
 class _Known:
-    """What one writer may see: the `name:` subjects, and the attributes of `subjects` and of those names."""
-    subjects: frozenset[str]
-    names: list[str]
-    attributes: dict[str, set[str]]
+    """What one writer may see: the attributes of the subjects read so far (every subject read is a key, with no
+    attributes if it has none)."""
     seen: int  # how many of the batch's written rows this already accounts for
+    attributes: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, rows, read: Iterable[str]) -> list[str]:
+        """The names among `rows` (kind n), and their attributes (kind a) kept, with those of `read` (complete:
+        every subject read is marked)."""
+        names = [subject for kind, subject, _, _ in rows if kind == "n"]
+        for subject in (*read, *names):
+            self.attributes.setdefault(subject, set())
+        for kind, subject, _, attribute in rows:
+            if kind == "a":
+                self.attributes[subject].add(attribute)
+        return names
 
 
 @dataclass
@@ -154,29 +188,37 @@ class KnownToWriters:
     written: list[uuid.UUID] = field(default_factory=list)
 
     def reads(self, session: Session, access: Access, subjects: list[str], conversation_id: uuid.UUID | None,
-              sent_at: dt.datetime) -> Reads:
+              sent_at: dt.datetime, mentioned_in: str) -> Reads:
         key = (access.principal, access.org_id, access.read_areas)
-        wanted = set(subjects)
+        params = {"conversation_id": conversation_id, "since": recent_since(sent_at), "until": sent_at}
         entry = self._known.get(key)
-        if entry is None or not wanted <= entry.subjects:
-            seen = len(self.written)
-            reads, names, attributes = _read_all(session, access, subjects, conversation_id, sent_at)
-            if len(names) < KNOWN_NAMES_LIMIT:  # a capped list is the database's pick: read it every time
-                self._known[key] = _Known(frozenset(wanted), names, attributes, seen)
-            return reads
-        rows = session.execute(_recent_and_written_stmt(*key), {
-            "written": self.written[entry.seen:], **_recent_params(conversation_id, sent_at)}).all()
-        entry.seen = len(self.written)
-        for kind, subject, _, attribute in rows:
-            if kind != "w":
-                continue
-            if subject.startswith("name:") and subject not in entry.names:
-                entry.names.append(subject)
-            if subject in entry.subjects or subject.startswith("name:"):
-                entry.attributes.setdefault(subject, set()).add(attribute)
-        if len(entry.names) >= KNOWN_NAMES_LIMIT:
-            del self._known[key]
-        return _shaped(entry.names, _recent(rows, conversation_id), entry.attributes, wanted)
+        # Row security expands into every reference to memories, memory_sources and messages: planning these
+        # costs several times running them, and PostgreSQL kept planning them afresh for their parameters (their
+        # generic plans look dearer to it). The generic plans read the writer's rows by the same indexes.
+        words = _message_words(mentioned_in)
+        with planner.generic_plan_window(session):
+            if entry is None:
+                entry = self._known[key] = _Known(seen=len(self.written))
+                rows = session.execute(_first_read_stmt(*key), {"subjects": list(subjects), **words, **params}).all()
+                recent = _recent(rows, conversation_id)
+                names = entry.add(rows, [*subjects, *(s for k, s, _, _ in rows if k == "r")])
+            else:
+                rows = session.execute(_recent_and_written_stmt(*key),
+                                       {"written": self.written[entry.seen:], **params}).all()
+                entry.seen = len(self.written)
+                for kind, subject, _, attribute in rows:
+                    if kind == "w" and subject in entry.attributes:
+                        entry.attributes[subject].add(attribute)
+                recent = _recent(rows, conversation_id)
+                missing = sorted({*subjects, *recent} - entry.attributes.keys())
+                names = []
+                if missing or words["name_words"]:
+                    names = entry.add(session.execute(_named_stmt(*key), {"subjects": missing, **words}).all(),
+                                      missing)
+        named = [n.subject for n in ContactIndex(_Name(s) for s in names).candidates(mentioned_in)]
+        wanted = sorted({*subjects, *named, *recent})
+        return (tuple(sorted(n[len("name:"):] for n in named)), recent,
+                {s: tuple(sorted(entry.attributes[s])) for s in wanted if entry.attributes.get(s)})
 
     def wrote(self, writes: list[WriteResult]) -> None:
         """A message's writes, once they are made: the rows to check at the next read of each writer."""

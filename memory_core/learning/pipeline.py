@@ -156,7 +156,8 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
     sent_at = sent_at or clock.now()
     contacts = candidate_contacts(session, access.org_id, text, all_contacts)
     names, recent, known = context_reads(session, access, ["self", "org", *(f"contact:{c.id}" for c in contacts)],
-                                         conversation_id, sent_at, known_to_writers)
+                                         conversation_id, sent_at, known_to_writers,
+                                         mentioned_in=f"{text}\n{previous or ''}")
     return ExtractionContext(
         known_names=names, recent_subjects=recent,
         message=text, previous_assistant=previous,
@@ -525,7 +526,7 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     facts, usage = backend.extract(context)
     ledger(usage)
     # Nothing was written since the context was read: the names it read are still the known ones.
-    facts = resolve_subjects(session, access, facts, context.contacts, names=context.known_names)
+    facts = resolve_subjects(facts, context.contacts, context.known_names)
     if bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
     if access.org_id is None:

@@ -80,7 +80,7 @@ def remember(session: Session, access: Access, org: Organization | None, text: s
     else:
         facts, usage = backend.extract(context)
         ledger(usage)
-        facts = resolve_subjects(session, access, facts, context.contacts)
+        facts = resolve_subjects(facts, context.contacts, context.known_names)
     if ruling.bank:
         facts = bank_facts(facts, verdict, context, decision.top_category)
     if ruling.refused:

@@ -33,7 +33,6 @@ CARRY_OVER = dt.timedelta(minutes=30)
 CLOCK_MARGIN = dt.timedelta(days=1)
 _CLOCK_MARGIN_SQL = literal_column(f"interval '{int(CLOCK_MARGIN.total_seconds())} seconds'", Interval)
 RECENT_SUBJECTS = 3
-KNOWN_NAMES_LIMIT = 500
 _NAMED = or_(Memory.subject.like("contact:%"), Memory.subject.like("name:%"))
 LIVE = ("active", "proposed")
 
@@ -87,23 +86,6 @@ def recent_subjects(session: Session, access: Access, conversation_id: uuid.UUID
     return recent_of(session.execute(recent_subjects_query(access, conversation_id, recent_since(now), now)).all())
 
 
-def known_names_query(access: Access) -> Select:
-    """The statement behind `known_names` (rows: the `name:` subjects)."""
-    return (select(Memory.subject).where(Memory.subject.like("name:%"), Memory.status.in_(LIVE),
-                                         memory_visible(access)).distinct().limit(KNOWN_NAMES_LIMIT))
-
-
-def names_of(subjects: Iterable[str]) -> tuple[str, ...]:
-    """`known_names` from the rows of its query."""
-    return tuple(subject[len("name:"):] for subject in subjects)
-
-
-def known_names(session: Session, access: Access) -> tuple[str, ...]:
-    """Names of the subjects learnt about without a contact that this writer may see
-    ("name:hierros olano" -> "hierros olano")."""
-    return names_of(session.scalars(known_names_query(access)))
-
-
 def significant_words(name: str) -> frozenset[str]:
     return frozenset(w for w in re.findall(r"\w+", fold(name)) if w not in NAME_NOISE and len(w) > 1)
 
@@ -132,13 +114,11 @@ def resolve_subject(subject: str, contacts: Iterable, known_names: Iterable[str]
     return _unique(by_name) or subject
 
 
-def resolve_subjects(session: Session, access: Access, facts: Sequence[Fact], contacts: Iterable,
-                     names: Sequence[str] | None = None) -> list[Fact]:
+def resolve_subjects(facts: Sequence[Fact], contacts: Iterable, names: Sequence[str]) -> list[Fact]:
     """The facts with every partly named subject resolved (see the module's docstring); `names` are the
-    writer's `known_names` when the caller has just read them."""
+    extraction context's `known_names` (the writer's, sharing a word with the message)."""
     if not any(f.subject.startswith("name:") for f in facts):
         return list(facts)
-    names = known_names(session, access) if names is None else names
     contacts = list(contacts)
     out = []
     for f in facts:

@@ -1,0 +1,116 @@
+"""A writer who knows many names (an org's customers learnt without a contact): the extractor is shown the names
+the message may be about, found by the words it shares with them, however many the writer knows (context_reads).
+Before, it was shown an arbitrary 500 of them, read again for every message, and a model's prompt carried the
+attributes of all 500."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import select
+
+from jobs.outbox import drain_batch
+from memory_core.domain.access import load_access
+from memory_core.domain.models import Memory
+from memory_core.learning.contact_candidates import MAX_CONTACTS
+from memory_core.learning.context_reads import KnownToWriters, context_reads
+from memory_core.learning.ingest import ingest_message
+from tests.support.fake_openai import fake_openai  # noqa: F401  (fixture)
+from tests.test_openai_backend import make_backend
+
+# Sorted before "hierros", "olano" or "zubiri": a list cut at 500 in name order never reaches the ones that matter.
+MANY = 1_200
+
+
+def _many_names(session, org, *more: str) -> None:
+    session.add_all(Memory(org_id=org.id, level="shared", subject=f"name:cliente {i:04d} {word}",
+                           attribute="plazo_pago", value=f"{30 + i % 4 * 15} días", sentence=f"Cliente {i} paga.",
+                           category="customer", area="contacts")
+                    for i in range(MANY) for word in ("alfa" if i % 2 else "beta",))
+    session.add_all(Memory(org_id=org.id, level="shared", subject=f"name:{name}", attribute=attribute,
+                           value="30 días", sentence=f"{name}: {attribute}.", category="customer", area="contacts")
+                    for name in more for attribute in ("plazo_pago", "persona_contacto"))
+    session.commit()
+
+
+def say(session, org, user, text, conversation):
+    ingest_message(session, channel="web", conversation=conversation, external_id=f"{conversation}-{text}",
+                   org_id=org.id, user_id=user.id, phone=None, role="user", text=text)
+    session.commit()
+
+
+def test_the_names_a_message_shares_a_word_with_are_shown_every_one_and_only_those(factory, system_session):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    marta = factory.member(org, role="member", permissions={"general": "read"})  # may not read customers
+    _many_names(system_session, org, "hierros olano", "olano sport", "zubiri ferralla")
+    factory.memory(org, level="private", owner=marta, subject="name:olano privado", attribute="nota", value="x",
+                   category="customer")
+    access = load_access(system_session, org.id, user_id=ana.id)
+    known = KnownToWriters()
+
+    def read(text, who=access):
+        return context_reads(system_session, who, ["self"], None, known=known, mentioned_in=text)
+
+    names, _, attributes = read("Olano ahora nos paga a 45 días")
+    assert names == ("hierros olano", "olano sport")  # not Marta's private one
+    assert attributes == {f"name:{n}": ("persona_contacto", "plazo_pago") for n in names}
+    assert read("Zubiri Ferralla cambió de contacto")[0] == ("zubiri ferralla",)
+    # A word many names share: the whole name first, at most MAX_CONTACTS of the others.
+    named = read("cliente 1199 alfa")[0]
+    assert "cliente 1199 alfa" in named and len(named) == MAX_CONTACTS
+    assert read("Buenos días, ¿qué tal?") == ((), (), {})
+    # The same whether or not the batch's cache already knew the writer.
+    assert read("Olano ahora nos paga a 45 días") == context_reads(
+        system_session, access, ["self"], None, mentioned_in="Olano ahora nos paga a 45 días")
+    # Marta may read neither the org's customers nor Ana's notes: nothing of them, from the same cache.
+    assert read("Olano ahora nos paga a 45 días", load_access(system_session, org.id, user_id=marta.id))[0] == (
+        "olano privado",)
+
+
+def test_a_partial_name_is_resolved_to_the_one_the_writer_knows_among_many(
+        factory, system_session, database, servers):
+    from memory_core.backends import get_backend
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    _many_names(system_session, org, "hierros olano", "zubiri ferralla")
+    say(system_session, org, ana, "Olano ahora nos paga a 45 días", "c1")
+    say(system_session, org, ana, "Ferralla ahora nos paga a 90 días", "c2")
+
+    assert drain_batch(database, get_backend(servers)) == {"done": 2, "failed": 0, "skipped": 0}
+
+    live = {(m.subject, m.value) for m in system_session.scalars(
+        select(Memory).where(Memory.org_id == org.id, Memory.status == "active", Memory.attribute == "plazo_pago",
+                             ~Memory.subject.like("name:cliente%")))}
+    assert live == {("name:hierros olano", "45 días"), ("name:zubiri ferralla", "90 días")}
+
+
+@pytest.fixture
+def openai(fake_openai):  # noqa: F811
+    backend = make_backend(fake_openai)
+    yield fake_openai, backend
+    backend.close()
+
+
+def test_a_models_prompt_holds_the_names_the_message_shares_a_word_with_not_all_the_writer_knows(
+        factory, system_session, database, openai):
+    fake, backend = openai
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    _many_names(system_session, org, "hierros olano")
+    text = "Olano ahora nos paga a 45 días"
+    fake.script_gate(text, 0.93, category="customer", scope="shared", corrects=0.6)
+    fake.script_facts(text, [{"subject": "name:olano", "attribute": "plazo_pago", "value": "45 días",
+                              "sentence": "Hierros Olano paga a 45 días.", "category": "customer"}])
+    say(system_session, org, ana, text, "c1")
+
+    assert drain_batch(database, backend)["done"] == 1
+
+    [extraction] = [r for r in fake.requests_to("/chat/completions") if "response_format" in r.body]
+    sent = json.loads(extraction.body["messages"][-1]["content"])
+    assert sent["atributos_conocidos"] == {"name:hierros olano": ["persona_contacto", "plazo_pago"]}
+    # The model named "Olano"; the one name the writer knows holding that word is the subject learnt.
+    assert system_session.scalars(select(Memory.subject).where(
+        Memory.org_id == org.id, Memory.value == "45 días", Memory.status == "active",
+        ~Memory.subject.like("name:cliente%"))).all() == ["name:hierros olano"]
