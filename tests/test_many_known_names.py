@@ -114,3 +114,30 @@ def test_a_models_prompt_holds_the_names_the_message_shares_a_word_with_not_all_
     assert system_session.scalars(select(Memory.subject).where(
         Memory.org_id == org.id, Memory.value == "45 días", Memory.status == "active",
         ~Memory.subject.like("name:cliente%"))).all() == ["name:hierros olano"]
+
+
+def test_a_writers_names_and_attributes_are_read_through_indexes_not_the_whole_org(
+        factory, system_session, database, owner_engine):
+    """Under row security: the names by their words' index (migration v6_name_words_index) and the attributes by
+    subject, never the org's whole range of rows (which grows with the org, whatever the message)."""
+    from sqlalchemy import text
+
+    from memory_core.adapters.db import SYSTEM
+    from tests.support.statements import generic_plan_of, sent_statements
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    _many_names(system_session, org, "hierros olano")
+    with owner_engine.begin() as connection:
+        connection.execute(text("analyze memories"))  # as autovacuum would: the plan is for the org's real size
+    access = load_access(system_session, org.id, user_id=ana.id)
+    with sent_statements(database.system_engine, lambda s: "named" in s) as sent:
+        context_reads(system_session, access, ["self", "org"], None, mentioned_in="Olano paga a 45 días")
+    [(statement, _)] = sent
+    system_session.close()
+    with database.unit_of_work(SYSTEM) as uow:
+        connection = uow.session.connection()
+        connection.execute(text("set local enable_seqscan = off"))  # a table this small would be read whole
+        plan = generic_plan_of(connection, statement)
+    assert "Index Cond: (memoria_name_words((subject)::text) && " in plan, plan
+    assert "ix_memories_org_subject" in plan and "subject)::text = ANY" in plan, plan

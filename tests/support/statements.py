@@ -132,5 +132,6 @@ def generic_plan_of(connection, statement: str) -> str:
             names.append(match.group(1))
         return f"${names.index(match.group(1)) + 1}"
 
-    numbered = re.sub(r"%\((\w+)\)s", number, statement).replace("%%", "%")
+    # A literal percent sign stays doubled: psycopg reads the statement for placeholders and halves it.
+    numbered = re.sub(r"%\((\w+)\)s", number, statement)
     return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN (GENERIC_PLAN) " + numbered))
