@@ -14,8 +14,8 @@ size of the message, not of everything the writer knows.
 subject are read once, when a message first needs them, and kept up to date with what the batch writes. The
 writer's first message reads its names, recent subjects and attributes in one statement; each later one reads
 its conversation's recent subjects together with whichever rows the batch wrote since that this writer may see
-(by primary key), then, if the message has words or needs a subject not read yet, the names it shares a word
-with and the attributes it lacks. Row security and `memory_visible` decide what a writer sees, as in every read:
+(by primary key), then the names it shares a word with (by their words' index), then, only for subjects the batch
+has not read yet, their attributes. Row security and `memory_visible` decide what a writer sees, as in every read:
 no second copy of the rule. The write ladder only adds live (subject, attribute) pairs: a merge adds a source, a
 supersede keeps its subject and attribute; what could take one away (a forgotten message, a supersede that moved
 a fact to another area) drops the whole cache, and the next message reads afresh. A message whose savepoint
@@ -106,14 +106,18 @@ def _first_read_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas:
 
 
 @lru_cache(maxsize=1024)
-def _named_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
-    """A later message's names (kind n) and the attributes (kind a) of those names and of `subjects`."""
-    access = _access(principal, org_id, read_areas)
-    named = _named_cte(access)
-    attributes = _attributes_of(access, named.c.subject)
-    return union_all(
-        select(literal("n").label("kind"), named.c.subject, null().label("at"), null().label("attribute")),
-        select(literal("a"), attributes.c.subject, null(), attributes.c.attribute))
+def _names_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
+    """A later message's names (kind n), through their words' index."""
+    named = _named_cte(_access(principal, org_id, read_areas))
+    return select(literal("n").label("kind"), named.c.subject, null().label("at"), null().label("attribute"))
+
+
+@lru_cache(maxsize=1024)
+def _attributes_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
+    """The attributes (kind a) of `subjects` a later message needs and the batch has not read yet. Its owner arm
+    reads the writer's personal rows (their index holds no subject), so it runs only for subjects not read yet."""
+    attributes = _attributes_of(_access(principal, org_id, read_areas))
+    return select(literal("a").label("kind"), attributes.c.subject, null().label("at"), attributes.c.attribute)
 
 
 @lru_cache(maxsize=1024)
@@ -174,6 +178,7 @@ class _Known:
     attributes if it has none)."""
     seen: int  # how many of the batch's written rows this already accounts for
     attributes: dict[str, set[str]] = field(default_factory=dict)
+    _sorted: dict[str, tuple[str, ...]] = field(default_factory=dict)  # as shown, until the subject's set changes
 
     def add(self, rows, read: Iterable[str]) -> list[str]:
         """The names among `rows` (kind n), and their attributes (kind a) kept, with those of `read` (complete:
@@ -183,8 +188,19 @@ class _Known:
             self.attributes.setdefault(subject, set())
         for kind, subject, _, attribute in rows:
             if kind == "a":
-                self.attributes[subject].add(attribute)
+                self.wrote(subject, attribute)
         return names
+
+    def wrote(self, subject: str, attribute: str) -> None:
+        if attribute not in self.attributes[subject]:
+            self.attributes[subject].add(attribute)
+            self._sorted.pop(subject, None)
+
+    def shown(self, subject: str) -> tuple[str, ...]:
+        """The subject's attributes, sorted (a person's own can run to thousands: sorted once, not per message)."""
+        if subject not in self._sorted:
+            self._sorted[subject] = tuple(sorted(self.attributes.get(subject, ())))
+        return self._sorted[subject]
 
 
 @dataclass
@@ -216,17 +232,18 @@ class KnownToWriters:
                 entry.seen = len(self.written)
                 for kind, subject, _, attribute in rows:
                     if kind == "w" and subject in entry.attributes:
-                        entry.attributes[subject].add(attribute)
+                        entry.wrote(subject, attribute)
                 recent = _recent(rows, conversation_id)
-                missing = sorted({*subjects, *recent} - entry.attributes.keys())
                 names = []
-                if missing or words["name_words"]:
-                    names = entry.add(session.execute(_named_stmt(*key), {"subjects": missing, **words}).all(),
-                                      missing)
+                if words["name_words"]:
+                    names = [subject for _, subject, _, _ in session.execute(_names_stmt(*key), words)]
+                missing = sorted({*subjects, *recent, *names} - entry.attributes.keys())
+                if missing:
+                    entry.add(session.execute(_attributes_stmt(*key), {"subjects": missing}).all(), missing)
         named = [n.subject for n in ContactIndex(_Name(s) for s in names).candidates(mentioned_in)]
         wanted = sorted({*subjects, *named, *recent})
         return (tuple(sorted(n[len("name:"):] for n in named)), recent,
-                {s: tuple(sorted(entry.attributes[s])) for s in wanted if entry.attributes.get(s)})
+                {s: entry.shown(s) for s in wanted if entry.attributes.get(s)})
 
     def wrote(self, writes: list[WriteResult]) -> None:
         """A message's writes, once they are made: the rows to check at the next read of each writer."""
