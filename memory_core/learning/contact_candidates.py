@@ -8,9 +8,8 @@ the others sharing a word with the message, the rarer the words they share the e
 were shown: with many "Talleres ..." the one the message named could be left out, and every message read the
 whole address book to find them.
 
-`ContactIndex` is built once per org and batch (the worker reads an org's contacts once a batch), and extended
-as a batch learns new names; a message's candidates are then found from its own words, whatever the size of the
-address book.
+`ContactIndex` is built once per org and batch (the worker reads an org's contacts once a batch); a message's
+candidates are then found from its own words, whatever the size of the address book.
 """
 from __future__ import annotations
 
@@ -72,28 +71,18 @@ class Named(Protocol):
 
 
 class ContactIndex(Generic[R]):
-    """An org's contacts (in the order given: by name), or a writer's names, and, once there are more than
+    """An org's contacts (in the order given: by name), or a writer's names, and, when there are more than
     ALL_CONTACTS_UP_TO, where each word and tax ID is."""
 
-    def __init__(self, rows: Iterable[R] = ()):
-        self.rows: list[R] = []
+    def __init__(self, rows: Iterable[R]):
+        self.rows: list[R] = list(rows)
+        self.small = len(self.rows) <= ALL_CONTACTS_UP_TO
         self._by_word: dict[str, list[int]] = {}
         self._names: list[list[frozenset[str]]] = []  # each row's names (name, aliases) as significant words
         self._by_tax: dict[str, list[int]] = {}
-        self._tax_lengths: list[int] = []
-        self.add(rows)
-
-    @property
-    def small(self) -> bool:
-        return len(self.rows) <= ALL_CONTACTS_UP_TO
-
-    def add(self, rows: Iterable[R]) -> None:
-        self.rows.extend(rows)
-
-    def _index(self) -> None:
-        """Index the rows added since the last time (a small index is never read)."""
-        for i in range(len(self._names), len(self.rows)):
-            row = self.rows[i]
+        if self.small:
+            return
+        for i, row in enumerate(self.rows):
             names = [_significant(n) for n in (row.name, *row.aliases)]
             self._names.append([n for n in names if n])
             for word in set().union(*names):
@@ -101,13 +90,12 @@ class ContactIndex(Generic[R]):
             tax = _compact_tax(row.tax_id) if row.tax_id else ""
             if tax:
                 self._by_tax.setdefault(tax, []).append(i)
-                self._tax_lengths = sorted({*self._tax_lengths, len(tax)})
+        self._tax_lengths = sorted({len(t) for t in self._by_tax})
 
     def candidates(self, text: str) -> list[R]:
         """The rows a fact in `text` may be about (see the module's docstring), the likeliest first."""
         if self.small:
             return self.rows
-        self._index()
         words = words_of(text) & self._by_word.keys()
         score: dict[int, float] = {}
         for word in sorted(words):  # sorted: the same sums, so the same order, in every process

@@ -107,9 +107,8 @@ def _first_read_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas:
 
 @lru_cache(maxsize=1024)
 def _names_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
-    """A later message's names (kind n), through their words' index."""
-    named = _named_cte(_access(principal, org_id, read_areas))
-    return select(literal("n").label("kind"), named.c.subject, null().label("at"), null().label("attribute"))
+    """A later message's names (rows: subject), through their words' index."""
+    return select(_named_cte(_access(principal, org_id, read_areas)).c.subject)
 
 
 @lru_cache(maxsize=1024)
@@ -180,16 +179,14 @@ class _Known:
     attributes: dict[str, set[str]] = field(default_factory=dict)
     _sorted: dict[str, tuple[str, ...]] = field(default_factory=dict)  # as shown, until the subject's set changes
 
-    def add(self, rows, read: Iterable[str]) -> list[str]:
-        """The names among `rows` (kind n), and their attributes (kind a) kept, with those of `read` (complete:
-        every subject read is marked)."""
-        names = [subject for kind, subject, _, _ in rows if kind == "n"]
-        for subject in (*read, *names):
+    def add(self, rows, read: Iterable[str]) -> None:
+        """The attributes among `rows` (kind a) kept, `read` marked as read (complete: none of those subjects has
+        other attributes this writer may see)."""
+        for subject in read:
             self.attributes.setdefault(subject, set())
         for kind, subject, _, attribute in rows:
             if kind == "a":
                 self.wrote(subject, attribute)
-        return names
 
     def wrote(self, subject: str, attribute: str) -> None:
         if attribute not in self.attributes[subject]:
@@ -225,7 +222,8 @@ class KnownToWriters:
                 entry = self._known[key] = _Known(seen=len(self.written))
                 rows = session.execute(_first_read_stmt(*key), {"subjects": list(subjects), **words, **params}).all()
                 recent = _recent(rows, conversation_id)
-                names = entry.add(rows, [*subjects, *(s for k, s, _, _ in rows if k == "r")])
+                names = [subject for kind, subject, _, _ in rows if kind == "n"]
+                entry.add(rows, [*subjects, *names, *(s for k, s, _, _ in rows if k == "r")])
             else:
                 rows = session.execute(_recent_and_written_stmt(*key),
                                        {"written": self.written[entry.seen:], **params}).all()
@@ -236,7 +234,7 @@ class KnownToWriters:
                 recent = _recent(rows, conversation_id)
                 names = []
                 if words["name_words"]:
-                    names = [subject for _, subject, _, _ in session.execute(_names_stmt(*key), words)]
+                    names = list(session.scalars(_names_stmt(*key), words))
                 missing = sorted({*subjects, *recent, *names} - entry.attributes.keys())
                 if missing:
                     entry.add(session.execute(_attributes_stmt(*key), {"subjects": missing}).all(), missing)
