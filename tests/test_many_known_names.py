@@ -122,8 +122,7 @@ def test_a_writers_names_and_attributes_are_read_through_indexes_not_the_whole_o
     subject, never the org's whole range of rows (which grows with the org, whatever the message)."""
     from sqlalchemy import text
 
-    from memory_core.adapters.db import SYSTEM
-    from tests.support.statements import generic_plan_of, sent_statements
+    from tests.support.statements import generic_plan_by_index, sent_statements
 
     org = factory.org()
     ana = factory.member(org, role="owner")
@@ -135,9 +134,6 @@ def test_a_writers_names_and_attributes_are_read_through_indexes_not_the_whole_o
         context_reads(system_session, access, ["self", "org"], None, mentioned_in="Olano paga a 45 días")
     [(statement, _)] = sent
     system_session.close()
-    with database.unit_of_work(SYSTEM) as uow:
-        connection = uow.session.connection()
-        connection.execute(text("set local enable_seqscan = off"))  # a table this small would be read whole
-        plan = generic_plan_of(connection, statement)
+    plan = generic_plan_by_index(database, statement)
     assert "Index Cond: (memoria_name_words((subject)::text) && " in plan, plan
     assert "ix_memories_org_subject" in plan and "subject)::text = ANY" in plan, plan

@@ -63,11 +63,8 @@ def test_a_batchs_recent_subjects_and_written_rows_are_read_by_primary_key_not_b
     writer's or the org's rows, which grows with the org, nor every source the conversation ever had, which grows
     with the conversation (only those added since the half hour began), and they still give what the full read
     gives."""
-    from sqlalchemy import text
-
-    from memory_core.adapters.db import SYSTEM
     from memory_core.learning.context_reads import KnownToWriters
-    from tests.support.statements import generic_plan_of, sent_statements
+    from tests.support.statements import generic_plan_by_index, sent_statements
 
     org = factory.org()
     ana = factory.member(org, role="owner")
@@ -94,10 +91,7 @@ def test_a_batchs_recent_subjects_and_written_rows_are_read_by_primary_key_not_b
     [(statement, _)] = sent
     system_session.close()
     database.dispose()
-    with database.unit_of_work(SYSTEM) as uow:
-        connection = uow.session.connection()
-        connection.execute(text("set local enable_seqscan = off"))  # a table this small would be read whole
-        plan = generic_plan_of(connection, statement)
+    plan = generic_plan_by_index(database, statement)
     assert "memories_pkey" in plan, plan
     for range_of_rows in ("ix_memories_owner_user", "ix_memories_org_subject"):
         assert range_of_rows not in plan, plan

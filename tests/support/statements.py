@@ -135,3 +135,16 @@ def generic_plan_of(connection, statement: str) -> str:
     # A literal percent sign stays doubled: psycopg reads the statement for placeholders and halves it.
     numbered = re.sub(r"%\((\w+)\)s", number, statement)
     return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN (GENERIC_PLAN) " + numbered))
+
+
+def generic_plan_by_index(database, statement: str) -> str:
+    """`generic_plan_of` in a system unit of work with sequential scans off: a test's tables are so small that
+    PostgreSQL would read them whole, whatever indexes a big table's plan would use."""
+    from sqlalchemy import text
+
+    from memory_core.adapters.db import SYSTEM
+
+    with database.unit_of_work(SYSTEM) as uow:
+        connection = uow.session.connection()
+        connection.execute(text("set local enable_seqscan = off"))
+        return generic_plan_of(connection, statement)
