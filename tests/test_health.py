@@ -34,7 +34,7 @@ def test_readyz_says_how_far_learning_is_behind_and_that_no_worker_runs(client, 
     resp = client.get("/readyz")
     assert resp.status_code == 503 and resp.headers["Retry-After"]
     body = resp.get_json()
-    assert body["checks"] == {"database": "ok", "redis": "ok", "worker": "down"}
+    assert body["checks"] == {"database": "ok", "redis": "ok", "worker": "down", "indexes": "ok"}
     assert body["outbox"]["pending"] == 1 and body["outbox"]["lag_seconds"] >= 300
     assert body["learning"] == "learning is 5 minutes behind"
     # Public: platform-wide figures only, nothing of the org or its people.
@@ -53,7 +53,8 @@ def test_readyz_is_ready_with_a_live_worker_and_an_empty_outbox(client, redis_co
     finally:
         worker.register_death()
     assert resp.status_code == 200
-    assert resp.get_json() == {"ready": True, "checks": {"database": "ok", "redis": "ok", "worker": "ok"},
+    assert resp.get_json() == {"ready": True, "checks": {"database": "ok", "redis": "ok", "worker": "ok",
+                                                                      "indexes": "ok"},
                                "outbox": {"pending": 0, "lag_seconds": 0.0}, "learning": "learning is up to date"}
 
 

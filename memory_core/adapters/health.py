@@ -1,5 +1,7 @@
 """Liveness and readiness facts: PostgreSQL, Redis, a live RQ worker, and how far learning is behind
-(the age of the oldest unprocessed outbox row). Platform-wide figures only, never an org's data."""
+(the age of the oldest unprocessed outbox row). Platform-wide figures only, never an org's data. Besides, whether
+row security's match functions are still LEAKPROOF (adapters/leakproof.py): without it every answer is still
+right, only slow for big principals, so it is reported and does not make the service unready."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import text
 
+from memory_core.adapters import leakproof
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.adapters.outage import OUTAGE_ERRORS
 
@@ -26,6 +29,7 @@ class Readiness:
     pending: int | None  # unprocessed outbox rows; None when the database did not answer
     oldest_pending_at: dt.datetime | None
     checked_at: dt.datetime
+    not_leakproof: tuple[str, ...] | None = None  # None when the database did not answer
 
     @property
     def worker(self) -> bool:
@@ -58,7 +62,9 @@ class Readiness:
         status = lambda ok: "ok" if ok else "down"  # noqa: E731
         return {"ready": self.ready,
                 "checks": {"database": status(self.database), "redis": status(self.redis),
-                           "worker": status(self.worker)},
+                           "worker": status(self.worker),
+                           "indexes": None if self.not_leakproof is None else
+                           "degraded" if self.not_leakproof else "ok"},
                 "outbox": {"pending": self.pending,
                            "lag_seconds": None if self.lag_seconds is None else round(self.lag_seconds, 1)},
                 "learning": self.behind}
@@ -68,16 +74,17 @@ def readiness(database, settings: Settings | None = None, *, now: dt.datetime | 
     """Check each server once, each failure bounded in time (pool wait, Redis timeouts)."""
     settings = settings or get_settings()
     checked_at = now or dt.datetime.now(dt.timezone.utc)
-    db_ok, pending, oldest = False, None, None
+    db_ok, pending, oldest, missing = False, None, None, None
     try:
         with database.engine.connect() as conn:
             pending, oldest = conn.execute(text("select * from memoria_outbox_backlog()")).one()
+            missing = tuple(leakproof.not_leakproof(conn))
         db_ok = True
     except OUTAGE_ERRORS as exc:
         log.warning("readiness: the database is unavailable (%s)", type(exc).__name__)
     redis_ok, workers = _redis_and_workers(settings, checked_at)
     return Readiness(database=db_ok, redis=redis_ok, workers=workers, pending=pending, oldest_pending_at=oldest,
-                     checked_at=checked_at)
+                     checked_at=checked_at, not_leakproof=missing)
 
 
 def _redis_and_workers(settings: Settings, now: dt.datetime) -> tuple[bool, int]:

@@ -1,19 +1,23 @@
 """Create the database if needed and bring its schema to the latest Alembic revision."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import psycopg
 from alembic import command
 from alembic.config import Config
 from psycopg import sql
-from sqlalchemy import make_url
+from sqlalchemy import create_engine, make_url
+from sqlalchemy.pool import NullPool
 
+from memory_core.adapters import leakproof
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.adapters.db import APP_ROLE, WORKER_ROLE, resolve_urls
 from memory_core.adapters.security import platform_scope_key
 
 ROOT = Path(__file__).resolve().parents[2]
+log = logging.getLogger(__name__)
 
 
 def alembic_config(owner_url: str) -> Config:
@@ -38,7 +42,8 @@ def ensure_database(owner_url: str) -> None:
 
 
 def migrate(settings: Settings | None = None) -> str:
-    """Upgrade to every head; returns the owner URL used."""
+    """Upgrade to every head and mark row security's functions LEAKPROOF again (adapters/leakproof.py);
+    returns the owner URL used."""
     settings = settings or get_settings()
     urls = resolve_urls(settings)
     ensure_database(urls.owner)
@@ -51,4 +56,18 @@ def migrate(settings: Settings | None = None) -> str:
         # The platform scope's proof key, from the server secret (rewritten when the secret changes).
         conn.execute("insert into memoria_keys (name, key) values ('platform_scope', %s) "
                      "on conflict (name) do update set key = excluded.key", (platform_scope_key(settings),))
+    _mark_leakproof(urls.owner)
     return urls.owner
+
+
+def _mark_leakproof(owner_url: str) -> None:
+    engine = create_engine(owner_url, poolclass=NullPool)
+    try:
+        with engine.begin() as conn:
+            missing = leakproof.mark(conn)
+    finally:
+        engine.dispose()
+    if missing:
+        log.warning("full-text, trigram and name-word conditions cannot use their indexes under row security "
+                    "(every answer stays correct, a big org's searches read its whole range): a superuser must "
+                    "run, in this database: %s", " ".join(leakproof.statements(missing)))
