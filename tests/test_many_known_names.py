@@ -137,3 +137,43 @@ def test_a_writers_names_and_attributes_are_read_through_indexes_not_the_whole_o
     plan = generic_plan_by_index(database, statement)
     assert "Index Cond: (memoria_name_words((subject)::text) && " in plan, plan
     assert "ix_memories_org_subject" in plan and "subject)::text = ANY" in plan, plan
+
+
+def test_a_models_prompt_holds_of_a_persons_many_notes_those_the_message_names_and_the_families(
+        factory, system_session, database, openai):
+    """A person's own notes can run to thousands of attribute names: the prompt shows those sharing a word with the
+    message and the families among them, not every one (it grew with everything the person ever told)."""
+    from memory_core.backends.openai_backend import ATTRIBUTES_SHOWN
+
+    fake, backend = openai
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    own = [f"nota_{i:04d}" for i in range(500)] + ["restaurante_favorito", "mascota", "vivienda"]
+    system_session.add_all(Memory(level="personal", owner_user_id=ana.id, subject="self", attribute=attribute,
+                                  value="x", sentence=f"{attribute}: x.", category="person", area="general")
+                           for attribute in own)
+    system_session.commit()
+    text = "Mis restaurantes favoritos ahora son Casa Pepe y El Faro"
+    fake.script_gate(text, 0.93, category="preference", scope="personal", corrects=0.6)
+    fake.script_facts(text, [{"subject": "self", "attribute": "restaurante_favorito", "value": "Casa Pepe y El Faro",
+                              "sentence": "Sus restaurantes favoritos son Casa Pepe y El Faro.",
+                              "category": "preference"}])
+    say(system_session, org, ana, text, "c1")
+
+    assert drain_batch(database, backend)["done"] == 1
+
+    [extraction] = [r for r in fake.requests_to("/chat/completions") if "response_format" in r.body]
+    shown = json.loads(extraction.body["messages"][-1]["content"])["atributos_conocidos"]["self"]
+    assert shown == ["mascota", "restaurante_favorito", "vivienda"]
+    assert len(shown) <= ATTRIBUTES_SHOWN < len(own)
+
+
+def test_a_subjects_few_attribute_names_are_all_shown_and_many_are_cut_to_the_limit():
+    from memory_core.backends.openai_backend import ATTRIBUTES_SHOWN, shown_attributes
+
+    few = ("aficiones", "nota_viaje")
+    assert shown_attributes(few, "hola") == list(few)
+    many = tuple(f"pago_{i:03d}" for i in range(200)) + ("dieta",)
+    shown = shown_attributes(many, "te pagos")  # every pago_* shares "pago" with "pagos"
+    assert len(shown) == ATTRIBUTES_SHOWN and "dieta" not in shown
+    assert shown_attributes(many, "Sigo la dieta") == ["dieta"]

@@ -179,6 +179,14 @@ EXTRACT_FAMILIES = ("plazo_pago", "forma_pago", "persona_contacto", "canal_prefe
                     "idioma", "pareja", "hijo", "hija", "madre", "padre", "hermano", "hermana", "familia", "mascota",
                     "empleo", "vivienda", "ciudad", "aficiones", "instrumento", "dieta", "comida_favorita", "planes",
                     "evento")
+_FAMILIES = frozenset(EXTRACT_FAMILIES)
+# A subject's attribute names shown in "atributos_conocidos", at most: a person's own notes can run to thousands of
+# names, and the prompt (and its cost) would grow with them.
+ATTRIBUTES_SHOWN = 60
+# An attribute name's word is the message's when their first letters agree this far ("restaurante_favorito",
+# "restaurantes"), or when a shorter one begins the message's word ("pago", "pagos"); words of fewer than 4
+# letters match nothing.
+STEM = 6
 # A fact whose source sentence shares fewer of its words with the message than this is not grounded in it.
 SOURCE_WORDS_SHARE = 0.5
 
@@ -279,12 +287,25 @@ def _gate_payload(message: str, previous_assistant: str | None) -> str:
     )
 
 
+def shown_attributes(names: tuple[str, ...], text: str) -> list[str]:
+    """Of a subject's attribute names: all of up to ATTRIBUTES_SHOWN; of more, those sharing a word with `text`
+    (the message and the assistant's before it: a correction names what it corrects), then the families, at most
+    ATTRIBUTES_SHOWN. The model reuses a name it is shown; others it names afresh, as a family if one fits."""
+    if len(names) <= ATTRIBUTES_SHOWN:
+        return list(names)
+    stems = {w[:n] for w in re.findall(r"\w+", fold(text)) if len(w) >= 4 for n in range(4, STEM + 1)}
+    said = [n for n in names if any(w[:STEM] in stems for w in n.split("_") if len(w) >= 4)]
+    families = [n for n in names if n in _FAMILIES and n not in said]
+    return sorted((said + families)[:ATTRIBUTES_SHOWN])
+
+
 def _extract_payload(context: ExtractionContext) -> str:
     contacts = [
         {"id": c.id, "nombre": c.name, "tipo": {"customer": "cliente", "supplier": "proveedor"}.get(c.kind, c.kind),
          "nif": c.tax_id, "alias": list(c.aliases)}
         for c in context.contacts
     ]
+    said = f"{context.previous_assistant or ''} {context.message}"
     return json.dumps(
         {
             "hoy": context.today.isoformat(),
@@ -292,7 +313,8 @@ def _extract_payload(context: ExtractionContext) -> str:
             "mensaje_anterior_del_asistente": (context.previous_assistant or "")[:EXTRACT_MAX_CHARS] or None,
             "mensaje": context.message[:EXTRACT_MAX_CHARS],
             "contactos": contacts,
-            "atributos_conocidos": {subject: list(names) for subject, names in context.known_attributes.items()},
+            "atributos_conocidos": {subject: shown_attributes(names, said)
+                                    for subject, names in context.known_attributes.items()},
             "familias": list(EXTRACT_FAMILIES),
         },
         ensure_ascii=False,
