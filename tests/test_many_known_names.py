@@ -177,3 +177,23 @@ def test_a_subjects_few_attribute_names_are_all_shown_and_many_are_cut_to_the_li
     shown = shown_attributes(many, "te pagos")  # every pago_* shares "pago" with "pagos"
     assert len(shown) == ATTRIBUTES_SHOWN and "dieta" not in shown
     assert shown_attributes(many, "Sigo la dieta") == ["dieta"]
+
+
+def test_a_name_sharing_two_words_is_shown_among_hundreds_sharing_one_that_sort_before_it(factory, system_session):
+    """Names read in name order were cut at 200: among 300 "talleres aaa …", "talleres zubia hermanos" (which
+    "Talleres Zubia" means) was never read. They are now ranked as contacts are, the rarer shared words first."""
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    system_session.add_all(Memory(org_id=org.id, level="shared", subject=subject, attribute="plazo_pago",
+                                  value="30 días", sentence="Paga a 30 días.", category="customer", area="contacts")
+                           for subject in [*(f"name:talleres aaa {i:03d}" for i in range(300)),
+                                           "name:talleres zubia hermanos"])
+    system_session.commit()
+    access = load_access(system_session, org.id, user_id=ana.id)
+
+    names, _, attributes = context_reads(system_session, access, ["self"], None,
+                                         mentioned_in="Talleres Zubia nos paga ahora a 45 días")
+
+    assert "talleres zubia hermanos" in names
+    assert attributes["name:talleres zubia hermanos"] == ("plazo_pago",)
+    assert len(names) == MAX_CONTACTS

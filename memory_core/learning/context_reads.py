@@ -4,11 +4,12 @@ reuse them). Everything with the writer's visibility.
 
 A writer may know thousands of names (an org's customers learnt without a contact). The extractor is shown those
 sharing a significant word with the message (or the assistant's message before it), found by PostgreSQL among
-the writer's names (a name subject is its normalised words, space-separated), then ranked as an org's contacts
+the writer's names (a name subject is its normalised words, space-separated) and ranked as an org's contacts
 are (learning/contact_candidates.py): all of a few; of many, the whole name first, then by the rarity of the
-words shared, at most MAX_CONTACTS. A name that shares no word cannot be the one a mention in the message means
-(`resolve_subject` asks for every word of it), and what the extractor is shown (a model's prompt) stays the
-size of the message, not of everything the writer knows.
+words shared, at most MAX_CONTACTS (PostgreSQL ranks them too, to keep the best NAMES_READ of thousands). A
+name that shares no word cannot be the one a mention in the message means (`resolve_subject` asks for every
+word of it), and what the extractor is shown (a model's prompt) stays the size of the message, not of
+everything the writer knows.
 
 `KnownToWriters` keeps what each writer may see for one worker batch (one transaction): the attributes of a
 subject are read once, when a message first needs them, and kept up to date with what the batch writes. The
@@ -29,7 +30,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sqlalchemy import DateTime, and_, bindparam, func, literal, literal_column, null, select, union_all
+from sqlalchemy import (
+    DateTime,
+    Float,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal,
+    literal_column,
+    null,
+    select,
+    true,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from memory_core.adapters import planner
@@ -70,13 +84,26 @@ _A_NAME = Memory.subject.like(literal_column("'name:%'"))
 
 
 def _named_cte(access: Access):
-    """The `name:` subjects this writer may see sharing a word with the message (`name_words`), those whose every
-    word the message holds (`message_words`) first."""
-    whole = _NAME_WORDS.op("<@")(bindparam("message_words", type_=ArrayParam("text")))
-    return (select(Memory.subject).where(
-        _A_NAME, Memory.status.in_(LIVE), memory_visible(access),
-        _NAME_WORDS.op("&&")(bindparam("name_words", type_=ArrayParam("text"))))
-        .group_by(Memory.subject).order_by(whole.desc(), Memory.subject).limit(NAMES_READ).cte("named"))
+    """The `name:` subjects this writer may see sharing a word with the message (`name_words`), at most
+    NAMES_READ, ranked as ContactIndex ranks them: those whose every word the message holds (`message_words`)
+    first, then by the rarity among them of the words they share with it (a sum of log(1 + names / names holding
+    the word)), so that the cut keeps "talleres zubia hermanos" for "Talleres Zubia" among 1,000 "talleres ...":
+    in name order it was cut."""
+    name_words = bindparam("name_words", type_=ArrayParam("text"))
+    hits = (select(Memory.subject, _NAME_WORDS.label("words")).where(
+        _A_NAME, Memory.status.in_(LIVE), memory_visible(access), _NAME_WORDS.op("&&")(name_words))
+        .group_by(Memory.subject).cte("hits"))
+    word = func.unnest(hits.c.words).table_valued("w").render_derived()
+    shared = (select(hits.c.subject, word.c.w).select_from(hits.join(word, true()))
+              .where(word.c.w == func.any(name_words)).distinct().cte("shared"))
+    holding = select(shared.c.w, func.count().label("n")).group_by(shared.c.w).cte("holding")
+    names = select(func.count()).select_from(hits).scalar_subquery()
+    score = func.sum(func.ln(1.0 + cast(names, Float) / holding.c.n))
+    scored = (select(shared.c.subject, score.label("score")).join_from(shared, holding, shared.c.w == holding.c.w)
+              .group_by(shared.c.subject).cte("scored"))
+    whole = hits.c.words.op("<@")(bindparam("message_words", type_=ArrayParam("text")))
+    return (select(hits.c.subject).join_from(hits, scored, hits.c.subject == scored.c.subject)
+            .order_by(whole.desc(), scored.c.score.desc(), hits.c.subject).limit(NAMES_READ).cte("named"))
 
 
 def _attributes_of(access: Access, *among):
