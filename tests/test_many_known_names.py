@@ -118,8 +118,9 @@ def test_a_models_prompt_holds_the_names_the_message_shares_a_word_with_not_all_
 
 def test_a_writers_names_and_attributes_are_read_through_indexes_not_the_whole_org(
         factory, system_session, database, owner_engine):
-    """Under row security: the names by their words' index (migration v6_name_words_index) and the attributes by
-    subject, never the org's whole range of rows (which grows with the org, whatever the message)."""
+    """Under row security: the names by their keys' index (migration v7_name_keys_index), those holding a pair of
+    the message's words and a few a word, and the attributes by subject; never the org's whole range of rows (which
+    grows with the org, whatever the message)."""
     from sqlalchemy import text
 
     from tests.support.statements import generic_plan_by_index, sent_statements
@@ -135,7 +136,7 @@ def test_a_writers_names_and_attributes_are_read_through_indexes_not_the_whole_o
     [(statement, _)] = sent
     system_session.close()
     plan = generic_plan_by_index(database, statement)
-    assert "Index Cond: (memoria_name_words((subject)::text) && " in plan, plan
+    assert plan.count("Index Cond: (memoria_name_keys((subject)::text) && ") >= 2, plan
     assert "ix_memories_org_subject" in plan and "subject)::text = ANY" in plan, plan
 
 
@@ -197,3 +198,35 @@ def test_a_name_sharing_two_words_is_shown_among_hundreds_sharing_one_that_sort_
     assert "talleres zubia hermanos" in names
     assert attributes["name:talleres zubia hermanos"] == ("plazo_pago",)
     assert len(names) == MAX_CONTACTS
+
+
+def test_a_names_keys_are_those_a_message_mentioning_it_asks_for(system_session):
+    """The index's keys (migration v7_name_keys_index, in SQL) and a message's (context_reads, in Python) must
+    agree: words, pairs of significant words (company words left out), and a name of one significant word."""
+    import importlib.util
+    from pathlib import Path
+
+    from sqlalchemy import text
+
+    from memory_core.learning.context_reads import _message_words
+    from memory_core.learning.subjects import NAME_NOISE
+
+    def keys(subject):
+        return set(system_session.execute(text("select public.memoria_name_keys(:s)"), {"s": subject}).scalar_one())
+
+    def asked(message):
+        return set(_message_words(message)["name_pairs"])
+
+    assert keys("name:talleres garcia hermanos") == {
+        "talleres", "garcia", "hermanos", "garcia+talleres", "garcia+hermanos", "hermanos+talleres"}
+    assert {"garcia+talleres", "hermanos+talleres"} <= asked("¿Y lo de García, de Talleres Hermanos?")
+    assert keys("name:olano sl") == {"olano", "sl", "=olano"} and "=olano" in asked("Olano paga a 45 días")
+    assert keys("name:talleres hijos de zubia") & asked("Talleres Zubia llamó") == {"talleres+zubia"}
+    # Words far apart in a long message make no pair: a name is mentioned by words close together.
+    assert "garcia+talleres" not in asked("Talleres: mañana llevo las cajas y luego lo de García")
+
+    spec = importlib.util.spec_from_file_location(
+        "v7", Path(__file__).resolve().parents[1] / "migrations" / "versions" / "v7_name_keys_index.py")
+    v7 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(v7)
+    assert set(v7.NOISE) == {w for w in NAME_NOISE if len(w) > 2}

@@ -1,10 +1,11 @@
 """The functions row security needs marked LEAKPROOF, so that a query's own conditions reach their indexes.
 
 Under row security PostgreSQL checks a query's conditions through an index only when their functions are
-LEAKPROOF: full text (`@@`), trigrams and the words of a name subject (`&&`) would otherwise read every row the
-policy lets through. Migrations 0003 and v6_name_words_index mark them when they run as a superuser. The marking
-of a pg_catalog or extension function lives outside the schema: a pg_dump restored into a new server (or a
-reinstalled extension) comes back without it, and every search of a big principal silently reads its whole org.
+LEAKPROOF: full text (`@@`), trigrams and the keys of a name subject (`&&`) would otherwise read every row the
+policy lets through. Migrations 0003, v6_name_words_index and v7_name_keys_index mark them when they run as a
+superuser. The marking of a pg_catalog or extension function lives outside the schema: a pg_dump restored into a
+new server (or a reinstalled extension) comes back without it, and every search of a big principal silently reads
+its whole org.
 So each `memoria migrate` marks them again where it runs as a superuser, and says what a superuser must run where
 it does not; `/readyz` reports it as `"indexes": "degraded"` (still ready: every answer stays correct).
 """
@@ -18,6 +19,7 @@ FUNCTIONS = (
     "public.similarity_op(text, text)",
     "public.word_similarity_op(text, text)",
     "public.memoria_name_words(text)",
+    "public.memoria_name_keys(text)",
     "pg_catalog.arrayoverlap(anyarray, anyarray)",
 )
 

@@ -25,6 +25,7 @@ rolled back leaves rows that no longer exist, which the check by id then does no
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,8 +43,10 @@ from sqlalchemy import (
     null,
     select,
     true,
+    union,
     union_all,
 )
+from sqlalchemy.dialects.postgresql import array as pg_array
 from sqlalchemy.orm import Session
 
 from memory_core.adapters import planner
@@ -52,6 +55,7 @@ from memory_core.domain import clock
 from memory_core.domain.access import Access, Principal, memory_visible
 from memory_core.domain.ladder import WriteResult
 from memory_core.domain.models import Memory
+from memory_core.domain.text import fold
 from memory_core.learning.contact_candidates import ContactIndex, significant, words_of
 from memory_core.learning.subjects import LIVE, recent_of, recent_since, recent_subjects_query
 
@@ -72,27 +76,36 @@ def _recent_cte(access: Access):
                                  bindparam("until", type_=TIMESTAMPTZ)).cte("recent")
 
 
-# Names sharing a word with a message, read at most this many (the whole names it holds first); the extractor is
-# shown at most MAX_CONTACTS of them.
+# Names a message may mean, read at most this many (the whole names it holds first); the extractor is shown at
+# most MAX_CONTACTS of them.
 NAMES_READ = 200
-# A name subject's words ("name:hierros olano" -> {hierros,olano}): ix_memories_name_words's expression (migration
-# v6_name_words_index), so `&&` reads that index, not the writer's whole org.
-_NAME_WORDS = func.public.memoria_name_words(Memory.subject)
+# Of the names sharing only one word with a message, at most this many rows a word: "talleres", held by 1,474 of
+# an org's 10,000 names, said no more of the one meant than any of them (ContactIndex ranks them alike).
+PER_WORD = 50
+# A name subject's keys ("name:hierros olano" -> {hierros, olano, hierros+olano}): ix_memories_name_keys's
+# expression (migration v7_name_keys_index), so `&&` reads that index, not the writer's whole org.
+_NAME_KEYS = func.public.memoria_name_keys(Memory.subject)
 # A literal, not a bound value: a prepared statement's generic plan must see that it only reads the rows the
 # index holds (its predicate).
 _A_NAME = Memory.subject.like(literal_column("'name:%'"))
 
 
 def _named_cte(access: Access):
-    """The `name:` subjects this writer may see sharing a word with the message (`name_words`), at most
-    NAMES_READ, ranked as ContactIndex ranks them: those whose every word the message holds (`message_words`)
-    first, then by the rarity among them of the words they share with it (a sum of log(1 + names / names holding
-    the word)), so that the cut keeps "talleres zubia hermanos" for "Talleres Zubia" among 1,000 "talleres ...":
-    in name order it was cut."""
+    """The `name:` subjects this writer may see that the message may mean, at most NAMES_READ: every one holding a
+    pair of its significant words (`name_pairs`) or being one of them, and at most PER_WORD rows a word of those
+    sharing one (`name_words`). Ranked as ContactIndex ranks them: those whose every word the message holds
+    (`message_words`) first, then by the rarity among them of the words they share with it (a sum of log(1 +
+    names / names holding the word)), so that the cut keeps "talleres zubia hermanos" for "Talleres Zubia" among
+    1,000 "talleres ...": in name order it was cut."""
     name_words = bindparam("name_words", type_=ArrayParam("text"))
-    hits = (select(Memory.subject, _NAME_WORDS.label("words")).where(
-        _A_NAME, Memory.status.in_(LIVE), memory_visible(access), _NAME_WORDS.op("&&")(name_words))
-        .group_by(Memory.subject).cte("hits"))
+    a_name = (_A_NAME, Memory.status.in_(LIVE), memory_visible(access))
+    paired = select(Memory.subject).where(*a_name, _NAME_KEYS.op("&&")(bindparam("name_pairs",
+                                                                                 type_=ArrayParam("text"))))
+    said = func.unnest(name_words).table_valued("w").render_derived("said")
+    by_word = (select(Memory.subject).where(*a_name, _NAME_KEYS.op("&&")(pg_array([said.c.w])))
+               .limit(PER_WORD).lateral("by_word"))
+    found = union(paired, select(by_word.c.subject).select_from(said.join(by_word, true()))).subquery("found")
+    hits = select(found.c.subject, func.public.memoria_name_words(found.c.subject).label("words")).cte("hits")
     word = func.unnest(hits.c.words).table_valued("w").render_derived()
     shared = (select(hits.c.subject, word.c.w).select_from(hits.join(word, true()))
               .where(word.c.w == func.any(name_words)).distinct().cte("shared"))
@@ -191,11 +204,22 @@ class _Name:
         return self.subject[len("name:"):]
 
 
+# A name is mentioned by words close together ("Talleres García", "García, de Talleres"): the message's pairs are
+# of significant words at most this far apart, so a long message makes a few keys a word, not a word squared.
+PAIR_WINDOW = 3
+_WORD = re.compile(r"\w+")
+
+
 def _message_words(text: str) -> dict:
     """The bound word lists: a name shares a word of `name_words` (significant, three letters or more, as
-    contact_candidates matches), and the message holds every word of a whole name among `message_words`."""
+    contact_candidates matches) or holds a key of `name_pairs` (a pair of them, or one that is the whole name:
+    the keys of migration v7_name_keys_index), and the message holds every word of a whole name among
+    `message_words`."""
     words = words_of(text)
-    return {"message_words": sorted(words), "name_words": sorted(w for w in words if significant(w))}
+    said = [w for w in _WORD.findall(fold(text)) if significant(w)]
+    pairs = {"+".join(sorted((a, b))) for i, a in enumerate(said) for b in said[i + 1:i + 1 + PAIR_WINDOW] if a != b}
+    return {"message_words": sorted(words), "name_words": sorted(set(said)),
+            "name_pairs": sorted(pairs | {f"={w}" for w in said})}
 
 
 @dataclass
