@@ -15,7 +15,7 @@ everything the writer knows.
 subject are read once, when a message first needs them, and kept up to date with what the batch writes. The
 writer's first message reads its names, recent subjects and attributes in one statement; each later one reads
 its conversation's recent subjects together with whichever rows the batch wrote since that this writer may see
-(by primary key), then the names it shares a word with (by their words' index), then, only for subjects the batch
+(by primary key), then the names it may mean (by their keys' index), then, only for subjects the batch
 has not read yet, their attributes. Row security and `memory_visible` decide what a writer sees, as in every read:
 no second copy of the rule. The write ladder only adds live (subject, attribute) pairs: a merge adds a source, a
 supersede keeps its subject and attribute; what could take one away (a forgotten message, a supersede that moved
@@ -147,7 +147,7 @@ def _first_read_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas:
 
 @lru_cache(maxsize=1024)
 def _names_stmt(principal: Principal, org_id: uuid.UUID | None, read_areas: tuple[str, ...]):
-    """A later message's names (rows: subject), through their words' index."""
+    """A later message's names (rows: subject), through their keys' index."""
     return select(_named_cte(_access(principal, org_id, read_areas)).c.subject)
 
 
