@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from rq import Worker
 from sqlalchemy import update
 
-from memory_core.adapters.queue import get_queue
 from memory_core.domain.models import Outbox
 from memory_core.learning.ingest import ingest_message
 from tests.conftest import sign_in
+from tests.support.worker import live_worker
 
 
 def _waiting_since(system_session, factory, minutes: int):
@@ -44,14 +43,8 @@ def test_readyz_says_how_far_learning_is_behind_and_that_no_worker_runs(client, 
 
 
 def test_readyz_is_ready_with_a_live_worker_and_an_empty_outbox(client, redis_conn, servers):
-    queue = get_queue(servers)
-    worker = Worker([queue], connection=queue.connection)
-    worker.register_birth()
-    worker.heartbeat()
-    try:
+    with live_worker(servers):
         resp = client.get("/readyz")
-    finally:
-        worker.register_death()
     assert resp.status_code == 200
     assert resp.get_json() == {"ready": True, "checks": {"database": "ok", "redis": "ok", "worker": "ok",
                                                                       "indexes": "ok"},

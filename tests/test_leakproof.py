@@ -9,13 +9,12 @@ import logging
 from contextlib import contextmanager
 from pathlib import Path
 
-from rq import Worker
 from sqlalchemy import text
 
 from memory_core.adapters import leakproof
 from memory_core.adapters.db import resolve_urls
 from memory_core.adapters.migrate import _mark_leakproof, migrate
-from memory_core.adapters.queue import get_queue
+from tests.support.worker import live_worker
 
 LOST = ("pg_catalog.arrayoverlap(anyarray, anyarray)", "pg_catalog.ts_match_vq(tsvector, tsquery)")
 
@@ -38,18 +37,6 @@ def restored_without_marking(owner_engine):
         with owner_engine.begin() as conn:
             for function in leakproof.FUNCTIONS:
                 conn.execute(text(f"alter function {function} leakproof"))
-
-
-@contextmanager
-def live_worker(servers):
-    queue = get_queue(servers)
-    worker = Worker([queue], connection=queue.connection)
-    worker.register_birth()
-    worker.heartbeat()
-    try:
-        yield
-    finally:
-        worker.register_death()
 
 
 def test_readyz_reports_lost_marking_still_ready_and_migrate_marks_it_again(client, owner_engine, servers, redis_conn):
