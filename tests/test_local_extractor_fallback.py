@@ -48,6 +48,16 @@ def test_questions_hypotheticals_orders_and_injections_still_yield_nothing():
         assert facts(text) == [], text
 
 
+def test_asking_to_link_a_channel_now_is_not_a_preference_but_a_standing_wish_is():
+    for text in ("Quiero vincular mi WhatsApp", "Quisiera enlazar mi número", "I want to link my WhatsApp",
+                 "Vincula mi cuenta, porfa"):
+        assert facts(text, category="preference", scope="personal") == [], text
+    [fact] = facts("Quiero aprender a tocar el piano este año", category="preference", scope="personal")
+    assert fact.subject == "self"
+    [fact] = facts("Prefiero que me escribáis por WhatsApp", category="preference", scope="personal")
+    assert fact.subject == "self"
+
+
 def test_a_rule_match_wins_over_the_generic_fact():
     found = facts("Talleres García paga a 60 días")
     assert [(f.subject, f.attribute, f.value) for f in found] == [("contact:c1", "plazo_pago", "60 días")]

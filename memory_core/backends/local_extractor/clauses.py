@@ -76,6 +76,10 @@ _ORDER_START = re.compile(
     r"recuerdame|calcula|calculame|cambia|cambiame|pon|ponme|pasame|dame|dime|revisa|comprueba|descarga|sube|"
     r"abre|cancela|anula|llama|escribe|escribele|contesta|responde|reclama|reclamale|puedes|podrias|"
     r"quiero que (?:me |le |les )?(?:envies|mandes|hagas|prepares|factures|crees|pases|busques|digas|llames)|"
+    # A channel or account to link now ("Quiero vincular mi WhatsApp"): the linking flow's, not a preference.
+    r"(?:vincula|vinculame|enlaza|link|unlink|(?:quiero|quisiera|necesito|me gustaria|i want to|i'?d like to|"
+    r"i need to)\s+(?:vincular|desvincular|enlazar|conectar|link|unlink|connect))\s+(?:mi|mis|el|la|este|esta|"
+    r"my|the|this)?\s*(?:whatsapp|telegram|cuenta|numero|telefono|movil|account|number|phone)|"
     r"invoice|send|create|make|prepare|generate|delete|remove|add|find|search|show|tell|remind|calculate|"
     r"change|put|give|list|check|download|upload|open|cancel|call|write|reply|pay|charge|email|can you|"
     r"could you)\b")
