@@ -46,8 +46,13 @@ class ContactRow:
 R = TypeVar("R", bound="Named")
 
 
+def word_list(text: str) -> list[str]:
+    """The folded words of `text`, in order."""
+    return _WORD.findall(fold(text))
+
+
 def words_of(text: str) -> set[str]:
-    return set(_WORD.findall(fold(text)))
+    return set(word_list(text))
 
 
 def significant(word: str) -> bool:

@@ -25,7 +25,6 @@ rolled back leaves rows that no longer exist, which the check by id then does no
 from __future__ import annotations
 
 import datetime as dt
-import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -55,8 +54,7 @@ from memory_core.domain import clock
 from memory_core.domain.access import Access, Principal, memory_visible
 from memory_core.domain.ladder import WriteResult
 from memory_core.domain.models import Memory
-from memory_core.domain.text import fold
-from memory_core.learning.contact_candidates import ContactIndex, significant, words_of
+from memory_core.learning.contact_candidates import ContactIndex, significant, word_list
 from memory_core.learning.subjects import LIVE, recent_of, recent_since, recent_subjects_query
 
 TIMESTAMPTZ = DateTime(timezone=True)
@@ -207,7 +205,6 @@ class _Name:
 # A name is mentioned by words close together ("Talleres García", "García, de Talleres"): the message's pairs are
 # of significant words at most this far apart, so a long message makes a few keys a word, not a word squared.
 PAIR_WINDOW = 3
-_WORD = re.compile(r"\w+")
 
 
 def _message_words(text: str) -> dict:
@@ -215,10 +212,10 @@ def _message_words(text: str) -> dict:
     contact_candidates matches) or holds a key of `name_pairs` (a pair of them, or one that is the whole name:
     the keys of migration v7_name_keys_index), and the message holds every word of a whole name among
     `message_words`."""
-    words = words_of(text)
-    said = [w for w in _WORD.findall(fold(text)) if significant(w)]
+    words = word_list(text)
+    said = [w for w in words if significant(w)]
     pairs = {"+".join(sorted((a, b))) for i, a in enumerate(said) for b in said[i + 1:i + 1 + PAIR_WINDOW] if a != b}
-    return {"message_words": sorted(words), "name_words": sorted(set(said)),
+    return {"message_words": sorted(set(words)), "name_words": sorted(set(said)),
             "name_pairs": sorted(pairs | {f"={w}" for w in said})}
 
 

@@ -2,13 +2,14 @@
 
 v6 indexed a name subject's words: a message holding "talleres" read every name holding it (1,474 of 10,000 in
 the bench, 22-30 ms a read) before ranking them. A name's keys are now its words and the pairs of its
-significant words ("garcia+talleres": sorted, joined by '+'), and a name of one significant word also "=<word>". The worker
-reads the names holding a pair of the message's words (or one whole word) all, and of those sharing a single
-word at most a few a word (learning/context_reads.py), so a common word costs a bounded read.
+significant words ("garcia+talleres": sorted, joined by '+'), and a name of one significant word also
+"=<word>". The worker reads the names holding a pair of the message's words (or one whole word) all, and of
+those sharing a single word at most a few a word (learning/context_reads.py), so a common word costs a bounded
+read.
 
 `memoria_name_keys` is LEAKPROOF like v6's function (it raises no error that depends on the row), marked when
 migrating as a superuser; `memoria migrate` marks it again after a restore (adapters/leakproof.py). A name's
-first PAIR_WORDS significant words make its pairs: a long name stays a few dozen keys.
+first 8 significant words make its pairs: a long name stays a few dozen keys.
 
 Revision ID: v7_name_keys_index
 Revises: v6_name_words_index
