@@ -4,16 +4,15 @@ marking of pg_catalog's functions: `/readyz` reports it and `memoria migrate` ma
 (adapters/leakproof.py)."""
 from __future__ import annotations
 
-import importlib.util
 import logging
 from contextlib import contextmanager
-from pathlib import Path
 
 from sqlalchemy import text
 
 from memory_core.adapters import leakproof
 from memory_core.adapters.db import resolve_urls
 from memory_core.adapters.migrate import _mark_leakproof, migrate
+from tests.support.migrations import migration
 from tests.support.worker import live_worker
 
 LOST = ("pg_catalog.arrayoverlap(anyarray, anyarray)", "pg_catalog.ts_match_vq(tsvector, tsquery)")
@@ -66,14 +65,6 @@ def test_without_a_superuser_migrate_says_what_a_superuser_must_run(owner_engine
 
 
 def test_the_check_covers_every_function_the_migrations_mark():
-    versions = Path(__file__).resolve().parents[1] / "migrations" / "versions"
-
-    def load(name):
-        spec = importlib.util.spec_from_file_location(name, versions / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    marked = {*load("0003_merge_leakproof_search").FUNCTIONS, *load("v6_name_words_index").LEAKPROOF,
-              *load("v7_name_keys_index").LEAKPROOF}
+    marked = {*migration("0003_merge_leakproof_search").FUNCTIONS, *migration("v6_name_words_index").LEAKPROOF,
+              *migration("v7_name_keys_index").LEAKPROOF}
     assert marked == set(leakproof.FUNCTIONS)

@@ -203,13 +203,11 @@ def test_a_name_sharing_two_words_is_shown_among_hundreds_sharing_one_that_sort_
 def test_a_names_keys_are_those_a_message_mentioning_it_asks_for(system_session):
     """The index's keys (migration v7_name_keys_index, in SQL) and a message's (context_reads, in Python) must
     agree: words, pairs of significant words (company words left out), and a name of one significant word."""
-    import importlib.util
-    from pathlib import Path
-
     from sqlalchemy import text
 
     from memory_core.learning.context_reads import _message_words
     from memory_core.learning.subjects import NAME_NOISE
+    from tests.support.migrations import migration
 
     def keys(subject):
         return set(system_session.execute(text("select public.memoria_name_keys(:s)"), {"s": subject}).scalar_one())
@@ -225,8 +223,4 @@ def test_a_names_keys_are_those_a_message_mentioning_it_asks_for(system_session)
     # Words far apart in a long message make no pair: a name is mentioned by words close together.
     assert "garcia+talleres" not in asked("Talleres: mañana llevo las cajas y luego lo de García")
 
-    spec = importlib.util.spec_from_file_location(
-        "v7", Path(__file__).resolve().parents[1] / "migrations" / "versions" / "v7_name_keys_index.py")
-    v7 = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(v7)
-    assert set(v7.NOISE) == {w for w in NAME_NOISE if len(w) > 2}
+    assert set(migration("v7_name_keys_index").NOISE) == {w for w in NAME_NOISE if len(w) > 2}

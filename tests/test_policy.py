@@ -1,7 +1,5 @@
 """The content policy, run with the exclusion list exactly as the migration seeds it."""
-import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
@@ -17,15 +15,11 @@ from memory_core.domain.policy import (
     pattern_error,
 )
 from memory_core.domain.protected_topics import names_topic_only, without_topic_mentions
-
-_MIGRATION = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "0002_rls_roles_seed.py"
+from tests.support.migrations import migration
 
 
 def _seed() -> list[Exclusion]:
-    spec = importlib.util.spec_from_file_location("seed_migration_0002", _MIGRATION)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return [Exclusion(*row) for row in module.SEED]
+    return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED]
 
 
 SEED = _seed()

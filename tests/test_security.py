@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from tests.conftest import csrf_from, login, sign_in
 from tests.factories import PASSWORD
+from tests.support.migrations import migration
 
 
 def _post_login(client, user, next_param: str):
@@ -391,17 +392,11 @@ def test_secrets_sent_in_messages_are_redacted_before_anything_is_stored(client,
 
 
 def test_migration_redacts_secrets_stored_before_ingest_redacted_them(factory, system_session, owner_engine):
-    import importlib.util
-    from pathlib import Path
-
     from sqlalchemy import select
 
     from memory_core.domain.models import ConversationSummary, Memory, Message
 
-    path = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "s8_security_redact.py"
-    spec = importlib.util.spec_from_file_location("s8_security_redact", path)
-    migration = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(migration)
+    redact = migration("s8_security_redact")
 
     s = system_session
     org = factory.org()
@@ -412,8 +407,8 @@ def test_migration_redacts_secrets_stored_before_ingest_redacted_them(factory, s
     s.add(ConversationSummary(conversation_id=conv.id, content={"points": [{"id": "p1", "text": SECRETS["code"][0]}]}))
     s.commit()
     with owner_engine.begin() as c:
-        changed = migration.redact_stored(c)
-        again = migration.redact_stored(c)
+        changed = redact.redact_stored(c)
+        again = redact.redact_stored(c)
     assert changed["messages"] == 1 and changed["memories"] == 1 and changed["conversation_summaries"] == 1
     assert not any(again.values())  # redacting twice is redacting once
     s.expire_all()
