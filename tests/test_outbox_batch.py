@@ -213,3 +213,34 @@ def test_a_batch_whose_connection_drops_leaves_its_messages_pending_and_blames_n
     rows = system_session.scalars(select(Outbox).where(Outbox.message_id.in_(ids))).all()
     assert [(r.processed_at, r.attempts, r.last_error) for r in rows] == [(None, 0, None)] * 3
     assert drain_batch(database, backend, limit=10) == {"done": 3, "failed": 0, "skipped": 0}
+
+
+def test_a_turn_stores_its_trace_while_a_worker_learns_from_its_message_and_an_edit_still_waits(
+        factory, system_session, database, backend, owner_engine, monkeypatch):
+    """The worker holds the messages of its batch until the batch commits: an edit or an erasure of one waits for
+    it, but the person's turn right after their message (its block's trace refers to the message) does not."""
+    from memory_core.adapters import db as db_module
+    from memory_core.domain.access import load_access
+    from memory_core.reading.context import assemble_context
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    mid = say(system_session, org, ana, "Talleres García paga a 60 días", conversation="c1")
+    conversation = system_session.get(Message, mid).conversation_id
+    monkeypatch.setattr(db_module, "LOCK_TIMEOUT", "300ms")  # a request's statements give up after this
+    with database.unit_of_work(SYSTEM) as worker:  # a worker's batch, not yet committed
+        prepare_messages(worker.session, [mid], backend, BatchCache(), lock=True)
+        with database.unit_of_work(SYSTEM) as uow:
+            access = load_access(uow.session, org.id, user_id=ana.id)
+        with database.unit_of_work(access.scope()) as turn:
+            block = assemble_context(turn.session, access, conversation, "¿Cuándo paga Talleres García?",
+                                     message_id=mid)
+            turn.commit()
+        with owner_engine.connect() as editor:  # an edit of the message waits for the batch
+            editor.execute(sql("set lock_timeout = '300ms'"))
+            with pytest.raises(sa_exc.OperationalError, match="lock timeout"):
+                editor.execute(sql("update messages set text = 'editado' where id = :id"), {"id": mid})
+            editor.rollback()
+    assert block.trace_id is not None
+    assert system_session.scalar(sql("select message_id from memory_traces where id = :id"),
+                                 {"id": block.trace_id}) == mid

@@ -54,6 +54,11 @@ from memory_core.privacy.my_memory import learning_paused, paused_among
 log = logging.getLogger(__name__)
 
 PREVIOUS_TURN_CHARS = 800
+# The lock the worker holds on a message while it learns from it: FOR NO KEY UPDATE, which an edit, a deletion or
+# another worker waits for, but not a row that only refers to the message. FOR UPDATE also held up the turn's own
+# trace (memory_traces.message_id): a person's /context right after their message waited for the worker's whole
+# batch (37% of turns at 5-30 ms each in bench/api_load.py, 2026-12-06; seconds with a remote model).
+MESSAGE_LOCK = {"key_share": True}
 _UUIDS = ArrayParam("uuid")
 
 @dataclass
@@ -336,8 +341,9 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
     learns nothing) with their ledger rows, in one statement each; a failed call leaves the work to
     `process_message`, message by message, where a failure stays with its own message.
 
-    `lock`: the messages are locked FOR UPDATE (the worker then processes them in this same
-    transaction, with `locked=True`, and finds them already loaded). `ledger_rows`: the vectors' ledger rows are
+    `lock`: the messages are locked FOR NO KEY UPDATE (the worker then processes them in this same
+    transaction, with `locked=True`, and finds them already loaded): an edit or an erasure waits for the batch, a
+    row that only refers to the message does not (MESSAGE_LOCK). `ledger_rows`: the vectors' ledger rows are
     appended here (`ledger.usage_row`) instead of added to the session (the worker writes its batch's at once)."""
     # The assistant's last turn before each message, read with the messages in one statement.
     prev = aliased(Message)
@@ -348,7 +354,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
     # An array, not an IN list: one statement text whatever the batch's size (prepared, planned once).
     q = select(Message, previous_text).where(Message.id == func.any(literal(list(message_ids), _UUIDS)))
     if lock:
-        q = q.with_for_update(of=Message)
+        q = q.with_for_update(of=Message, **MESSAGE_LOCK)
     loaded = session.execute(q).all()
     messages = [m for m, _ in loaded]
     cache.messages.extend(messages)
@@ -429,7 +435,7 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
     `locked`: this transaction already holds the message's row lock (`prepare_messages(lock=True)`), so
     the loaded row is current. `defer_usage`: the model calls go to `spent` only, and the caller
     writes them to the ledger (the worker, once per batch)."""
-    msg = session.get(Message, message_id) if locked else session.get(Message, message_id, with_for_update=True)
+    msg = session.get(Message, message_id) if locked else session.get(Message, message_id, with_for_update=MESSAGE_LOCK)
     if msg is None:
         return Outcome("skipped", "The message no longer exists.")
     if msg.deleted_at is not None or event == "edited":
