@@ -6,16 +6,18 @@ scope and settings (planning and execution ms).
         --big-share 0.84 --queries 10 --org-indexes on         # load once
     MEMORIA_DATA_DIR=.memoria-bench python bench/turn_profile.py --turns 20 [--typical]
 
-Each statement is named by what it reads (profile, fts, vector, date...); `settings` are the set_config round
-trips. The replay runs each captured statement in order in a new transaction of the same scope: set_config
-statements as they were, the others under EXPLAIN (ANALYZE); a statement runs a second time there, so its
-execution figure is warm. The replay plans every statement afresh: the wall figures, not the replay's, show
-what kept statements' generic plans save (each turn commits its trace as the API does, so the connection
-keeps its prepared statements; the traces are deleted at the end). CPU is of every PostgreSQL process of the
-data dir, so it is meaningful with `--no-explain` and nothing else using that server; so are the bytes it read
-from storage in a call (`read_bytes` of /proc/PID/io: rows in neither its shared buffers nor the OS's page cache),
-and the latency of the calls that read nothing is printed apart. So are a principal's first timed turn (its rows
-perhaps not in PostgreSQL's buffers; its block counts them, as this process has not) and its later ones.
+Each statement is named by what it reads (profile, fts, vector, date...); `settings` are the set_config round trips,
+`count` the principal's rows counted (reading/principal_size.py: on a principal's first turn in a process). Each
+kind's wall is also printed for the principals' first turns alone. The replay runs each captured statement in order
+in a new transaction of the same scope: set_config statements as they were, the others under EXPLAIN (ANALYZE); a
+statement runs a second time there, so its execution figure is warm. The replay plans every statement afresh: the
+wall figures, not the replay's, show what kept statements' generic plans save (each turn commits its trace as the
+API does, so the connection keeps its prepared statements; the traces are deleted at the end). CPU is of every
+PostgreSQL process of the data dir, so it is meaningful with `--no-explain` and nothing else using that server; so
+are the bytes it read from storage in a call (`read_bytes` of /proc/PID/io: rows in neither its shared buffers nor
+the OS's page cache), and the latency of the calls that read nothing is printed apart. So are a principal's first
+timed turn (its rows perhaps not in PostgreSQL's buffers; its block counts them, as this process has not) and its
+later ones.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ from memory_core.domain.access import load_access  # noqa: E402
 
 KINDS = [  # first match names the statement
     ("settings", re.compile(r"set_config\(")),
+    ("count", re.compile(r" AS n_(memory|message|contact|document)\b")),  # reading/principal_size.py
     ("trace", re.compile(r"memoria_store_trace\(|^INSERT INTO (memory_traces|trace_items)")),
     ("conversation", re.compile(r"FROM conversations")),
     ("profile", re.compile(r"k_rank")),
@@ -128,6 +131,7 @@ def main() -> None:
     cpu = defaultdict(list)  # call -> [(this process ms, PostgreSQL ms)]
     disk = defaultdict(list)  # call -> [KB PostgreSQL read from storage (not its buffers, not the OS cache)]
     wall = defaultdict(lambda: defaultdict(list))  # call -> kind -> [ms summed per turn]
+    wall_first = defaultdict(lambda: defaultdict(list))  # the same, of the principals' first turns only
     totals = defaultdict(list)
     turns = defaultdict(list)  # call -> [(ms, {kind: ms}, query, turn, KB from storage)]: where the slowest calls went
     plan = defaultdict(lambda: defaultdict(lambda: {"planning": [], "execution": []}))
@@ -171,6 +175,8 @@ def main() -> None:
                 per[kind] += ms
             for kind, ms in per.items():
                 wall[call][kind].append(ms)
+                if is_first:
+                    wall_first[call][kind].append(ms)
             turns[call].append((totals[call][-1], dict(per), query, len(totals[call]), disk[call][-1]))
             if args.no_explain:
                 continue
@@ -202,7 +208,9 @@ def main() -> None:
         kinds = {}
         for kind, values in sorted(wall[call].items(), key=lambda kv: -statistics.median(kv[1])):
             p = plan[call].get(kind)
-            kinds[kind] = {"wall_p50": round(statistics.median(values), 1), "wall_p95": pct(values, 0.95)}
+            firsts = wall_first[call].get(kind)
+            kinds[kind] = {"wall_p50": round(statistics.median(values), 1), "wall_p95": pct(values, 0.95),
+                           "first_turns_p50": round(statistics.median(firsts), 1) if firsts else None}
             if p and p["planning"]:
                 kinds[kind] |= {"plan_p50": round(statistics.median(p["planning"]), 1),
                                 "exec_p50": round(statistics.median(p["execution"]), 1)}
@@ -243,10 +251,11 @@ def main() -> None:
         a, b = r["first_turns"], r["later_turns"]
         print(f"  a principal's first turn here ({a['n']} calls): p50 {a['p50']} / p95 {a['p95']} ms; its later turns "
               f"({b['n']}): p50 {b['p50']} / p95 {b['p95']} ms")
-        print(f"  {'statement':24s} {'wall p50':>9} {'p95':>7} {'plan p50':>9} {'exec p50':>9}  (ms, summed per call)")
+        print(f"  {'statement':24s} {'wall p50':>9} {'p95':>7} {'first turns p50':>16} {'plan p50':>9} "
+              f"{'exec p50':>9}  (ms, summed per call)")
         for kind, v in r["by_statement"].items():
-            print(f"  {kind:24s} {v['wall_p50']:>9} {v['wall_p95']:>7} {v.get('plan_p50', ''):>9} "
-                  f"{v.get('exec_p50', ''):>9}")
+            print(f"  {kind:24s} {v['wall_p50']:>9} {v['wall_p95']:>7} {v['first_turns_p50'] or '':>16} "
+                  f"{v.get('plan_p50', ''):>9} {v.get('exec_p50', ''):>9}")
 
 
 if __name__ == "__main__":
