@@ -58,6 +58,20 @@ def test_asking_to_link_a_channel_now_is_not_a_preference_but_a_standing_wish_is
     assert fact.subject == "self"
 
 
+def test_asking_the_assistant_for_something_now_is_no_wish_but_a_plan_or_a_standing_rule_is():
+    # Learnt as notes before: "I want to see my invoices" (nota_facturacion_want_see), "Quiero que me recuerdes
+    # llamar a Marta mañana" (nota_canal_preferido_quiero_recuerde).
+    for text in ("I want to see my invoices", "Quiero que me recuerdes llamar a Marta mañana",
+                 "Me gustaría consultar los cobros pendientes", "Quiero que me ayudes con la declaración del IVA",
+                 "Necesito ver cuánto hemos facturado este mes", "I want you to tell me when Acme pays",
+                 "I'd like to check what Acme owes us", "Quiero que me avises mañana a las 9"):
+        assert facts(text, category="preference", scope="personal") == [], text
+    for text in ("Quiero aprender inglés este año", "I want to visit Japan someday",
+                 "Quiero ver a mi familia en Navidad", "Necesito que los albaranes lleven siempre el número de pedido",
+                 "A partir de ahora quiero que me mandes los resúmenes por email"):
+        assert [f.subject for f in facts(text, category="preference", scope="personal")] == ["self"], text
+
+
 def test_a_rule_match_wins_over_the_generic_fact():
     found = facts("Talleres García paga a 60 días")
     assert [(f.subject, f.attribute, f.value) for f in found] == [("contact:c1", "plazo_pago", "60 días")]

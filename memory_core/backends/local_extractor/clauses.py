@@ -69,13 +69,27 @@ _INJECTION = re.compile(
     r"\b(?:ignor\w*|olvida\w*|forget|disregard|omite)\b.{0,40}\b(?:instruc\w*|indicaciones|reglas|rules|prompt|"
     r"anterior\w*|previous|above|todo lo)|\b(?:system prompt|prompt del sistema|you are now|ahora eres|"
     r"a partir de ahora eres|act as|actua como|jailbreak)\b")
+# What a business keeps records of: asking to see them is a request for now.
+_RECORDS = (r"(?:facturas?|invoices?|presupuestos?|quotes?|gastos|expenses|informes?|reports?|resumen|summary|saldo|"
+            r"balance|pedidos|orders|cobros|pagos|payments|ventas|sales|datos|data|contactos|contacts|clientes|"
+            r"customers|albaranes|cuentas|accounts|movimientos|transactions)\b")
 _ORDER_START = re.compile(
     r"^(?:(?:oye|vale|ok|bueno|pues|porfa|por favor|please)\s*,?\s*)*(?:"
     r"factura|facturale|facturales|emite|envia|enviale|enviales|enviame|manda|mandale|mandales|mandame|crea|creame|"
     r"haz|hazme|prepara|preparame|genera|generame|borra|elimina|anade|busca|buscame|muestrame|ensename|"
     r"recuerdame|calcula|calculame|cambia|cambiame|pon|ponme|pasame|dame|dime|revisa|comprueba|descarga|sube|"
     r"abre|cancela|anula|llama|escribe|escribele|contesta|responde|reclama|reclamale|puedes|podrias|"
-    r"quiero que (?:me |le |les )?(?:envies|mandes|hagas|prepares|factures|crees|pases|busques|digas|llames)|"
+    # Asking the assistant to do something now ("quiero que me avises", "necesito que me prepares", "I want you to
+    # remind me"), and wanting to see or fetch the business's records ("me gustaría consultar los cobros
+    # pendientes", "I'd like to check the unpaid invoices"): requests, not the writer's wishes or plans.
+    r"(?:quiero|quisiera|necesito|me gustaria) que (?:me |le |les |nos )?(?:envies|mandes|hagas|prepares|factures|"
+    r"crees|pases|busques|digas|llames|recuerdes|avises|ayudes|muestres|ensenes|expliques|calcules|revises|"
+    r"compruebes|cambies|borres|anadas|pongas|des|descargues|exportes|imprimas)|"
+    r"(?:i want|i'?d like|i would like|i need) you to|"
+    r"(?:quiero|quisiera|necesito|me gustaria|i want to|i'?d like to|i would like to|i need to)\s+(?:"
+    r"consultar|revisar|comprobar|exportar|descargar|imprimir|saber|check(?! out)|review|export|download|print|know|"
+    r"(?:ver|mirar|see|view|look at)\s+(?:(?:\S+\s+){0,3}?" + _RECORDS
+    + r"|(?:cuanto|cuantos|cuantas|cuando|que|quien|como|donde|what|how|when|who|where|which)\b))|"
     # A channel or account to link now ("Quiero vincular mi WhatsApp"): the linking flow's, not a preference.
     r"(?:vincula|vinculame|enlaza|link|unlink|(?:quiero|quisiera|necesito|me gustaria|i want to|i'?d like to|"
     r"i need to)\s+(?:vincular|desvincular|enlazar|conectar|link|unlink|connect))\s+(?:mi|mis|el|la|este|esta|"
