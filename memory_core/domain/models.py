@@ -58,6 +58,9 @@ from memory_core.domain.vocabulary import (
     one_of,
 )
 
+# Every GIN index is kept without a pending list (migration v8): a row written is in it at once.
+_NO_PENDING_LIST = {"fastupdate": "off"}
+
 
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSONB, uuid.UUID: UUID(as_uuid=True)}
@@ -175,8 +178,9 @@ class Contact(Base):
     __table_args__ = (
         CheckConstraint(one_of("kind", ContactKind), name="contact_kind_valid"),
         Index("ix_contacts_org_tax", "org_id", "tax_id"),
-        Index("ix_contacts_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
-        Index("ix_contacts_tsv", "search_tsv", postgresql_using="gin"),
+        Index("ix_contacts_name_trgm", "name", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST,
+              postgresql_ops={"name": "gin_trgm_ops"}),
+        Index("ix_contacts_tsv", "search_tsv", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST),
     )
 
 
@@ -233,8 +237,9 @@ class Message(Base):
               postgresql_where=sql_text("role = 'assistant' and deleted_at is null")),
         Index("ix_messages_owner", "org_id", "user_id"),
         Index("ix_messages_phone", "phone"),
-        Index("ix_messages_tsv", "search_tsv", postgresql_using="gin"),
-        Index("ix_messages_text_trgm", "text", postgresql_using="gin", postgresql_ops={"text": "gin_trgm_ops"}),
+        Index("ix_messages_tsv", "search_tsv", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST),
+        Index("ix_messages_text_trgm", "text", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST,
+              postgresql_ops={"text": "gin_trgm_ops"}),
         Index("ix_messages_embedding", "embedding", postgresql_using="hnsw",
               postgresql_ops={"embedding": "vector_cosine_ops"}),
     )
@@ -345,8 +350,8 @@ class Memory(Base):
         Index("ix_memories_proposed_queue", "org_id", "created_at", "id",
               postgresql_where=sql_text("status = 'proposed'")),
         Index("ix_memories_superseded", "valid_to", postgresql_where=sql_text("status = 'superseded'")),
-        Index("ix_memories_tsv", "search_tsv", postgresql_using="gin"),
-        Index("ix_memories_sentence_trgm", "sentence", postgresql_using="gin",
+        Index("ix_memories_tsv", "search_tsv", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST),
+        Index("ix_memories_sentence_trgm", "sentence", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST,
               postgresql_ops={"sentence": "gin_trgm_ops"}),
         Index("ix_memories_embedding", "embedding", postgresql_using="hnsw",
               postgresql_ops={"embedding": "vector_cosine_ops"}),
@@ -404,8 +409,9 @@ class Document(Base):
         UniqueConstraint("org_id", "kind", "external_ref"),
         CheckConstraint(one_of("kind", DocumentKind), name="document_kind_valid"),
         CheckConstraint(one_of("visibility", Visibility), name="document_visibility_valid"),
-        Index("ix_documents_tsv", "search_tsv", postgresql_using="gin"),
-        Index("ix_documents_title_trgm", "title", postgresql_using="gin", postgresql_ops={"title": "gin_trgm_ops"}),
+        Index("ix_documents_tsv", "search_tsv", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST),
+        Index("ix_documents_title_trgm", "title", postgresql_using="gin", postgresql_with=_NO_PENDING_LIST,
+              postgresql_ops={"title": "gin_trgm_ops"}),
         Index("ix_documents_embedding", "embedding", postgresql_using="hnsw",
               postgresql_ops={"embedding": "vector_cosine_ops"}),
     )
