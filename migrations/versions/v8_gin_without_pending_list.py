@@ -23,22 +23,24 @@ branch_labels = None
 depends_on = None
 
 
-def _set(value: str, clean: bool) -> None:
+def _each_gin_index(action: str, skip: tuple[str, ...] = ()) -> None:
+    """Run `action` (a format() string, %s the index) on every GIN index of the schema but `skip`."""
+    skipped = ", ".join(f"'{name}'" for name in skip) or "''"
     op.execute(f"""
     do $$ declare ix regclass; begin
       for ix in select i.indexrelid::regclass from pg_index i join pg_class c on c.oid = i.indexrelid
                 join pg_am a on a.oid = c.relam join pg_namespace n on n.oid = c.relnamespace
-                where a.amname = 'gin' and n.nspname = 'public' loop
-        execute format('alter index %s set (fastupdate = {value})', ix);
-        {"perform gin_clean_pending_list(ix);" if clean else ""}
+                where a.amname = 'gin' and n.nspname = 'public' and c.relname not in ({skipped}) loop
+        {action}
       end loop;
     end $$;
     """)
 
 
 def upgrade() -> None:
-    _set("off", clean=True)
+    _each_gin_index("execute format('alter index %s set (fastupdate = off)', ix); perform gin_clean_pending_list(ix);")
 
 
 def downgrade() -> None:
-    _set("on", clean=False)
+    # v7 built its name keys' index without a pending list already.
+    _each_gin_index("execute format('alter index %s reset (fastupdate)', ix);", skip=("ix_memories_name_keys",))
