@@ -75,6 +75,17 @@ def test_payment_terms_take_the_new_value():
     assert triples("Talleres García paga a 60 días ahora, no a 30") == {("contact:c1", "plazo_pago", "60 días")}
     assert triples("Acme ya no paga a 30, ahora paga a 45 días") == {("contact:c2", "plazo_pago", "45 días")}
     assert triples("Acme pays at 60 days now, not 30") == {("contact:c2", "plazo_pago", "60 días")}
+    # The old term first, the new one after a comma: before, "ya no nos paga a 30" hid the 45 (nothing was learnt).
+    assert triples("Talleres García ya no nos paga a 30, ahora a 45 días") == {("contact:c1", "plazo_pago", "45 días")}
+    assert triples("Acme no longer pays at 30, now at 45 days") == {("contact:c2", "plazo_pago", "45 días")}
+
+
+def test_a_colloquial_que_after_a_marker_introduces_a_fact_not_a_question():
+    # "Oye, que ..." was read as "¿Qué ...?": nothing was learnt from the messages below.
+    for text in ("Oye, que Talleres García paga a 60 días", "Mira, que Talleres García paga a 60 días",
+                 "Buenos días! Oye que Talleres García paga a 60 días"):
+        assert triples(text) == {("contact:c1", "plazo_pago", "60 días")}, text
+    assert triples("Oye, ¿qué plazo tiene Talleres García?") == set()
 
 
 def test_contact_person_channel_and_format():

@@ -57,6 +57,11 @@ _BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:s
 _FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
                           rf"(?:\w+\s+){{0,3}}?(?:hasta|antes de|before|until)\s+(?:los\s+|the\s+)?"
                           rf"{_NUM}\s*(?:dias|days)")
+# A payment term corrected in the same sentence: "ya no nos paga a 30, ahora a 45 días", "no longer pays at 30,
+# now at 45 days".
+_NOW_TERMS = re.compile(rf"\b(?:paga|pagan|pagaba|pagaban|abona|abonan|pays?|paid)\b[^.;:]{{0,40}}?,\s*(?:sino\s+|but\s+)?"
+                        rf"(?P<now>(?:ahora|now)\s+(?:(?:nos\s+)?(?:paga|pagan|pays?(?:\s+us)?)\s+)?)"
+                        rf"(?:a|en|at|in|within)\s+{_NUM}\s*(?:dias|days)\b")
 _UNITS = {"dias": 1, "days": 1, "semana": 7, "semanas": 7, "week": 7, "weeks": 7, "mes": 30, "meses": 30,
           "month": 30, "months": 30}
 _COUNT_WORDS = {"un": 1, "una": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3, "cuatro": 4,
@@ -73,6 +78,11 @@ _CASH_VALUES = {"upfront": "por adelantado", "in advance": "por adelantado", "po
 
 
 def _rule_payment_terms(s: Sentence) -> Iterator[Found]:
+    # The term a correction names, first: "ya no nos paga a 30, ahora a 45 días" (the 30 is the old term).
+    m = _NOW_TERMS.search(s.low)
+    if m and (value := _days(m.group("n"))) and not s.negated(m.start("now")):
+        yield Found("plazo_pago", value, "contact", m.start())
+        return
     for regex in _PAYMENT_TERMS:
         for m in regex.finditer(s.low):
             value = _days(m.group("n"))
