@@ -155,3 +155,17 @@ def test_a_note_never_takes_the_name_of_a_stored_rule_fact():
 
 def test_the_business_own_bank_details_in_words_are_not_a_note():
     assert facts("Hemos pasado la cuenta de cobros a otra entidad", category="company") == []
+
+
+def test_a_tax_written_in_capitals_is_not_part_of_the_name_it_is_of():
+    [fact] = facts("Apunta que el IVA de Hierros Olano es el general", category="supplier")
+    assert fact.subject == "name:hierros olano"  # was "name:iva de hierros olano"
+
+
+def test_moving_the_business_somewhere_is_not_where_the_person_lives():
+    assert [f.attribute for f in facts("We moved the warehouse to Paterna last month", category="company")
+            if f.attribute == "residencia"] == []
+    for text, place in (("We moved to Valencia last year", "Valencia"), ("Nos mudamos de Madrid a Valencia", "Valencia"),
+                        ("I moved back to Ohio", "Ohio"), ("we moved from New York to Boston", "Boston")):
+        assert [f.value for f in facts(text, category="person", scope="personal") if f.attribute == "residencia"] \
+            == [place], text

@@ -147,7 +147,9 @@ _RUN_STOP = {"ahora", "el", "la", "los", "las", "nuestro", "nuestra", "mi", "our
              "oye", "vale", "por", "desde", "con", "a", "en", "hoy", "ya", "bueno", "pues", "tambien", "ademas",
              "cliente", "proveedor", "i", "we", "my", "now", "also", "and", "but", "recuerda", "remember", "que",
              "para", "de", "del", "un", "una", "al", "ok", "hola", "ojo", "nota", "iban", "nif", "cif",
-             "note", "fyi", "since", "from", "today", "at", "in", "on", "for"}
+             "note", "fyi", "since", "from", "today", "at", "in", "on", "for",
+             # Taxes and documents written in capitals: "el IVA de Hierros Olano" names Hierros Olano.
+             "iva", "irpf", "dni", "nie", "pdf", "vat", "swift", "bic", "sepa"}
 # Capitalised words that are never a subject's name: greetings, thanks, reactions, discourse markers.
 NOT_NAMES = frozenset("""
 thanks thank gracias wow woah hey hi hello hola yep yes yeah yup nope lol lmao omg ok okay vale bueno buena

@@ -217,8 +217,11 @@ _HOME = [
     re.compile(r"\b(?:vivo|vivimos|i live|we live|i'm living|we're living|i am living|we are living)\s+(?:now\s+|ahora\s+)?"
                r"(?:en|in)\s+"),
     re.compile(r"\b(?:me he mudado|nos hemos mudado|me mude|nos mudamos|me mudo|nos mudamos|i moved|we moved|"
-               r"i've moved|we've moved|i'm moving|we're moving|just moved|moving)\s+(?:\w+\s+){0,2}?(?:a|to)\s+"
-               r""),
+               r"i've moved|we've moved|i'm moving|we're moving|just moved|moving)\s+"
+               # Only a manner or where from between the move and the place: "we moved the warehouse to Paterna"
+               # moved the business's warehouse, not the person.
+               r"(?:(?:back|over|out|away|recently|finally|again|here|there|house|ya|finalmente|otra vez|de nuevo|"
+               r"de casa|de piso|(?:de|desde|from)\s+[a-z]+(?:\s+[a-z]+)?)\s+){0,2}?(?:a|to)\s+"),
 ]
 _MOVE_DONE = re.compile(r"\b(?:finished|finally finished|done|completed)\s+(?:moving|the move)|\b(?:hemos|he)\s+"
                         r"(?:terminado|acabado)\s+(?:la|con la)\s+mudanza|\bmoved (?:house|in)\b|\bnos hemos mudado\b$")
