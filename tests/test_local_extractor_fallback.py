@@ -169,3 +169,10 @@ def test_moving_the_business_somewhere_is_not_where_the_person_lives():
                         ("I moved back to Ohio", "Ohio"), ("we moved from New York to Boston", "Boston")):
         assert [f.value for f in facts(text, category="person", scope="personal") if f.attribute == "residencia"] \
             == [place], text
+
+
+def test_seeing_a_doctor_is_health_and_never_a_note():
+    # "Mañana tengo dentista a las 5" was learnt as nota_manana_dentista: a special category (GDPR art. 9).
+    for text in ("Mañana tengo dentista a las 5", "Tomorrow I have a dentist appointment", "Voy al fisio el martes",
+                 "I saw my doctor yesterday"):
+        assert facts(text, category="event", scope="personal") == [], text

@@ -170,7 +170,10 @@ _SENSITIVE = re.compile(
     r"homosexual\w*|gay|lesbiana|bisexual|transexual|orientacion sexual|genetic\w*|biometric\w*|huella dactilar|"
     r"origin|ethnic\w*|(?:my|your|his|her|their|our|of|by|and)\s+race|religio\w*|muslim|jewish|catholic|christian|church|mosque|union member\w*|"
     r"political|politics|votes?|voted|illness|sick|disease|health|medical|medication|diagnos\w*|pregnan\w*|"
-    r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*)\b")
+    r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*|"
+    # Seeing a doctor tells of one's health too: "mañana tengo dentista", "a dentist appointment".
+    r"dentist\w*|odontolog\w*|doctor(?:a|as|es|'s)?|fisio\w*|physio\w*|ginecolog\w*|pediatra|oftalmolog\w*|"
+    r"urgencias)\b")
 
 
 def sensitive(s: Sentence) -> bool:
