@@ -173,7 +173,7 @@ _SENSITIVE = re.compile(
     r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*|"
     # Seeing a doctor tells of one's health too: "mañana tengo dentista", "a dentist appointment".
     r"dentist\w*|odontolog\w*|doctor(?:a|as|es|'s)?|fisio\w*|physio\w*|ginecolog\w*|pediatra|oftalmolog\w*|"
-    r"urgencias)\b")
+    r"urgencias|alergi\w*|alergic[oa]s?|allerg\w*)\b")
 
 
 def sensitive(s: Sentence) -> bool:
@@ -363,6 +363,10 @@ def _view_of_the_writer(s: Sentence) -> bool:
 # reaction, question, order or protected topic.
 WRITER_NOTE_REMEMBER = 0.3
 WRITER_NOTE_WORDS = 3
+# A taste in Spanish says it in two content words ("no me gusta el café", "odio el café"), where English spends a third
+# on the negation ("I don't like coffee").
+_TASTE = re.compile(r"\b(?:(?:no\s+)?me\s+(?:gusta|gustan|encanta|encantan|chifla|chiflan|apasiona|apasionan)|odio|detesto|"
+                    r"adoro)\b")
 
 
 # A question typed the quick way, without its mark: "q me queda por cobrar", "k hay hoy", "wat time is it".
@@ -379,7 +383,8 @@ def writer_statement(text: str) -> bool:
         return False
     if _LISTENER.search(s.low):
         return False  # about the listener as much as the writer ("I'm proud of you")
-    return _about_someone(s) and len(_content_words(s.low)) >= WRITER_NOTE_WORDS
+    words = len(_content_words(s.low))
+    return _about_someone(s) and (words >= WRITER_NOTE_WORDS or (words >= 2 and bool(_TASTE.search(s.low))))
 
 
 def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "",
