@@ -190,3 +190,9 @@ def test_a_spanish_taste_in_two_words_is_the_writers_note_as_the_english_one_is(
     assert [writer_statement(t) for t in ("No me gusta el café", "Me encantan las motos", "I don't like coffee")] \
         == [True, True, True]
     assert writer_statement("Me gusta") is False
+
+
+def test_que_conste_after_a_marker_is_still_a_request_to_remember():
+    for text in ("Oye, que conste que los lunes no trabajo", "Oye, que sepas que los lunes no trabajo"):
+        [fact] = facts(text, category="preference", scope="personal")
+        assert (fact.subject, fact.value) == ("self", "Los lunes no trabajo"), text

@@ -91,8 +91,9 @@ _LEAD = re.compile(
     r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
     r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
     r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg)\b[\s,!.:;-]*)+")
-# "Oye, que Talleres García paga a 60 días": after a marker, an unaccented "que" introduces what is told ("qué" asks).
-_TOLD_THAT = re.compile(r"^que\s+(?=\S)", re.IGNORECASE)
+# "Oye, que Talleres García paga a 60 días": after a marker, an unaccented "que" introduces what is told ("qué" asks);
+# "que conste", "que sepas" are requests to remember (_REMEMBER), read whole.
+_TOLD_THAT = re.compile(r"^que\s+(?!(?:sepas|lo sepas|conste|no se (?:me|te) olvide)\b)(?=\S)", re.IGNORECASE)
 _REMEMBER = re.compile(
     r"^(?:(?:por favor|porfa|please)\s*,?\s*)?(?:apuntame|apunta(?:te)?|anota(?:me)?|recuerda(?:lo)?|acuerdate(?: de)?|"
     r"ten en cuenta|toma nota(?: de)?|guarda(?:te)?|que conste|para que lo sepas|que sepas|remember|note(?: down)?|"
