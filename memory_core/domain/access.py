@@ -210,7 +210,7 @@ def _owned_by(who: _Who, user_col, phone_col) -> ColumnElement[bool]:
     return or_(*clauses) if clauses else false()
 
 
-def _is_level(level: str) -> ColumnElement[bool]:
+def level_is(level: str) -> ColumnElement[bool]:
     """`memories.level = '<level>'` with the level written in the statement, not bound: a kept statement's generic
     plan can then prove the partial indexes that hold one level's rows (ix_memories_subject_user: a big org
     principal's named subjects read all 4,102 of their personal rows through another index, 3.3 against 1.8 ms)."""
@@ -234,8 +234,8 @@ def memory_own_arms(access: Access | _Who | None) -> list[ColumnElement[bool]]:
     who = _who(access)
     if who is None:
         return []
-    level = or_(_is_level(Level.PERSONAL), and_(_is_level(Level.PRIVATE), Memory.org_id == who.org_id)) \
-        if who.has_org else _is_level(Level.PERSONAL)
+    level = or_(level_is(Level.PERSONAL), and_(level_is(Level.PRIVATE), Memory.org_id == who.org_id)) \
+        if who.has_org else level_is(Level.PERSONAL)
     arms = []
     if who.has_user:
         arms.append(and_(Memory.owner_user_id == who.user_id, level))
@@ -265,7 +265,7 @@ def memory_shared(access: Access | _Who | None, org_id: Any = None) -> ColumnEle
     if who is None or not (who.has_org and who.has_areas):
         return false()
     org = who.org_id if org_id is None else org_id
-    return and_(_is_level(Level.SHARED), Memory.org_id == org, Memory.area.in_(who.read_areas))
+    return and_(level_is(Level.SHARED), Memory.org_id == org, Memory.area.in_(who.read_areas))
 
 
 def memory_level_arm(access: Access | _Who | None, level: str) -> ColumnElement[bool]:
@@ -289,7 +289,7 @@ def memory_personal_arm(access: Access | _Who | None) -> ColumnElement[bool]:
     who = _who(access)
     if who is None:
         return false()
-    return and_(_is_level(Level.PERSONAL), _owned_by(who, Memory.owner_user_id, Memory.owner_phone))
+    return and_(level_is(Level.PERSONAL), _owned_by(who, Memory.owner_user_id, Memory.owner_phone))
 
 
 def memory_org_arm(access: Access | _Who | None, org_id: Any = None) -> ColumnElement[bool]:
@@ -304,7 +304,7 @@ def memory_org_arm(access: Access | _Who | None, org_id: Any = None) -> ColumnEl
 
 
 def _private_arm(who: _Who, org) -> ColumnElement[bool]:
-    return and_(_is_level(Level.PRIVATE), Memory.org_id == org,
+    return and_(level_is(Level.PRIVATE), Memory.org_id == org,
                 _owned_by(who, Memory.owner_user_id, Memory.owner_phone))
 
 

@@ -36,8 +36,9 @@ from memory_core.adapters.array_param import ArrayParam
 from memory_core.adapters.planner import sorting_disabled
 from memory_core.adapters.rows import records
 from memory_core.adapters.rows import rows as read_rows
-from memory_core.domain.access import memory_own_arms, template
+from memory_core.domain.access import level_is, memory_own_arms, template
 from memory_core.domain.models import Memory
+from memory_core.domain.vocabulary import Level
 
 SHARED_INDEX = "ix_memories_profile_shared"
 OWN_USER_INDEX = "ix_memories_profile_own_user"
@@ -85,7 +86,7 @@ def candidates_statement(form: tuple, columns: Sequence, *, group_of: Mapping[st
                  .subquery("readable"))
         # A shared row is never the person's own (core rank 1): its index leaves the rank out.
         shared = (select(*columns, *keys(literal_column("1"))).where(
-            Memory.level == literal_column("'shared'"), Memory.org_id == who.org_id, Memory.area == areas.c.area,
+            level_is(Level.SHARED), Memory.org_id == who.org_id, Memory.area == areas.c.area,
             active, not_past_event).order_by(*rest).limit(limit).lateral("shared_arm"))
         arms.append(select(*shared.c).select_from(areas).join(shared, true()))
     if not arms:

@@ -72,6 +72,7 @@ from memory_core.domain.access import (
     Access,
     contact_visible,
     document_visible,
+    level_is,
     memory_org_arm,
     memory_personal_arm,
     memory_visible,
@@ -84,7 +85,7 @@ from memory_core.domain.access import (
 )
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message
-from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, TEXT_SEARCH_CONFIG, Status
+from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, TEXT_SEARCH_CONFIG, Level, Status
 from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
 from memory_core.reading.org_indexes import indexed_orgs, indexed_owners, message_indexed_orgs
@@ -310,7 +311,7 @@ def _fts_own_indexes_where(who, mode: str) -> list:
     if len(parts) >= 4:
         # The user's personal rows through their own index; a linked number's personal rows that are not the
         # user's (few) as before: together, memory_personal_arm.
-        personal = and_(Memory.level == literal_column("'personal'"),
+        personal = and_(level_is(Level.PERSONAL),
                         Memory.owner_user_id == org_literal(uuid.UUID(parts[3])))
         if who.has_phone:
             personal = or_(personal, and_(memory_personal_arm(who), or_(Memory.owner_user_id.is_(None),
@@ -564,7 +565,7 @@ def _vector_stmt(who, src: _Source, kinds, k: int, with_model: bool, mode: str):
         # The user's personal rows through their own index; a linked number's personal rows that are not
         # the user's (few) exactly: together, memory_personal_arm.
         own = (select(*_ident(src), (1.0 - dist).label("s"), literal(0.0, Float).label("x"))
-               .where(Memory.level == literal_column("'personal'"),
+               .where(level_is(Level.PERSONAL),
                       Memory.owner_user_id == org_literal(uuid.UUID(parts[3])), *extra)
                .order_by(dist).limit(k))  # every row of that index is visible: k of them, as the exact scan gave
         arms = [own, in_org]
