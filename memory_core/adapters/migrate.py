@@ -27,16 +27,20 @@ def alembic_config(owner_url: str) -> Config:
     return cfg
 
 
-def _libpq(url: str, database: str | None = None) -> str:
+def libpq_url(url: str, database: str | None = None, *, with_password: bool = True) -> str:
+    """`url` (SQLAlchemy's form) as libpq takes it, for psycopg and PostgreSQL's programs; `database` instead of
+    its own, and without its password where that goes elsewhere (a program's environment)."""
     u = make_url(url).set(drivername="postgresql")
     if database:
         u = u.set(database=database)
+    if not with_password:
+        u = u.set(password=None)
     return u.render_as_string(hide_password=False)
 
 
 def ensure_database(owner_url: str) -> None:
     name = make_url(owner_url).database
-    with psycopg.connect(_libpq(owner_url, "postgres"), autocommit=True) as conn:
+    with psycopg.connect(libpq_url(owner_url, "postgres"), autocommit=True) as conn:
         if not conn.execute("select 1 from pg_database where datname = %s", (name,)).fetchone():
             conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
 
@@ -49,7 +53,7 @@ def migrate(settings: Settings | None = None) -> str:
     ensure_database(urls.owner)
     command.upgrade(alembic_config(urls.owner), "heads")
     passwords = {APP_ROLE: settings.app_db_password, WORKER_ROLE: settings.worker_db_password}
-    with psycopg.connect(_libpq(urls.owner), autocommit=True) as conn:
+    with psycopg.connect(libpq_url(urls.owner), autocommit=True) as conn:
         for role, password in passwords.items():
             if password:
                 conn.execute(sql.SQL("alter role {} password {}").format(sql.Identifier(role), sql.Literal(password)))
