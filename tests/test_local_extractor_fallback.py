@@ -196,3 +196,20 @@ def test_que_conste_after_a_marker_is_still_a_request_to_remember():
     for text in ("Oye, que conste que los lunes no trabajo", "Oye, que sepas que los lunes no trabajo"):
         [fact] = facts(text, category="preference", scope="personal")
         assert (fact.subject, fact.value) == ("self", "Los lunes no trabajo"), text
+
+
+def test_we_with_the_business_premises_or_vehicles_is_a_fact_of_the_business():
+    # Whatever the gate guessed, "we/our" with a warehouse, a van or a shop speaks for the business.
+    for text, category in (("We moved the warehouse to Getafe", "nothing"), ("Ya tenemos la furgoneta nueva", "person"),
+                           ("Our van broke down, so deliveries are late", "person"),
+                           ("Hemos abierto una tienda en Valencia", "nothing")):
+        [fact] = facts(text, category=category, scope="shared")
+        assert (fact.subject, fact.category) == ("org", "company"), text
+
+
+def test_we_with_the_family_or_the_house_stays_the_writers_own_fact():
+    for text, category in (("Tenemos dos hijos", "company"), ("We have two kids", "company"),
+                           ("We moved house last spring", "nothing"), ("Hemos comprado una casa en el pueblo", "nothing")):
+        [fact] = facts(text, category=category, scope="shared")
+        assert fact.subject == "self", text
+

@@ -56,7 +56,7 @@ also just only very really about into than then there here when what which who w
 recuerda recuerdalo recordar acuerdate apunta apuntalo anota anotalo guarda guardalo remember note keep
 """.split())  # the last line: asking to remember is not itself something to remember
 _FIRST_SINGULAR = re.compile(r"\b(?:yo|me|mi|mis|conmigo|i|i'm|i've|i'd|my|myself|mine)\b")
-_FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|we|we're|we've|our|ours|us)\b"
+_FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|hemos|somos|vamos|we|we're|we've|our|ours|us)\b"
                            r"|\b\w{3,}(?:amos|emos|imos)\b")
 # A capitalised first word that starts a sentence without naming anyone ("Cerramos", "Hemos", "Mañana").
 _COMMON_START = re.compile(r"^(?:\w+(?:amos|emos|imos|ando|iendo|ado|ido)|hemos|he|ha|han|hay|tengo|"
@@ -250,7 +250,7 @@ def _names(s: Sentence) -> list[str]:
 
 # Topics of a person's own life: "we" there is the writer's household, never the business.
 PERSONAL_TOPIC = re.compile(
-    r"\b(?:mov(?:e|ed|ing)|mudanza|mudad[oa]s?|mudamos|mudarnos|house|home|casa|piso|apartment|flat|kids?|children|"
+    r"\b(?:house|home|casa|piso|apartment|flat|kids?|children|"
     r"hij[oa]s?|crios|familia|family|wife|husband|marido|mujer|pareja|partner|boyfriend|girlfriend|novi[oa]|"
     r"mom|mum|dad|mother|father|madre|padre|brother|sister|herman[oa]s?|baby|bebe|wedding|boda|married|casad[oa]s?|"
     r"dogs?|cats?|pup(?:py)?|kitty|kitten|perr[oa]s?|gat[oa]s?|mascotas?|pets?|hobby|hobbies|aficion\w*|"
@@ -259,6 +259,22 @@ PERSONAL_TOPIC = re.compile(
     r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
     r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
     r"movie|movies|pelicula\w*|game|games|juego\w*|sport\w*|deporte\w*|gym|gimnasio|yoga)\b")
+# Moving is the household's ("nos hemos mudado a Toledo"), unless what moved is the business's ("we moved the
+# warehouse to Getafe").
+_MOVING = re.compile(r"\b(?:mov(?:e|ed|ing)|mudanza|mudad[oa]s?|mudamos|mudarnos|relocat\w*)\b")
+# What a business owns and runs: its premises, vehicles and machines. Said with "we/our" ("ya tenemos la
+# furgoneta nueva", "our new office is in Bilbao"), the sentence is the business's, not the household's.
+BUSINESS_THING = re.compile(
+    r"\b(?:negocio|empresa|tiendas?|(?:el|un|nuestro|del|al)\s+local|nave|naves|almacen\w*|oficinas?|sede|taller(?!\s+de)|talleres|"
+    r"obrador|fabrica|sucursal\w*|delegacion\w*|furgonetas?|camion\w*|flota|maquinaria|carretillas?|stock|"
+    r"existencias|escaparate|business|company|shops?|stores?|offices?|warehouses?|workshops?|factory|branch\w*|"
+    r"premises|showroom|(?:a|the|our|new|delivery|second)\s+vans?|trucks?|lorr(?:y|ies)|fleet|machinery|forklifts?|"
+    r"inventory|shopfront)\b")
+
+
+def _personal_topic(low: str) -> bool:
+    """A topic of the writer's own life (family, home, pets, hobbies), or a move of no business premise."""
+    return bool(PERSONAL_TOPIC.search(low) or (_MOVING.search(low) and not BUSINESS_THING.search(low)))
 _NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+|really\s+|also\s+)?(?:[a-z]{2,}ing|[a-z]{3,}ed|got|went|"
                         r"made|took|had|started|lost|bought|found|saw|met|gonna|gotta|wanna|been|planning|hoping|"
                         r"thinking of|trying|working on)\b")
@@ -277,8 +293,11 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         best = min(mentions, key=lambda m: m.start)
         subject = contact_subject(best.contact, best.confidence)
         return subject.key, subject.label, subject.category
-    personal = bool(PERSONAL_TOPIC.search(s.low))
+    personal = _personal_topic(s.low)
     singular, plural = bool(_FIRST_SINGULAR.search(s.low)), bool(_FIRST_PLURAL.search(s.low))
+    if plural and not singular and not personal and BUSINESS_THING.search(s.low) and \
+            category in ("person", "preference", "company", "nothing"):
+        return "org", "", "company"  # "we/our" with the business's premises or vehicles: the business's fact
     if category in ("customer", "supplier"):
         names = _names(s)
         if names and normalise_name(names[0]):
