@@ -213,3 +213,11 @@ def test_we_with_the_family_or_the_house_stays_the_writers_own_fact():
         [fact] = facts(text, category=category, scope="shared")
         assert fact.subject == "self", text
 
+
+def test_a_short_like_or_dislike_is_a_preference_of_the_writer():
+    for text in ("Odio el café", "Detesto las reuniones por la mañana", "I hate coffee", "I love sushi",
+                 "Me encanta el té verde"):
+        [fact] = facts(text, category="person", scope="personal")
+        assert (fact.subject, fact.category) == ("self", "preference"), text
+        assert fact.value == text and fact.attribute.startswith("nota_")
+

@@ -317,7 +317,9 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
             return "self", "", "person"
         return "org", "", "company"
     if category in ("person", "preference", "event"):
-        return "self", "", category
+        # "Odio el café", "I love sushi": a like or dislike is a preference, unless it is of the writer's family.
+        taste = category == "person" and _TASTE.search(s.low) and not personal
+        return "self", "", "preference" if taste else category
     # The gate passed it with no category: who the sentence speaks for decides ("Wrapping up the
     # business plan": a sentence with no subject of its own is the writer's).
     if singular or _NO_SUBJECT.match(s.low):
@@ -363,7 +365,8 @@ def _about_someone(s: Sentence) -> bool:
         if opens_on_listener or not first or len(_content_words(s.low)) < REACTION_FIRST_PERSON_WORDS:
             return False
         return True
-    return bool(_SOMEONE.search(s.low) or _FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _names(s)
+    return bool(_SOMEONE.search(s.low) or _TASTE.search(s.low) or _FIRST_SINGULAR.search(s.low) or
+                _FIRST_PLURAL.search(s.low) or _names(s)
                 or _NO_SUBJECT.match(s.low) or re.search(r"\d", s.low) or _view_of_the_writer(s))
 
 
@@ -382,10 +385,12 @@ def _view_of_the_writer(s: Sentence) -> bool:
 # reaction, question, order or protected topic.
 WRITER_NOTE_REMEMBER = 0.3
 WRITER_NOTE_WORDS = 3
-# A taste in Spanish says it in two content words ("no me gusta el café", "odio el café"), where English spends a third
-# on the negation ("I don't like coffee").
+# A taste, liked or disliked, said by the writer ("odio el café", "me encanta el té verde", "I hate coffee"): a
+# preference of theirs. In Spanish it takes two content words ("no me gusta el café"), where English spends a
+# third on the negation ("I don't like coffee").
 _TASTE = re.compile(r"\b(?:(?:no\s+)?me\s+(?:gusta|gustan|encanta|encantan|chifla|chiflan|apasiona|apasionan)|odio|detesto|"
-                    r"adoro)\b")
+                    r"adoro|no soporto|no aguanto|(?:i|we)\s+(?:really\s+|just\s+|absolutely\s+)?(?:love|hate|adore|"
+                    r"detest|loathe|can'?t stand|cannot stand|don'?t like|dislike))\b")
 
 
 # A question typed the quick way, without its mark: "q me queda por cobrar", "k hay hoy", "wat time is it".
@@ -398,7 +403,8 @@ def writer_statement(text: str) -> bool:
     s = _strip_lead(Sentence.of(text))
     if not _says_something(s) or is_order(s) or sensitive(s) or "?" in s.text or _CHAT_QUESTION.match(s.low):
         return False
-    if not (_FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _NO_SUBJECT.match(s.low)):
+    if not (_FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _NO_SUBJECT.match(s.low) or
+            _TASTE.search(s.low)):
         return False
     if _LISTENER.search(s.low):
         return False  # about the listener as much as the writer ("I'm proud of you")
