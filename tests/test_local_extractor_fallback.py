@@ -221,3 +221,18 @@ def test_a_short_like_or_dislike_is_a_preference_of_the_writer():
         assert (fact.subject, fact.category) == ("self", "preference"), text
         assert fact.value == text and fact.attribute.startswith("nota_")
 
+
+def test_a_doctor_or_physio_the_business_trades_with_is_a_business_fact():
+    [fact] = facts("El fisio de enfrente es cliente nuestro desde 2019", category="person", scope="shared")
+    assert (fact.subject, fact.category) == ("org", "customer")
+    [fact] = facts("The dentist across the street has been our customer since 2019", category="customer")
+    assert fact.subject == "org" and fact.value.startswith("The dentist across the street")
+    assert ("name:ruiz", "plazo_pago", "30 días") in {
+        (f.subject, f.attribute, f.value) for f in facts("La doctora Ruiz nos paga a 30 días")}
+
+
+def test_the_writers_own_appointments_and_conditions_are_never_a_note():
+    for text in ("Mañana tengo dentista a las 5", "Tengo que pagar al dentista 200 euros", "Soy alérgico a la penicilina",
+                 "I have a doctor's appointment on Friday", "My physio says I need rest",
+                 "Nuestro hijo va al pediatra cada mes"):
+        assert [f for f in facts(text, category="person", scope="personal") if f.category != "event"] == [], text

@@ -16,7 +16,7 @@ import unicodedata
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, looks_like_company, name_runs
 from memory_core.backends.local_extractor.personal import told_in_past
-from memory_core.backends.local_extractor.subjects import contact_subject, event_sentence
+from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
 from memory_core.domain.dates import find_date
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
@@ -171,15 +171,36 @@ _SENSITIVE = re.compile(
     r"origin|ethnic\w*|(?:my|your|his|her|their|our|of|by|and)\s+race|religio\w*|muslim|jewish|catholic|christian|church|mosque|union member\w*|"
     r"political|politics|votes?|voted|illness|sick|disease|health|medical|medication|diagnos\w*|pregnan\w*|"
     r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*|"
-    # Seeing a doctor tells of one's health too: "mañana tengo dentista", "a dentist appointment".
-    r"dentist\w*|odontolog\w*|doctor(?:a|as|es|'s)?|fisio\w*|physio\w*|ginecolog\w*|pediatra|oftalmolog\w*|"
     r"urgencias|alergi\w*|alergic[oa]s?|allerg\w*)\b")
+# Seeing a doctor tells of one's health too ("mañana tengo dentista", "a dentist appointment"); trading with
+# one does not ("el fisio de enfrente es cliente nuestro", "la doctora Ruiz nos paga a 30 días").
+_CARE = re.compile(r"\b(?:dentist\w*|odontolog\w*|doctor(?:a|as|es|'s)?|fisio\w*|physio\w*|ginecolog\w*|pediatra|"
+                   r"oftalmolog\w*)\b")
 
 
 def sensitive(s: Sentence) -> bool:
     """The unit is on a special category (GDPR art. 9): never learnt in the background. A protected word
-    that only names a cause, a field or an event ("a charity race for mental health") does not count."""
-    return bool(_SENSITIVE.search(s.low)) and bool(_SENSITIVE.search(fold(without_topic_mentions(s.text))))
+    that only names a cause, a field or an event ("a charity race for mental health") does not count, nor
+    does a doctor or physio the business trades with (see `_trades_with`)."""
+    low = fold(without_topic_mentions(s.text))
+    if _SENSITIVE.search(s.low) and _SENSITIVE.search(low):
+        return True
+    return bool(_CARE.search(s.low) and _CARE.search(low)) and not _trades_with(s)
+
+
+# What the business does with a customer or supplier: the topics of a trade ("nos paga", "cliente",
+# "orders", "invoice"), and buying and selling.
+_TRADE_TOPICS = ("plazo_pago", "forma_pago", "facturacion", "relacion")
+_TRADE = re.compile(r"\b(?:compra\w*|vend\w*|buys?|bought|sells?|sold)\b")
+
+
+def _trades_with(s: Sentence) -> bool:
+    """The sentence is the business's dealing with someone ("we", a trade word), not the writer's own
+    life: "El dentista de la calle Alcalá nos debe dos facturas", not "tengo que pagar al dentista"."""
+    if _FIRST_SINGULAR.search(s.low) or not _FIRST_PLURAL.search(s.low):
+        return False
+    return bool(_TRADE.search(s.low) or SUPPLIER_WORDS.search(s.low) or
+                any(pattern.search(s.low) for pattern, own, _ in _TOPICS if own in _TRADE_TOPICS))
 
 
 def _safe(text: str) -> str:
@@ -295,9 +316,13 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         return subject.key, subject.label, subject.category
     personal = _personal_topic(s.low)
     singular, plural = bool(_FIRST_SINGULAR.search(s.low)), bool(_FIRST_PLURAL.search(s.low))
-    if plural and not singular and not personal and BUSINESS_THING.search(s.low) and \
-            category in ("person", "preference", "company", "nothing"):
-        return "org", "", "company"  # "we/our" with the business's premises or vehicles: the business's fact
+    if plural and not singular and not personal:
+        # "We/our" with the business's premises or vehicles is the business's fact; "we" trading with someone
+        # the gate took for a person ("el fisio de enfrente es cliente nuestro") is a customer's or supplier's.
+        if BUSINESS_THING.search(s.low) and category in ("person", "preference", "company", "nothing"):
+            return "org", "", "company"
+        if category in ("person", "nothing") and _trades_with(s):
+            return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
     if category in ("customer", "supplier"):
         names = _names(s)
         if names and normalise_name(names[0]):
