@@ -181,3 +181,26 @@ def test_two_children_named_at_once_stay_two_active_memories(factory, system_ses
     assert out.outcome == "learnt"
     kids = {m.value for m in active(system_session, org) if m.subject == "self" and m.category == "person"}
     assert kids == {"Pau", "Marina"}
+
+
+@pytest.mark.parametrize("text, subject, level, category", [
+    ("Ya tenemos la furgoneta nueva", "org", "shared", "company"),
+    ("We moved the warehouse to Getafe", "org", "shared", "company"),
+    ("Odio el café", "self", "personal", "preference"),
+    ("I hate coffee", "self", "personal", "preference"),
+    ("El fisio de enfrente es cliente nuestro desde 2019", "org", "shared", "customer"),
+])
+def test_what_is_learnt_lands_on_the_right_subject(factory, system_session, backend, text, subject, level, category):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    assert {(m.subject, m.level, m.category) for m in active(system_session, org)} == {(subject, level, category)}
+
+
+@pytest.mark.parametrize("text", ["Mañana tengo dentista a las 5", "Soy alérgico a la penicilina",
+                                  "I have a doctor's appointment on Friday"])
+def test_the_writers_own_health_is_never_learnt_in_the_background(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome != "learnt"
+    assert active(system_session, org) == []

@@ -196,3 +196,27 @@ def test_remember_precision_and_recall_on_the_eval_set_meet_the_targets(gate):
     print(f"gate eval: precision={precision:.3f} recall={recall:.3f} n={len(rows)}")
     assert precision >= 0.95 and recall >= 0.90
 
+
+
+@pytest.mark.parametrize("text, category", [
+    ("Ya tenemos la furgoneta nueva", "company"), ("We moved the warehouse to Getafe", "company"),
+    ("Odio el café", "preference"), ("No soporto el calor", "preference"), ("I hate coffee", "preference"),
+])
+def test_the_business_premises_and_short_likes_pass_with_their_category(gate, text, category):
+    decision, _ = gate.decide(text, None)
+    assert decision.passes and decision.top_category == category, (text, decision.remember, decision.top_category)
+
+
+def test_a_health_word_in_a_customer_fact_is_no_special_category_but_an_appointment_is(gate):
+    customer, _ = gate.decide("El fisio de enfrente es cliente nuestro desde 2019", None)
+    assert customer.passes and customer.special < 0.5 and customer.top_category == "customer"
+    for text in ("Mañana tengo dentista a las 5", "Tengo fisio el lunes", "I have a doctor's appointment on Friday"):
+        decision, _ = gate.decide(text, None)
+        assert decision.special >= 0.5, (text, decision.special)
+
+
+def test_held_out_sets_are_not_copied_from_the_training_data():
+    train = {r["text"].strip().lower() for r in load_rows(TRAIN_PATH)}
+    for name in ("gate_requests.jsonl", "gate_subjects.jsonl"):
+        rows = load_rows(EVAL_PATH.parent / name)
+        assert [r["text"] for r in rows if r["text"].strip().lower() in train] == [], name
