@@ -293,9 +293,13 @@ def learnt(db, loaded: dict) -> tuple[list, dict[uuid.UUID, list[uuid.UUID]], di
 
 
 def asking_speaker(question: str, speakers: list[str]) -> str:
-    low = fold(question)
-    named = [(low.find(fold(s.split()[0])), s) for s in speakers if fold(s.split()[0]) in low]
-    return min(named)[1] if named else speakers[0]
+    """The speaker the question names first, by first name or its short form ("Mel" for Melanie), else the first."""
+    for word in re.findall(r"\w+", question):
+        for s in speakers:
+            first, low = fold(s.split()[0]), fold(word)
+            if low in (first, first + "s") or (word[0].isupper() and len(low) >= 3 and first.startswith(low)):
+                return s
+    return speakers[0]
 
 
 def kept_conversation(db, stem_name: str, conv: dict) -> dict | None:
