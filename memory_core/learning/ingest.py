@@ -154,17 +154,16 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     text = redact_secrets(session, text, org_id)
     find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
             "scope_user": user_id}
-    existing = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
-    if existing is not None:
-        _check_same_writer(existing, org_id, user_id, phone)
-    if existing is not None and event == "new":
-        return IngestResult(message_id=existing.id, conversation_id=existing.conversation_id, duplicate=True)
-    # An edit or a delete changes the stored message: loaded whole (most ingests are new messages, read as columns).
-    message = session.get(Message, existing.id) if existing is not None else None
-    if event == "deleted":
-        return _delete(session, message)
-    if message is not None:
-        return _edit(session, message, text)
+    if event != "new":
+        existing = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
+        if existing is not None:
+            _check_same_writer(existing, org_id, user_id, phone)
+            # An edit or a delete changes the stored message: loaded whole.
+            message = session.get(Message, existing.id)
+            return _delete(session, message) if event == "deleted" else _edit(session, message, text)
+        if event == "deleted":
+            return IngestResult()  # nothing was stored, so nothing to delete
+        # An edit that arrives before its original (webhooks do that) is simply the message's first version.
 
     conv = _conversation(session, channel, conversation, org_id, user_id, phone)
     message_id = session.scalar(_MESSAGE_INSERT, dict(
@@ -172,12 +171,12 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         phone=phone, visibility=visibility, area=area, role=role, text=text, sent_at=sent_at,
         edited_at=now if event == "edited" else None))
     if message_id is None:
-        # A concurrent retry won the race: theirs is the row.
+        # Stored already (a retry, or a concurrent one that won the race): theirs is the row.
         row = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
         if row is None:  # the row is there but not ours to see: another writer's message
             raise Conflict("this external_id already belongs to another writer's message")
+        _check_same_writer(row, org_id, user_id, phone)
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
-    # An edit that arrives before its original (webhooks do that) is simply the message's first version.
     session.execute(_OUTBOX_INSERT, {"message_id": message_id, "conversation_id": conv.id, "event": "new"})
     return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True)
 
@@ -209,7 +208,8 @@ _CONVERSATION_BY_EXTERNAL_ID = select(Conversation.id, Conversation.user_id, Con
 
 
 # A new message and its outbox row (Core statements built once: the ORM's unit of work is not needed for two
-# plain inserts, and building them cost more than running them).
+# plain inserts, and building them cost more than running them). Two statements, not one with a data-modifying
+# WITH: the outbox's row security checks its message, which a sibling part of the same statement cannot see.
 _MESSAGE_INSERT = (pg_insert(Message.__table__)
                    .on_conflict_do_nothing(index_elements=["channel", "id_scope", "external_id"])
                    .returning(Message.__table__.c.id))
@@ -237,9 +237,7 @@ def _edit(session: Session, message: Message, text: str) -> IngestResult:
     return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
 
 
-def _delete(session: Session, message: Message | None) -> IngestResult:
-    if message is None:
-        return IngestResult()  # nothing was stored, so nothing to delete
+def _delete(session: Session, message: Message) -> IngestResult:
     if message.deleted_at is not None:
         return IngestResult(message_id=message.id, conversation_id=message.conversation_id, duplicate=True)
     message.deleted_at = clock.now()
