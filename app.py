@@ -200,20 +200,25 @@ def demo(force: bool) -> None:
     _print_logins(logins)
 
 
+def _with_servers(step):
+    """`step(adapters.backup)` once the embedded servers run (a command that runs alone starts those it needs); a
+    BackupError is the command's error message."""
+    from memory_core.adapters import backup as backups
+    from memory_core.adapters.runtime import start_servers
+
+    start_servers()
+    try:
+        return step(backups)
+    except backups.BackupError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @cli.command()
 @click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 def backup(path: Path | None) -> None:
     """Write the database to one file, readable by you only (default: <data dir>/backups/memoria-<time>.dump).
     The service keeps running meanwhile; restore the file into a new install with `memoria restore`."""
-    from memory_core.adapters.backup import BackupError
-    from memory_core.adapters.backup import backup as run
-    from memory_core.adapters.runtime import start_servers
-
-    start_servers()  # a command that runs alone starts the embedded servers it needs
-    try:
-        done = run(path)
-    except BackupError as exc:
-        raise click.ClickException(str(exc)) from None
+    done = _with_servers(lambda backups: backups.backup(path))
     click.echo(f"backup written: {done.path} ({done.size / 1e6:.1f} MB, schema at {done.revision or 'no migration'})")
 
 
@@ -221,15 +226,7 @@ def backup(path: Path | None) -> None:
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def restore(path: Path) -> None:
     """Load a backup made by `memoria backup` into a new install (a database with no tables), then migrate it."""
-    from memory_core.adapters.backup import BackupError
-    from memory_core.adapters.backup import restore as run
-    from memory_core.adapters.runtime import start_servers
-
-    start_servers()  # a command that runs alone starts the embedded servers it needs
-    try:
-        revision = run(path)
-    except BackupError as exc:
-        raise click.ClickException(str(exc)) from None
+    revision = _with_servers(lambda backups: backups.restore(path))
     click.echo(f"restored {path}; the database is at {revision}. Start memoria as usual (`memoria up`).")
 
 
