@@ -231,6 +231,20 @@ def test_a_doctor_or_physio_the_business_trades_with_is_a_business_fact():
         (f.subject, f.attribute, f.value) for f in facts("La doctora Ruiz nos paga a 30 días")}
 
 
+def test_a_street_or_square_is_where_a_customer_is_not_who_it_is():
+    # "la calle Alcalá" was learnt as name:alcala, "Elm Street" as name:elm street.
+    for text in ("El dentista de la calle Alcalá nos debe dos facturas", "The physio on Elm Street pays us at 30 days",
+                 "La peluquería de la Plaza Mayor nos paga por transferencia", "The vet on Baker Road owes us two invoices",
+                 "El abogado del paseo de Gracia nos compra el papel"):
+        found = facts(text)
+        assert {(f.subject, f.category) for f in found} == {("org", "customer")}, text
+        assert found[0].value == text
+    # A contact's distinctive word that is a street's name does not name the contact.
+    assert {f.subject for f in facts("El fontanero de la calle García nos paga a 60 días")} == {"org"}
+    # A real name still is one.
+    assert {f.subject for f in facts("La doctora Ruiz, la de la calle Alcalá, nos paga a 30 días")} == {"name:ruiz"}
+
+
 def test_the_writers_own_appointments_and_conditions_are_never_a_note():
     for text in ("Mañana tengo dentista a las 5", "Tengo que pagar al dentista 200 euros", "Soy alérgico a la penicilina",
                  "I have a doctor's appointment on Friday", "My physio says I need rest",

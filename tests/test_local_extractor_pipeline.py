@@ -189,6 +189,9 @@ def test_two_children_named_at_once_stay_two_active_memories(factory, system_ses
     ("Odio el café", "self", "personal", "preference"),
     ("I hate coffee", "self", "personal", "preference"),
     ("El fisio de enfrente es cliente nuestro desde 2019", "org", "shared", "customer"),
+    ("El dentista de la calle Alcalá nos debe dos facturas", "org", "shared", "customer"),
+    ("The physio on Elm Street pays us at 30 days", "org", "shared", "customer"),
+    ("The accountant upstairs always pays us in cash", "org", "shared", "customer"),
 ])
 def test_what_is_learnt_lands_on_the_right_subject(factory, system_session, backend, text, subject, level, category):
     org = factory.org()

@@ -14,7 +14,14 @@ import re
 import unicodedata
 
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
-from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, looks_like_company, name_runs
+from memory_core.backends.local_extractor.names import (
+    NOT_NAMES,
+    Mention,
+    in_place,
+    looks_like_company,
+    name_runs,
+    names_a_place,
+)
 from memory_core.backends.local_extractor.personal import told_in_past
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
@@ -258,7 +265,9 @@ _STANDING = re.compile(r"^(?:cuando|siempre que|when|whenever)\b[^,]{3,80},\s*")
 def _names(s: Sentence) -> list[str]:
     """Capitalised runs that look like a name: a lone capitalised first word must not be a common starter."""
     out = []
-    for text, start, _end in name_runs(s, 0, len(s.text)):
+    for text, start, end in name_runs(s, 0, len(s.text)):
+        if in_place(s, start, end):
+            continue  # "la calle Alcalá", "Elm Street": where someone is, not who
         text = re.sub(r"'s$", "", text)
         # A lone capitalised word opening the sentence is its first word, unless it names a business.
         if start == 0 and " " not in text and (_COMMON_START.match(fold(text)) or not looks_like_company(text)):
@@ -319,6 +328,10 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if plural and not singular and not personal:
         # "We/our" with the business's premises or vehicles is the business's fact; "we" trading with someone
         # the gate took for a person ("el fisio de enfrente es cliente nuestro") is a customer's or supplier's.
+        # Someone placed by a street or "de enfrente" who trades with "us" is a customer or supplier of the
+        # business with no name given: "the accountant upstairs pays us in cash".
+        if names_a_place(s) and _trades_with(s) and category not in ("customer", "supplier"):
+            return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
         if BUSINESS_THING.search(s.low) and category in ("person", "preference", "company", "nothing"):
             return "org", "", "company"
         if category in ("person", "nothing") and _trades_with(s):

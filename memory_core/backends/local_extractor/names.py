@@ -116,7 +116,7 @@ def find_mentions(s: Sentence, contacts: tuple[KnownContact, ...]) -> list[Menti
     # "García" for "Talleres García": a capitalised, distinctive word that only one contact has.
     for word, start, end in tokens:
         ids = index.owners.get(word, ())
-        if len(ids) == 1 and s.text[start].isupper():
+        if len(ids) == 1 and s.text[start].isupper() and not in_place(s, start, end):
             contact = index.by_id[next(iter(ids))]
             if not _other_name_around(s, start, end, contact):
                 found.append(Mention(contact, start, end, 0.75))
@@ -188,14 +188,36 @@ def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...]) -> tuple[K
     subjects the next sentences may go on about; never a greeting, a weekday or a lone opening word."""
     business = bool(_BUSINESS_CUE.search(s.low))
     out = []
-    for text, start, _end in name_runs(s, 0, len(s.text)):
+    for text, start, end in name_runs(s, 0, len(s.text)):
         key = " ".join(name_tokens(text))
-        if not key or key in _index(known).named_ids:
+        if not key or key in _index(known).named_ids or in_place(s, start, end):
             continue
         company = looks_like_company(text)
         if company or (business and (start > 0 or " " in text)):
             out.append(KnownContact(id=key, name=text, kind="named"))
     return tuple(out)
+
+
+# A street, square or road: where someone is, not who they are ("el dentista de la calle Alcalá", "the physio on
+# Elm Street", "la peluquería de c/ Toledo"). The word before a name, or the name's own first or last word.
+_PLACE_BEFORE = re.compile(r"(?:^|[\s(])(?:calle|c/|avenida|avda\.?|av\.|plaza|pza\.?|paseo|ronda|camino|carretera|"
+                           r"travesia|glorieta|barrio|poligono|street|road|avenue|square|lane)\s*"
+                           r"(?:(?:de|del|de la|de los|de las|of)\s+)?$")
+_PLACE_WORD = re.compile(r"^(?:calle|avenida|avda|plaza|paseo|ronda|camino|carretera|travesia|glorieta|barrio|"
+                         r"poligono)\b|\b(?:street|st|road|rd|avenue|ave|square|lane|boulevard|blvd)$")
+# Where someone is with no name at all: "el fisio de enfrente", "the bakery across the street", "upstairs".
+PLACED = re.compile(r"\b(?:de enfrente|de al lado|de arriba|de abajo|del barrio|de la esquina|across the (?:street|road)|"
+                    r"next door|upstairs|downstairs|down the (?:street|road)|round the corner|around the corner)\b")
+
+
+def in_place(s: Sentence, start: int, end: int) -> bool:
+    """The capitalised words at [start, end) name a street, square or road, not a person or a business."""
+    return bool(_PLACE_BEFORE.search(s.low[:start]) or _PLACE_WORD.search(s.low[start:end].strip(" .,")))
+
+
+def names_a_place(s: Sentence) -> bool:
+    """The sentence says where someone is: a street or square by name, or "de enfrente", "upstairs"..."""
+    return bool(PLACED.search(s.low) or any(in_place(s, a, b) for _, a, b in name_runs(s, 0, len(s.text))))
 
 
 def name_runs(s: Sentence, start: int, end: int) -> list[tuple[str, int, int]]:

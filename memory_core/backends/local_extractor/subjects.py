@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import Mention, name_runs
+from memory_core.backends.local_extractor.names import Mention, in_place, name_runs
 from memory_core.backends.local_extractor.text import Sentence, normalise_name
 from memory_core.domain.model_port import KnownContact
 
@@ -122,7 +122,8 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
         return subject
     start, end = found.who if found.who else (0, found.at)
     # A capitalised name that is another fact's value ("el contacto es Marisa") is not the subject.
-    runs = [r for r in name_runs(s, start, end) if r[0] not in values]
+    # Nor is a street ("the physio on Elm Street pays at 30 days": no one is named; the note keeps it all).
+    runs = [r for r in name_runs(s, start, end) if r[0] not in values and not in_place(s, r[1], r[2])]
     if runs:
         text = runs[-1][0]
         key = normalise_name(text)
