@@ -215,8 +215,18 @@ def test_a_health_word_in_a_customer_fact_is_no_special_category_but_an_appointm
         assert decision.special >= 0.5, (text, decision.special)
 
 
+def test_the_writers_own_injury_is_a_special_category_for_the_gate(gate):
+    # "My doctor said the sprain isn't too bad" was a training row to learn with no policy.
+    for text in ("I sprained my wrist at the gym, so no climbing for a month", "Me lesioné el hombro jugando al pádel"):
+        decision, _ = gate.decide(text, None)
+        assert decision.special >= 0.5, (text, decision.special)
+    for row in load_rows(TRAIN_PATH):
+        if row["text"] in ("My doctor said the sprain isn't too bad", "El médico dice que el esguince no es grave"):
+            assert (row["policy"], row["expect"]) == ("special", "refuse")
+
+
 def test_held_out_sets_are_not_copied_from_the_training_data():
     train = {r["text"].strip().lower() for r in load_rows(TRAIN_PATH)}
-    for name in ("gate_requests.jsonl", "gate_subjects.jsonl"):
+    for name in ("gate_requests.jsonl", "gate_subjects.jsonl", "gate_activities.jsonl"):
         rows = load_rows(EVAL_PATH.parent / name)
         assert [r["text"] for r in rows if r["text"].strip().lower() in train] == [], name

@@ -178,7 +178,7 @@ _SENSITIVE = re.compile(
     r"origin|ethnic\w*|(?:my|your|his|her|their|our|of|by|and)\s+race|religio\w*|muslim|jewish|catholic|christian|church|mosque|union member\w*|"
     r"political|politics|votes?|voted|illness|sick|disease|health|medical|medication|diagnos\w*|pregnan\w*|"
     r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*|"
-    r"urgencias|alergi\w*|alergic[oa]s?|allerg\w*)\b")
+    r"urgencias|alergi\w*|alergic[oa]s?|allerg\w*|esguince\w*|lesion\w*|fractur\w*|sprain\w*|injur\w*)\b")
 # Seeing a doctor tells of one's health too ("mañana tengo dentista", "a dentist appointment"); trading with
 # one does not ("el fisio de enfrente es cliente nuestro", "la doctora Ruiz nos paga a 30 días").
 _CARE = re.compile(r"\b(?:dentist\w*|odontolog\w*|doctor(?:a|as|es|'s)?|fisio\w*|physio\w*|ginecolog\w*|pediatra|"
