@@ -210,3 +210,42 @@ def test_the_writers_own_health_is_never_learnt_in_the_background(factory, syste
     ana = factory.member(org, role="owner")
     assert run(system_session, backend, org, ana, text).outcome != "learnt"
     assert active(system_session, org) == []
+
+
+@pytest.mark.parametrize("text, kept", [
+    # A subjectless activity naming something the listener recommended is the writer's, not about the listener.
+    ("Thanks, Caroline. It was tough, but I'm doing ok. Been reading that book you recommended a while ago and "
+     "painting to keep busy.", "Been reading that book you recommended"),
+    # "We played this game X - it's ... I love it!": the game is kept, the reaction is not a note of its own.
+    ("We played this game Catan - it's a great strategy game where you build settlements and trade resources. "
+     "I love it!", "We played this game Catan"),
+    # A thing done, told before a guess or a purpose, is no hypothesis.
+    ("Well I also made a carrot cake with walnuts the other day, maybe you would like that!", "carrot cake"),
+    ("I just visited a pottery studio to see what the classes would be like", "pottery studio"),
+    ("Fui a una cata de vinos en Haro, a lo mejor repito en verano", "cata de vinos"),
+    # Where the writer was is no echo of a compliment.
+    ("I was in Lisbon, it was awesome!", "Lisbon"),
+    # A dash typed against the word before it still breaks the clause off a greeting.
+    ("Hey John, just wanted to give you the heads up on what's been happening lately- I took a creative writing "
+     "class recently, and it was super enlightening!", "creative writing class"),
+    # "-ing" after a hyphen is no bank (ING) in the message.
+    ("Been super busy lately. Just skyped with an old friend from Boston and had a great time. We talked books and "
+     "maybe collab-ing", "skyped"),
+])
+def test_a_first_person_activity_is_learnt_on_the_writer(factory, system_session, backend, text, kept):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    memories = active(system_session, org)
+    assert any(kept in m.value and (m.subject, m.level) == ("self", "personal") for m in memories), \
+        [(m.subject, m.value) for m in memories]
+
+
+@pytest.mark.parametrize("text", ["I love it!", "Thanks, that's so sweet", "I'm so stoked about it!",
+                                  "Thanks, Mel, it was awesome!", "¡Qué película más bonita, me encanta!",
+                                  "You should totally read the book I recommended, you'd love it!"])
+def test_pleasantries_stay_unlearnt(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome != "learnt"
+    assert active(system_session, org) == []

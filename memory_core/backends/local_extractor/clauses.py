@@ -48,7 +48,28 @@ def statement(s: Sentence) -> bool:
     text = _STANDING_CONDITION.sub(r"\1 ~", re.sub(r"\b[sS][íÍ]\b", "~", s.text))
     # "even if it's a small one", "como si fuera ayer", "I doubt if I'm making a difference": no condition.
     text = _NOT_A_CONDITION.sub(" ~", text)
-    return not (_HYPOTHETICAL.search(fold(text)) or _INJECTION.search(s.low))
+    hypothetical = _HYPOTHETICAL.search(fold(text))
+    if hypothetical and _told_before(fold(text), hypothetical.start()):
+        hypothetical = None
+    return not (hypothetical or _INJECTION.search(s.low))
+
+
+# "I also made a chocolate cake the other day, maybe you'd like it", "I just visited a travel agency to see what
+# the requirements would be": a thing done, told first, then a guess or a purpose; the guess does not make the
+# thing done a hypothesis. "I wondered if...", "I was thinking maybe...", "If I had...", "I'd love to..." stay.
+_TOLD_FIRST = re.compile(
+    r"^(?:(?:well|so|and|also|oh)\s+)?(?:(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+|even\s+|actually\s+)?"
+    r"(?:[a-z]{2,}ed|ran|saw|took|met|got|made|won|began|bought|found|gave|came|brought|spent|left|caught|heard|read|"
+    r"wrote|sold|built|taught|drove|flew|swam|ate|drank|sang|went|had|did)|(?:y\s+|pues\s+|ayer\s+|tambien\s+)?"
+    r"(?:fui|fuimos|estuve|estuvimos|tuve|tuvimos|hice|hicimos|visite|visitamos|compre|compramos|termine|terminamos|"
+    r"empece|empezamos|aprendi|aprendimos|conoci|conocimos|(?:he|hemos)\s+[a-z]+(?:ado|ido)))\b")
+# Words told before the guess: enough to be a thing done of its own ("I wondered if" is not).
+TOLD_WORDS = 3
+
+
+def _told_before(low: str, at: int) -> bool:
+    m = _TOLD_FIRST.match(low)
+    return bool(m) and m.end() < at and len(re.findall(r"[a-z']+", low[m.end():at])) >= TOLD_WORDS
 
 
 _NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know|sure|incluso|como|aun)\s+(?:if|si)\b")

@@ -25,6 +25,7 @@ from memory_core.backends.local_extractor.names import (
 from memory_core.backends.local_extractor.personal import told_in_past
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
+from memory_core.backends.local_extractor.units import without_listener_gift
 from memory_core.domain.dates import find_date
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
@@ -84,7 +85,7 @@ _BANK_TOPIC = re.compile(
     r"bank details|sort code|account number|cuenta (?:de|del|en)\s+\w+|(?:otra|nueva) cuenta|cuenta nueva|"
     r"(?:new|another|different) account|banco(?! de (?:alimentos|sangre|tiempo))|bancari[oa]s?|entidad|(?<!food )(?<!blood )(?<!river )bank(?! holidays?)|banking|"
     r"transferencias?,?\s+(?:al|a la|a|en)\s+\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
-    r"santander|bbva|sabadell|caixabank|la caixa|bankinter|unicaja|ing|abanca|kutxabank|cajamar|ibercaja|"
+    r"santander|bbva|sabadell|caixabank|la caixa|bankinter|unicaja|(?<!-)ing|abanca|kutxabank|cajamar|ibercaja|"
     r"openbank|lloyds|barclays|hsbc|natwest|starling|monzo|revolut)\b")
 _TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, other) for p, own, other in (
     (r"\b(?:como te llamas|como quieres que te llame|como te llamo|tu nombre|your name|call you|what should i call)\b",
@@ -444,7 +445,7 @@ def writer_statement(text: str) -> bool:
     if not (_FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _NO_SUBJECT.match(s.low) or
             _TASTE.search(s.low)):
         return False
-    if _LISTENER.search(s.low):
+    if _LISTENER.search(without_listener_gift(s.low)):
         return False  # about the listener as much as the writer ("I'm proud of you")
     words = len(_content_words(s.low))
     return _about_someone(s) and (words >= WRITER_NOTE_WORDS or (words >= 2 and bool(_TASTE.search(s.low))))

@@ -115,7 +115,8 @@ _FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we'
                     r"vivo|trabajo|hago|voy|quiero|prefiero|llevo)\b|\b(?:habla|hable|llama|llame|trata|trate|escribe|"
                     r"manda|envia|avisa|dime|dame|pasa|tutea|responde|contesta|recuerda|apunta|tutea)(?:me|nos)\b")
 # Where a sentence splits into clauses that may each state a fact.
-_CLAUSE_BREAK = re.compile(r"\s*;\s+|\s+[-–—]\s+|,?\s+(?:but|pero|aunque|although)\s+(?=\w)")
+# A dash typed against the word before it ("what's been happening lately- I took a class") breaks too.
+_CLAUSE_BREAK = re.compile(r"\s*;\s+|\s+[-–—]\s+|(?<=[a-z])[-–—]\s+(?=\w)|,?\s+(?:but|pero|aunque|although)\s+(?=\w)")
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,8 @@ def is_phatic(text: str) -> bool:
     if all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8:
         return True
     left = [w for w in words if w not in PHATIC_WORDS and w not in FEELING_WORDS and w not in _FUNCTION]
+    if _PLACE_NAMED.search(text):
+        return False  # "I was in Chicago, it was awesome!": where the writer was is no echo
     if len(words) <= 10 and (all(w in ANAPHORA for w in left) or (
             len(left) <= ECHO_WORDS and any(w in _ECHO or (w in _APPRAISAL and nxt not in _SKILL)
                                             for w, nxt in zip(words, [*words[1:], ""])))):
@@ -186,6 +189,10 @@ def is_phatic(text: str) -> bool:
     # Only how the writer feels ("I'm so grateful", "They make me so happy", "estoy muy agradecida").
     return any(w in FEELINGS for w in words) and all(w in PHATIC_WORDS or w in FEELING_WORDS for w in words) and \
         len(words) <= 10
+
+
+# A capitalised name after a preposition of place: somewhere the writer was or went, never a vocative.
+_PLACE_NAMED = re.compile(r"\b(?:in|at|to|from|en|a|desde)\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+")
 
 
 def _without_greeting(text: str, keep: frozenset[str]) -> str:
@@ -198,9 +205,21 @@ def _without_greeting(text: str, keep: frozenset[str]) -> str:
     return text
 
 
+# Something the listener gave or told of, named as the object of the unit ("been reading that book you
+# recommended", "made the cake you sent me"): the unit is about the writer's doing, not about the listener.
+_YOUR_GIFT = re.compile(r"\b(?:the|that|this|those|these)\s+(?:[a-z\-]+\s+){1,3}?(?:that\s+|which\s+)?you\s+"
+                        r"(?:recommended|suggested|mentioned|sent|gave|showed|lent|shared|told me about|told me|made|"
+                        r"bought|got|wrote|taught)\b")
+
+
+def without_listener_gift(low: str) -> str:
+    """The folded text without "the book you recommended"-like objects, which name the listener only in passing."""
+    return _YOUR_GIFT.sub(" ", low)
+
+
 def about_listener(text: str) -> bool:
     """A unit about the person spoken to ("you're so talented", "tu perro es precioso"), not the writer."""
-    low = fold(text)
+    low = without_listener_gift(fold(text))
     return bool(_SECOND.search(low)) and not _FIRST.search(low)
 
 
