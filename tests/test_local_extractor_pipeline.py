@@ -192,6 +192,8 @@ def test_two_children_named_at_once_stay_two_active_memories(factory, system_ses
     ("El dentista de la calle Alcalá nos debe dos facturas", "org", "shared", "customer"),
     ("The physio on Elm Street pays us at 30 days", "org", "shared", "customer"),
     ("The accountant upstairs always pays us in cash", "org", "shared", "customer"),
+    # A physio the business trades with is no one's health, whatever the gate's special flag says of "fisio".
+    ("La fisioterapeuta de la esquina nos paga siempre con tarjeta", "org", "shared", "customer"),
 ])
 def test_what_is_learnt_lands_on_the_right_subject(factory, system_session, backend, text, subject, level, category):
     org = factory.org()

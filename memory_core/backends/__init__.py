@@ -64,7 +64,10 @@ class LocalBackend:
             if read:
                 decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER),
                                    special=decision.special if protected else min(decision.special, RULE_READ_SPECIAL))
-            elif not decision.passes and self.extractor.writer_notes(message):
+            elif decision.special >= POLICY_THRESHOLD and self.extractor.trades_with_care(message):
+                # The business trading with a doctor or physio: the care word is no one's health.
+                decision = replace(decision, special=min(decision.special, RULE_READ_SPECIAL))
+            if not read and not decision.passes and self.extractor.writer_notes(message):
                 # A first-person statement of the writer's life the gate was less sure of: the extractor keeps it.
                 decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER))
             out.append((decision, usage))

@@ -10,11 +10,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import lru_cache
 
+from memory_core.backends import RULE_READ_SPECIAL
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
+    care_trade,
     event_what,
     generic_fact,
     note,
@@ -110,8 +112,17 @@ class LocalExtractor:
         a cause, a field or an event ("a charity race for mental health" is no one's health)."""
         if decision.special < SPECIAL_THRESHOLD or self.judge is None:
             return decision.special
+        if self.trades_with_care(text):
+            return min(decision.special, RULE_READ_SPECIAL)
         masked = without_topic_mentions(text)
         return decision.special if masked == text else min(decision.special, self.judge([masked])[0].special)
+
+    @staticmethod
+    def trades_with_care(message: str) -> bool:
+        """Some unit is the business trading with a doctor, dentist or physio ("la fisioterapeuta del barrio nos
+        paga por transferencia") and no unit is on a special category: the care word is no one's health."""
+        read = [u.sentence for u in units(message) if not u.phatic]
+        return any(care_trade(s) for s in read) and not any(sensitive(s) for s in read)
 
     def rule_reads(self, message: str) -> tuple[bool, bool]:
         """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):

@@ -196,6 +196,12 @@ def sensitive(s: Sentence) -> bool:
     return bool(_CARE.search(s.low) and _CARE.search(low)) and not _trades_with(s)
 
 
+def care_trade(s: Sentence) -> bool:
+    """A doctor, dentist or physio the business trades with, and no special category besides: a customer's
+    or supplier's note, whatever the gate's special-category flag says of the care word."""
+    return bool(_CARE.search(s.low)) and _trades_with(s) and not sensitive(s)
+
+
 # What the business does with a customer or supplier: the topics of a trade ("nos paga", "cliente",
 # "orders", "invoice"), and buying and selling.
 _TRADE_TOPICS = ("plazo_pago", "forma_pago", "facturacion", "relacion")
