@@ -1,6 +1,7 @@
 """The one date parser: Spanish and English date expressions, absolute or relative to a day."""
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 
@@ -11,21 +12,44 @@ MONTHS = {"enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 
 WEEKDAYS = {"lunes": 0, "martes": 1, "miercoles": 2, "jueves": 3, "viernes": 4, "sabado": 5, "domingo": 6,
              "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
 _MONTH = "(?P<m>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+# Counts written as words ("en dos semanas", "in a week", "dentro de quince días").
+COUNTS = {"un": 1, "una": 1, "uno": 1, "a": 1, "an": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,
+          "cuatro": 4, "four": 4, "cinco": 5, "five": 5, "seis": 6, "six": 6, "siete": 7, "seven": 7, "ocho": 8,
+          "eight": 8, "nueve": 9, "nine": 9, "diez": 10, "ten": 10, "quince": 15, "fifteen": 15, "veinte": 20,
+          "twenty": 20, "treinta": 30, "thirty": 30}
+_COUNT = "(?:" + "|".join(sorted(COUNTS, key=len, reverse=True)) + ")"
 _WEEKDAY = "(?P<w>" + "|".join(WEEKDAYS) + ")"
 _DATE_PATTERNS: list[tuple[str, str]] = [
     ("range", rf"\b(?:del?|from)\s+(?:el\s+|the\s+)?(?P<d>\d{{1,2}})\s+(?:al|a|to|until)\s+(?:el\s+)?\d{{1,2}}\s+(?:de\s+)?{_MONTH}\b"),
     ("dm", rf"\b(?:el\s+|on\s+(?:the\s+)?|the\s+)?(?:dia\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}(?:,?\s+(?:de\s+|del\s+)?(?P<y>\d{{4}}))?\b"),
     ("md", rf"\b(?:on\s+)?{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b"),
     ("numeric", r"\b(?:el\s+|on\s+)?(?P<d>\d{1,2})/(?P<mn>\d{1,2})(?:/(?P<y>\d{2,4}))?\b"),
+    ("day_next_month", r"\b(?:el\s+(?:dia\s+)?|the\s+)(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:del mes que viene|"
+                       r"del proximo mes|of next month)\b"),
     ("after_tomorrow", r"\b(?:pasado manana|the day after tomorrow)\b"),
     ("tomorrow", r"(?<!la )(?<!esta )(?<!por )\b(?:manana|tomorrow)\b"),
     ("today", r"\b(?:hoy|esta tarde|esta noche|today|tonight|this afternoon|this evening)\b"),
-    ("next_weekend", r"\b(?:el fin de semana que viene|el proximo fin de semana|next weekend)\b"),
-    ("weekend", r"\b(?:este fin de semana|el fin de semana|this weekend|at the weekend|on the weekend)\b"),
+    ("next_weekend", r"\b(?:el fin de semana que viene|el proximo fin de semana|el finde que viene|next weekend)\b"),
+    ("last_weekend", r"\b(?:el fin de semana pasado|el pasado fin de semana|el finde pasado|last weekend|"
+                     r"this past weekend)\b"),
+    ("weekend", r"\b(?:este fin de semana|el fin de semana|este finde|el finde|this weekend|at the weekend|"
+                r"on the weekend)\b(?!\s+pasado)"),
     ("next_week", r"\b(?:la semana que viene|la proxima semana|la semana proxima|next week)\b"),
+    # "a finales de mes", "a principios de febrero", "at the end of the month", "in mid-March".
+    ("month_part", rf"\b(?P<part>a principios del?|a primeros del?|a comienzos del?|early|at the beginning of|"
+                   rf"at the start of|a mediados del?|mid-?|in the middle of|a finales del?|a fin del?|a final del?|late|"
+                   rf"at the end of|by the end of)\s*(?:(?:este |the |this )?(?:mes|month)|{_MONTH})\b"),
     ("next_month", r"\b(?:el mes que viene|el proximo mes|el mes proximo|next month)\b"),
-    ("weekday", rf"\b(?:el\s+|este\s+|el proximo\s+|next\s+|this\s+|on\s+)?{_WEEKDAY}(?:\s+que viene|\s+proximo)?\b"),
-    ("in_days", r"\b(?:dentro de|en|in)\s+(?P<n>\d{1,2})\s+(?P<unit>dias|semanas|days|weeks)\b"),
+    # "el lunes 14": the 14th, a Monday.
+    ("weekday_day", rf"\b(?:el\s+|on\s+)?{_WEEKDAY},?\s+(?:dia\s+|the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b"
+                    rf"(?!\s*(?:[:.,]\d|%|h\b|am\b|pm\b|horas?|hours?|people|personas|euros?|€))"),
+    ("weekday", rf"\b(?P<last>last\s+|this past\s+|el pasado\s+)?(?:el\s+|este\s+|el proximo\s+|next\s+|this\s+|"
+                rf"on\s+)?{_WEEKDAY}(?P<ago>\s+pasado)?(?:\s+que viene|\s+proximo)?\b"),
+    ("in_days", rf"\b(?:dentro de|en|in)\s+(?P<n>\d{{1,2}}|{_COUNT})\s+(?P<unit>dias?|semanas?|mes|meses|days?|weeks?|"
+                rf"months?)\b"),
+    # "el día 14", "on the 14th": that day of this month, or of the next once it has gone.
+    ("day", r"\b(?:el\s+dia\s+|(?:on|by)\s+the\s+(?=\d{1,2}(?:st|nd|rd|th)\b))(?P<d>\d{1,2})(?:st|nd|rd|th)?\b"
+            r"(?!\s*(?:%|de\s|of\s|del\s))"),
     ("month", rf"\b(?:en|in|durante|during)\s+{_MONTH}\b"),
 ]
 _DATE_RES = [(kind, re.compile(p)) for kind, p in _DATE_PATTERNS]
@@ -52,15 +76,77 @@ def _latest(today: dt.date, month: int, day: int, year: int | None) -> dt.date |
         return None
 
 
+def _coming_weekday(today: dt.date, weekday: int) -> dt.date:
+    """The next such weekday after today ("el jueves", "next Thursday")."""
+    return today + dt.timedelta(days=(weekday - today.weekday()) % 7 or 7)
+
+
+def _last_weekday(today: dt.date, weekday: int) -> dt.date:
+    """The last such weekday before today ("el viernes pasado", "last Friday")."""
+    return today - dt.timedelta(days=(today.weekday() - weekday) % 7 or 7)
+
+
+def _add_months(day: dt.date, n: int) -> dt.date:
+    """The same day n months on, or that month's last day when it is shorter ("dentro de un mes")."""
+    y, m = divmod(day.year * 12 + day.month - 1 + n, 12)
+    return dt.date(y, m + 1, min(day.day, calendar.monthrange(y, m + 1)[1]))
+
+
+# How far "el lunes 14" looks for a Monday the 14th before it takes the weekday for a slip and keeps the day.
+_WEEKDAY_DAY_MONTHS = 3
+
+
+def _days_numbered(today: dt.date, d: int, step: int):
+    """Days of the month numbered d, from today's month on (step 1) or back (step -1)."""
+    for ahead in range(0, 13 * step, step):
+        y, m = divmod(today.year * 12 + today.month - 1 + ahead, 12)
+        if d <= calendar.monthrange(y, m + 1)[1]:
+            yield dt.date(y, m + 1, d)
+
+
+def _numbered_day(today: dt.date, d: int, weekday: int | None = None, past: bool = False) -> dt.date | None:
+    """The next day numbered d from today on ("el día 14"), or with `past` the latest up to today; with a
+    weekday ("el lunes 14") the nearest such day that falls on it within a few months, else the day alone."""
+    if not 1 <= d <= 31:
+        return None
+    days = [day for day in _days_numbered(today, d, -1 if past else 1) if (day <= today if past else day >= today)]
+    near = [day for day in days if abs((day - today).days) <= 31 * _WEEKDAY_DAY_MONTHS]
+    match = next((day for day in near if weekday is not None and day.weekday() == weekday), None)
+    return match or (days[0] if days else None)
+
+
+
+def _month_part(today: dt.date, part: str, month: int | None) -> dt.date:
+    """"a finales de mes" (this month's last day), "a principios de febrero" (1 February), "mid-March" (the 15th):
+    the coming one (a part of this month already gone is next month's)."""
+    def day_in(y: int, m: int) -> dt.date:
+        if part.startswith(("a princip", "a primer", "a comienz", "early", "at the beginning", "at the start")):
+            return dt.date(y, m, 1)
+        if part.startswith(("a mediados", "mid", "in the middle")):
+            return dt.date(y, m, 15)
+        return dt.date(y, m, calendar.monthrange(y, m)[1])
+    if month is None:
+        date = day_in(today.year, today.month)
+        if date < today:
+            y, m = divmod(today.year * 12 + today.month, 12)
+            date = day_in(y, m + 1)
+        return date
+    date = day_in(today.year, month)
+    return date if date >= today or month == today.month else day_in(today.year + 1, month)
+
+
 # Days a sentence told in the past points back at ("I went to a pottery class last Saturday", "fui al
 # concierto el sábado pasado"): each resolves to one day before the day the message was sent. A vaguer
 # span ("last week", "el mes pasado") names no day: the reader dates it from the words and the send time.
 _PAST_PATTERNS: list[tuple[str, str]] = [
     ("before_yesterday", r"\b(?:anteayer|antes de ayer|the day before yesterday)\b"),
     ("yesterday", r"\b(?:ayer|anoche|yesterday|last night)\b"),
-    ("weekend", r"\b(?:el fin de semana pasado|el pasado fin de semana|last weekend|this past weekend|"
-                r"over the weekend|at the weekend|on the weekend|este fin de semana|el fin de semana)\b"),
-    ("weekday", rf"\b(?:el\s+|este\s+|el pasado\s+|last\s+|this past\s+|on\s+|this\s+)?{_WEEKDAY}(?:\s+pasado)?\b"),
+    ("weekend", r"\b(?:el fin de semana pasado|el pasado fin de semana|el finde pasado|last weekend|this past weekend|"
+                r"over the weekend|at the weekend|on the weekend|este fin de semana|el fin de semana|este finde|el finde)\b"),
+    # "el jueves que viene", "next Thursday" in a sentence told in the past ("me dijo que pagaría el jueves que
+    # viene") still point forward.
+    ("weekday", rf"\b(?P<next>el proximo\s+|next\s+)?(?:el\s+|este\s+|el pasado\s+|last\s+|this past\s+|on\s+|"
+                rf"this\s+)?{_WEEKDAY}(?:\s+pasado)?(?P<coming>\s+que viene|\s+proximo)?\b"),
     ("ago", r"\b(?:hace\s+(?P<n1>\d{1,2}|un|una|dos|tres|cuatro|cinco)\s+(?P<u1>dias?|semanas?)|"
             r"(?P<n2>\d{1,2}|a|one|two|three|four|five)\s+(?P<u2>days?|weeks?)\s+ago)\b"),
     ("today", r"\b(?:hoy|esta manana|esta tarde|esta noche|today|this morning|this afternoon|this evening|tonight)\b"),
@@ -73,13 +159,16 @@ _AGO_NUMBERS = {"un": 1, "una": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres":
 def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
     """The first day a folded sentence told in the past names, before (or on) today, with its span."""
     for kind, regex in _DATE_RES:
-        if kind not in ("dm", "md", "numeric"):
+        if kind not in ("dm", "md", "numeric", "weekday_day", "day"):
             continue
         m = regex.search(low)
         if m:
             g = m.groupdict()
-            month = MONTHS[g["m"]] if kind != "numeric" else int(g["mn"])
-            date = _latest(today, month, int(g["d"]), int(g["y"]) if g.get("y") else None)
+            if kind in ("weekday_day", "day"):  # "el lunes 14", "el día 14": the latest up to today
+                date = _numbered_day(today, int(g["d"]), WEEKDAYS[g["w"]] if g.get("w") else None, past=True)
+            else:
+                month = MONTHS[g["m"]] if kind != "numeric" else int(g["mn"])
+                date = _latest(today, month, int(g["d"]), int(g["y"]) if g.get("y") else None)
             if date is not None:
                 return date, m.start(), m.end()
     for kind, regex in _PAST_RES:
@@ -92,8 +181,10 @@ def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
             date = today - dt.timedelta(days=1)
         elif kind == "weekend":  # the Saturday of the last weekend before today
             date = today - dt.timedelta(days=(today.weekday() - 5) % 7 or 7)
+        elif kind == "weekday" and (m.group("next") or m.group("coming")):
+            date = _coming_weekday(today, WEEKDAYS[m.group("w")])
         elif kind == "weekday":
-            date = today - dt.timedelta(days=(today.weekday() - WEEKDAYS[m.group("w")]) % 7 or 7)
+            date = _last_weekday(today, WEEKDAYS[m.group("w")])
         elif kind == "ago":
             n_text, unit = (m.group("n1"), m.group("u1")) if m.group("n1") else (m.group("n2"), m.group("u2"))
             n = int(n_text) if n_text.isdigit() else _AGO_NUMBERS[n_text]
@@ -127,6 +218,11 @@ def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, in
             date = today + dt.timedelta(days=1)
         elif kind == "today":
             date = today
+        elif kind == "last_weekend":  # its Saturday
+            date = _last_weekday(today, 5)
+        elif kind == "day_next_month":
+            year, month = divmod(today.year * 12 + today.month, 12)
+            date = _numbered_day(dt.date(year, month + 1, 1), int(g["d"]))
         elif kind in ("weekend", "next_weekend"):
             date = today + dt.timedelta(days=(5 - today.weekday()) % 7)
             date += dt.timedelta(days=7 if kind == "next_weekend" and date - today < dt.timedelta(days=6) else 0)
@@ -135,9 +231,20 @@ def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, in
         elif kind == "next_month":
             date = dt.date(today.year + today.month // 12, today.month % 12 + 1, 1)
         elif kind == "weekday":
-            date = today + dt.timedelta(days=(WEEKDAYS[g["w"]] - today.weekday()) % 7 or 7)
+            w = WEEKDAYS[g["w"]]
+            date = _last_weekday(today, w) if g["last"] or g["ago"] else _coming_weekday(today, w)
+        elif kind == "weekday_day":
+            date = _numbered_day(today, int(g["d"]), WEEKDAYS[g["w"]])
+        elif kind == "day":
+            date = _numbered_day(today, int(g["d"]))
+        elif kind == "month_part":
+            date = _month_part(today, g["part"], MONTHS[g["m"]] if g["m"] else None)
         elif kind == "in_days":
-            date = today + dt.timedelta(days=int(g["n"]) * (7 if g["unit"] in ("semanas", "weeks") else 1))
+            n = int(g["n"]) if g["n"].isdigit() else COUNTS[g["n"]]
+            if g["unit"].startswith(("mes", "month")):
+                date = _add_months(today, n)
+            else:
+                date = today + dt.timedelta(days=n * (7 if g["unit"].startswith(("semana", "week")) else 1))
         else:  # month: its first day, or today when it is this month
             month = MONTHS[g["m"]]
             date = today if month == today.month else dt.date(today.year + (month < today.month), month, 1)
