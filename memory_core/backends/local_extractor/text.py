@@ -68,6 +68,40 @@ def split_sentences(text: str) -> Iterator[str]:
 
 
 
+# How people text (WhatsApp): short spellings, written out so every rule reads one spelling. Whole words only, in
+# lower case as typed ("X" or "U" capitalised are initials); "x" between digits is a product ("3 x 4").
+TEXTING = {
+    "q": "que", "k": "que", "xq": "porque", "pq": "porque", "porq": "porque", "tb": "también", "tmb": "también",
+    "tmbn": "también", "tambn": "también", "dnd": "donde", "x": "por", "xfa": "por favor", "xfavor": "por favor",
+    "dps": "después", "dsp": "después", "mñn": "mañana", "mñna": "mañana", "mnn": "mañana", "xa": "para",
+    "u": "you", "ur": "your", "pls": "please", "plz": "please", "tmrw": "tomorrow", "tmr": "tomorrow",
+    "tmw": "tomorrow", "gonna": "going to", "wanna": "want to", "gotta": "got to", "thx": "thanks",
+    "thnx": "thanks", "im": "I'm", "ive": "I've", "dont": "don't", "cant": "can't", "didnt": "didn't",
+}
+# Single letters only as typed in lower case ("X" and "U" are initials); "u" before an o-word is Spanish "or".
+_TEXTING = re.compile(r"(?<![\w'@./-])(?:(?i:" + "|".join(sorted((re.escape(k) for k in TEXTING if len(k) > 1),
+                                                                    key=len, reverse=True)) +
+                      r")|[qkx]|u(?!\s+h?o))(?![\w'@/-]|\.\w)")
+# Laughter typed out ("jajaja", "jeje", "hahaha", "lol", "xD"): the talk around a fact, never part of it.
+LAUGHTER = re.compile(r"(?i)(?<![\w'])(?:(?:j[aeij]){2,}j?|(?:h[ae]){2,}h?|lol|lmao|xd+)(?![\w'])")
+
+
+def untexted(text: str) -> str:
+    """The message as the rules read it: texting spellings written out and typed laughter dropped."""
+    text = LAUGHTER.sub("", text)
+    return re.sub(r"[ \t]{2,}", " ", _TEXTING.sub(lambda m: _written_out(text, m), text))
+
+
+def _written_out(text: str, m: re.Match) -> str:
+    word = m.group()
+    if word == "x" and re.search(r"\d\s*$", text[: m.start()]) and re.match(r"\s*\d", text[m.end():]):
+        return word  # "3 x 4": a product
+    if word in ("q", "k") and not text[: m.start()].strip(" \t\"'¡¿"):
+        return word  # first in the line: "qué" asking ("q me queda por cobrar") as much as "que" telling
+    out = TEXTING[word.lower()]
+    return out[0].upper() + out[1:] if word[0].isupper() else out
+
+
 NEGATED_BEFORE = re.compile(r"\b(?:no|ya no|nunca|jamas|not|never|no longer|doesn'?t|don'?t|won'?t|isn'?t)\s+"
                              r"(?:\w+\s+){0,2}$")
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences
+from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences, untexted
 
 # Words that carry no fact on their own, folded. A unit made only of these (and names, emoji and
 # punctuation) is phatic.
@@ -88,9 +88,13 @@ _PHATIC_START = re.compile(
 # Discourse markers and requests to remember in front of a statement.
 _LEAD = re.compile(
     r"^(?:(?:bueno|pues|vale|ok|okay|oye|mira|anyway|anyways|so|well|oh|ah|wow|hey|hi|hello|hola|yeah|yep|yes|"
-    r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
+    r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|pues nada|nada(?=\s+(?:que|o sea)\b)|o sea|en plan|so like|"
+    r"(?<=so )like|like(?=\s*,)|you know|i mean|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
     r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
     r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg)\b[\s,!.:;-]*)+")
+# Fillers of speech and voice notes after what is told ("... now, you know", "... bueno eso", "... o sea").
+_TRAIL = re.compile(r"(?:[\s,]+(?:you know(?: what i mean)?|i mean|ya sabes|sabes|o sea|bueno(?: eso)?|y eso|"
+                    r"en plan|or whatever|o lo que sea|no se)\b)+[\s,.!]*$")
 # "Oye, que Talleres García paga a 60 días": after a marker, an unaccented "que" introduces what is told ("qué" asks);
 # "que conste", "que sepas" are requests to remember (_REMEMBER), read whole.
 _TOLD_THAT = re.compile(r"^que\s+(?!(?:sepas|lo sepas|conste|no se (?:me|te) olvide)\b)(?=\S)", re.IGNORECASE)
@@ -150,6 +154,9 @@ def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
         m = _VOCATIVE_START.match(text)
         if m and len(text) > m.end() and not _kept(m.group(), keep) and not _CLITIC.search(fold(m.group())):
             text = text[m.end():]
+        m = _TRAIL.search(fold(text))
+        if m and m.start():
+            text = text[: m.start()]
         m = _VOCATIVE_END.search(text)
         if m and not _kept(m.group(), keep) and ("." not in m.group() or not re.search(r"\d", text)):
             text = text[: m.start()].strip()
@@ -223,13 +230,30 @@ def about_listener(text: str) -> bool:
     return bool(_SECOND.search(low)) and not _FIRST.search(low)
 
 
+# A line typed without punctuation that runs on into a new statement: "y"/"and" before a new subject.
+_RUN_ON = re.compile(r"\s+(?:y|and)\s+(?=(?:el|la|los|las|mi|mis|nuestr[oa]s?|the|my|our)\s)", re.IGNORECASE)
+RUN_ON_WORDS = 5  # each side of the "y" at least this many words, so "Talleres García y la Ferretería Ortiz" stays one
+
+
+def _run_on(clause: str) -> list[str]:
+    """A clause with no comma split where it runs on into another statement with a subject of its own."""
+    if "," in clause:
+        return [clause]
+    out, start = [], 0
+    for m in _RUN_ON.finditer(clause):
+        if len(clause[start: m.start()].split()) >= RUN_ON_WORDS and len(clause[m.end():].split()) >= RUN_ON_WORDS:
+            out.append(clause[start: m.start()])
+            start = m.end()
+    return [*out, clause[start:]]
+
+
 @lru_cache(maxsize=4096)
 def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
     """The message's sentences and clauses, each cleaned; phatic ones kept with an empty text. Remembered
     for the last 4,096 messages: the gate, the extractor and the policy each split the same message."""
     out: list[Unit] = []
-    for sentence in split_sentences(message or ""):
-        for clause in _CLAUSE_BREAK.split(sentence):
+    for sentence in split_sentences(untexted(message or "")):
+        for clause in (part for piece in _CLAUSE_BREAK.split(sentence) for part in _run_on(piece)):
             clause = clause.strip()
             if not clause:
                 continue
