@@ -251,3 +251,85 @@ def test_pleasantries_stay_unlearnt(factory, system_session, backend, text):
     ana = factory.member(org, role="owner")
     assert run(system_session, backend, org, ana, text).outcome != "learnt"
     assert active(system_session, org) == []
+
+
+# --- messages typed the way people text (WhatsApp) ----------------------------------------------------
+
+def facts_of(session, org, user):
+    """What is active for this org or this writer (a writer's own notes may belong to no org)."""
+    rows = session.scalars(select(Memory).where(Memory.status == "active", (Memory.org_id == org.id) |
+                                                (Memory.owner_user_id == user.id))).all()
+    return {(m.subject, m.attribute, m.value) for m in rows}
+
+
+@pytest.mark.parametrize("text, attribute, value", [
+    ("acme paga x transferencia", "forma_pago", "transferencia"),
+    ("jajaja acme ya paga a 45 dias 😂", "plazo_pago", "45 días"),
+    ("dps de hablar con acme tb pagan a 30 dias jeje", "plazo_pago", "30 días"),
+])
+def test_a_customer_term_typed_as_a_text_is_learnt_on_the_contact(factory, system_session, backend, text, attribute,
+                                                                    value):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    acme = factory.contact(org, "Acme Ibérica S.A.", tax_id="A28123456", aliases=["Acme"])
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    assert (f"contact:{acme.id}", attribute, value) in facts_of(system_session, org, ana)
+
+
+def test_a_run_on_line_teaches_both_of_its_facts(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    garcia = factory.contact(org, "Talleres García S.L.", tax_id="B12345678")
+    hierros = factory.contact(org, "Hierros del Norte S.L.", tax_id="B95123456", kind="supplier")
+    run(system_session, backend, org, ana,
+        "oye q talleres garcia ya nos paga a 60 dias y el de hierros del norte se llama ahora luis")
+    learnt = facts_of(system_session, org, ana)
+    assert (f"contact:{garcia.id}", "plazo_pago", "60 días") in learnt
+    [(_, value)] = [(a, v) for s, a, v in learnt if s == f"contact:{hierros.id}"]
+    assert "luis" in value.lower() and "garcia" not in value.lower()
+
+
+@pytest.mark.parametrize("text, attribute, value", [
+    ("mi hijo se llama pablo jeje", "hijo", "Pablo"),
+    ("me llamo ana x cierto", "nombre", "Ana"),
+    ("my wife's name is sarah lol", "pareja", "Sarah"),
+    ("prefiero q me escribas x whatsapp", "canal_preferido", "WhatsApp"),
+])
+def test_laughter_and_texting_spellings_stay_out_of_a_personal_value(factory, system_session, backend, text,
+                                                                      attribute, value):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    run(system_session, backend, org, ana, text)
+    assert any(s == "self" and a.startswith(attribute) and v == value for s, a, v in facts_of(system_session, org, ana))
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("pues nada o sea q talleres garcia nos va a pagar a 60 dias a partir de ahora bueno eso",
+     "Talleres garcia nos va a pagar a 60 dias a partir de ahora"),
+    ("i live in boston now u know", "I live in boston now"),
+])
+def test_voice_note_fillers_are_cut_from_a_note(factory, system_session, backend, text, kept):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.contact(org, "Talleres García S.L.", tax_id="B12345678")
+    run(system_session, backend, org, ana, text)
+    assert kept in {v for _, _, v in facts_of(system_session, org, ana)}
+
+
+@pytest.mark.parametrize("text", ["jajaja 👍", "vale guay", "ok thx", "lol 😂😂", "q tal el finde", "k tal",
+                                  "mandame la factura porfa", "ok mñn lo miro"])
+def test_texting_small_talk_teaches_nothing(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    run(system_session, backend, org, ana, text)
+    assert facts_of(system_session, org, ana) == set()
+
+
+def test_a_bank_account_change_typed_as_a_text_stays_a_proposal(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    factory.contact(org, "Hierros del Norte S.L.", tax_id="B95123456", kind="supplier")
+    out = run(system_session, backend, org, ana,
+              "oye q hierros del norte tiene cuenta nueva ES91 2100 0418 4502 0005 1332 jeje")
+    assert out.outcome == "proposed"
+    assert [m for m in active(system_session, org) if m.level == "shared"] == []

@@ -227,6 +227,6 @@ def test_the_writers_own_injury_is_a_special_category_for_the_gate(gate):
 
 def test_held_out_sets_are_not_copied_from_the_training_data():
     train = {r["text"].strip().lower() for r in load_rows(TRAIN_PATH)}
-    for name in ("gate_requests.jsonl", "gate_subjects.jsonl", "gate_activities.jsonl"):
+    for name in ("gate_requests.jsonl", "gate_subjects.jsonl", "gate_activities.jsonl", "gate_texting.jsonl"):
         rows = load_rows(EVAL_PATH.parent / name)
         assert [r["text"] for r in rows if r["text"].strip().lower() in train] == [], name
