@@ -78,12 +78,14 @@ TEXTING = {
     "tmw": "tomorrow", "gonna": "going to", "wanna": "want to", "gotta": "got to", "thx": "thanks",
     "thnx": "thanks", "im": "I'm", "ive": "I've", "dont": "don't", "cant": "can't", "didnt": "didn't",
 }
-# Single letters only as typed in lower case ("X" and "U" are initials); "u" before an o-word is Spanish "or".
+# Single letters only as typed in lower case ("X" and "U" are initials); "u" before an o-word is Spanish "or"; "k"
+# only before a word ("talk later k?" is "ok").
 _TEXTING = re.compile(r"(?<![\w'@./-])(?:(?i:" + "|".join(sorted((re.escape(k) for k in TEXTING if len(k) > 1),
                                                                     key=len, reverse=True)) +
-                      r")|[qkx]|u(?!\s+h?o))(?![\w'@/-]|\.\w)")
+                      r")|[qx]|k(?=\s+\w)|u(?!\s+h?o))(?![\w'@/-]|\.\w)")
 # Laughter typed out ("jajaja", "jeje", "hahaha", "lol", "xD"): the talk around a fact, never part of it.
-LAUGHTER = re.compile(r"(?i)(?<![\w'])(?:(?:j[aeij]){2,}j?|(?:h[ae]){2,}h?|lol|lmao|xd+)(?![\w'])")
+# Its spaces before and comma after go with it ("this class haha." -> "this class.", "Haha, I think" -> " I think").
+LAUGHTER = re.compile(r"(?i)\s*(?<![\w'])(?:(?:j[aeij]){2,}j?|(?:h[ae]){2,}h?|lol|lmao|xd+)(?![\w']),?")
 
 
 def untexted(text: str) -> str:

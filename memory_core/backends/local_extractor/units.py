@@ -93,8 +93,11 @@ _LEAD = re.compile(
     r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
     r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg)\b[\s,!.:;-]*)+")
 # Fillers of speech and voice notes after what is told ("... now, you know", "... bueno eso", "... o sea").
-_TRAIL = re.compile(r"(?:[\s,]+(?:you know(?: what i mean)?|i mean|ya sabes|sabes|o sea|bueno(?: eso)?|y eso|"
-                    r"en plan|or whatever|o lo que sea|no se)\b)+[\s,.!]*$")
+# "bueno" and "sabes" alone only after a comma: "el vino es muy bueno" keeps its word.
+_TRAIL = re.compile(r"(?:[\s,]+(?:you know(?: what i mean)?|i mean|ya sabes|o sea|bueno eso|y eso|en plan|or whatever|"
+                    r"o lo que sea)\b|\s*,\s*(?:bueno|sabes)\b)+[\s,.!]*$")
+# "I'll let you know", "as you know", "do you know": the verb's object, no filler.
+_KNOW_VERB = re.compile(r"\b(?:let|as|do|did|does|if|what|tell|told|show)\s*$")
 # "Oye, que Talleres García paga a 60 días": after a marker, an unaccented "que" introduces what is told ("qué" asks);
 # "que conste", "que sepas" are requests to remember (_REMEMBER), read whole.
 _TOLD_THAT = re.compile(r"^que\s+(?!(?:sepas|lo sepas|conste|no se (?:me|te) olvide)\b)(?=\S)", re.IGNORECASE)
@@ -155,7 +158,7 @@ def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
         if m and len(text) > m.end() and not _kept(m.group(), keep) and not _CLITIC.search(fold(m.group())):
             text = text[m.end():]
         m = _TRAIL.search(fold(text))
-        if m and m.start():
+        if m and m.start() and not _KNOW_VERB.search(fold(text)[: m.start()]):
             text = text[: m.start()]
         m = _VOCATIVE_END.search(text)
         if m and not _kept(m.group(), keep) and ("." not in m.group() or not re.search(r"\d", text)):
@@ -230,15 +233,14 @@ def about_listener(text: str) -> bool:
     return bool(_SECOND.search(low)) and not _FIRST.search(low)
 
 
-# A line typed without punctuation that runs on into a new statement: "y"/"and" before a new subject.
+# A clause typed without any punctuation that runs on into a new statement: "y"/"and" before a new subject.
 _RUN_ON = re.compile(r"\s+(?:y|and)\s+(?=(?:el|la|los|las|mi|mis|nuestr[oa]s?|the|my|our)\s)", re.IGNORECASE)
 RUN_ON_WORDS = 5  # each side of the "y" at least this many words, so "Talleres García y la Ferretería Ortiz" stays one
 
 
 def _run_on(clause: str) -> list[str]:
-    """A clause with no comma split where it runs on into another statement with a subject of its own."""
-    if "," in clause:
-        return [clause]
+    """A clause of a message typed with no punctuation, split where it runs on into another statement with a subject
+    of its own (a punctuated message has its breaks where its writer wanted them)."""
     out, start = [], 0
     for m in _RUN_ON.finditer(clause):
         if len(clause[start: m.start()].split()) >= RUN_ON_WORDS and len(clause[m.end():].split()) >= RUN_ON_WORDS:
@@ -252,8 +254,11 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
     """The message's sentences and clauses, each cleaned; phatic ones kept with an empty text. Remembered
     for the last 4,096 messages: the gate, the extractor and the policy each split the same message."""
     out: list[Unit] = []
-    for sentence in split_sentences(untexted(message or "")):
-        for clause in (part for piece in _CLAUSE_BREAK.split(sentence) for part in _run_on(piece)):
+    message = untexted(message or "")
+    unpunctuated = not re.search(r"[,.!?;:]", message)
+    for sentence in split_sentences(message):
+        for clause in (part for piece in _CLAUSE_BREAK.split(sentence)
+                       for part in (_run_on(piece) if unpunctuated else [piece])):
             clause = clause.strip()
             if not clause:
                 continue
