@@ -57,6 +57,14 @@ def test_what_the_person_says_about_themselves_stays_personal(factory, system_se
     assert m.sentence == "La persona vive en Logroño."
 
 
+def assert_nothing_learnt(factory, system_session, backend, text):
+    """An owner of a new org writes `text`: no memory comes of it."""
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome != "learnt"
+    assert active(system_session, org) == []
+
+
 def active(session, org):
     return session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.status == "active")).all() + \
         session.scalars(select(Memory).where(Memory.org_id.is_(None), Memory.status == "active")).all()
@@ -208,10 +216,7 @@ def test_what_is_learnt_lands_on_the_right_subject(factory, system_session, back
                                   "I sprained my wrist at the gym, so no climbing for a month",
                                   "Me lesioné el hombro jugando al pádel"])
 def test_the_writers_own_health_is_never_learnt_in_the_background(factory, system_session, backend, text):
-    org = factory.org()
-    ana = factory.member(org, role="owner")
-    assert run(system_session, backend, org, ana, text).outcome != "learnt"
-    assert active(system_session, org) == []
+    assert_nothing_learnt(factory, system_session, backend, text)
 
 
 @pytest.mark.parametrize("text, kept", [
@@ -247,10 +252,7 @@ def test_a_first_person_activity_is_learnt_on_the_writer(factory, system_session
                                   "Thanks, Mel, it was awesome!", "¡Qué película más bonita, me encanta!",
                                   "You should totally read the book I recommended, you'd love it!"])
 def test_pleasantries_stay_unlearnt(factory, system_session, backend, text):
-    org = factory.org()
-    ana = factory.member(org, role="owner")
-    assert run(system_session, backend, org, ana, text).outcome != "learnt"
-    assert active(system_session, org) == []
+    assert_nothing_learnt(factory, system_session, backend, text)
 
 
 # --- messages typed the way people text (WhatsApp) ----------------------------------------------------
