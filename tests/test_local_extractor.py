@@ -251,6 +251,13 @@ def test_payment_terms_phrased_as_a_floor_a_delay_a_bare_number_or_month_end():
     assert triples("Acme paga a 3 plazos") == set()  # a small number is not a term in days
 
 
+def test_payment_terms_and_methods_said_as_what_will_happen():
+    assert triples("Talleres García nos va a pagar a 60 días") == {("contact:c1", "plazo_pago", "60 días")}
+    assert triples("Acme van a pagarnos a 45 días") == {("contact:c2", "plazo_pago", "45 días")}
+    assert ("contact:c2", "forma_pago", "transferencia") in triples("Acme nos va a pagar por transferencia")
+    assert triples("oye q talleres garcia nos va a pagar a 60 dias jaja") == {("contact:c1", "plazo_pago", "60 días")}
+
+
 def test_a_contact_person_named_by_role():
     assert triples("Nuestro comercial en Hierros del Norte es Andrés Gil") == {
         ("contact:c3", "persona_contacto", "Andrés Gil")}

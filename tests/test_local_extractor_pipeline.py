@@ -305,8 +305,8 @@ def test_laughter_and_texting_spellings_stay_out_of_a_personal_value(factory, sy
 
 
 @pytest.mark.parametrize("text, kept", [
-    ("pues nada o sea q talleres garcia nos va a pagar a 60 dias a partir de ahora bueno eso",
-     "Talleres garcia nos va a pagar a 60 dias a partir de ahora"),
+    ("pues nada o sea q talleres garcia cierra el taller en agosto bueno eso",
+     "Talleres garcia cierra el taller en agosto"),
     ("i live in boston now u know", "I live in boston now"),
 ])
 def test_voice_note_fillers_are_cut_from_a_note(factory, system_session, backend, text, kept):

@@ -32,11 +32,13 @@ _PAY_METHODS = {"transferencia bancaria": "transferencia", "transferencia": "tra
                 "efectivo": "efectivo", "paypal": "PayPal", "bank transfer": "transferencia",
                 "transfer": "transferencia", "direct debit": "domiciliación", "card": "tarjeta", "cash": "efectivo",
                 "check": "cheque"}
-_PAY_METHOD = re.compile(r"\b(?:paga|pagan|nos paga|pays?(?: us)?)\b.{0,40}?\b(?:por|con|mediante|en|by|with|in)\s+"
+# Paying, said now or as what will happen ("nos va a pagar", "van a abonarnos").
+_PAYS = r"(?:paga|pagan|pagara|pagaran|abona|abonan|(?:va|van)\s+a\s+(?:pagar|abonar)(?:nos|me|les?)?)"
+_PAY_METHOD = re.compile(r"\b(?:" + _PAYS + r"|pays?(?: us)?)\b.{0,40}?\b(?:por|con|mediante|en|by|with|in)\s+"
                          r"(?:un\s+|una\s+)?(?P<v>" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + r")\b")
 _PAY_BY = r"(?:por|con|mediante|en)\s+(?:un\s+|una\s+)?(?:" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + ")"
 _PAYMENT_TERMS = [re.compile(p) for p in (
-    rf"\b(?:nos\s+|me\s+)?(?:paga|pagan|pagara|abona|abonan)\s+(?:(?:siempre|ahora|ya|normalmente|las facturas|sus facturas|todo|{_PAY_BY})\s+)*(?:a|en|con)\s+(?:un plazo de\s+)?{_NUM}\s*(?:dias|d)\b",
+    rf"\b(?:nos\s+|me\s+)?{_PAYS}\s+(?:(?:siempre|ahora|ya|normalmente|las facturas|sus facturas|todo|{_PAY_BY})\s+)*(?:a|en|con)\s+(?:un plazo de\s+)?{_NUM}\s*(?:dias|d)\b",
     rf"\bplazo de (?:pago|cobro)\b.{{0,40}}?\b(?:es|son|sera|pasa a ser|de)\s+(?:de\s+)?{_NUM}\s*dias",
     rf"\bplazo\s+(?:es|son|sera|pasa a ser|esta en)\s+(?:de\s+|a\s+)?{_NUM}\s*dias",
     rf"\b(?:le|les)\s+(?:damos|dejamos|doy|dejo|cobramos|cobro|facturamos|facturo|pagamos|pago)\s+(?:siempre\s+|ahora\s+)?(?:a\s+)?{_NUM}\s*dias",
