@@ -36,6 +36,14 @@ def _processes_using(path: Path) -> list[str]:
     return found
 
 
+def _wait_gone(path: Path, timeout: float, what: str) -> None:
+    """Until no process names `path` on its command line; a timeout names the ones left."""
+    try:
+        _wait(lambda: not _processes_using(path), timeout, what)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; still running: {_processes_using(path)}") from None
+
+
 def _wait(predicate, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -83,7 +91,7 @@ def test_up_serves_demo_shares_servers_with_a_worker_and_ctrl_c_stops_them(tmp_p
             worker.wait(timeout=300)
         up.send_signal(signal.SIGINT)
         up.wait(timeout=300)
-    _wait(lambda: not _processes_using(data), 120, "every server of up's to stop")
+    _wait_gone(data, 120, "every server of up's to stop")
 
 
 def test_embedded_postgres_gets_the_configured_page_cache(tmp_path):
@@ -177,7 +185,7 @@ def test_an_eval_command_stops_the_servers_it_started(tmp_path, command):
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1])["n"] >= 2
     assert (data / "pg").exists()  # it did start the embedded PostgreSQL...
-    _wait(lambda: not _processes_using(data), 30, "the servers the command started to stop")  # ...and stopped it
+    _wait_gone(data, 30, "the servers the command started to stop")  # ...and stopped it
 
 
 @pytest.mark.slow
@@ -194,7 +202,7 @@ def test_an_eval_command_leaves_running_the_server_it_found_running(tmp_path):
         assert [p for p in _processes_using(data / "pg") if "postgres -D" in p] == postmasters
     finally:
         pg.stop()
-    _wait(lambda: not _processes_using(data), 30, "the test's own server to stop")
+    _wait_gone(data, 30, "the test's own server to stop")
 
 
 def test_a_server_slow_to_stop_is_stopped_at_once_and_stopping_never_raises(tmp_path, monkeypatch):
@@ -206,7 +214,7 @@ def test_a_server_slow_to_stop_is_stopped_at_once_and_stopping_never_raises(tmp_
     rd = runtime.start_redis(tmp_path)
     monkeypatch.setattr(runtime, "PG_STOP_WAIT", 0)  # no time at all for the fast stop
     assert pg.stop() and rd.stop()
-    _wait(lambda: not _processes_using(tmp_path), 30, "both servers to stop")
+    _wait_gone(tmp_path, 30, "both servers to stop")
     assert pg.stop() and rd.stop()  # already stopped: nothing raised
 
 
@@ -273,7 +281,7 @@ def test_a_postgresql_that_crashed_is_started_again(tmp_path):
     try:
         crashed = _postmaster_pid(tmp_path / "pg")
         os.kill(crashed, signal.SIGKILL)
-        _wait(lambda: not _processes_using(tmp_path / "pg"), 60, "the killed server and its backends to be gone")
+        _wait_gone(tmp_path / "pg", 60, "the killed server and its backends to be gone")
         assert not postgres_running(tmp_path)
         again = start_postgres(tmp_path)
         assert again.started_here and postgres_running(tmp_path)
