@@ -258,6 +258,17 @@ def test_payment_terms_and_methods_said_as_what_will_happen():
     assert triples("oye q talleres garcia nos va a pagar a 60 dias jaja") == {("contact:c1", "plazo_pago", "60 días")}
 
 
+def test_a_business_typed_in_lower_case_is_named_in_full_up_to_its_fact():
+    assert triples("construcciones pereda nos paga a 90 dias") == {("name:construcciones pereda", "plazo_pago", "90 días")}
+    assert triples("harbor foods now pays us at 30 days") == {("name:harbor foods", "plazo_pago", "30 días")}
+    assert triples("distribuciones gomez nos paga por transferencia") == {
+        ("name:distribuciones gomez", "forma_pago", "transferencia")}
+    # a known contact typed in lower case is still that contact; capitals still delimit a name
+    assert triples("acme nos paga a 60 dias") == {("contact:c2", "plazo_pago", "60 días")}
+    assert triples("Construcciones Pereda nos paga a 90 días") == {
+        ("name:construcciones pereda", "plazo_pago", "90 días")}
+
+
 def test_a_contact_person_named_by_role():
     assert triples("Nuestro comercial en Hierros del Norte es Andrés Gil") == {
         ("contact:c3", "persona_contacto", "Andrés Gil")}

@@ -46,7 +46,7 @@ sentimos me estoy estamos soy somos lo mejor que puedo intento intentando rindo 
 # Words that point back at what the other person said ("Yeah, I have one", "yo también tengo uno"): no content.
 ANAPHORA = frozenset("one ones it that this those uno una unos unas eso esto ese esa".split())
 # Function words of both languages, besides those above: they leave an appraisal or an echo with no fact.
-_FUNCTION = frozenset("""the a an of to in on at with for by is was been has had be al el la los las lo le les mi mis
+FUNCTION_WORDS = frozenset("""the a an of to in on at with for by is was been has had be al el la los las lo le les mi mis
 de del en por para con un una es era ha sido fue esta esto tengo tienes tiene yo""".split())
 # An appraisal ("photography has been great for me", "el yoga ha sido genial") or an echo of the other person
 # ("I love pizza too", "a mí también") about at most this many words of its own is a reaction, not a fact.
@@ -189,7 +189,7 @@ def is_phatic(text: str) -> bool:
                    if text[: m.start()].strip(" ¡¿\"'(")}
     if all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8:
         return True
-    left = [w for w in words if w not in PHATIC_WORDS and w not in FEELING_WORDS and w not in _FUNCTION]
+    left = [w for w in words if w not in PHATIC_WORDS and w not in FEELING_WORDS and w not in FUNCTION_WORDS]
     if _PLACE_NAMED.search(text):
         return False  # "I was in Chicago, it was awesome!": where the writer was is no echo
     if len(words) <= 10 and (all(w in ANAPHORA for w in left) or (
