@@ -202,14 +202,18 @@ def test_we_with_the_business_premises_or_vehicles_is_a_fact_of_the_business():
     # Whatever the gate guessed, "we/our" with a warehouse, a van or a shop speaks for the business.
     for text, category in (("We moved the warehouse to Getafe", "nothing"), ("Ya tenemos la furgoneta nueva", "person"),
                            ("Our van broke down, so deliveries are late", "person"),
-                           ("Hemos abierto una tienda en Valencia", "nothing")):
+                           ("Hemos abierto una tienda en Valencia", "nothing"),
+                           # when "we" open or close is the business's hours
+                           ("También que a partir de enero cerramos los sábados", "person"),
+                           ("We're closed on Mondays from now on", "person")):
         [fact] = facts(text, category=category, scope="shared")
         assert (fact.subject, fact.category) == ("org", "company"), text
 
 
 def test_we_with_the_family_or_the_house_stays_the_writers_own_fact():
     for text, category in (("Tenemos dos hijos", "company"), ("We have two kids", "company"),
-                           ("We moved house last spring", "nothing"), ("Hemos comprado una casa en el pueblo", "nothing")):
+                           ("We moved house last spring", "nothing"), ("Hemos comprado una casa en el pueblo", "nothing"),
+                           ("Cerramos la casa de la playa en septiembre", "person")):
         [fact] = facts(text, category=category, scope="shared")
         assert fact.subject == "self", text
 

@@ -308,6 +308,9 @@ BUSINESS_THING = re.compile(
     r"premises|showroom|(?:a|the|our|new|delivery|second)\s+vans?|trucks?|lorr(?:y|ies)|fleet|machinery|forklifts?|"
     r"inventory|shopfront)\b")
 
+# When "we" open or close: the business's hours ("a partir de enero cerramos los sábados", "we open at 9 now").
+_OPENING = re.compile(r"\b(?:abrimos|cerramos|we(?:'re| are)? (?:open|close|closed)(?:\b|\s))")
+
 
 def _personal_topic(low: str) -> bool:
     """A topic of the writer's own life (family, home, pets, hobbies), or a move of no business premise."""
@@ -339,7 +342,8 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         # business with no name given: "the accountant upstairs pays us in cash".
         if names_a_place(s) and _trades_with(s) and category not in ("customer", "supplier"):
             return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
-        if BUSINESS_THING.search(s.low) and category in ("person", "preference", "company", "nothing"):
+        if (BUSINESS_THING.search(s.low) or _OPENING.search(s.low)) and \
+                category in ("person", "preference", "company", "nothing"):
             return "org", "", "company"
         if category in ("person", "nothing") and _trades_with(s):
             return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
