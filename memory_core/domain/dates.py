@@ -115,7 +115,6 @@ def _numbered_day(today: dt.date, d: int, weekday: int | None = None, past: bool
     return match or (days[0] if days else None)
 
 
-
 def _month_part(today: dt.date, part: str, month: int | None) -> dt.date:
     """"a finales de mes" (this month's last day), "a principios de febrero" (1 February), "mid-March" (the 15th):
     the coming one (a part of this month already gone is next month's)."""
@@ -128,8 +127,8 @@ def _month_part(today: dt.date, part: str, month: int | None) -> dt.date:
     if month is None:
         date = day_in(today.year, today.month)
         if date < today:
-            y, m = divmod(today.year * 12 + today.month, 12)
-            date = day_in(y, m + 1)
+            following = _month_start(today, -1)
+            date = day_in(following.year, following.month)
         return date
     date = day_in(today.year, month)
     return date if date >= today or month == today.month else day_in(today.year + 1, month)
@@ -152,8 +151,6 @@ _PAST_PATTERNS: list[tuple[str, str]] = [
     ("today", r"\b(?:hoy|esta manana|esta tarde|esta noche|today|this morning|this afternoon|this evening|tonight)\b"),
 ]
 _PAST_RES = [(kind, re.compile(p)) for kind, p in _PAST_PATTERNS]
-_AGO_NUMBERS = {"un": 1, "una": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3, "cuatro": 4,
-                "four": 4, "cinco": 5, "five": 5}
 
 
 def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
@@ -180,14 +177,14 @@ def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
         elif kind == "yesterday":
             date = today - dt.timedelta(days=1)
         elif kind == "weekend":  # the Saturday of the last weekend before today
-            date = today - dt.timedelta(days=(today.weekday() - 5) % 7 or 7)
+            date = _last_weekday(today, 5)
         elif kind == "weekday" and (m.group("next") or m.group("coming")):
             date = _coming_weekday(today, WEEKDAYS[m.group("w")])
         elif kind == "weekday":
             date = _last_weekday(today, WEEKDAYS[m.group("w")])
         elif kind == "ago":
             n_text, unit = (m.group("n1"), m.group("u1")) if m.group("n1") else (m.group("n2"), m.group("u2"))
-            n = int(n_text) if n_text.isdigit() else _AGO_NUMBERS[n_text]
+            n = int(n_text) if n_text.isdigit() else COUNTS[n_text]
             date = today - dt.timedelta(days=n * (7 if unit.startswith(("semana", "week")) else 1))
         else:
             date = today
@@ -221,8 +218,7 @@ def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, in
         elif kind == "last_weekend":  # its Saturday
             date = _last_weekday(today, 5)
         elif kind == "day_next_month":
-            year, month = divmod(today.year * 12 + today.month, 12)
-            date = _numbered_day(dt.date(year, month + 1, 1), int(g["d"]))
+            date = _numbered_day(_month_start(today, -1), int(g["d"]))
         elif kind in ("weekend", "next_weekend"):
             date = today + dt.timedelta(days=(5 - today.weekday()) % 7)
             date += dt.timedelta(days=7 if kind == "next_weekend" and date - today < dt.timedelta(days=6) else 0)
@@ -255,8 +251,6 @@ def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, in
 
 # --- dates looked back at (search: "what did I invoice last month?") ---
 
-_NUMBERS = {"un": 1, "una": 1, "uno": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,
-            "cuatro": 4, "four": 4, "cinco": 5, "five": 5}
 _AGO = re.compile(r"\bhace (\d+|un|una|dos|tres|cuatro|cinco) (dia|dias|semana|semanas|mes|meses)\b"
                   r"|\b(\d+|a|one|two|three|four|five) (day|days|week|weeks|month|months) ago\b")
 _PAST_MONTH = re.compile(r"\b(?:en|de|in|of|durante) (" + "|".join(MONTHS) + r")\b(?: (?:de |del )?(\d{4}))?")
@@ -300,7 +294,7 @@ def past_range(q: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
             return span
     if m := _AGO.search(q):
         n_text, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        n = int(n_text) if n_text.isdigit() else _NUMBERS.get(n_text, 1)
+        n = int(n_text) if n_text.isdigit() else COUNTS.get(n_text, 1)
         if unit.startswith(("dia", "day")):
             point, half = today - n * day, 0
             return point, point + day

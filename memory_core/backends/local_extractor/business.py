@@ -13,6 +13,7 @@ from memory_core.backends.local_extractor.clauses import DURABLE
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
+from memory_core.domain.dates import COUNTS
 from memory_core.domain.policy import find_bank_account
 
 _NUM_WORDS = {"quince": 15, "veinte": 20, "treinta": 30, "cuarenta y cinco": 45, "sesenta": 60, "noventa": 90,
@@ -66,8 +67,6 @@ _NOW_TERMS = re.compile(rf"\b(?:paga|pagan|pagaba|pagaban|abona|abonan|pays?|pai
                         rf"(?:a|en|at|in|within)\s+{_NUM}\s*(?:dias|days)\b")
 _UNITS = {"dias": 1, "days": 1, "semana": 7, "semanas": 7, "week": 7, "weeks": 7, "mes": 30, "meses": 30,
           "month": 30, "months": 30}
-_COUNT_WORDS = {"un": 1, "una": 1, "a": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3, "cuatro": 4,
-                "four": 4, "seis": 6, "six": 6}
 _DELAY_TERMS = re.compile(r"\b(?:tarda|tardan|suele tardar|suelen tardar|takes?)\s+(?:como\s+|unos\s+|unas\s+|about\s+|"
                           r"around\s+)?(?P<n>\d{1,3}|un|una|dos|tres|cuatro|seis|one|two|three|four|six|a)\s+"
                           r"(?P<u>dias|semanas|semana|meses|mes|days|weeks|week|months|month)\s+"
@@ -101,7 +100,7 @@ def _rule_payment_terms(s: Sentence) -> Iterator[Found]:
         return
     m = _DELAY_TERMS.search(s.low)
     if m and not s.negated(m.start()):
-        n = _COUNT_WORDS.get(m.group("n")) or int(m.group("n"))
+        n = COUNTS.get(m.group("n")) or int(m.group("n"))
         if 1 <= n * _UNITS[m.group("u")] <= 365:
             yield Found("plazo_pago", f"{n * _UNITS[m.group('u')]} días", "contact", m.start())
             return

@@ -132,7 +132,7 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
     runs = [r for r in name_runs(s, start, end) if r[0] not in values and not in_place(s, r[1], r[2])]
     if runs:
         text = runs[-1][0]
-        if runs == [runs[0]] and runs[0][1] == 0 and _typed_lower(s):
+        if len(runs) == 1 and runs[0][1] == 0 and _typed_lower(s):
             text = typed_lower_name(s.text[start:end]) or text
         key = normalise_name(text)
         if key:
@@ -161,7 +161,8 @@ def typed_lower_name(text: str) -> str | None:
     (the capitalised first word already says it) or more than LOWER_NAME_WORDS."""
     words = []
     for word in text.split():
-        if fold(word) in NOT_NAMES or fold(word) in FUNCTION_WORDS or fold(word) in _NAME_ENDS or not word.isalpha():
+        folded = fold(word)
+        if folded in NOT_NAMES or folded in FUNCTION_WORDS or folded in _NAME_ENDS or not word.isalpha():
             break
         words.append(word)
     return " ".join(words) if 2 <= len(words) <= LOWER_NAME_WORDS else None
