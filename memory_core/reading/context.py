@@ -564,11 +564,16 @@ def named_subjects(texts: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def _conversation_statement():
     """The conversation's owner columns and the memories sent in its last two turns (built once)."""
-    last = (select(MemoryTrace.id).where(MemoryTrace.conversation_id == Conversation.id)
+    last = (select(MemoryTrace.id.label("trace_id")).where(MemoryTrace.conversation_id == Conversation.id)
             .order_by(MemoryTrace.created_at.desc(), MemoryTrace.id.desc()).limit(RECENT_TURNS)
-            .correlate(Conversation).scalar_subquery())
-    sent = func.array(select(TraceItem.memory_id).where(TraceItem.trace_id == func.any(func.array(last)),
-                                                         TraceItem.memory_id.isnot(None)).scalar_subquery())
+            .correlate(Conversation).subquery("last_turns"))
+    # Each trace's items read apart (a lateral join): trace_items' row security asks, row by row, whether the
+    # item's trace is visible, and for a trace's ~40 items PostgreSQL probes memory_traces' key for each. Read
+    # as one list for both traces (trace_id = any(...)), it was planned for ~200 items and hashed every
+    # visible trace instead: a scan of the whole table each turn (2.0 ms at 3,000 traces, bench/turn_profile.py).
+    items = (select(TraceItem.memory_id).where(TraceItem.trace_id == last.c.trace_id, TraceItem.memory_id.isnot(None))
+             .lateral("last_items"))
+    sent = func.array(select(items.c.memory_id).select_from(last.join(items, true())).scalar_subquery())
     recent = func.array(select(Message.text).where(
         Message.conversation_id == Conversation.id, Message.deleted_at.is_(None))
         .order_by(Message.created_at.desc(), Message.id.desc()).limit(RECENT_MESSAGES)
