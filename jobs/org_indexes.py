@@ -5,19 +5,21 @@ and how they are used).
 Counting runs in system scope as the worker role; the DDL needs the table's owner and runs outside any
 transaction (CREATE/DROP INDEX CONCURRENTLY: the table stays writable while an index builds), on the
 owner's URL (DATABASE_URL, or the embedded server's). A build that failed leaves an invalid index: the
-next run drops it and builds it again. Nightly, and `memoria` runs it on demand; safe to run twice.
+next run drops it and builds it again. Then each indexed org's common words are listed again (and those of an org
+without indexes cleared). Nightly, and `memoria` runs it on demand; safe to run twice.
 """
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import create_engine, func, select, text, update
+from sqlalchemy.orm import Session
 
 from memory_core.adapters.config import get_settings
 from memory_core.adapters.db import SYSTEM, get_database, resolve_urls
 from memory_core.domain import clock
-from memory_core.domain.models import JobRun, Memory, Message
+from memory_core.domain.models import JobRun, Memory, Message, Organization
 from memory_core.reading import org_indexes
 
 log = logging.getLogger(__name__)
@@ -69,9 +71,21 @@ def refresh_org_indexes(settings=None, *, big: int = org_indexes.BIG_ORG_MEMORIE
         engine.dispose()
     org_indexes.forget_cache()
     with db.unit_of_work(SYSTEM) as uow:
+        counts["common_words"] = _list_common_words(uow.session, sizes)
         uow.session.add(JobRun(job=JOB, status="ok", finished_at=clock.now(), counts=counts))
         uow.commit()
     return counts
+
+
+def _list_common_words(session: Session, sizes: dict) -> int:
+    """List the common words of every org with its own indexes (reading/org_indexes.py), and clear those of the
+    orgs without; how many orgs have theirs listed."""
+    indexed = org_indexes.indexed_orgs(session)
+    for org in indexed:
+        session.execute(text(org_indexes.common_words_statement(org, sizes.get(org, 0))))
+    session.execute(update(Organization).where(Organization.common_words.isnot(None),
+                                               Organization.id.notin_(indexed)).values(common_words=None))
+    return len(indexed)
 
 
 def run_org_indexes() -> dict[str, int]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select, text, update
 
 from jobs.org_indexes import refresh_org_indexes
 from memory_core.adapters.db import SYSTEM
 from memory_core.domain.access import load_access
-from memory_core.domain.models import JobRun, Memory
+from memory_core.domain.models import JobRun, Memory, Organization
 from memory_core.reading import org_indexes, principal_size
 from memory_core.reading import search as search_module
 from memory_core.reading.search import retrieve
@@ -82,19 +82,22 @@ def test_a_big_org_gets_its_own_indexes_and_loses_them_when_it_shrinks(
     small = factory.org("Pequeña")
     system_session.add_all(_rows(small, 50, _unit(np.random.default_rng(1), 50), "x"))
     system_session.commit()
-    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 2, "dropped": 0, "kept": 0} | NO_OWNERS
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {
+        "created": 2, "dropped": 0, "kept": 0, "common_words": 2} | NO_OWNERS
     with database.unit_of_work(SYSTEM) as uow:
         assert org_indexes.existing(uow.session) == {
             org.id: dict.fromkeys(org_indexes.index_names(org.id), True) for org in (big, other)}
         assert org_indexes.indexed_orgs(uow.session) == {big.id, other.id}
     # Run again: nothing to do.
-    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 0, "kept": 2} | NO_OWNERS
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {
+        "created": 0, "dropped": 0, "kept": 2, "common_words": 2} | NO_OWNERS
 
     # The org shrinks below the lower mark: its indexes go.
     system_session.execute(Memory.__table__.delete().where(
         Memory.org_id == big.id, Memory.id.notin_([m.id for m in visible[:SMALL - 1]])))
     system_session.commit()
-    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {"created": 0, "dropped": 1, "kept": 1} | NO_OWNERS
+    assert refresh_org_indexes(servers, big=BIG, small=SMALL) == {
+        "created": 0, "dropped": 1, "kept": 1, "common_words": 1} | NO_OWNERS
     with database.unit_of_work(SYSTEM) as uow:
         assert set(org_indexes.existing(uow.session)) == {other.id}
     assert system_session.scalar(select(func.count()).select_from(JobRun).where(JobRun.job == "org_indexes")) == 3
@@ -227,6 +230,10 @@ def test_a_big_orgs_full_text_search_reads_the_orgs_and_the_persons_text_indexes
     with owner_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
         c.execute(text("vacuum analyze memories"))
     refresh_org_indexes(servers, big=BIG, small=SMALL, big_owner=8, small_owner=4)
+    # Every word here is held by a hundredth of the org's rows: with its common words listed, the org's full text
+    # reads only the least common word by word (the next test); here, which indexes give which rows.
+    system_session.execute(update(Organization).values(common_words=None))
+    system_session.commit()
     monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)  # she counts as big from 100 candidate rows
     access = load_access(system_session, big.id, user_id=ana.id)
     visible_ids = {m.id for m in visible + notes}
@@ -262,6 +269,64 @@ def test_a_big_orgs_full_text_search_reads_the_orgs_and_the_persons_text_indexes
         generic = generic_plan_of(uow.session.connection(), statement)
     assert org_text in generic and own_text in generic, generic
     assert "on ix_memories_tsv " not in generic, generic
+
+
+def _says(org, tag, sentences, **kw):
+    return [Memory(org_id=org.id, level="shared", area="general", category="company", subject="org",
+                   attribute=f"{tag}{i}", value="v", sentence=sentence, **kw) for i, sentence in enumerate(sentences)]
+
+
+def test_an_indexed_orgs_common_words_are_listed_most_common_first_and_go_with_its_indexes(
+        database, system_session, factory, big_org, servers, no_org_indexes_left):
+    big, other, ana, visible, _, _ = big_org
+    # 470 of the org's memories say "hecho"; 100 "pedido urgente", 10 more "urgente"; 2 "zanahoria" (under a hundredth).
+    system_session.add_all(_says(big, "d", ["pedido urgente"] * 100 + ["urgente"] * 10 + ["zanahoria"] * 2))
+    # Her personal rows are not the org's; nor are another org's, nor rows no longer active.
+    system_session.add_all(_says(big, "old", ["zanahoria"] * 50, status="superseded")
+                           + [Memory(level="personal", owner_user_id=ana.id, category="person", subject="self",
+                                     attribute=f"z{i}", value="v", sentence="zanahoria") for i in range(50)])
+    system_session.commit()
+    small = factory.org("Pequeña")
+    refresh_org_indexes(servers, big=BIG, small=SMALL)
+    listed = dict(system_session.execute(select(Organization.id, Organization.common_words)).all())
+    words = listed[big.id]  # (every row's value, "v", is the most common)
+    assert words.index("hech") < words.index("urgent") < words.index("ped") and "zanahori" not in words
+    assert listed[other.id] == ["hech", "v"]
+    assert listed[small.id] is None  # no indexes of its own
+    # The org shrinks below the lower mark: its indexes go, and so does its list.
+    system_session.execute(Memory.__table__.delete().where(Memory.org_id == big.id))
+    system_session.commit()
+    refresh_org_indexes(servers, big=BIG, small=SMALL)
+    system_session.expire_all()
+    assert system_session.get(Organization, big.id).common_words is None
+    assert system_session.get(Organization, other.id).common_words == ["hech", "v"]
+
+
+def test_an_indexed_orgs_full_text_reads_its_uncommon_words_one_by_one_and_its_common_ones_only_together(
+        database, system_session, big_org, servers, no_org_indexes_left, monkeypatch):
+    """A common word's share of the candidates would be an arbitrary sample of its hundreds of rows: the rows it
+    brings are those holding every word of the query, or the least common words' when the query has no other."""
+    big, _, ana, visible, centre, _ = big_org
+    together = _says(big, "all", ["hecho urgente pedido zanahoria tarde"])
+    rare = _says(big, "d", ["la zanahoria llegó tarde"] + ["pedido urgente"] * 100 + ["urgente"] * 10)
+    system_session.add_all(together + rare)
+    system_session.commit()
+    refresh_org_indexes(servers, big=BIG, small=SMALL)
+    monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 100)  # she counts as big from 100 candidate rows
+    access = load_access(system_session, big.id, user_id=ana.id)
+
+    def fts(query):
+        with database.unit_of_work(access.scope()) as uow:
+            return [f.id for f in retrieve(uow.session, access, query, kinds=["memory"], per_retriever=60,
+                                           vector=centre.tolist(), retrievers=["fts", "vector"])["fts"]]
+
+    # Two uncommon words ("zanahoria", "tarde"): those rows, the one holding every word first; none of the hundreds
+    # holding only "hecho", "urgente" or "pedido".
+    assert fts("hecho urgente pedido zanahoria tarde") == [together[0].id, rare[0].id]
+    # Only common words, and no row holds them all but one: the least common two are read word by word.
+    found = fts("hecho urgente pedido")
+    assert found[0] == together[0].id and len(found) > 1
+    assert set(found) <= {m.id for m in together + rare[1:]} | {m.id for m in visible}
 
 
 def test_a_person_indexed_before_text_indexes_existed_gets_theirs_and_keeps_their_vector_index(

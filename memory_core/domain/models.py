@@ -97,6 +97,9 @@ class Organization(Base):
     external_id: Mapped[str | None] = mapped_column(String(200))
     # A suspended org's keys and console pages stop working; nothing is deleted.
     suspended_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    # A big org's most common search words, most common first (jobs/org_indexes.py; reading/search.py's full text
+    # reads only the others one by one). None for an org without its own indexes.
+    common_words: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
     created_at: Mapped[dt.datetime] = _timestamp()
     __table_args__ = (CheckConstraint(one_of("memory_mode", MemoryMode), name="memory_mode_valid"),
                       Index("uq_organizations_external_id", "external_id", unique=True))

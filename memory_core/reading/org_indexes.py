@@ -18,6 +18,11 @@ dropped below SMALL_OWNER_MEMORIES. A big org's principal otherwise scanned thei
 the scale bench: 46 ms of a turn under load); with it, the personal arm walks the person's own graph, and the
 full-text retriever reads the person's matching rows from their own text index (search._fts_stmt).
 
+An org with its own indexes also has its common words listed (`organizations.common_words`, most common first):
+those held by at least COMMON_WORD_SHARE of its active memories, at most COMMON_WORDS_MAX. Its full text reads the
+other words one by one (search._fts_stmt): a common word's share of the candidates would be an arbitrary sample of
+its thousands of rows, read at the cost of all of them.
+
 An org with BIG_ORG_MESSAGES messages (not deleted) gets the same on messages (`ix_messages_vec_org_<hex>`,
 `ix_messages_tsv_org_<hex>`, predicate `org_id = '<org>' AND deleted_at IS NULL`), dropped below
 SMALL_ORG_MESSAGES: search's message retrievers then read the org's messages there (access.message_org_arm with
@@ -51,6 +56,10 @@ OWNER_VECTOR_PREFIX = "ix_memories_vec_user_"
 OWNER_TEXT_PREFIX = "ix_memories_tsv_user_"
 MESSAGE_VECTOR_PREFIX = "ix_messages_vec_org_"
 MESSAGE_TEXT_PREFIX = "ix_messages_tsv_org_"
+# A word held by at least this share of an indexed org's active memories is one of its common words; at most this
+# many are listed, the most common first.
+COMMON_WORD_SHARE = 0.01
+COMMON_WORDS_MAX = 500
 # How long a process trusts its list of indexed orgs (a new index is used this long after it is built).
 CACHE_SECONDS = 30.0
 
@@ -76,6 +85,16 @@ def _create(table: str, names: tuple[str, str], where: str) -> list[str]:
             # No pending list (migration v8): a row learnt is in the index at once, not in a list every read scans.
             f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {tsv} ON {table} USING gin (search_tsv) "
             f"WITH (fastupdate = off) WHERE {where}"]
+
+
+def common_words_statement(org_id: uuid.UUID, active: int) -> str:
+    """The UPDATE that lists an org's common words (see COMMON_WORD_SHARE), `active` its active memories: run in
+    system scope."""
+    rows = f"select search_tsv from memories where {predicate(org_id)}".replace("'", "''")
+    least = max(1, int(active * COMMON_WORD_SHARE))
+    return (f"update organizations set common_words = (select coalesce(array_agg(word order by ndoc desc, word), "
+            f"'{{}}') from (select word, ndoc from ts_stat('{rows}') where ndoc >= {least} "
+            f"order by ndoc desc, word limit {COMMON_WORDS_MAX}) common) where id = '{uuid.UUID(str(org_id))}'::uuid")
 
 
 def _drop(names: tuple[str, str]) -> list[str]:

@@ -84,7 +84,7 @@ from memory_core.domain.access import (
     template_params,
 )
 from memory_core.domain.errors import InvalidInput
-from memory_core.domain.models import Contact, Document, Memory, Message
+from memory_core.domain.models import Contact, Document, Memory, Message, Organization
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, TEXT_SEARCH_CONFIG, Level, Status
 from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
@@ -135,6 +135,10 @@ FTS_CANDIDATES = 1_000
 # (300 arbitrary rows holding any query word held the one row naming a supplier in 2 of 40 queries on the 1M
 # bench's big org).
 FTS_CANDIDATES_BIG = 300
+# ... of which the words' shares go to the words that are not among the org's common words (organizations.common_words:
+# a common word's share would be an arbitrary sample of its thousands of rows, read at the cost of all of them), or,
+# when fewer than this many are, to the least common words up to this many.
+FTS_WORDS_READ_MIN = 2
 MAX_QUERY_CHARS = 2_000
 # A span the query names of at most this many days also finds the memories said in it ("what did I tell
 # you on 16 June?"); a longer one ("this year") only the events dated in it: it would find nearly all.
@@ -334,12 +338,13 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
     indexes and matched one by one, the text index out of the planner's reach (coalesce), so the statement's
     generic plan is right for any words (with the index it read every row holding a common word). `big`: the
     principal has many (counted): rows holding every query word, and each word's own rows up to its share
-    (FTS_CANDIDATES_BIG)."""
+    (FTS_CANDIDATES_BIG), but an org's common words' (FTS_WORDS_READ_MIN)."""
     m, tag = src.model, src.kind
     q = _or_tsquery(Q_WORDS)
     tsv = func.coalesce(m.search_tsv, literal_column("''::tsvector")) if small else m.search_tsv
     where = src.where(who, kinds)
-    if org is not None and m is Memory and org.startswith("org:"):
+    own_org = org is not None and m is Memory and org.startswith("org:")
+    if own_org:
         where = _fts_own_indexes_where(who, org)
     elif org is not None and m is Message and org.startswith("messages-org:"):
         where = _message_own_indexes_where(who, org)
@@ -349,17 +354,19 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
                func.ts_rank(m.search_tsv, q, 1).label("tsr"))
     if big:
         # Through the text index: half the candidates hold every query word (the rows a query of common words is
-        # after), the other half is shared out equally among the words, read word by word (a rare word's rows).
+        # after), the other half is shared out equally among the words, read word by word (a rare word's rows; in an
+        # org with its own indexes, not its common words': _words_read).
         # Both queries are built from the words (fts_lex): the planner, not knowing them, reads the smaller of the
         # text indexes it may use (the org's own); knowing every common word of a query, it read the whole table's.
         words = select(func.count()).select_from(lex).scalar_subquery()
         all_words = select(cast(func.string_agg(_quoted_lexeme(lex.c.l), literal_column("' & '")), TSQUERY))
         every = select(*columns).where(*where, m.search_tsv.op("@@")(all_words.scalar_subquery()),
                                        words > 1).limit(FTS_CANDIDATES_BIG // 2)
+        read = _words_read(lex, org, tag) if own_org else lex
         share = cast(func.ceil(literal(FTS_CANDIDATES_BIG / 2) / words), Integer)
-        arm = (select(*columns).where(*where, m.search_tsv.op("@@")(cast(_quoted_lexeme(lex.c.l), TSQUERY)))
+        arm = (select(*columns).where(*where, m.search_tsv.op("@@")(cast(_quoted_lexeme(read.c.l), TSQUERY)))
                .limit(share).lateral(f"fts_word_{tag}"))
-        cand = union(every, select(*arm.c).select_from(lex.join(arm, true())))  # a row found twice: once
+        cand = union(every, select(*arm.c).select_from(read.join(arm, true())))  # a row found twice: once
     else:
         cand = select(*columns).where(*where, tsv.op("@@")(q)).limit(FTS_CANDIDATES)
     cand = cand.cte(f"fts_cand_{tag}").prefix_with("MATERIALIZED")
@@ -372,6 +379,18 @@ def _fts_stmt(who, src: _Source, kinds, k: int, big: bool = False, org: str | No
                    cast(func.count(), Float).label("x"))
             .select_from(cand.join(df, df.c.l == func.any(cand.c.arr)))
             .group_by(cand.c.id, cand.c.kind).order_by(sql_text("s desc")).limit(k))
+
+
+def _words_read(lex, org: str, tag: str):
+    """The query's words (`lex`) whose rows a big org's principal reads word by word from the org's own text index
+    (mode "org:<org>..."): those not among the org's common words, or the least common ones, FTS_WORDS_READ_MIN at
+    least (see FTS_WORDS_READ_MIN; an org whose words are not listed has none)."""
+    common = select(Organization.common_words).where(
+        Organization.id == org_literal(uuid.UUID(org.split(":")[1]))).scalar_subquery()
+    position = func.array_position(common, lex.c.l)
+    uncommon = select(func.count()).select_from(lex).where(position.is_(None)).scalar_subquery()
+    return (select(lex.c.l).order_by(position.desc().nulls_first())
+            .limit(func.greatest(uncommon, FTS_WORDS_READ_MIN)).cte(f"fts_read_{tag}"))
 
 
 def _unaccent_lower(col):
