@@ -269,6 +269,14 @@ def test_a_business_typed_in_lower_case_is_named_in_full_up_to_its_fact():
         ("name:construcciones pereda", "plazo_pago", "90 días")}
 
 
+def test_a_business_typed_in_lower_case_is_named_in_full_wherever_the_sentence_names_it():
+    assert triples("el telefono de asesoria prats es el 912345678") == {
+        ("name:asesoria prats", "telefono", "912345678")}
+    assert ("name:frutas lopez", "direccion", "la calle toledo 5") in triples(
+        "la oficina de frutas lopez esta en la calle toledo 5")
+    assert triples("la tienda de muebles soler nos paga a 30 dias") == {("name:muebles soler", "plazo_pago", "30 días")}
+
+
 def test_a_contact_person_named_by_role():
     assert triples("Nuestro comercial en Hierros del Norte es Andrés Gil") == {
         ("contact:c3", "persona_contacto", "Andrés Gil")}

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from memory_core.backends.local_extractor.text import LEGAL_SUFFIXES, Sentence, fold, name_tokens, normalise_tax_id
+from memory_core.backends.local_extractor.units import FUNCTION_WORDS
+from memory_core.domain.dates import COUNTS
 from memory_core.domain.model_port import KnownContact
 
 GENERIC_NAME_WORDS = {"talleres", "taller", "construcciones", "transportes", "servicios", "hermanos", "grupo",
@@ -188,7 +190,7 @@ def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...]) -> tuple[K
     subjects the next sentences may go on about; never a greeting, a weekday or a lone opening word."""
     business = bool(_BUSINESS_CUE.search(s.low))
     out = []
-    for text, start, end in name_runs(s, 0, len(s.text)):
+    for text, start, end in names_in(s):
         key = " ".join(name_tokens(text))
         if not key or key in _index(known).named_ids or in_place(s, start, end):
             continue
@@ -268,3 +270,94 @@ def name_at(s: Sentence, start: int, strong: bool) -> str | None:
         return None
     name = " ".join(words)
     return name if name[0].isupper() else name.title()
+
+
+# How many words a name typed in lower case may take before the fact's cue ("construcciones pereda nos paga...").
+LOWER_NAME_WORDS = 4
+# Words after a name and before its verb: pronouns, adverbs, a negation and the verbs to be and to have
+# ("... nos paga", "... ya paga", "... no reparte", "... solo abre", "... are closed").
+_NAME_ENDS = frozenset("""nos me te se que ya ahora siempre tambien nunca todavia aun no solo still always now never
+only just also are son estan han have""".split())
+# Verbs a note on a business goes on with after its name ("muebles soler cierra en agosto", "harbor foods closes
+# on mondays"): a name typed in lower case stops before them.
+_NOTE_VERB = re.compile(
+    r"(?:cierr|cerr|abr|sirv|entreg|repart|tra|mand|envi|pag|deb|cobr|compr|vend|trabaj|llev|factur|cambi|abon|mud)"
+    r"(?:a|an|e|en|io|aron|ieron)|cerro|(?:clos|open|deliver|ship|pay|owe|charg|buy|sell|work|mov|send|bring|order)"
+    r"(?:s|es|ed)?|paid|sold|bought|sent|brought")
+# What goes before a business named in the middle of a sentence typed in lower case: dealing with it ("ya no
+# trabajamos con reformas galan", "we stopped working with harbor logistics") or someone's role there ("the
+# manager at harbor foods"), each language with its own prepositions.
+_NAME_LEAD = re.compile(
+    r"\b(?:(?:trabaj\w*|compr\w*|vend\w*|pag\w*|contact\w*|encargad[oa]|gerente|jef[ea]|responsable|duen[oa])"
+    r" (?:con|a|al|de|en)|(?:work\w*|buy\w*|bought|sell\w*|sold|pay\w*|paid|deal\w*|contact\w*|manager|owner|boss)"
+    r" (?:with|from|to|at|of))$")
+# A company word after one of these is a description, not a name: "la asesoría laboral", "our workshop" ("a" is
+# also Spanish "to": "le compramos a hierros olano").
+_DESCRIBED = frozenset("el la los las un una unos unas mi mis su sus nuestro nuestra nuestros nuestras the an our "
+                       "my their".split())
+
+
+def typed_lower(s: Sentence) -> bool:
+    """The sentence was typed without capitals (its first letter is the reader's)."""
+    return not any(c.isupper() for c in s.text[1:])
+
+
+def typed_lower_name(text: str) -> str | None:
+    """The name a text typed in lower case opens with, up to the fact's cue: its words up to the first word
+    that names no one or is a note's verb ("Harbor foods pays us at 30 days" -> "Harbor foods", "muebles soler
+    cierra en agosto" -> "muebles soler"); None when that is one word (the capitalised first word already says
+    it) or more than LOWER_NAME_WORDS."""
+    words = []
+    for word in text.split():
+        bare = word.rstrip(".,;:")
+        folded = fold(bare)
+        if folded in NOT_NAMES or folded in FUNCTION_WORDS or folded in _NAME_ENDS or folded in NAME_STOP or \
+                folded in COUNTS or _NOTE_VERB.fullmatch(folded) or not bare.isalpha():
+            break
+        words.append(bare)
+        if bare != word:
+            break  # "muebles soler, ..." ends at its comma
+    return " ".join(words) if 2 <= len(words) <= LOWER_NAME_WORDS else None
+
+
+def lower_name_runs(s: Sentence) -> list[tuple[str, int, int]]:
+    """Businesses named in a sentence typed in lower case, as (name, start, end): the words it opens with when
+    they hold a company word or a note's verb follows them ("muebles soler cierra en agosto"), a company word and
+    the name words after it ("la oficina de frutas lopez"), and the name after dealing with someone or a role
+    there ("ya no trabajamos con reformas galan", "the manager at harbor foods"). Streets are not names."""
+    if not typed_lower(s):
+        return []
+    spans = [(m.group(), m.start()) for m in re.finditer(r"\S+", s.text)]
+    folded = [fold(word).strip(".,;:!?") for word, _ in spans]
+    runs, i = [], 0
+    while i < len(spans):
+        name = typed_lower_name(" ".join(word for word, _ in spans[i:i + LOWER_NAME_WORDS + 1]))
+        start = spans[i][1]
+        if name and _names_business(name, folded, i) and not in_place(s, start, start + len(name)):
+            runs.append((name, start, start + len(name)))
+            i += len(name.split())
+        else:
+            i += 1
+    return runs
+
+
+def _names_business(name: str, folded: list[str], i: int) -> bool:
+    """The lower-case words at word i name a business (see `lower_name_runs`)."""
+    before = " ".join(folded[max(0, i - 2):i])
+    if folded[i] in COMPANY_WORDS:
+        return i == 0 or folded[i - 1] not in _DESCRIBED
+    if i == 0:
+        if re.fullmatch(r"\w+(?:amos|emos|imos)", folded[0]):
+            return False  # "hacemos reformas...", "tenemos furgonetas...": a verb of "we", not a name
+        after = [w for w in folded[len(name.split()):] if w not in _NAME_ENDS and w not in FUNCTION_WORDS]
+        # "harbor foods closes...", "kingsley motors has moved...".
+        return bool(after and _NOTE_VERB.fullmatch(after[0])) or fold(name.split()[-1]) in COMPANY_WORDS
+    return bool(_NAME_LEAD.search(before))
+
+
+def names_in(s: Sentence) -> list[tuple[str, int, int]]:
+    """The names of a sentence: its capitalised runs, and in one typed in lower case the businesses it names in
+    full ("Muebles soler cierra en agosto": "Muebles soler", not the reader's capitalised "Muebles")."""
+    lower = lower_name_runs(s)
+    runs = [r for r in name_runs(s, 0, len(s.text)) if not any(a <= r[1] < b for _, a, b in lower)]
+    return sorted(lower + runs, key=lambda r: r[1])

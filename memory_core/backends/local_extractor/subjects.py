@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass
 
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import NOT_NAMES, Mention, in_place, name_runs
-from memory_core.backends.local_extractor.text import Sentence, fold, normalise_name
-from memory_core.backends.local_extractor.units import FUNCTION_WORDS
+from memory_core.backends.local_extractor.names import Mention, in_place, name_runs, typed_lower, typed_lower_name
+from memory_core.backends.local_extractor.text import Sentence, normalise_name
 from memory_core.domain.model_port import KnownContact
 
 SUPPLIER_WORDS = re.compile(r"\b(?:proveedor|proveedora|proveedores|supplier|vendor|nos vende|nos suministra|"
@@ -117,7 +116,7 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
             return contact_subject(inside[0].contact, inside[0].confidence)
     if mentions:
         best = min(mentions, key=lambda m: (m.start > found.at, abs(m.start - found.at)))
-        if best.contact.kind == "named" and best.start == 0 and _typed_lower(s) and \
+        if best.contact.kind == "named" and best.start == 0 and typed_lower(s) and \
                 (longer := typed_lower_name(s.text[:found.at])) and normalise_name(longer) != best.contact.id:
             # "construcciones pereda nos paga...": the business introduced by its first word is named up to the cue.
             return Subject(f"name:{normalise_name(longer)}", longer,
@@ -132,7 +131,7 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
     runs = [r for r in name_runs(s, start, end) if r[0] not in values and not in_place(s, r[1], r[2])]
     if runs:
         text = runs[-1][0]
-        if len(runs) == 1 and runs[0][1] == 0 and _typed_lower(s):
+        if len(runs) == 1 and runs[0][1] == 0 and typed_lower(s):
             text = typed_lower_name(s.text[start:end]) or text
         key = normalise_name(text)
         if key:
@@ -142,30 +141,6 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
     if len(distinct) == 1:
         return contact_subject(next(iter(distinct.values())), 0.7)
     return None
-
-
-# How many words a name typed in lower case may take before the fact's cue ("construcciones pereda nos paga...").
-LOWER_NAME_WORDS = 4
-# Words after a name and before its verb: pronouns and adverbs ("... nos paga", "... ya paga", "... siempre paga").
-_NAME_ENDS = frozenset("nos me te se que ya ahora siempre tambien nunca todavia aun still always now never".split())
-
-
-def _typed_lower(s: Sentence) -> bool:
-    """The sentence was typed without capitals (its first letter is the reader's)."""
-    return not any(c.isupper() for c in s.text[1:])
-
-
-def typed_lower_name(text: str) -> str | None:
-    """The name a sentence typed in lower case opens with, up to the fact's cue: its words up to the first
-    word that names no one ("Harbor foods pays us at 30 days" -> "Harbor foods"); None when that is one word
-    (the capitalised first word already says it) or more than LOWER_NAME_WORDS."""
-    words = []
-    for word in text.split():
-        folded = fold(word)
-        if folded in NOT_NAMES or folded in FUNCTION_WORDS or folded in _NAME_ENDS or not word.isalpha():
-            break
-        words.append(word)
-    return " ".join(words) if 2 <= len(words) <= LOWER_NAME_WORDS else None
 
 
 _MONTHS_ES = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
