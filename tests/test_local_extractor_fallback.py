@@ -254,3 +254,34 @@ def test_the_writers_own_appointments_and_conditions_are_never_a_note():
                  "I have a doctor's appointment on Friday", "My physio says I need rest",
                  "Nuestro hijo va al pediatra cada mes"):
         assert [f for f in facts(text, category="person", scope="personal") if f.category != "event"] == [], text
+
+
+def test_a_business_typed_in_lower_case_is_the_note_s_subject_by_its_whole_name():
+    for text, category, subject in (("muebles soler cierra en agosto", "company", "name:muebles soler"),
+                                    ("viveros sala abre a las 9 los domingos", "person", "name:viveros sala"),
+                                    ("ya no le compramos a hierros olano", "supplier", "name:hierros olano"),
+                                    ("we stopped working with harbor logistics", "company", "name:harbor logistics"),
+                                    ("kingsley motors has moved to the industrial estate", "customer",
+                                     "name:kingsley motors")):
+        [fact] = facts(text, category=category, contacts=())
+        assert fact.subject == subject, text
+
+
+def test_a_company_word_the_business_describes_itself_with_is_no_name():
+    for text, category in (("Hacemos reformas de cocinas y baños, sobre todo para particulares", "company"),
+                           ("La asesoría laboral nos cobra 95 euros por nómina", "supplier"),
+                           ("We just bought a second delivery van", "company")):
+        [fact] = facts(text, category=category, contacts=())
+        assert not fact.subject.startswith("name:"), text
+
+
+def test_a_second_home_is_the_household_s():
+    [fact] = facts("we have a cottage by the sea", category="company", contacts=())
+    assert (fact.subject, fact.category) == ("self", "person")
+
+
+def test_an_injury_is_never_a_note():
+    for text in ("Me he roto el brazo", "tengo la muñeca escayolada", "I sprained my ankle", "my knee hurts"):
+        assert facts(text, category="person", scope="personal", contacts=()) == [], text
+    # Something broken at the business is not.
+    assert facts("The back door of the warehouse is broken", category="company", contacts=()) != []

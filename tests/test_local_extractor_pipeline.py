@@ -334,3 +334,47 @@ def test_a_bank_account_change_typed_as_a_text_stays_a_proposal(factory, system_
               "oye q hierros del norte tiene cuenta nueva ES91 2100 0418 4502 0005 1332 jeje")
     assert out.outcome == "proposed"
     assert [m for m in active(system_session, org) if m.level == "shared"] == []
+
+
+# --- business notes as staff type them: lower-case names, the household's "we", the writer's injuries ------------
+
+@pytest.mark.parametrize("text, subject", [
+    ("muebles soler cierra en agosto", "name:muebles soler"),
+    ("almacenes ruiz no reparte los sabados", "name:almacenes ruiz"),
+    ("la oficina de frutas lopez esta en la calle toledo 5", "name:frutas lopez"),
+    ("hemos dejado de trabajar con reformas galan", "name:reformas galan"),
+    ("harbor foods closes on mondays", "name:harbor foods"),
+    ("the manager at harbor foods is called linda", "name:harbor foods"),
+])
+def test_a_business_typed_in_lower_case_in_a_note_is_named_in_full(factory, system_session, backend, text, subject):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    assert {s for s, _, _ in facts_of(system_session, org, ana)} == {subject}
+
+
+@pytest.mark.parametrize("text", ["we have a cottage by the sea", "we bought a villa on the coast",
+                                  "nos hemos comprado una casa de campo en asturias"])
+def test_the_household_s_second_home_is_the_writer_s_not_the_business_s(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    [m] = system_session.scalars(select(Memory).where(Memory.status == "active")).all()
+    assert (m.subject, m.level, m.owner_user_id) == ("self", "personal", ana.id)
+
+
+@pytest.mark.parametrize("text", ["Me he roto el brazo", "Me he roto la pierna", "me he cortado el dedo con el cuter",
+                                  "mi marido se ha roto la muñeca", "I broke my leg last week", "I sprained my ankle"])
+def test_an_injury_is_health_and_is_refused(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, backend, org, ana, text)
+    assert (out.outcome, out.policy) == ("refused", "special")
+    assert facts_of(system_session, org, ana) == set()
+
+
+def test_something_broken_at_the_business_is_no_injury(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, backend, org, ana, "Se nos ha roto la puerta de atrás del almacén")
+    assert out.policy != "special"

@@ -26,6 +26,9 @@ RULE_READ_REMEMBER = 0.75
 # ...and is no special category for the gate unless the sentence names one (the rule's value is a name,
 # a number of days, a weekday: never the protected detail).
 RULE_READ_SPECIAL = 0.45
+# A message telling of an injury or a pain ("me he roto el brazo") is a special category (health) this sure, and
+# worth remembering as the labelled sets say of health lines: the policy then refuses it.
+INJURY_SPECIAL = 0.9
 
 
 class LocalBackend:
@@ -70,6 +73,9 @@ class LocalBackend:
             if not read and not decision.passes and self.extractor.writer_notes(message):
                 # A first-person statement of the writer's life the gate was less sure of: the extractor keeps it.
                 decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER))
+            if self.extractor.tells_injury(message):
+                decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER),
+                                   special=max(decision.special, INJURY_SPECIAL))
             out.append((decision, usage))
         return out
 

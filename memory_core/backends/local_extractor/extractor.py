@@ -19,6 +19,7 @@ from memory_core.backends.local_extractor.fallback import (
     care_trade,
     event_what,
     generic_fact,
+    injury,
     note,
     says_more,
     sensitive,
@@ -123,6 +124,11 @@ class LocalExtractor:
         paga por transferencia") and no unit is on a special category: the care word is no one's health."""
         read = [u.sentence for u in units(message) if not u.phatic]
         return any(care_trade(s) for s in read) and not any(sensitive(s) for s in read)
+
+    @staticmethod
+    def tells_injury(message: str) -> bool:
+        """Some unit tells of an injury or a pain ("Me he roto el brazo", "I sprained my ankle"): health."""
+        return any(injury(u.sentence) for u in units(message) if not u.phatic)
 
     def rule_reads(self, message: str) -> tuple[bool, bool]:
         """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):

@@ -19,8 +19,10 @@ from memory_core.backends.local_extractor.names import (
     Mention,
     in_place,
     looks_like_company,
+    lower_name_runs,
     name_runs,
     names_a_place,
+    names_in,
 )
 from memory_core.backends.local_extractor.personal import told_in_past
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
@@ -180,6 +182,18 @@ _SENSITIVE = re.compile(
     r"political|politics|votes?|voted|illness|sick|disease|health|medical|medication|diagnos\w*|pregnan\w*|"
     r"therapy|disabilit\w*|sexual\w*|genetic\w*|biometric\w*|"
     r"urgencias|alergi\w*|alergic[oa]s?|allerg\w*|esguince\w*|lesion\w*|fractur\w*|sprain\w*|injur\w*)\b")
+# An injury or a pain, the writer's or anyone's: a body part hurt, broken, cut or operated on, within two words
+# ("me he roto el brazo", "tengo la muñeca escayolada", "I sprained my ankle", "my knee hurts"). A back is a body
+# part in English only as someone's ("my back", "a bad back"): "the back door is broken" is no injury.
+_BODY = (r"(?:brazos?|piernas?|tobillos?|munecas?|rodillas?|espalda|manos?|dedos?|pies?|hombros?|caderas?|cuello|"
+         r"costillas?|codos?|nariz|dientes?|muelas?|cabeza|arms?|legs?|ankles?|wrists?|knees?|"
+         r"(?:my|his|her|their|your|bad|sore|lower) back|hands?|fingers?|thumbs?|toes?|feet|foot|shoulders?|hips?|"
+         r"neck|ribs?|elbows?|nose|teeth|tooth)")
+_HURT = (r"(?:rot[oa]s?|partid[oa]s?|torcid[oa]s?|cortad[oa]s?|dislocad[oa]s?|lesionad[oa]s?|quemad[oa]s?|"
+         r"escayolad[oa]s?|vendad[oa]s?|hinchad[oa]s?|duele|duelen|dolor|operan|operad[oa]|operar(?:me|le)?|broke|"
+         r"broken|sprained|twisted|cut|hurt|hurts|injured|fractured|dislocated|pulled|bruised|burnt|burned|sore|"
+         r"aching|aches|swollen|operation|surgery)")
+INJURY = re.compile(rf"\b(?:{_HURT}(?:\s+\w+){{0,2}}\s+{_BODY}|{_BODY}(?:\s+\w+){{0,2}}\s+{_HURT})\b")
 # Seeing a doctor tells of one's health too ("mañana tengo dentista", "a dentist appointment"); trading with
 # one does not ("el fisio de enfrente es cliente nuestro", "la doctora Ruiz nos paga a 30 días").
 _CARE = re.compile(r"\b(?:dentist\w*|odontolog\w*|doctor(?:a|as|es|'s)?|fisio\w*|physio\w*|ginecolog\w*|pediatra|"
@@ -193,7 +207,14 @@ def sensitive(s: Sentence) -> bool:
     low = fold(without_topic_mentions(s.text))
     if _SENSITIVE.search(s.low) and _SENSITIVE.search(low):
         return True
+    if injury(s):
+        return True
     return bool(_CARE.search(s.low) and _CARE.search(low)) and not _trades_with(s)
+
+
+def injury(s: Sentence) -> bool:
+    """The unit tells of an injury or a pain ("me he roto el brazo"): health, whoever's it is."""
+    return bool(INJURY.search(s.low))
 
 
 def care_trade(s: Sentence) -> bool:
@@ -272,7 +293,7 @@ _STANDING = re.compile(r"^(?:cuando|siempre que|when|whenever)\b[^,]{3,80},\s*")
 def _names(s: Sentence) -> list[str]:
     """Capitalised runs that look like a name: a lone capitalised first word must not be a common starter."""
     out = []
-    for text, start, end in name_runs(s, 0, len(s.text)):
+    for text, start, end in names_in(s):
         if in_place(s, start, end):
             continue  # "la calle Alcalá", "Elm Street": where someone is, not who
         text = re.sub(r"'s$", "", text)
@@ -285,9 +306,14 @@ def _names(s: Sentence) -> list[str]:
     return out
 
 
+def _business_typed_lower(s: Sentence) -> str | None:
+    """The first business a sentence typed in lower case names in full (see `names.lower_name_runs`)."""
+    return next((text for text, _, _ in lower_name_runs(s) if normalise_name(text)), None)
+
+
 # Topics of a person's own life: "we" there is the writer's household, never the business.
 PERSONAL_TOPIC = re.compile(
-    r"\b(?:house|home|casa|piso|apartment|flat|kids?|children|"
+    r"\b(?:house|home|casa|piso|apartment|flat|apartamento|cottage|cabin|villa|chalet|bungalow|kids?|children|"
     r"hij[oa]s?|crios|familia|family|wife|husband|marido|mujer|pareja|partner|boyfriend|girlfriend|novi[oa]|"
     r"mom|mum|dad|mother|father|madre|padre|brother|sister|herman[oa]s?|baby|bebe|wedding|boda|married|casad[oa]s?|"
     r"dogs?|cats?|pup(?:py)?|kitty|kitten|perr[oa]s?|gat[oa]s?|mascotas?|pets?|hobby|hobbies|aficion\w*|"
@@ -334,6 +360,12 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         subject = contact_subject(best.contact, best.confidence)
         return subject.key, subject.label, subject.category
     personal = _personal_topic(s.low)
+    business = _business_typed_lower(s)
+    if business and (category not in ("person", "event") or s.low.startswith(fold(business))) and not personal:
+        # "muebles soler cierra en agosto", "ya no trabajamos con reformas galan": the business it names in full.
+        kind = category if category in ("customer", "supplier") else \
+            "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
+        return f"name:{normalise_name(business)}", business, kind
     singular, plural = bool(_FIRST_SINGULAR.search(s.low)), bool(_FIRST_PLURAL.search(s.low))
     if plural and not singular and not personal:
         # "We/our" with the business's premises or vehicles is the business's fact; "we" trading with someone
