@@ -283,5 +283,7 @@ def test_a_second_home_is_the_household_s():
 def test_an_injury_is_never_a_note():
     for text in ("Me he roto el brazo", "tengo la muñeca escayolada", "I sprained my ankle", "my knee hurts"):
         assert facts(text, category="person", scope="personal", contacts=()) == [], text
-    # Something broken at the business is not.
+    # Something broken at the business is not; nor are a pie, or sayings that name a body part.
     assert facts("The back door of the warehouse is broken", category="company", contacts=()) != []
+    for text in ("I burnt the apple pies for the party", "I cut my teeth in retail at Zara"):
+        assert facts(text, category="person", scope="personal", contacts=()) != [], text

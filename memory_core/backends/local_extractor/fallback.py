@@ -185,8 +185,9 @@ _SENSITIVE = re.compile(
 # An injury or a pain, the writer's or anyone's: a body part hurt, broken, cut or operated on, within two words
 # ("me he roto el brazo", "tengo la muñeca escayolada", "I sprained my ankle", "my knee hurts"). A back is a body
 # part in English only as someone's ("my back", "a bad back"): "the back door is broken" is no injury.
-_BODY = (r"(?:brazos?|piernas?|tobillos?|munecas?|rodillas?|espalda|manos?|dedos?|pies?|hombros?|caderas?|cuello|"
+_BODY = (r"(?:brazos?|piernas?|tobillos?|munecas?|rodillas?|espalda|manos?|dedos?|hombros?|caderas?|cuello|"
          r"costillas?|codos?|nariz|dientes?|muelas?|cabeza|arms?|legs?|ankles?|wrists?|knees?|"
+         r"(?:el|los|un|mi|mis|del) pies?|"  # Spanish feet, not an English pie
          r"(?:my|his|her|their|your|bad|sore|lower) back|hands?|fingers?|thumbs?|toes?|feet|foot|shoulders?|hips?|"
          r"neck|ribs?|elbows?|nose|teeth|tooth)")
 _HURT = (r"(?:rot[oa]s?|partid[oa]s?|torcid[oa]s?|cortad[oa]s?|dislocad[oa]s?|lesionad[oa]s?|quemad[oa]s?|"
@@ -194,6 +195,8 @@ _HURT = (r"(?:rot[oa]s?|partid[oa]s?|torcid[oa]s?|cortad[oa]s?|dislocad[oa]s?|le
          r"broken|sprained|twisted|cut|hurt|hurts|injured|fractured|dislocated|pulled|bruised|burnt|burned|sore|"
          r"aching|aches|swollen|operation|surgery)")
 INJURY = re.compile(rf"\b(?:{_HURT}(?:\s+\w+){{0,2}}\s+{_BODY}|{_BODY}(?:\s+\w+){{0,2}}\s+{_HURT})\b")
+# Sayings that name a body part and a hurt but tell of none: "I cut my teeth in retail", "you're pulling my leg".
+_NO_INJURY = re.compile(r"\bcut (?:\w+ )?teeth\b|\bpull(?:s|ed|ing)? (?:\w+ )?legs?\b")
 # Seeing a doctor tells of one's health too ("mañana tengo dentista", "a dentist appointment"); trading with
 # one does not ("el fisio de enfrente es cliente nuestro", "la doctora Ruiz nos paga a 30 días").
 _CARE = re.compile(r"\b(?:dentist\w*|odontolog\w*|doctor(?:a|as|es|'s)?|fisio\w*|physio\w*|ginecolog\w*|pediatra|"
@@ -214,7 +217,7 @@ def sensitive(s: Sentence) -> bool:
 
 def injury(s: Sentence) -> bool:
     """The unit tells of an injury or a pain ("me he roto el brazo"): health, whoever's it is."""
-    return bool(INJURY.search(s.low))
+    return bool(INJURY.search(s.low)) and not _NO_INJURY.search(s.low)
 
 
 def care_trade(s: Sentence) -> bool:
