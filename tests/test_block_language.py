@@ -75,6 +75,26 @@ def test_a_spanish_conversation_gets_a_spanish_block_with_no_english_label(world
     assert not ENGLISH_WORDS.search(block.text)
 
 
+def test_facts_named_after_their_value_are_labelled_by_their_family_in_the_blocks_language(world):
+    """The learner names a pet, a hobby or an instrument after its value so that several live side by side
+    (mascota_bailey, aficion_running): an English block called them "Mascota bailey", "Aficion running"."""
+    facts = [("mascota_bailey", "dog Bailey", "I have a dog called Bailey"),
+             ("aficion_running", "running", "I love running"),
+             ("instrumento_clarinet", "clarinet", "I play the clarinet"),
+             ("trabajo_anterior", "waiter", "I used to work as a waiter")]
+    for attribute, value, sentence in facts:
+        world.factory.memory(None, sentence=sentence, level="personal", subject="self", attribute=attribute,
+                             value=value, category="person", owner=world.owner)
+    english = turn(world, "hi", history=["Hi, thanks for the help with the dog yesterday"])
+    for line in ("- Pet: <<<dog Bailey>>>", "- Hobby: <<<running>>>", "- Instrument: <<<clarinet>>>",
+                 "- Previous job: <<<waiter>>>"):
+        assert line in english.core, english.core
+    assert not re.search(r"Mascota|Aficion|Instrumento|Trabajo", english.text)
+    spanish = turn(world, "hola", history=["Hola, gracias por lo del perro ayer"])
+    for line in ("- Mascota: <<<dog Bailey>>>", "- Aficion: <<<running>>>", "- Trabajo anterior: <<<waiter>>>"):
+        assert line in spanish.core, spanish.core
+
+
 def test_the_org_setting_wins_over_the_conversation_and_the_locale_decides_when_nothing_tells(world):
     world.s.execute(update(User).where(User.id == world.owner.id).values(locale="en"))
     world.s.commit()

@@ -24,7 +24,7 @@ ENGLISH_LABELS = {
     "seguros": "insurance", "fiscal": "tax", "fundacion": "founded", "moneda": "currency", "garantia": "warranty",
     "herramientas": "tools", "socio": "partner", "regimen_iva": "VAT scheme",
     "retencion_irpf": "income tax withholding", "aficion": "hobby", "instrumento": "instrument",
-    "no_come": "does not eat", "nota": "note",
+    "no_come": "does not eat", "nota": "note", "trabajo_anterior": "previous job",
 }
 # Where the stored name, with its underscores as spaces, is not how Spanish writes it.
 SPANISH_LABELS = {
@@ -186,6 +186,27 @@ def attribute_name(name: str, lang: str = "en") -> str:
     return SPANISH_LABELS.get(name) or name.replace("_", " ")
 
 
+_LONGEST_FIRST = sorted(ENGLISH_LABELS, key=len, reverse=True)  # "no_come" before "nota"...
+
+
+def value_named_family(name: str, value: str | None = None) -> str | None:
+    """The family of an attribute named after its value so that several live side by side (hijo_juan, mascota_coco,
+    aficion_pintura), when the family has a label; else None. Given the value, only when the rest of the name is in
+    it ("mascota_coco" of "perro Coco"; "direccion_envio" of "Calle Mayor 3" is named on its own)."""
+    from memory_core.domain.ladder import attribute_family
+    from memory_core.domain.text import fold
+
+    if name in ENGLISH_LABELS:
+        return None
+    family = attribute_family(name)
+    if family == name:
+        family = next((known for known in _LONGEST_FIRST if name.startswith(known + "_")), name)
+    if family == name or not name.startswith(family + "_") or family not in ENGLISH_LABELS:
+        return None
+    rest = name[len(family) + 1:].replace("_", " ")
+    return family if value is None or rest in fold(value) else None
+
+
 def attribute(key: str | None, lang: str = "en") -> str:
     """An attribute as a page shows it: "cuenta_bancaria" -> "Cuenta bancaria" / "Bank account";
     "nota_quiere" -> "Nota: quiere" / "Note: wants"."""
@@ -203,13 +224,8 @@ def attribute(key: str | None, lang: str = "en") -> str:
                 first = NOTE_TOPICS_EN.get("_".join(words[:head])) if head else None
                 topic = " ".join(([first] if first else []) + words[head:])
             return f"{phrase('note', lang)}: {topic.replace('_', ' ')}".rstrip(": ")
-    from memory_core.domain.ladder import attribute_family
-
-    family = attribute_family(name)
-    if name not in ENGLISH_LABELS and family == name and name.split("_", 1)[0] in ENGLISH_LABELS:
-        family = name.split("_", 1)[0]
-    if family != name and name.startswith(family + "_") and family in ENGLISH_LABELS:
-        # A many-valued family named after its value (hijo_juan, mascota_coco): "Hijo: juan" / "Son: juan".
+    family = value_named_family(name)
+    if family:  # "Hijo: juan" / "Son: juan"
         return f"{humanise(attribute_name(family, lang))}: {name[len(family) + 1:].replace('_', ' ')}"
     return humanise(attribute_name(name, lang))
 

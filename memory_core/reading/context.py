@@ -44,7 +44,7 @@ from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
-from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES
+from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES, value_named_family
 from memory_core.domain.models import (
     Contact,
     Conversation,
@@ -187,9 +187,10 @@ def _not_past_event(today: dt.date):
     return or_(Memory.category != "event", Memory.event_date.is_(None), Memory.event_date >= today)
 
 
-def _label(attribute: str, lang: str = "es") -> str:
-    """The attribute as a label in the block's language ("" for a generic note). A name that does not have a
-    label's shape (an attribute is text a model chose) is fenced, never rendered as an instruction."""
+def _label(attribute: str, lang: str = "es", value: str | None = None) -> str:
+    """The attribute as a label in the block's language ("" for a generic note); an attribute named after its value
+    by its family's (mascota_coco of "perro Coco": "mascota", "pet"). A name that does not have a label's shape (an
+    attribute is text a model chose) is fenced, never rendered as an instruction."""
     from memory_core.domain.ladder import NOTE_SEPARATOR, attribute_family
 
     name = attribute.split(NOTE_SEPARATOR, 1)[0]
@@ -197,6 +198,7 @@ def _label(attribute: str, lang: str = "es") -> str:
         return ""
     if not name.strip():
         return "Fact" if lang == "en" else "Dato"
+    name = value_named_family(name, value) or name
     if lang == "en":
         family = attribute_family(name)
         name = ENGLISH_LABELS.get(name) or ENGLISH_LABELS.get(family) or name
@@ -204,7 +206,7 @@ def _label(attribute: str, lang: str = "es") -> str:
 
 
 def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:
-    label = _label(m.attribute, lang).lower()
+    label = _label(m.attribute, lang, m.value).lower()
     text = f"{label} {fenced(m.value, VALUE_MAX_CHARS)}" if label else fenced(m.value, VALUE_MAX_CHARS)
     if with_date and (when := line_date(m.value, m.sentence, m.event_date, m.valid_from)) is not None:
         text += f" {when.render(lang)}"
@@ -374,7 +376,7 @@ def subject_memories(session: Session, access: Access, subjects: Sequence[str], 
 
 
 def render_core(memories: Sequence[Memory], lang: str = "es") -> str:
-    lines = [f"- {_label(m.attribute, lang) or WORDS[lang]['fact']}: {fenced(m.value, VALUE_MAX_CHARS)}"
+    lines = [f"- {_label(m.attribute, lang, m.value) or WORDS[lang]['fact']}: {fenced(m.value, VALUE_MAX_CHARS)}"
              for m in memories]
     return _section(WORDS[lang]["core"], lines)
 
