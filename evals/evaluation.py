@@ -23,6 +23,7 @@ from memory_core.domain import clock
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.model_port import ModelBackend
 from memory_core.domain.models import Membership, Organization, Outbox, UsageLedger, User
+from memory_core.domain.text import fold
 from memory_core.domain.vocabulary import AREAS
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
@@ -145,9 +146,13 @@ def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:
                                "remember": row["remember"],
                                "p_remember": round(out.decision.remember, 3) if out.decision else None,
                                "outcome": out.outcome, "reason": out.reason})
+    # Lines that say on whom their fact belongs ("subject": null for a line that must teach nothing): right when
+    # the outcome is, and what was learnt or proposed is on that subject alone.
+    placed = [_placed_right(row, out) for row, out in results if "subject" in row]
     return {
         "n": n,
         "backend": getattr(backend, "name", "?"),
+        "subject_lines": {"n": len(placed), "right": sum(placed)} if placed else None,
         "precision": _ratio(tp, tp + fp),
         "recall": _ratio(tp, tp + fn),
         # Secrets never reach the gate (the denylist refuses them first), so the gate is scored on the rest.
@@ -165,6 +170,14 @@ def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:
         "messages_per_second": round(n / seconds, 1) if seconds else None,
         "run_tag": run_tag,
     }
+
+
+def _placed_right(row: dict, out) -> bool:
+    if out.expect != row["expect"]:
+        return False
+    subjects = {fold(w.memory.subject) for w in out.writes if w.memory is not None} \
+        | {fold(w.proposal.subject) for w in out.writes if w.proposal is not None}
+    return row["subject"] is None or subjects == {fold(row["subject"])}
 
 
 # ------------------------------------------------------------------------------------ extraction

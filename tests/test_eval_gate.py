@@ -58,6 +58,16 @@ def test_eval_gate_prints_one_json_object_with_the_metrics(database, system_sess
     assert calls["gate"] == 5 and calls["extract"] >= 2  # the secret never reached the gate
 
 
+def test_lines_that_say_on_whom_their_fact_belongs_are_scored_whole(database, tmp_path):
+    """A line with a `subject` is right when its outcome is and what it taught is on that subject alone."""
+    placed = [LINES[0] | {"subject": "name:talleres garcía"}, LINES[1] | {"subject": None},
+              LINES[0] | {"id": "l1-wrong", "subject": "self"}, LINES[5] | {"subject": None}]
+    result = _run(["eval", "gate", "--dataset", _dataset(tmp_path, placed + LINES[2:5]), "--json"])
+    report = json.loads(result.output)
+    assert report["subject_lines"] == {"n": 4, "right": 3}
+    assert json.loads(_run(["eval", "gate", "--dataset", _dataset(tmp_path), "--json"]).output)["subject_lines"] is None
+
+
 def test_eval_gate_removes_its_scratch_org_and_keeps_the_ledger(database, system_session, tmp_path):
     result = _run(["eval", "gate", "--dataset", _dataset(tmp_path), "--json"])
     report = json.loads(result.output)
