@@ -26,7 +26,8 @@ Held-out conversations are 44, 47, 48, 49 and 50 (the default); `--tune` runs 26
 the only ones to look at while changing the pipeline. The bench refuses a database that holds anything
 but its own scratch orgs, and removes them at the end unless `--keep`; `--reuse` measures the blocks
 again on conversations a `--keep` run left (no ingest, no drain: for changes on the read side), and
-`--dump FILE` writes each question with its block as JSON lines.
+`--dump FILE` writes each question with its block, and each observation with its evidence turns and
+what they taught, as JSON lines.
 """
 from __future__ import annotations
 
@@ -367,11 +368,16 @@ def measure(db, backend, stem_name: str, conv: dict, *, keep: bool = False, reus
                 memories_of_message[message_id].append(r)
         observations = observations_of(conv)
         recalled = 0
-        for _speaker, observation, evidence in observations:
+        for speaker, observation, evidence in observations:
             key = content_words(observation, names)
             produced = [m for e in evidence for m in memories_of_message.get(loaded["message_of"].get(e), [])]
-            if any(holds(f"{m.value} {m.sentence}", key, OBSERVATION_SHARE) for m in produced):
-                recalled += 1
+            hit = any(holds(f"{m.value} {m.sentence}", key, OBSERVATION_SHARE) for m in produced)
+            recalled += hit
+            if dump is not None:
+                dump.append({"conversation": stem_name, "observation": observation, "speaker": speaker,
+                             "evidence": evidence, "recalled": hit,
+                             "turns": [texts.get(loaded["message_of"].get(e), "") for e in evidence],
+                             "learnt": [f"{m.attribute}={m.value}" for m in produced]})
         per_category: dict[str, list[int]] = defaultdict(list)
         tokens = []
         accesses = {}

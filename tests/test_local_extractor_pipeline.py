@@ -248,6 +248,30 @@ def test_a_first_person_activity_is_learnt_on_the_writer(factory, system_session
         [(m.subject, m.value) for m in memories]
 
 
+@pytest.mark.parametrize("text, kept", [
+    # What the thing talked about is or has, told after it is named: one note with what names it.
+    ("I love this series. It has adventures, magic, and great characters", "series. It has adventures, magic"),
+    ("Me encanta esta saga. Tiene aventuras, magia y unos personajes geniales.", "saga. Tiene aventuras, magia"),
+    # ...or alone, when what it describes was named before (a description, not a reaction).
+    ("It was an intense season with both tough losses and great wins.", "intense season"),
+    ("Era una temporada intensa con derrotas duras y grandes victorias.", "temporada intensa"),
+])
+def test_a_description_of_what_the_talk_is_about_is_learnt_on_the_writer(factory, system_session, backend, text,
+                                                                         kept):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    memories = active(system_session, org)
+    assert any(kept in m.value and (m.subject, m.level) == ("self", "personal") for m in memories), \
+        [(m.subject, m.value) for m in memories]
+
+
+@pytest.mark.parametrize("text", ["It's a great way to relax", "Es una forma genial de desconectar",
+                                  "It has been a tough journey", "Ha sido un camino duro"])
+def test_a_reaction_opening_on_it_stays_unlearnt(factory, system_session, backend, text):
+    assert_nothing_learnt(factory, system_session, backend, text)
+
+
 @pytest.mark.parametrize("text", ["I love it!", "Thanks, that's so sweet", "I'm so stoked about it!",
                                   "Thanks, Mel, it was awesome!", "¡Qué película más bonita, me encanta!",
                                   "You should totally read the book I recommended, you'd love it!"])

@@ -163,6 +163,9 @@ class LocalExtractor:
         # a noted one ("it ...") is part of its note, not a note of its own with no referent.
         heads = {i for i, _ in worthy}
         merged = {i + 1 for i in heads if i + 1 in continued and i not in continued}
+        # "I love this series. It has adventures, magic...": a noted unit that goes on about one the gate did not
+        # pass takes that unit in front, which names what "it" is.
+        led = {i for i in heads if i in continued and i - 1 not in heads and statement(read[i - 1][0])}
         out: list[Fact] = []
         for i, decision in worthy:
             if i in merged:
@@ -170,8 +173,12 @@ class LocalExtractor:
             s, mentions, recent = read[i]
             fact = None
             if i + 1 in merged:
-                whole = Sentence.of(f"{s.text.rstrip(' .!;,')}. {read[i + 1][0].text}")
-                fact = note(whole, mentions, recent, context, decision.top_category, decision.top_scope)
+                fact = note(_joined(s, read[i + 1][0]), mentions, recent, context, decision.top_category,
+                            decision.top_scope)
+            elif i in led:
+                head, head_mentions, head_recent = read[i - 1]
+                fact = note(_joined(head, s), head_mentions or mentions, head_recent, context,
+                            decision.top_category, decision.top_scope)
             if fact is None:
                 fact = note(s, mentions, recent, context, decision.top_category, decision.top_scope)
             if fact is not None:
@@ -248,9 +255,15 @@ class LocalExtractor:
         return subject.category
 
 
+def _joined(first: Sentence, then: Sentence) -> Sentence:
+    """Two adjacent units as one sentence for one note."""
+    return Sentence.of(f"{first.text.rstrip(' .!;,')}. {then.text}")
+
+
 # A unit that opens on a pronoun for what the unit before it was about.
 _CONTINUES = re.compile(r"(?:it|it's|its|they|they're|they've|this|that|these|those|she|he|she's|he's|"
-                        r"eso|esto|es|son|fue|era|lo|la|los|las|me|nos)\b(?!\s*\?)")
+                        r"eso|esto|es|son|fue|era|lo|la|los|las|me|nos|tiene|tienen|tenia|trata|va|iba|come|comen|"
+                        r"incluye)\b(?!\s*\?)")
 
 
 def note_worthy(decision: GateDecision, text: str) -> bool:

@@ -27,7 +27,7 @@ from memory_core.backends.local_extractor.names import (
 from memory_core.backends.local_extractor.personal import told_in_past
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
-from memory_core.backends.local_extractor.units import without_listener_gift
+from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
 from memory_core.domain.dates import find_date
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
@@ -441,8 +441,34 @@ _SOMEONE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|yo|mi|mis|
 REACTION_FIRST_PERSON_WORDS = 3
 
 
+# What the thing just talked about is, has or holds ("It has adventures, magic, and great characters", "They eat
+# vegetables, fruits and insects", "There were 7 people", "Era una temporada intensa con derrotas y victorias"):
+# a description, not a reaction, when it tells this many words besides appraisals and feelings.
+DESCRIPTION_WORDS = 3
+_DESCRIBES = re.compile(
+    r"^(?:(?:it|they)\s+(?:really\s+|also\s+|always\s+)?(?:has|have|had|eats?|ate|stands? for|stood for|tells?|told|"
+    r"shows?|showed|features?|featured|includes?|included|follows?|followed|covers?|covered)|"
+    r"(?:it's|it is|it was|they're|they are|they were)\s+(?:all\s+)?(?:about|an?|made|set|based|called|full of)|"
+    r"there(?:'s| is| are| was| were)\s+(?:an?|\d+|some|lots|many|this|these)|"
+    r"(?:tiene|tienen|tenia|tenian|come|comen|comia|comian|incluye|incluia|representa|representaba|significa|"
+    r"(?:trata|trataba|va|iba)\s+(?:de|sobre))|(?:es|era|fue|son|eran|fueron)\s+(?:un|una|unos|unas|sobre)|"
+    r"(?:hay|habia|hubo)\s+(?:un|una|unos|unas|\d+|varios|varias|muchos|muchas))\b")
+
+
+def _describes(s: Sentence) -> bool:
+    """The unit describes the thing just talked about (a book, a dish, a pet, a season) with substance, and
+    says nothing of the listener."""
+    if not _DESCRIBES.match(s.low) or _LISTENER.search(s.low):
+        return False
+    told = [w for w in _content_words(s.low) if w not in PHATIC_WORDS and w not in FEELING_WORDS]
+    return len(told) >= DESCRIPTION_WORDS
+
+
 def _about_someone(s: Sentence) -> bool:
-    """A note states something about the writer or a named subject, not a reaction to the talk."""
+    """A note states something about the writer or a named subject, or describes what the talk is about;
+    not a reaction to the talk."""
+    if _describes(s):
+        return True
     if _REACTION.search(s.low):
         opens_on_listener = re.match(r"(?:you|your|you're|yours|tu|tus|usted)\b", s.low)
         first = _FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low)
