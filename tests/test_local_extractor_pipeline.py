@@ -266,6 +266,47 @@ def test_a_description_of_what_the_talk_is_about_is_learnt_on_the_writer(factory
         [(m.subject, m.value) for m in memories]
 
 
+@pytest.mark.parametrize("text, kept, guess", [
+    # A guess tacked on after a comma leaves what was told before it a fact, and stays out of its value.
+    ("I'll have to look into shelters near me soon, it would be great to have a new pup in the house.",
+     "look into shelters near me soon", "would"),
+    ("Tengo que mirar protectoras cerca de casa pronto, sería genial tener un cachorro en casa.",
+     "mirar protectoras cerca de casa", "sería"),
+    ("I also made a dairy-free chocolate cake with berries the other day, maybe you would like that!",
+     "dairy-free chocolate cake", "maybe"),
+    ("Hice una tarta de chocolate sin lactosa el otro día, a lo mejor te gusta probarla.",
+     "tarta de chocolate sin lactosa", "a lo mejor"),
+])
+def test_a_trailing_guess_leaves_what_was_told_and_stays_out_of_it(factory, system_session, backend, text, kept,
+                                                                    guess):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    memories = active(system_session, org)
+    assert any(kept in m.value and guess not in m.value and m.subject == "self" for m in memories), \
+        [(m.subject, m.value) for m in memories]
+
+
+@pytest.mark.parametrize("text, kept", [
+    # How the writer feels they could do something is a feeling told, not a hypothesis.
+    ("I always feel like I could write a whole movie when I'm out there in cool places like that!",
+     "feel like I could write a whole movie"),
+    ("Siempre siento que podría escribir una película entera cuando estoy en sitios así.",
+     "siento que podría escribir una película entera"),
+])
+def test_feeling_able_to_do_something_is_learnt(factory, system_session, backend, text, kept):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    assert any(kept in m.value and m.subject == "self" for m in active(system_session, org))
+
+
+@pytest.mark.parametrize("text", ["Acme nos paga a 60 días, quizás a 90", "I could write a whole movie",
+                                  "Podría escribir una película entera"])
+def test_a_guess_over_the_whole_sentence_stays_unlearnt(factory, system_session, backend, text):
+    assert_nothing_learnt(factory, system_session, backend, text)
+
+
 @pytest.mark.parametrize("text", ["It's a great way to relax", "Es una forma genial de desconectar",
                                   "It has been a tough journey", "Ha sido un camino duro"])
 def test_a_reaction_opening_on_it_stays_unlearnt(factory, system_session, backend, text):

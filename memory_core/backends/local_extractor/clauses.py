@@ -47,7 +47,7 @@ def statement(s: Sentence) -> bool:
     # condition ("5% de rebaja si paga al contado"): a rule, not a hypothesis.
     text = _STANDING_CONDITION.sub(r"\1 ~", re.sub(r"\b[sS][íÍ]\b", "~", s.text))
     # "even if it's a small one", "como si fuera ayer", "I doubt if I'm making a difference": no condition.
-    text = _NOT_A_CONDITION.sub(" ~", text)
+    text = _NOT_A_CONDITION.sub(" ~", _FEELS_ABLE.sub(" ~", text))
     hypothetical = _HYPOTHETICAL.search(fold(text))
     if hypothetical and _told_before(fold(text), hypothetical.start()):
         hypothetical = None
@@ -72,6 +72,10 @@ def _told_before(low: str, at: int) -> bool:
     return bool(m) and m.end() < at and len(re.findall(r"[a-z']+", low[m.end():at])) >= TOLD_WORDS
 
 
+# How the writer feels they could do something ("I always feel like I could write a whole movie", "siento que podría
+# escribir una película entera"): a feeling told, not a hypothesis.
+_FEELS_ABLE = re.compile(r"(?i)\b(?:feel|feels|felt|feeling)\s+(?:like|that)\s+(?:i|we)\s+could\b|"
+                         r"\b(?:siento|sentia|senti|sentimos)\s+que\s+(?:podr[ií]a|podr[ií]amos)\b")
 _NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know|sure|incluso|como|aun)\s+(?:if|si)\b")
 _STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\s+(?:si|if)\b")
 

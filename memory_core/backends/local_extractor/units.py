@@ -123,7 +123,12 @@ _FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we'
                     r"manda|envia|avisa|dime|dame|pasa|tutea|responde|contesta|recuerda|apunta|tutea)(?:me|nos)\b")
 # Where a sentence splits into clauses that may each state a fact.
 # A dash typed against the word before it ("what's been happening lately- I took a class") breaks too.
-_CLAUSE_BREAK = re.compile(r"\s*;\s+|\s+[-–—]\s+|(?<=[a-z])[-–—]\s+(?=\w)|,?\s+(?:but|pero|aunque|although)\s+(?=\w)")
+# A guess tacked on after a comma ("I'll look into shelters soon, it would be great to have a pup", "fui a una cata,
+# a lo mejor repito en verano") is a clause of its own: what was told before it stays a statement, without it.
+_GUESS = (r"(?i:(?:so|and|y|asi que|así que)\s+)?(?i:maybe|perhaps|hopefully|probably|(?:it|that|which|this)(?:'d|\s+would)|"
+          r"you'?d|you would|a lo mejor|quiz[aá]s?|tal vez|ojal[aá]|ser[ií]a|estar[ií]a)(?:\s+\S+){3}")
+_CLAUSE_BREAK = re.compile(r"\s*;\s+|\s+[-–—]\s+|(?<=[a-z])[-–—]\s+(?=\w)|,?\s+(?:but|pero|aunque|although)\s+(?=\w)|"
+                           r",\s+(?=" + _GUESS + ")")
 
 
 @dataclass(frozen=True)
