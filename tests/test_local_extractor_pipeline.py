@@ -255,6 +255,11 @@ def test_a_first_person_activity_is_learnt_on_the_writer(factory, system_session
     # ...or alone, when what it describes was named before (a description, not a reaction).
     ("It was an intense season with both tough losses and great wins.", "intense season"),
     ("Era una temporada intensa con derrotas duras y grandes victorias.", "temporada intensa"),
+    # ...kept though the gate is less sure of it, as the writer's own statements are.
+    ("They eat a combination of vegetables, fruits, and insects.", "vegetables, fruits, and insects"),
+    ("Comen una mezcla de verduras, fruta e insectos.", "verduras, fruta e insectos"),
+    ("It's about a thirty year old woman on a journey of self-discovery after a loss.", "thirty year old woman"),
+    ("Va de una mujer de treinta años que se busca a sí misma tras una pérdida.", "mujer de treinta años"),
 ])
 def test_a_description_of_what_the_talk_is_about_is_learnt_on_the_writer(factory, system_session, backend, text,
                                                                          kept):

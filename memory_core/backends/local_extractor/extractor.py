@@ -17,6 +17,7 @@ from memory_core.backends.local_extractor.fallback import (
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
     care_trade,
+    describes_the_topic,
     event_what,
     generic_fact,
     injury,
@@ -104,7 +105,7 @@ class LocalExtractor:
         """Some unit of the message is a note worth keeping though the gate did not pass it alone."""
         if self.judge is None:
             return False
-        texts = [u.text for u in units(message) if not u.phatic and writer_statement(u.text)]
+        texts = [u.text for u in units(message) if not u.phatic and told_plainly(u.text)]
         return any(note_worthy(d, t) and self.special(t, d) < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD
                    for t, d in zip(texts, self.judge(texts) if texts else []))
 
@@ -268,8 +269,14 @@ _CONTINUES = re.compile(r"(?:it|it's|its|they|they're|they've|this|that|these|th
 
 def note_worthy(decision: GateDecision, text: str) -> bool:
     """A unit is kept as a note when the gate passes it, or when it is a first-person statement of the
-    writer's own life the gate is less sure of (see `fallback.writer_statement`)."""
-    return decision.passes or (decision.remember >= WRITER_NOTE_REMEMBER and writer_statement(text))
+    writer's own life or a description of what the talk is about the gate is less sure of (see `told_plainly`)."""
+    return decision.passes or (decision.remember >= WRITER_NOTE_REMEMBER and told_plainly(text))
+
+
+def told_plainly(text: str) -> bool:
+    """A first-person statement of the writer's life (`fallback.writer_statement`) or a description of what the
+    talk is about (`fallback.describes_the_topic`)."""
+    return writer_statement(text) or describes_the_topic(text)
 
 
 def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:

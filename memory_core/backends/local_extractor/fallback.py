@@ -522,6 +522,14 @@ def writer_statement(text: str) -> bool:
     return _about_someone(s) and (words >= WRITER_NOTE_WORDS or (words >= 2 and bool(_TASTE.search(s.low))))
 
 
+def describes_the_topic(text: str) -> bool:
+    """A unit that describes what the talk is about with substance ("They eat vegetables, fruits and insects",
+    "Va de una mujer de treinta años tras una pérdida"): kept as a note the gate is less sure of, as the writer's
+    own statements are; never a question, an order or a protected topic."""
+    s = _strip_lead(Sentence.of(text))
+    return _says_something(s) and not is_order(s) and not sensitive(s) and "?" not in s.text and _describes(s)
+
+
 def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint: str = "",
                correction: bool = False) -> str:
     """The attribute of a note. Notes are many-valued: `nota_<topic>_<two content words>`, so an unrelated
