@@ -70,6 +70,11 @@ def world(factory, system_session, database, embedder):
     ("I went to a LGBTQ support group yesterday", dt.date(2023, 5, 8), "2023-05-07"),
     ("Pinté ese amanecer el año pasado", dt.date(2023, 5, 8), "2022"),
     ("I painted that lake sunrise last year", dt.date(2023, 5, 8), "2022"),
+    # Years ago name their year.
+    ("I started surfing five years ago", dt.date(2023, 5, 8), "2018"),
+    ("Empecé a hacer surf hace unos cinco años", dt.date(2023, 5, 8), "2018"),
+    ("I started volunteering here about a year ago", dt.date(2023, 8, 14), "2022"),
+    ("Empecé de voluntaria aquí hace un año", dt.date(2023, 8, 14), "2022"),
     ("Voy el 20 de junio a Sevilla", dt.date(2023, 5, 8), "2023-06-20"),
     ("My daughter's birthday is on 13 August", dt.date(2023, 8, 14), "2023-08-13"),
     ("Tengo dos críos, Pau y Marina", dt.date(2023, 5, 8), None),

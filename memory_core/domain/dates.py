@@ -11,6 +11,9 @@ MONTHS = {"enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 
            "september": 9, "october": 10, "november": 11, "december": 12}
 WEEKDAYS = {"lunes": 0, "martes": 1, "miercoles": 2, "jueves": 3, "viernes": 4, "sabado": 5, "domingo": 6,
              "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
+# Words that name a day on their own ("Yesterday, I went to a fair", "Ayer, fui a la feria"), folded.
+DAY_WORDS = frozenset({"ayer", "anoche", "anteayer", "hoy", "manana", "yesterday", "today", "tonight", "tomorrow",
+                       *WEEKDAYS, *MONTHS})
 _MONTH = "(?P<m>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 # Counts written as words ("en dos semanas", "in a week", "dentro de quince días").
 COUNTS = {"un": 1, "una": 1, "uno": 1, "a": 1, "an": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,
@@ -251,8 +254,9 @@ def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, in
 
 # --- dates looked back at (search: "what did I invoice last month?") ---
 
-_AGO = re.compile(r"\bhace (\d+|un|una|dos|tres|cuatro|cinco) (dia|dias|semana|semanas|mes|meses)\b"
-                  r"|\b(\d+|a|one|two|three|four|five) (day|days|week|weeks|month|months) ago\b")
+# "hace dos semanas", "hace unos cinco años", "3 months ago", "about five years ago" (a year ago names its year).
+_AGO = re.compile(rf"\bhace (?:unos |unas |casi |mas de |cerca de )?(\d+|{_COUNT}) (dia|dias|semana|semanas|mes|meses|"
+                  rf"ano|anos)\b|\b(\d+|{_COUNT}) (day|days|week|weeks|month|months|year|years) ago\b")
 _PAST_MONTH = re.compile(r"\b(?:en|de|in|of|durante) (" + "|".join(MONTHS) + r")\b(?: (?:de |del )?(\d{4}))?")
 
 
@@ -273,6 +277,7 @@ def past_range(q: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
 
     Spanish and English: hoy/today, ayer/yesterday, anteayer, esta semana/this week, la semana pasada/
     last week, este mes/this month, el mes pasado/last month, hace N días|semanas|meses / N days ago,
+    hace N años / N years ago (that year),
     "en septiembre" / "in September" (its latest occurrence up to now, or the year given)."""
     if not _PAST_WORD.search(q):
         return None
@@ -298,6 +303,8 @@ def past_range(q: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
         if unit.startswith(("dia", "day")):
             point, half = today - n * day, 0
             return point, point + day
+        if unit.startswith(("ano", "year")):
+            return dt.date(today.year - n, 1, 1), dt.date(today.year - n + 1, 1, 1)
         if unit.startswith(("semana", "week")):
             point, half = today - 7 * n * day, 3
         else:
