@@ -312,6 +312,19 @@ def test_a_guess_over_the_whole_sentence_stays_unlearnt(factory, system_session,
     assert_nothing_learnt(factory, system_session, backend, text)
 
 
+@pytest.mark.parametrize("text, kept", [
+    # A day in front with a comma is when it happened, no one spoken to.
+    ("Yesterday, I went to a fair to show off my studio.", "I went to a fair to show off my studio"),
+    ("Ayer, fui a una feria a enseñar mi estudio.", "ui a una feria a enseñar mi estudio"),
+])
+def test_a_day_said_in_front_dates_the_event(factory, system_session, backend, text, kept):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    [m] = [m for m in active(system_session, org) if kept in m.value]
+    assert (m.subject, m.category) == ("self", "event") and m.event_date is not None
+
+
 @pytest.mark.parametrize("text", ["It's a great way to relax", "Es una forma genial de desconectar",
                                   "It has been a tough journey", "Ha sido un camino duro"])
 def test_a_reaction_opening_on_it_stays_unlearnt(factory, system_session, backend, text):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences, untexted
+from memory_core.domain.dates import DAY_WORDS
 
 # Words that carry no fact on their own, folded. A unit made only of these (and names, emoji and
 # punctuation) is phatic.
@@ -159,9 +160,7 @@ def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
         m = _REMEMBER.match(fold(text))
         if m and m.end() and m.end() < len(text):
             text = text[m.end():]
-        m = _VOCATIVE_START.match(text)
-        if m and len(text) > m.end() and not _kept(m.group(), keep) and not _CLITIC.search(fold(m.group())):
-            text = text[m.end():]
+        text = text[_vocative_at_start(text, keep):]
         m = _TRAIL.search(fold(text))
         if m and m.start() and not _KNOW_VERB.search(fold(text)[: m.start()]):
             text = text[: m.start()]
@@ -214,10 +213,16 @@ def _without_greeting(text: str, keep: frozenset[str]) -> str:
     """The unit without a greeting and vocative in front ("Hey Gina, thanks for being there" -> "thanks for
     being there"), so a phatic phrase behind them is still seen as one."""
     text = re.sub(r"(?i)^(?:hey|hi|hello|hola|oye|yo)\s+(?=[A-ZÁÉÍÓÚÑ])", "", text.strip())
+    return text[_vocative_at_start(text, keep):]
+
+
+def _vocative_at_start(text: str, keep: frozenset[str]) -> int:
+    """Where the text goes on after a vocative in front ("Jon, ...", "Hey Mel! ..."), 0 without one: never a
+    known subject's name, a verb with its pronoun ("Llámame, ...") or a day ("Yesterday, I went to a fair")."""
     m = _VOCATIVE_START.match(text)
-    if m and len(text) > m.end() and not _kept(m.group(), keep) and not _CLITIC.search(fold(m.group())):
-        return text[m.end():]
-    return text
+    if not m or len(text) <= m.end() or _kept(m.group(), keep) or _CLITIC.search(fold(m.group())):
+        return 0
+    return 0 if fold(m.group()).split()[-1].strip(" ,!:") in DAY_WORDS else m.end()
 
 
 # Something the listener gave or told of, named as the object of the unit ("been reading that book you
