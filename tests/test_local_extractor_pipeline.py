@@ -325,6 +325,23 @@ def test_a_day_said_in_front_dates_the_event(factory, system_session, backend, t
     assert (m.subject, m.category) == ("self", "event") and m.event_date is not None
 
 
+@pytest.mark.parametrize("text, kept", [
+    # A statement typed without its "I" is no question (Spanish drops it anyway).
+    ("Was super nervous last week when I shared my book with my writers group", "shared my book"),
+    ("Estuve súper nerviosa la semana pasada cuando compartí mi libro con mi grupo de escritura", "compartí mi libro"),
+])
+def test_a_statement_typed_without_its_subject_is_learnt(factory, system_session, backend, text, kept):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    assert any(kept in m.value and m.subject == "self" for m in active(system_session, org))
+
+
+@pytest.mark.parametrize("text", ["Was it fun", "Did you go to the fair", "Were you there with your family"])
+def test_a_question_typed_without_its_mark_stays_unlearnt(factory, system_session, backend, text):
+    assert_nothing_learnt(factory, system_session, backend, text)
+
+
 @pytest.mark.parametrize("text", ["It's a great way to relax", "Es una forma genial de desconectar",
                                   "It has been a tough journey", "Ha sido un camino duro"])
 def test_a_reaction_opening_on_it_stays_unlearnt(factory, system_session, backend, text):

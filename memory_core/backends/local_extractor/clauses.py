@@ -36,7 +36,15 @@ def is_question(s: Sentence) -> bool:
     clause = _TIME_CLAUSE.match(s.low)
     if clause and not is_order(Sentence.of(s.text[clause.end() - 1:])):
         return False  # "cuando llegue el pedido, mándame la factura" is an order for later, not a fact
-    return bool(_QUESTION_START.match(s.low))
+    return bool(_QUESTION_START.match(s.low)) and not _SUBJECTLESS.match(s.low)
+
+
+# A statement typed without its "I" ("Was super nervous last week when I shared my book", "Have been comforted by
+# the good times we had"): the auxiliary is followed by no subject, and the sentence speaks of the writer, not
+# the listener. (Spanish drops its subjects everywhere and asks with no such inversion.)
+_SUBJECTLESS = re.compile(r"^(?:was|were|have been|had been|did)\s+(?!(?:i|you|he|she|it|we|they|there|the|a|an|this|"
+                          r"that|your|his|her|their|my|our|anyone|anybody|everyone|someone|something)\b)\w+"
+                          r"(?=.*\b(?:i|my|me|we|our|us)\b)(?!.*\b(?:you|your)\b)")
 
 
 def statement(s: Sentence) -> bool:
