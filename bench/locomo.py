@@ -1,6 +1,7 @@
 """LoCoMo retrieval bench: full-text only, vector only and fused, side by side in one run.
 
     python bench/locomo.py [--conversations N] [--data ../shared/benchmarks/locomo10] [--json]
+    python bench/locomo.py --learn --data evals/conversations_es   # every conversation of a folder of its own
     MEMORIA_DATA_DIR=.memoria-locomo python bench/locomo.py --learn [--conversations 44,47] [--tune]
         [--backend local|openai] [--keep] [--reuse] [--dump FILE] [--json]   # see bench/locomo_learn.py
 
@@ -152,7 +153,7 @@ def main() -> None:
         import locomo_learn
 
         picked = ([c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations
-                  else list(locomo_learn.TUNE if args.tune else locomo_learn.HELD_OUT))
+                  else locomo_learn.default_conversations(args.data, tune=args.tune))
         report = locomo_learn.run(args.data, picked, args.backend, keep=args.keep, reuse=args.reuse,
                                   dump=args.dump)
     else:

@@ -23,7 +23,8 @@ talks to OPENAI_BASE_URL with OPENAI_API_KEY). Then, printed:
   content words, or its normalised date, appear in the block; with the block's mean size in tokens.
 
 Held-out conversations are 44, 47, 48, 49 and 50 (the default); `--tune` runs 26, 30, 41, 42 and 43,
-the only ones to look at while changing the pipeline. The bench refuses a database that holds anything
+the only ones to look at while changing the pipeline. `--data` on a folder without them (the Spanish set,
+evals/conversations_es, held out; its tune/ folder for tuning) runs every conversation in it. The bench refuses a database that holds anything
 but its own scratch orgs, and removes them at the end unless `--keep`; `--reuse` measures the blocks
 again on conversations a `--keep` run left (no ingest, no drain: for changes on the read side), and
 `--dump FILE` writes each question with its block, and each observation with its evidence turns and
@@ -56,7 +57,11 @@ that these those there here what which who whom whose when where why how all any
 such no nor not only own same than too very can will just should would could may might must shall also about into
 over after before again further then once up down out off under until while during through because since per
 yeah yes yep oh ok okay really just like get got go going went make made lot lots thing things something one
-de la el los las un una y o en por para con que es son""".split())
+de la el los las un una y o en por para con que es son""".split()) | frozenset(
+    # Spanish function words (none an English word a gold answer or observation of the English set needs).
+    """del al lo le les se su sus mi mis tu tus te nos os muy pero como mas ya este esta esto estos estas ese esa eso
+    esos esas hay fue era ser estar estan tiene tienen tambien entre sobre desde hasta cuando donde porque uno
+    unos unas ella ellos ellas yo ni q xq tb si jaja jajaja""".split())
 # Words that carry no fact on their own: greetings, thanks, agreement, praise, laughter.
 PHATIC = frozenset("""hey hi hello hiya thanks thank thx ty cheers bye goodbye see soon wow awesome amazing great cool nice
 glad happy sounds sound good love lovely congrats congratulations wonderful fantastic super sweet totally
@@ -65,6 +70,8 @@ catch talk later chat keep touch welcome luck best wishes hope well doing how yo
 beautiful gorgeous stunning proud inspiring impressive exciting excited""".split())
 MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                       "september", "october", "november", "december"), 1)}
+MESES = {m: i for i, m in enumerate(("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+                                     "septiembre", "octubre", "noviembre", "diciembre"), 1)}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -168,7 +175,7 @@ def holds(memory_text: str, key: list[str], share: float) -> bool:
 
 def answer_dates(answer: str) -> list[str]:
     """Normalised forms of the dates in a gold answer ('7 May 2023' -> '2023-05-07'; 'the sunday before
-    25 May 2023' -> '2023-05-21'; 'May 2023' -> '2023-05')."""
+    25 May 2023' -> '2023-05-21'; 'May 2023' -> '2023-05'; '7 de mayo de 2023' -> '2023-05-07')."""
     low = fold(answer)
     found: list[str] = []
     for d, mon, y in re.findall(r"(\d{1,2})\s+(" + "|".join(MONTHS) + r"),?\s+(\d{4})", low):
@@ -187,9 +194,14 @@ def answer_dates(answer: str) -> list[str]:
         found.append(day.isoformat())
     for mon, d, y in re.findall(r"(" + "|".join(MONTHS) + r")\s+(\d{1,2}),?\s+(\d{4})", low):
         found.append(dt.date(int(y), MONTHS[mon], int(d)).isoformat())
+    # Spanish: '7 de mayo de 2023' -> '2023-05-07'; 'mayo de 2023' -> '2023-05'.
+    for d, mon, y in re.findall(r"(\d{1,2})\s+de\s+(" + "|".join(MESES) + r")(?:\s+de|,)?\s+(\d{4})", low):
+        found.append(dt.date(int(y), MESES[mon], int(d)).isoformat())
     if not found:
         for mon, y in re.findall(r"(" + "|".join(MONTHS) + r"),?\s+(\d{4})", low):
             found.append(f"{y}-{MONTHS[mon]:02d}")
+        for mon, y in re.findall(r"(" + "|".join(MESES) + r")(?:\s+de|,)?\s+(\d{4})", low):
+            found.append(f"{y}-{MESES[mon]:02d}")
     return found
 
 
@@ -449,6 +461,15 @@ def summarise(results: list[dict], backend_name: str) -> dict:
             "other_topic_supersessions": [o for r in results for o in r["other_topic"]][:5]},
         "seconds": {k: round(sum(r["seconds"][k] for r in results), 1) for k in ("ingest", "drain", "questions")},
     }
+
+
+def default_conversations(data_dir: Path, *, tune: bool = False) -> list[str]:
+    """The LoCoMo held-out (or `tune`) ids when the folder holds them; else every conversation in the folder
+    (its file names without .json, e.g. evals/conversations_es: es1, es2, es3), in name order."""
+    ids = list(TUNE if tune else HELD_OUT)
+    if all((data_dir / f"{name}.json").is_file() for name in ids):
+        return ids
+    return sorted(p.stem for p in data_dir.glob("*.json"))
 
 
 def run(data_dir: Path, conversations: list[str], backend_name: str, *, keep: bool = False, reuse: bool = False,
