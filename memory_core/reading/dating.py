@@ -59,7 +59,23 @@ def named_span(text: str, said_on: dt.date) -> tuple[dt.date, dt.date] | None:
             except ValueError:  # 29 February
                 return None
         return day, day + dt.timedelta(days=1)
-    return past_range(low, said_on)
+    span = past_range(low, said_on)
+    if span is not None and _is_month(*span) and not _YEAR.search(low) and _COMING.search(low) and \
+            (said_on - span[0]).days > NEAREST_DAYS:
+        # A month named without its year in a plan is the nearest one: "en enero me voy a esquiar" said in
+        # December is the coming January, not the one eleven months back ("I went there in May" stays past).
+        start = span[0].replace(year=span[0].year + 1)
+        return start, span[1].replace(year=span[1].year + 1)
+    return span
+
+
+# A plan or intention: the month it names may be a coming one.
+_COMING = re.compile(r"\b(?:(?:voy|vas|va|vamos|vais|van)\s+a|me voy|nos vamos|se van?|quiero|queremos|pienso|"
+                     r"pensamos|espero|esperamos|will|going|gonna|plan|plans|planning|hope|hoping|next)\b|\w'll\b")
+
+
+def _is_month(start: dt.date, end: dt.date) -> bool:
+    return start.day == 1 and end.day == 1 and (end.year * 12 + end.month) - (start.year * 12 + start.month) == 1
 
 
 @lru_cache(maxsize=4096)

@@ -14,6 +14,7 @@ from memory_core.backends import RULE_READ_SPECIAL
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
+    CONTACT_MORE_WORDS,
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
     care_trade,
@@ -94,8 +95,8 @@ class LocalExtractor:
             for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
-            if not found or (all(f.subject == "self" for f in found) and says_more(s, [f.value for f in found])):
-                bare.append(len(read) - 1)  # no rule read it, or it tells more of the writer's life than a rule read
+            if not found or _tells_more(s, found, mentions):
+                bare.append(len(read) - 1)  # no rule read it, or it tells more than a rule read
             recent = mentions or recent
         for fact in self._notes(read, bare, context, bool(facts)):
             facts.setdefault((fact.subject, fact.attribute), fact)
@@ -158,7 +159,7 @@ class LocalExtractor:
         decisions = self.judge([read[i][0].text for i in candidates])
         continued = self._continuations(read, set(bare))
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
-        worthy = [(i, d) for i, d in ranked if note_worthy(d, read[i][0].text) and
+        worthy = [(i, d) for i, d in ranked if note_worthy(d, read[i][0].text, passed=True) and
                   self.special(read[i][0].text, d) < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD]
         # "Pottery is a huge part of my life - it helps me express my emotions": the unit that goes on about
         # a noted one ("it ...") is part of its note, not a note of its own with no referent.
@@ -267,16 +268,28 @@ _CONTINUES = re.compile(r"(?:it|it's|its|they|they're|they've|this|that|these|th
                         r"incluye)\b(?!\s*\?)")
 
 
-def note_worthy(decision: GateDecision, text: str) -> bool:
+def _tells_more(s: Sentence, found: list[Fact], mentions: list[Mention]) -> bool:
+    """The unit tells more than the rules read from it: of the writer's life ("I took my turtles to the beach
+    in Tampa yesterday": a pet, and a day out), or of a customer or supplier, beyond its name and the
+    values read ("el gimnasio Vértice me alquila 20 bicis de spinning y me paga a 45 días": a term, and a
+    rental), by a word more than the writer's."""
+    if all(f.subject == "self" for f in found):
+        return says_more(s, [f.value for f in found])
+    names = [s.text[m.start:m.end] for m in mentions]
+    return says_more(s, [f.value for f in found] + names, CONTACT_MORE_WORDS)
+
+
+def note_worthy(decision: GateDecision, text: str, passed: bool = False) -> bool:
     """A unit is kept as a note when the gate passes it, or when it is a first-person statement of the
-    writer's own life or a description of what the talk is about the gate is less sure of (see `told_plainly`)."""
-    return decision.passes or (decision.remember >= WRITER_NOTE_REMEMBER and told_plainly(text))
+    writer's own life or a description of what the talk is about the gate is less sure of (see `told_plainly`), the
+    writer's statement read `loose` when the gate `passed` the message it is in."""
+    return decision.passes or (decision.remember >= WRITER_NOTE_REMEMBER and told_plainly(text, loose=passed))
 
 
-def told_plainly(text: str) -> bool:
-    """A first-person statement of the writer's life (`fallback.writer_statement`) or a description of what the
-    talk is about (`fallback.describes_the_topic`)."""
-    return writer_statement(text) or describes_the_topic(text)
+def told_plainly(text: str, loose: bool = False) -> bool:
+    """A first-person statement of the writer's life (`fallback.writer_statement`, `loose` as there) or a description
+    of what the talk is about (`fallback.describes_the_topic`)."""
+    return writer_statement(text, loose=loose) or describes_the_topic(text)
 
 
 def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:

@@ -24,7 +24,7 @@ from memory_core.backends.local_extractor.names import (
     names_a_place,
     names_in,
 )
-from memory_core.backends.local_extractor.personal import told_in_past
+from memory_core.backends.local_extractor.personal import PRETERITE, told_in_past
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
 from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
@@ -66,6 +66,28 @@ also just only very really about into than then there here when what which who w
 recuerda recuerdalo recordar acuerdate apunta apuntalo anota anotalo guarda guardalo remember note keep
 """.split())  # the last line: asking to remember is not itself something to remember
 _FIRST_SINGULAR = re.compile(r"\b(?:yo|me|mi|mis|conmigo|i|i'm|i've|i'd|my|myself|mine)\b")
+# Spanish drops the pronoun: the verb alone says the writer did it. A preterite ("estuve con Canela", "fui",
+# "ayer entrevisté a una directora": a regular one by its accent, on the sentence as written, see
+# `personal.PRETERITE`, whose "-ó" is the third person's and is left out here) tells of the writer's life; a
+# perfect with "he" or a present of the commonest verbs ("he cerrado tres reportajes", "tengo", "voy") does
+# too, but also of the day's errands ("he llegado tarde", "necesito las facturas"), so those only count in a
+# message the gate already passed (`loose`).
+_FIRST_SINGULAR_PRETERITE = re.compile(r"\b(?:fui|estuve|tuve|hice|puse|pude|supe|quise|anduve|conduje|traduje)\b")
+_FIRST_SINGULAR_VERB = re.compile(r"\b(?:he\s+(?:\w+(?:ado|ido)|hecho|puesto|visto|escrito|dicho|vuelto|abierto|roto)|"
+                                  r"tengo|estoy|voy|salgo|hago|vengo|sigo|llevo|empiezo|acabo|necesito|quiero|puedo)\b")
+
+
+def _first_singular(s: Sentence, loose: bool = True) -> bool:
+    """The writer speaks of themself: a pronoun ("yo", "me", "I", "my") or, in Spanish, the verb alone."""
+    if _FIRST_SINGULAR.search(s.low):
+        return True
+    if is_english(s.text):
+        return False
+    if _FIRST_SINGULAR_PRETERITE.search(s.low) or (loose and _FIRST_SINGULAR_VERB.search(s.low)):
+        return True
+    return any(m.group().endswith(("é", "í")) for m in PRETERITE.finditer(s.text.lower()))
+
+
 _FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|hemos|somos|vamos|we|we're|we've|our|ours|us)\b"
                            r"|\b\w{3,}(?:amos|emos|imos)\b")
 # A capitalised first word that starts a sentence without naming anyone ("Cerramos", "Hemos", "Mañana").
@@ -266,12 +288,15 @@ def _content_words(low: str) -> list[str]:
 # A sentence a rule read a personal fact from that tells this many content words more than the fact's values
 # ("I took my turtles to the beach in Tampa yesterday": a pet, and a day out) is also kept as a note.
 MORE_WORDS = 4
+# Of a customer or supplier, a word more: the verb of the fact a rule read ("nos paga a 60 días por
+# transferencia y siempre pide factura en papel" tells nothing the term, the method and the format leave out).
+CONTACT_MORE_WORDS = MORE_WORDS + 1
 
 
-def says_more(s: Sentence, values: list[str]) -> bool:
-    """The sentence tells more than the typed values a rule read from it."""
+def says_more(s: Sentence, values: list[str], more: int = MORE_WORDS) -> bool:
+    """The sentence tells `more` content words than the typed values a rule read from it."""
     told = {w[:5] for v in values for w in _content_words(fold(v))}
-    return sum(1 for w in _content_words(_strip_lead(s).low) if w[:5] not in told) >= MORE_WORDS
+    return sum(1 for w in _content_words(_strip_lead(s).low) if w[:5] not in told) >= more
 
 
 def _says_something(s: Sentence) -> bool:
@@ -475,7 +500,7 @@ def _about_someone(s: Sentence) -> bool:
         if opens_on_listener or not first or len(_content_words(s.low)) < REACTION_FIRST_PERSON_WORDS:
             return False
         return True
-    return bool(_SOMEONE.search(s.low) or _TASTE.search(s.low) or _FIRST_SINGULAR.search(s.low) or
+    return bool(_SOMEONE.search(s.low) or _TASTE.search(s.low) or _first_singular(s) or
                 _FIRST_PLURAL.search(s.low) or _names(s)
                 or _NO_SUBJECT.match(s.low) or re.search(r"\d", s.low) or _view_of_the_writer(s))
 
@@ -508,12 +533,13 @@ _CHAT_QUESTION = re.compile(r"(?:q|k|ke|qe|wat|wht|como|cuanto|cuanta|cuantos|cu
                             r"when|where|who|which|why)\b")
 
 
-def writer_statement(text: str) -> bool:
-    """A unit that states something of the writer's own life in the first person, with substance."""
+def writer_statement(text: str, loose: bool = False) -> bool:
+    """A unit that states something of the writer's own life in the first person, with substance; `loose`
+    in a message the gate passed (see `_first_singular`)."""
     s = _strip_lead(Sentence.of(text))
     if not _says_something(s) or is_order(s) or sensitive(s) or "?" in s.text or _CHAT_QUESTION.match(s.low):
         return False
-    if not (_FIRST_SINGULAR.search(s.low) or _FIRST_PLURAL.search(s.low) or _NO_SUBJECT.match(s.low) or
+    if not (_first_singular(s, loose) or _FIRST_PLURAL.search(s.low) or _NO_SUBJECT.match(s.low) or
             _TASTE.search(s.low)):
         return False
     if _LISTENER.search(without_listener_gift(s.low)):
@@ -686,7 +712,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     key, label, memory_category = resolved
     stored = tuple(context.known_attributes.get(key, ()))
     event_date = None
-    past = told_in_past(s.low)
+    past = told_in_past(s.low, s.text)
     if memory_category == "event" or (past and key == "self"):
         # A dated event, coming or told in the past ("I ran a charity race last Saturday"): kept as an event
         # with its day, resolved against when the message was sent; its value without the date's words.

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
-from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
+from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english
 from memory_core.domain.dates import find_date
 
 _NAME_CUES = [
@@ -361,9 +361,21 @@ _PAST = re.compile(r"\b(?:ayer|anoche|anteayer|estuve|estuvimos|tuve|tuvimos|fui
                    r"caught|heard|read|wrote|sold|built|taught|drove|flew|swam|ate|drank|sang)\b")
 
 
-def told_in_past(low: str) -> bool:
-    """A (folded) sentence that tells of something done or happened, not of something coming."""
-    return bool(_PAST.search(low))
+# Spanish preterites, which folding would make present tenses ("pagó" -> "pago"): read on the sentence as
+# written, accents and all ("nos pagó todo el lunes", "se fue el sábado", "compré", "salí"); the third
+# person plural needs no accent ("me pagaron la mitad", "vinieron"). A first person future ("pagaré",
+# "iré") and words that only end like a preterite ("aquí", "café", "esquí") are none.
+PRETERITE = re.compile(r"\b(?!(?:aqu|all|ah|as|esqu|rub|jabal|maniqu|colibr|bistur|hait|haw|dal|caf|beb|jos|pur|"
+                        r"canap|chal|carn|clich|parqu|bid|fianc|r[eé]sum|ros|saut|touch|pass|prot[eé]g|expos)[íé]\b)"
+                        r"\w{2,}(?:ó|(?<![aeiáéí]r)é|í)(?!\w)")
+_PRETERITE_PLURAL = re.compile(r"\b\w{2,}(?:aron|ieron)\b")
+
+
+def told_in_past(low: str, text: str = "") -> bool:
+    """A (folded) sentence that tells of something done or happened, not of something coming; with the
+    sentence as written (`text`), a Spanish one whose verb is a preterite only its accent shows."""
+    return bool(_PAST.search(low)) or bool(text) and not is_english(text) and bool(
+        PRETERITE.search(text.lower()) or _PRETERITE_PLURAL.search(low))
 
 
 # Past shapes of an event, naming the kind of event ("fui a una clase de cerámica", "I had a meeting with
@@ -380,7 +392,7 @@ _TIME = re.compile(r"\b(?:a las|sobre las|at|a eso de las)\s+\d{1,2}(?:[:.h]\d{2
 def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
     """A dated event: coming ("reunión con Acme el jueves") or told in the past ("fui al concierto el 3 de
     mayo"), its date resolved against the day the message was sent."""
-    past = told_in_past(s.low)
+    past = told_in_past(s.low, s.text)
     found = find_date(s.low, today, past=past)
     if not found:
         return

@@ -92,7 +92,11 @@ _LEAD = re.compile(
     r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|pues nada|nada(?=\s+(?:que|o sea)\b)|o sea|en plan|so like|"
     r"(?<=so )like|like(?=\s*,)|you know|i mean|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
     r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
-    r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg)\b[\s,!.:;-]*)+")
+    r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg|"
+    # Spanish chat openers in front of what is told: "y he organizado una ruta...", "muy bien, ayer entrevisté
+    # a...", "y encima el proveedor...", "por aquí buenas noticias: el gimnasio nos pagó".
+    r"y(?=\s+\w)|muy bien|bien(?=\s*[,!.])|encima|por aqui|(?:buenas|malas) noticias|madre mia|uf|buf|ostras|"
+    r"(?:anda|vaya|ya|jo)(?=\s*[,!.]))\b[\s,!.:;-]*)+")
 # Fillers of speech and voice notes after what is told ("... now, you know", "... bueno eso", "... o sea").
 # "bueno" and "sabes" alone only after a comma: "el vino es muy bueno" keeps its word.
 _TRAIL = re.compile(r"(?:[\s,]+(?:you know(?: what i mean)?|i mean|ya sabes|o sea|bueno eso|y eso|en plan|or whatever|"
