@@ -58,9 +58,10 @@ such no nor not only own same than too very can will just should would could may
 over after before again further then once up down out off under until while during through because since per
 yeah yes yep oh ok okay really just like get got go going went make made lot lots thing things something one
 de la el los las un una y o en por para con que es son""".split()) | frozenset(
-    # Spanish function words (none an English word a gold answer or observation of the English set needs).
+    # Spanish function words: none is in a gold answer or an observation of the English held-out set ("uno",
+    # "era" are: UNO the card game, "that era"), so the English figures stay as they were.
     """del al lo le les se su sus mi mis tu tus te nos os muy pero como mas ya este esta esto estos estas ese esa eso
-    esos esas hay fue era ser estar estan tiene tienen tambien entre sobre desde hasta cuando donde porque uno
+    esos esas hay fue ser estar estan tiene tienen tambien entre sobre desde hasta cuando donde porque
     unos unas ella ellos ellas yo ni q xq tb si jaja jajaja""".split())
 # Words that carry no fact on their own: greetings, thanks, agreement, praise, laughter.
 PHATIC = frozenset("""hey hi hello hiya thanks thank thx ty cheers bye goodbye see soon wow awesome amazing great cool nice
