@@ -195,8 +195,12 @@ def answer_dates(answer: str) -> list[str]:
         found.append(day.isoformat())
     for mon, d, y in re.findall(r"(" + "|".join(MONTHS) + r")\s+(\d{1,2}),?\s+(\d{4})", low):
         found.append(dt.date(int(y), MONTHS[mon], int(d)).isoformat())
-    # Spanish: '7 de mayo de 2023' -> '2023-05-07'; 'mayo de 2023' -> '2023-05'.
+    # Spanish: '7 de mayo de 2023' -> '2023-05-07'; 'mayo de 2023' -> '2023-05'; a span, 'del 6 al 10 de abril
+    # de 2023', by either end.
     for d, mon, y in re.findall(r"(\d{1,2})\s+de\s+(" + "|".join(MESES) + r")(?:\s+de|,)?\s+(\d{4})", low):
+        found.append(dt.date(int(y), MESES[mon], int(d)).isoformat())
+    for d, mon, y in re.findall(r"\bdel?\s+(\d{1,2})\s+al\s+\d{1,2}\s+de\s+(" + "|".join(MESES) + r")(?:\s+de|,)?\s+(\d{4})",
+                                low):
         found.append(dt.date(int(y), MESES[mon], int(d)).isoformat())
     if not found:
         for mon, y in re.findall(r"(" + "|".join(MONTHS) + r"),?\s+(\d{4})", low):

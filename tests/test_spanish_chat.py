@@ -108,7 +108,7 @@ def _bench():
 def test_the_bench_reads_spanish_answers_and_a_folder_of_its_own(tmp_path):
     bench = _bench()
     assert bench.answer_dates("7 de mayo de 2023") == ["2023-05-07"]
-    assert bench.answer_dates("del 6 al 10 de abril de 2023") == ["2023-04-10"]
+    assert bench.answer_dates("del 6 al 10 de abril de 2023") == ["2023-04-10", "2023-04-06"]
     assert bench.answer_dates("febrero de 2023") == ["2023-02"]
     assert bench.answer_dates("7 May 2023") == ["2023-05-07"]  # English as before
     assert bench.answered("- Tú: <<<Óscar empieza el lunes>>> (2023-05-02)", "2 de mayo de 2023")
