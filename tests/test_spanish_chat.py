@@ -121,3 +121,12 @@ def test_the_bench_reads_spanish_answers_and_a_folder_of_its_own(tmp_path):
     if shared.is_dir():
         assert bench.default_conversations(shared) == list(bench.HELD_OUT)
         assert bench.default_conversations(shared, tune=True) == list(bench.TUNE)
+
+
+def test_a_day_something_began_is_one_gone_by():
+    (event,) = facts("bien, me han hecho jefa de recepción desde el 1 de febrero", today=dt.date(2024, 2, 12))
+    assert (event.subject, event.event_date, event.value) == ("self", dt.date(2024, 2, 1),
+                                                              "Me han hecho jefa de recepción")
+    assert told_in_past(fold("trabajo en el hotel desde el 3 de marzo"), "trabajo en el hotel desde el 3 de marzo")
+    # Only with its day: "desde casa" or "desde mañana" is no past.
+    assert not told_in_past(fold("trabajo desde casa el 3 de marzo"), "trabajo desde casa el 3 de marzo")

@@ -670,8 +670,9 @@ def event_what(value: str, subject: str) -> str:
 
 
 def _without_span(text: str, start: int, end: int) -> str:
-    """The text without the words in [start, end) (a date), spaces and punctuation tidied."""
-    out = re.sub(r"\s+", " ", text[:start] + " " + text[end:])
+    """The text without the words in [start, end) (a date) and a "desde" left before it, spaces and
+    punctuation tidied."""
+    out = re.sub(r"\s+", " ", re.sub(r"(?i)\s+desde\s*$", "", text[:start]) + " " + text[end:])
     return re.sub(r"\s+([!?.,;:])", r"\1", out).strip()
 
 

@@ -350,12 +350,13 @@ _EVENT_SHAPES = [
     (re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:planning|going|hoping|about)\s+to\s+|^(?:i|we)\s+(?:plan|want|hope)\s+"
                 r"to\s+|^(?:voy|vamos|pienso|pensamos|queremos|quiero)\s+a\s+\w+|^(?:tengo|tenemos) pensado\s+"), "whole"),
 ]
-# Told in the past: "fui al concierto el 3 de mayo", "I went to a pottery class last Saturday".
+# Told in the past: "fui al concierto el 3 de mayo", "I went to a pottery class last Saturday"; a day a state
+# began ("soy jefa de recepción desde el 1 de febrero") is one gone by.
 _PAST = re.compile(r"\b(?:ayer|anoche|anteayer|estuve|estuvimos|tuve|tuvimos|fui|fuimos|fue|fueron|hice|hicimos|"
                    r"asisti|asistimos|visite|visitamos|corri|corrimos|was|were|had|went|did|yesterday|ago|"
                    r"last (?:week|weekend|night|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
                    r"this past|la semana pasada|el mes pasado|pasad[oa](?! manana)|hace (?:\d+|un|una|dos|tres) "
-                   r"(?:dias?|semanas?|meses?))\b"
+                   r"(?:dias?|semanas?|meses?)|desde\s+(?:el\s+)?\d{1,2}\s+de)\b"
                    r"|\b(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+|even\s+|actually\s+)?"
                    r"(?:[a-z]{2,}ed|ran|saw|took|met|got|made|won|began|bought|found|gave|came|brought|spent|left|"
                    r"caught|heard|read|wrote|sold|built|taught|drove|flew|swam|ate|drank|sang)\b")
