@@ -130,3 +130,22 @@ def test_a_day_something_began_is_one_gone_by():
     assert told_in_past(fold("trabajo en el hotel desde el 3 de marzo"), "trabajo en el hotel desde el 3 de marzo")
     # Only with its day: "desde casa" or "desde mañana" is no past.
     assert not told_in_past(fold("trabajo desde casa el 3 de marzo"), "trabajo desde casa el 3 de marzo")
+
+
+def test_every_spanish_question_is_asked_by_a_speaker_who_told_its_evidence():
+    # The bench builds the block for the speaker a question names (else the first): a question about what the
+    # other one told would be measured on a block that cannot hold it.
+    import json
+    import re
+
+    bench = _bench()
+    folder = Path(__file__).resolve().parents[1] / "evals" / "conversations_es"
+    paths = sorted(folder.glob("*.json")) + sorted((folder / "tune").glob("*.json"))
+    assert len(paths) >= 4
+    for path in paths:
+        conv = json.loads(path.read_text(encoding="utf-8"))
+        speakers = [conv["speaker_a"], conv["speaker_b"]]
+        said_by = {t["dia_id"]: t["speaker"] for k, v in conv.items() if re.fullmatch(r"session_\d+", k) for t in v}
+        for q in conv["qa"]:
+            assert q["category"] in (1, 2, 3, 4) and q["evidence"] and all(e in said_by for e in q["evidence"])
+            assert bench.asking_speaker(q["question"], speakers) in {said_by[e] for e in q["evidence"]}, q["question"]
