@@ -70,6 +70,10 @@ def test_a_spanish_verb_alone_tells_the_writers_own_life():
     assert not writer_statement("He llegado tarde a la reunión con Agencia Rumbo")
     assert writer_statement("He cerrado tres reportajes para el diario", loose=True)
     assert writer_statement("I interviewed a Danish director for the paper yesterday")
+    assert writer_statement("Le ayudo en el bar los fines de semana", loose=True)
+    assert not writer_statement("Le gustó mucho el bar de Pedro", loose=True)
+    (note,) = facts("jaja ya, le ayudo en el bar los fines de semana")
+    assert (note.subject, note.value) == ("self", "Le ayudo en el bar los fines de semana")
     (event,) = facts("muy bien, ayer entrevisté a una directora danesa para el diario")
     assert (event.subject, event.category, event.event_date) == ("self", "event", dt.date(2022, 12, 14))
 

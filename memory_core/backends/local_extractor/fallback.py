@@ -77,13 +77,18 @@ _FIRST_SINGULAR_VERB = re.compile(r"\b(?:he\s+(?:\w+(?:ado|ido)|hecho|puesto|vis
                                   r"tengo|estoy|voy|salgo|hago|vengo|sigo|llevo|empiezo|acabo|necesito|quiero|puedo)\b")
 
 
+# "Le ayudo los fines de semana", "les pago en mano": "le"/"les" (never an article) and a verb in "-o" as typed.
+_TO_HIM_I = re.compile(r"(?:le|les)\s+\w{2,}o\b")
+
+
 def _first_singular(s: Sentence, loose: bool = True) -> bool:
     """The writer speaks of themself: a pronoun ("yo", "me", "I", "my") or, in Spanish, the verb alone."""
     if _FIRST_SINGULAR.search(s.low):
         return True
     if is_english(s.text):
         return False
-    if _FIRST_SINGULAR_PRETERITE.search(s.low) or (loose and _FIRST_SINGULAR_VERB.search(s.low)):
+    if _FIRST_SINGULAR_PRETERITE.search(s.low) or (loose and (_FIRST_SINGULAR_VERB.search(s.low) or
+                                                              _TO_HIM_I.match(s.text.lower()))):
         return True
     return any(m.group().endswith(("é", "í")) for m in PRETERITE.finditer(s.text.lower()))
 
