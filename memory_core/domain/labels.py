@@ -4,6 +4,8 @@ block. Stored names never reach a page as they are: an unknown attribute gets a 
 ("nota_quiere" -> "Nota: quiere" / "Note: wants")."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 LANGUAGES = ("es", "en")
 
 # Attribute names are stored in Spanish; the known ones, named in each language.
@@ -193,8 +195,19 @@ def value_named_family(name: str, value: str | None = None) -> str | None:
     """The family of an attribute named after its value so that several live side by side (hijo_juan, mascota_coco,
     aficion_pintura), when the family has a label; else None. Given the value, only when the rest of the name is in
     it ("mascota_coco" of "perro Coco"; "direccion_envio" of "Calle Mayor 3" is named on its own)."""
-    from memory_core.domain.ladder import attribute_family
     from memory_core.domain.text import fold
+
+    family = _labelled_family(name)
+    if family is None:
+        return None
+    return family if value is None or name[len(family) + 1:].replace("_", " ") in fold(value) else None
+
+
+@lru_cache(maxsize=4096)
+def _labelled_family(name: str) -> str | None:
+    """The labelled family an attribute's name starts with, other than the name itself (a block labels hundreds of
+    memories a turn: worked out once per name)."""
+    from memory_core.domain.ladder import attribute_family
 
     if name in ENGLISH_LABELS:
         return None
@@ -203,8 +216,7 @@ def value_named_family(name: str, value: str | None = None) -> str | None:
         family = next((known for known in _LONGEST_FIRST if name.startswith(known + "_")), name)
     if family == name or not name.startswith(family + "_") or family not in ENGLISH_LABELS:
         return None
-    rest = name[len(family) + 1:].replace("_", " ")
-    return family if value is None or rest in fold(value) else None
+    return family
 
 
 def attribute(key: str | None, lang: str = "en") -> str:
