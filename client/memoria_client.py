@@ -2,8 +2,10 @@
 
 One module on purpose (~500 lines): a single file an agent can vendor, one method a route of the API.
 
-Standard library only (urllib): it runs in an agent's own process, next to any web framework, and
-imports nothing from the memoria server. Every call has a timeout; 429 and 5xx answers, timeouts and
+Standard library only (http.client, urllib): it runs in an agent's own process, next to any web framework, and
+imports nothing from the memoria server. Each thread keeps its connection to the server open between calls (no
+TCP and TLS handshake a call), unless the environment names a proxy for the server (HTTP_PROXY, HTTPS_PROXY,
+NO_PROXY), which urllib then goes through. Every call has a timeout; 429 and 5xx answers, timeouts and
 connection errors are retried with exponential backoff and jitter (honouring Retry-After), a bounded
 number of times. Other 4xx answers raise ApiError at once with the server's code, message and field.
 
@@ -15,8 +17,10 @@ number of times. Other 4xx answers raise ApiError at once with the server's code
 from __future__ import annotations
 
 import datetime as dt
+import http.client
 import json
 import random
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -261,6 +265,10 @@ class MemoriaClient:
         self.timeout, self.max_retries = timeout, max_retries
         self.backoff, self.backoff_max = backoff, backoff_max
         self.user_agent = user_agent
+        self._server = urllib.parse.urlsplit(self.base_url)
+        proxies = urllib.request.getproxies()
+        self._proxied = self._server.scheme in proxies and not urllib.request.proxy_bypass(self._server.hostname or "")
+        self._kept = threading.local()  # this thread's open connection to the server
 
     def __repr__(self) -> str:  # never print the key
         return f"MemoriaClient({self.base_url!r})"
@@ -288,24 +296,64 @@ class MemoriaClient:
             headers["Content-Type"] = "application/json"
         attempt = 0
         while True:
-            req = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    raw = resp.read()
-                    return json.loads(raw) if raw else None
-            except urllib.error.HTTPError as exc:
-                raw = exc.read()
-                if exc.code in RETRY_STATUSES and attempt < self.max_retries:
-                    time.sleep(self._delay(attempt, exc.headers.get("Retry-After")))
-                    attempt += 1
-                    continue
-                raise _api_error(exc.code, raw) from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                status, raw, retry_after = (self._through_proxy if self._proxied else self._kept_alive)(
+                    method, url, data, headers)
+            except (OSError, http.client.HTTPException) as exc:  # timeouts, refused or dropped connections
                 if attempt < self.max_retries:
                     time.sleep(self._delay(attempt, None))
                     attempt += 1
                     continue
                 raise TransportError(f"{method} {path}: {getattr(exc, 'reason', exc)}") from None
+            if status < 400:
+                return json.loads(raw) if raw else None
+            if status in RETRY_STATUSES and attempt < self.max_retries:
+                time.sleep(self._delay(attempt, retry_after))
+                attempt += 1
+                continue
+            raise _api_error(status, raw)
+
+    def _kept_alive(self, method: str, url: str, data: bytes | None, headers: dict) -> tuple[int, bytes, str | None]:
+        """One exchange on this thread's open connection; a connection the server closed while it sat idle is
+        opened again once (the request never reached the server)."""
+        target = urllib.parse.urlsplit(url)
+        path = target.path + (f"?{target.query}" if target.query else "")
+        while True:
+            conn = self._connection()
+            reused = conn.sock is not None  # closed, it is opened anew: the next pass is on a new connection
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                if reused:
+                    continue
+                raise
+            except BaseException:
+                conn.close()  # a timed-out or broken exchange leaves the connection unusable
+                raise
+            if resp.will_close:
+                conn.close()
+            return resp.status, raw, resp.getheader("Retry-After")
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn = getattr(self._kept, "conn", None)
+        if conn is None:
+            kind = http.client.HTTPSConnection if self._server.scheme == "https" else http.client.HTTPConnection
+            conn = self._kept.conn = kind(self._server.hostname, self._server.port, timeout=self.timeout)
+        return conn
+
+    def _through_proxy(self, method: str, url: str, data: bytes | None, headers: dict) -> tuple[int, bytes, str | None]:
+        """One exchange through urllib, which goes through the proxy the environment names."""
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return resp.status, resp.read(), None
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read(), exc.headers.get("Retry-After")
+        except urllib.error.URLError as exc:
+            raise ConnectionError(exc.reason) from None
 
     # ------------------------------------------------------------------ messages
 

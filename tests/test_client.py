@@ -20,19 +20,26 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class Scripted:
-    """A real HTTP server answering from a script: each entry (status, body, headers, delay) once, then 200."""
+    """A real HTTP server answering from a script: each entry (status, body, headers, delay) once, then 200.
+    `keep_alive`: it speaks HTTP/1.1 and keeps a connection open between requests, but for those whose numbers
+    (from 1) are in `drop_after`, after which it closes the connection without saying so."""
 
-    def __init__(self, script):
-        self.script, self.requests = list(script), []
+    def __init__(self, script, keep_alive=False, drop_after=()):
+        self.script, self.requests, self.connections = list(script), [], []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def log_message(self, *args):
                 pass
 
             def _answer(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 outer.requests.append((self.command, self.path, dict(self.headers), self.rfile.read(length)))
+                outer.connections.append(self.client_address)
+                if len(outer.requests) in drop_after:
+                    self.close_connection = True
                 status, body, headers, delay = outer.script.pop(0) if outer.script else (200, {"hits": []}, {}, 0)
                 time.sleep(delay)
                 raw = json.dumps(body).encode()
@@ -113,6 +120,28 @@ def test_an_unreachable_server_is_a_transport_error():
         url = srv.url
     with pytest.raises(TransportError):
         MemoriaClient(url, "k", max_retries=1, backoff=0.01, timeout=1).search("x", user_id="u")
+
+
+def test_calls_share_one_connection_and_one_the_server_dropped_while_idle_is_opened_again():
+    with Scripted([], keep_alive=True, drop_after=(2,)) as srv:
+        client = MemoriaClient(srv.url, "k", max_retries=0)
+        for _ in range(4):
+            assert client.search("x", user_id="u") == []
+    # One connection for the first two calls; the server closed it after the second without a word, and the third
+    # went on a new one (sent once: no retry was left), which the fourth shared.
+    assert len(srv.requests) == 4
+    first, second, third, fourth = srv.connections
+    assert first == second and third == fourth and second != third
+
+
+def test_a_proxy_the_environment_names_is_gone_through(monkeypatch):
+    with Scripted([]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        assert MemoriaClient("http://memoria.invalid:5000", "k", max_retries=0).search("x", user_id="u") == []
+    [(method, path, headers, _)] = proxy.requests
+    assert (method, path) == ("POST", "http://memoria.invalid:5000/api/v1/search")
 
 
 def test_the_client_imports_neither_flask_nor_server_code():
