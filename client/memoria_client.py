@@ -305,8 +305,8 @@ class MemoriaClient:
                     attempt += 1
                     continue
                 raise TransportError(f"{method} {path}: {getattr(exc, 'reason', exc)}") from None
-            if status < 400:
-                return json.loads(raw) if raw else None
+            if status < 300:
+                return json.loads(raw) if raw else None  # (a redirect is an error: the base URL is another)
             if status in RETRY_STATUSES and attempt < self.max_retries:
                 time.sleep(self._delay(attempt, retry_after))
                 attempt += 1

@@ -106,6 +106,13 @@ def test_client_errors_are_not_retried_and_name_the_field():
         assert len(srv.requests) == 1
 
 
+def test_a_redirect_is_an_error_naming_its_status_not_an_answer():
+    with Scripted([(301, {}, {"Location": "https://memoria.example/api/v1/search"}, 0)]) as srv:
+        with pytest.raises(ApiError) as exc:
+            MemoriaClient(srv.url, "k", backoff=0.01).search("x", user_id="u")
+    assert exc.value.status == 301 and len(srv.requests) == 1
+
+
 def test_a_slow_server_times_out_and_is_retried_then_reported():
     with Scripted([(200, {"hits": []}, {}, 1.0)] * 3) as srv:
         client = MemoriaClient(srv.url, "k", timeout=0.2, max_retries=1, backoff=0.01)
