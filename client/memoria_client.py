@@ -267,7 +267,10 @@ class MemoriaClient:
         self.user_agent = user_agent
         self._server = urllib.parse.urlsplit(self.base_url)
         proxies = urllib.request.getproxies()
-        self._proxied = self._server.scheme in proxies and not urllib.request.proxy_bypass(self._server.hostname or "")
+        proxied = self._server.scheme in proxies and not urllib.request.proxy_bypass(self._server.hostname or "")
+        # The client's own opener (it reads the proxies now), never urllib's global one, which would keep them for
+        # every later urlopen of the process.
+        self._opener = urllib.request.build_opener() if proxied else None
         self._kept = threading.local()  # this thread's open connection to the server
 
     def __repr__(self) -> str:  # never print the key
@@ -297,7 +300,7 @@ class MemoriaClient:
         attempt = 0
         while True:
             try:
-                status, raw, retry_after = (self._through_proxy if self._proxied else self._kept_alive)(
+                status, raw, retry_after = (self._through_proxy if self._opener else self._kept_alive)(
                     method, url, data, headers)
             except (OSError, http.client.HTTPException) as exc:  # timeouts, refused or dropped connections
                 if attempt < self.max_retries:
@@ -348,7 +351,7 @@ class MemoriaClient:
         """One exchange through urllib, which goes through the proxy the environment names."""
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with self._opener.open(req, timeout=self.timeout) as resp:
                 return resp.status, resp.read(), None
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read(), exc.headers.get("Retry-After")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -141,14 +142,19 @@ def test_calls_share_one_connection_and_one_the_server_dropped_while_idle_is_ope
     assert first == second and third == fourth and second != third
 
 
-def test_a_proxy_the_environment_names_is_gone_through(monkeypatch):
-    with Scripted([]) as proxy:
-        monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        monkeypatch.delenv("NO_PROXY", raising=False)
-        monkeypatch.delenv("no_proxy", raising=False)
+def test_a_proxy_the_environment_names_is_gone_through_and_the_rest_of_the_process_is_left_alone(monkeypatch):
+    with Scripted([]) as proxy, monkeypatch.context() as env:
+        env.setenv("HTTP_PROXY", proxy.url)
+        env.delenv("NO_PROXY", raising=False)
+        env.delenv("no_proxy", raising=False)
         assert MemoriaClient("http://memoria.invalid:5000", "k", max_retries=0).search("x", user_id="u") == []
     [(method, path, headers, _)] = proxy.requests
     assert (method, path) == ("POST", "http://memoria.invalid:5000/api/v1/search")
+    # The proxy was the client's alone: the process's own urllib calls go straight to their server afterwards
+    # (urllib's global opener, built once, would have kept it for good).
+    with Scripted([]) as srv:
+        assert urllib.request.urlopen(f"{srv.url}/ping", timeout=5).status == 200
+    assert [r[1] for r in srv.requests] == ["/ping"]
 
 
 def test_the_client_imports_neither_flask_nor_server_code():
