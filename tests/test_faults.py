@@ -86,7 +86,11 @@ class Up:
         self.proc = subprocess.Popen([sys.executable, "-m", "app", "up", "--no-demo", "--port", str(self.port)],
                                      cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=lambda: self.output.extend(iter(self.proc.stdout.readline, "")), daemon=True).start()
-        _wait(self.ready, 180, "memoria up to be ready (console, PostgreSQL, Redis, a live worker)")
+        try:
+            _wait(self.ready, 180, "memoria up to be ready (console, PostgreSQL, Redis, a live worker)")
+        except BaseException:
+            self.stop()  # never left running by a test that could not use it
+            raise
 
     def ready(self) -> bool:
         try:
