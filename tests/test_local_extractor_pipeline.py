@@ -70,6 +70,16 @@ def active(session, org):
         session.scalars(select(Memory).where(Memory.org_id.is_(None), Memory.status == "active")).all()
 
 
+def assert_learnt_on_the_writer(factory, system_session, backend, text, kept):
+    """The message is learnt, and some memory holding `kept` is the writer's own, personal."""
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == "learnt"
+    memories = active(system_session, org)
+    assert any(kept in m.value and (m.subject, m.level) == ("self", "personal") for m in memories), \
+        [(m.subject, m.value) for m in memories]
+
+
 @pytest.mark.parametrize("text", ["We finally finished moving!", "Por fin hemos terminado la mudanza"])
 def test_a_members_house_move_is_never_a_shared_fact_of_the_business(factory, system_session, backend, text):
     org = factory.org()
@@ -240,12 +250,7 @@ def test_the_writers_own_health_is_never_learnt_in_the_background(factory, syste
      "maybe collab-ing", "skyped"),
 ])
 def test_a_first_person_activity_is_learnt_on_the_writer(factory, system_session, backend, text, kept):
-    org = factory.org()
-    ana = factory.member(org, role="owner")
-    assert run(system_session, backend, org, ana, text).outcome == "learnt"
-    memories = active(system_session, org)
-    assert any(kept in m.value and (m.subject, m.level) == ("self", "personal") for m in memories), \
-        [(m.subject, m.value) for m in memories]
+    assert_learnt_on_the_writer(factory, system_session, backend, text, kept)
 
 
 @pytest.mark.parametrize("text, kept", [
@@ -263,12 +268,7 @@ def test_a_first_person_activity_is_learnt_on_the_writer(factory, system_session
 ])
 def test_a_description_of_what_the_talk_is_about_is_learnt_on_the_writer(factory, system_session, backend, text,
                                                                          kept):
-    org = factory.org()
-    ana = factory.member(org, role="owner")
-    assert run(system_session, backend, org, ana, text).outcome == "learnt"
-    memories = active(system_session, org)
-    assert any(kept in m.value and (m.subject, m.level) == ("self", "personal") for m in memories), \
-        [(m.subject, m.value) for m in memories]
+    assert_learnt_on_the_writer(factory, system_session, backend, text, kept)
 
 
 @pytest.mark.parametrize("text, kept, guess", [
