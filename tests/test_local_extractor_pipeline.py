@@ -31,7 +31,7 @@ def test_a_passed_message_no_rule_reads_is_learnt_as_a_note_on_the_contact(facto
     duero = factory.contact(org, "Cerámicas Duero S.L.", tax_id="B47123456", kind="supplier")
     out = run(system_session, backend, org, ana, "Cerámicas Duero no nos sirve nada hasta que recibe el pedido firmado")
     assert out.outcome == "learnt"
-    [m] = system_session.scalars(select(Memory).where(Memory.status == "active")).all()
+    [m] = active(system_session, org)
     assert (m.subject, m.level, m.category) == (f"contact:{duero.id}", "shared", "supplier")
     assert m.value == "Cerámicas Duero no nos sirve nada hasta que recibe el pedido firmado"
 
@@ -42,8 +42,7 @@ def test_a_contacts_bank_change_in_words_is_proposed_never_applied(factory, syst
     factory.contact(org, "Cerámicas Duero S.L.", tax_id="B47123456", kind="supplier")
     out = run(system_session, backend, org, ana, "Cerámicas Duero dice que ahora cobra en otra cuenta, la del Sabadell")
     assert out.outcome == "proposed"
-    assert system_session.scalars(select(Memory).where(Memory.status == "active",
-                                                       Memory.level == "shared")).all() == []
+    assert [m for m in active(system_session, org) if m.level == "shared"] == []
 
 
 def test_what_the_person_says_about_themselves_stays_personal(factory, system_session, backend):
@@ -51,7 +50,7 @@ def test_what_the_person_says_about_themselves_stays_personal(factory, system_se
     ana = factory.member(org, role="owner")
     out = run(system_session, backend, org, ana, "Vivo en Logroño desde 2015")
     assert out.outcome == "learnt"
-    [m] = system_session.scalars(select(Memory).where(Memory.status == "active")).all()
+    [m] = active(system_session, org)
     assert (m.subject, m.level, m.owner_user_id) == ("self", "personal", ana.id)
     assert (m.attribute, m.value) == ("residencia", "Logroño")
     assert m.sentence == "La persona vive en Logroño."
@@ -459,7 +458,7 @@ def test_the_household_s_second_home_is_the_writer_s_not_the_business_s(factory,
     org = factory.org()
     ana = factory.member(org, role="owner")
     assert run(system_session, backend, org, ana, text).outcome == "learnt"
-    [m] = system_session.scalars(select(Memory).where(Memory.status == "active")).all()
+    [m] = active(system_session, org)
     assert (m.subject, m.level, m.owner_user_id) == ("self", "personal", ana.id)
 
 
