@@ -135,6 +135,39 @@ def test_a_short_answer_reads_its_subject_and_topic_from_the_question():
     assert fact.subject == "name:hermanos pena" and fact.attribute.startswith("nota_entregas")
 
 
+def test_a_short_answer_is_kept_with_the_question_it_answers():
+    # "Los sábados" alone tells the reader of the block nothing: the note says what was asked.
+    [fact] = facts("sí, los sábados", category="preference", scope="personal", contacts=(),
+                   previous="Vale, lo apunto. ¿Sigues con la hípica?")
+    assert fact.subject == "self"
+    assert fact.value == "¿Sigues con la hípica? — sí, los sábados"
+    assert fact.sentence == "La persona, a la pregunta «¿Sigues con la hípica?»: sí, los sábados."
+    [fact] = facts("Three times a week. It keeps us on track", category="preference", scope="personal", contacts=(),
+                   previous="Nice pic! How often do you work out with your family?")
+    assert fact.value == "How often do you work out with your family? — Three times a week. It keeps us on track"
+    assert fact.sentence.startswith('The person, asked "How often do you work out with your family?": Three times')
+    [fact] = facts("Bailey", category="person", scope="personal", contacts=(), previous="What's your dog called?")
+    assert (fact.value, fact.sentence) == ("What's your dog called? — Bailey",
+                                          'The person, asked "What\'s your dog called?": Bailey.')
+
+
+def test_a_contact_s_short_answer_keeps_its_question_and_its_contact():
+    [fact] = facts("cada dos semanas", category="supplier", previous="¿Cada cuánto os hace el reparto Duero?")
+    assert fact.subject == "contact:c8"
+    assert fact.value == "¿Cada cuánto os hace el reparto Duero? — cada dos semanas"
+    assert fact.sentence == "Cerámicas Duero S.L., a la pregunta «¿Cada cuánto os hace el reparto Duero?»: " \
+                            "cada dos semanas."
+
+
+def test_an_answer_that_says_what_was_asked_or_a_turn_that_asks_nothing_is_kept_as_said():
+    [fact] = facts("mi perro se llama Bailey", category="person", scope="personal", contacts=(),
+                   previous="¿Cómo se llama tu perro?")
+    assert "?" not in fact.value
+    [fact] = facts("los sábados", category="preference", scope="personal", contacts=(),
+                   previous="Perfecto, lo tengo en cuenta.")
+    assert fact.value == "Los sábados"
+
+
 def test_a_remember_lead_in_is_not_part_of_the_value():
     [fact] = facts("Que no se me olvide: Talleres García trabaja solo con cita previa")
     assert fact.value == "Talleres García trabaja solo con cita previa"

@@ -418,6 +418,10 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
             return f"name:{normalise_name(names[0])}", names[0], category
         if previous is not None and _names(previous) and normalise_name(_names(previous)[0]):
             name = _names(previous)[0]  # a short answer: the contact the question was about
+            for m in recent:  # a contact of the address book when the question named one of its names
+                if normalise_name(name) in {normalise_name(n) for n in (m.contact.name, *m.contact.aliases)}:
+                    subject = contact_subject(m.contact, m.confidence)
+                    return subject.key, subject.label, subject.category
             return f"name:{normalise_name(name)}", name, category
         distinct = {m.contact.id: m.contact for m in recent}
         if len(distinct) == 1:
@@ -704,7 +708,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         return None  # a clause on a special category is refused; the message's other sentences are not
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
-        len(s.low.split()) <= SHORT_ANSWER_WORDS else None
+        len(_SENTENCE_END.split(s.low, maxsplit=1)[0].split()) <= SHORT_ANSWER_WORDS else None
     if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
         return None  # "I had a great time yesterday!": how it went, no fact
     if not mentions and not recent and previous is None and not _about_someone(s):
@@ -729,11 +733,21 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
                 value = _safe(clean_value(_without_span(s.text, found[1], found[2]))) or value
     if key in ("self", "org") and bank and memory_category != "event":
         return None  # the business's own account is only ever read by the bank-account rule
+    asked = _question_answered(previous, s)
     attribute = "evento" if memory_category == "event" else \
-        _attribute(fold(whole) if bank else _topic_text(s), key, stored, label, previous.low if previous else "",
-                   correction=bool(CORRECTION.search(s.low)))
+        _attribute(fold(whole) if bank else f"{fold(asked)} {_topic_text(s)}" if asked else _topic_text(s), key,
+                   stored, label, previous.low if previous else "", correction=bool(CORRECTION.search(s.low)))
+    answer = value
+    if asked:
+        # The reply as said, its "sí" or "no" and what it adds included ("Three times a week. It keeps us on
+        # track"), when it is short enough to keep whole.
+        if len(whole.split()) <= ANSWER_WORDS and not bank:
+            answer = _safe(clean_value(whole)) or value
+        value = _safe(f"{asked} — {answer}")
     if memory_category == "event":
         body = event_sentence(event_date, event_what(value, key), is_english(value))
+    elif asked:
+        body = _answer_sentence(asked, answer, key, label)
     else:
         body = third_person(value, key)
     if label and fold(label) not in fold(body):
@@ -741,6 +755,36 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     sentence = _safe(body[:1].upper() + body[1:]).rstrip(".!") + "."
     return Fact(subject=key, attribute=attribute, value=value, sentence=sentence, category=memory_category,
                 event_date=event_date, confidence=CONFIDENCE)
+
+
+# A short reply means little alone ("los sábados" to "¿Sigues con la hípica?", "three times a week" to "How often
+# do you work out?"): its note keeps the question it answers, first, up to this many characters of it.
+QUESTION_CHARS = 120
+ANSWER_WORDS = 3 * SHORT_ANSWER_WORDS
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+
+
+def _question_answered(previous: Sentence | None, answer: Sentence) -> str:
+    """The question a short reply answers: the last sentence of the turn before it that asks one (from its
+    "¿" when it has one), unless the reply already says most of what the question names; else ""."""
+    if previous is None:
+        return ""
+    asked = next((part for part in reversed(_SENTENCE_END.split(previous.text.strip())) if part.endswith("?")), "")
+    asked = clean_value(asked[asked.rfind("¿"):] if "¿" in asked else asked)
+    words = set(_content_words(fold(asked)))
+    if not words or len(words & set(_content_words(answer.low))) * 2 >= len(words):
+        return ""
+    return _safe(asked if len(asked) <= QUESTION_CHARS else "…" + asked[-(QUESTION_CHARS - 1):])
+
+
+def _answer_sentence(asked: str, answer: str, subject: str, label: str) -> str:
+    """Who answered what, the question quoted as asked: "La persona, a la pregunta «¿Sigues con la hípica?»:
+    sí, los sábados"; 'The person, asked "How often do you work out?": three times a week'."""
+    english = is_english(f"{asked} {answer}")
+    who = label or {"self": ("the person", "la persona"), "org": ("the business", "la empresa")}.get(
+        subject, ("", ""))[0 if english else 1]
+    said = f'asked "{asked}": {answer}' if english else f"a la pregunta «{asked}»: {answer}"
+    return f"{who}, {said}" if who else said
 
 
 def generic_fact(read: list[tuple[Sentence, list[Mention], list[Mention]]],
