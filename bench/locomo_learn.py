@@ -8,7 +8,9 @@ bottom.
         [--backend local|openai] [--json]
 
 Each conversation is one scratch org; each speaker is a user of it, and their turns are their own
-messages (role user) in one conversation per session, ingested with the session's date as `sent_at`.
+messages (role user) in one conversation per session, ingested with the session's date as `sent_at`; the
+other speaker's turns sit in that conversation as the assistant's (role assistant: the turn a message
+answers, as an agent's question would be, never learnt from).
 The outbox is drained by the worker code (`jobs.outbox.drain_batch`) with the chosen backend (`openai`
 talks to OPENAI_BASE_URL with OPENAI_API_KEY). Then, printed:
 
@@ -269,6 +271,14 @@ def load_conversation(db, stem_name: str, conv: dict) -> dict:
                                         text=turn_text(turn), **extra)
                 message_of[turn["dia_id"]] = result.message_id
                 n_turns += 1
+                for listener in speakers:
+                    if listener != speaker:
+                        # In the listener's conversation the speaker plays the assistant's part: what they
+                        # said is the turn the listener's next message answers, never learnt from.
+                        ingest_message(s, channel="bench", conversation=f"{tag}-{users[listener].id}-s{n}",
+                                       external_id=f"{tag}:{turn['dia_id']}:heard", org_id=org.id,
+                                       user_id=users[listener].id, phone=None, role="assistant",
+                                       text=turn_text(turn), **extra)
         uow.commit()
     last = sessions_of(conv)[-1][1]
     return {"org_id": org.id, "users": {name: u.id for name, u in users.items()}, "message_of": message_of,
@@ -334,7 +344,7 @@ def kept_conversation(db, stem_name: str, conv: dict) -> dict | None:
         users = dict(s.execute(text("select u.name, u.id from users u join memberships m on m.user_id = u.id "
                                     "where m.org_id = :o"), {"o": org.id}).all())
         message_of = {ext.split(":", 1)[1]: mid for mid, ext in s.execute(
-            text("select id, external_id from messages where org_id = :o and external_id like :t"),
+            text("select id, external_id from messages where org_id = :o and external_id like :t and role = 'user'"),
             {"o": org.id, "t": f"{tag}:%"}).all()}
     last = sessions_of(conv)[-1][1]
     return {"org_id": org.id, "users": users, "message_of": message_of, "turns": len(message_of),

@@ -159,13 +159,14 @@ def test_a_contact_s_short_answer_keeps_its_question_and_its_contact():
                             "cada dos semanas."
 
 
-def test_an_answer_that_says_what_was_asked_or_a_turn_that_asks_nothing_is_kept_as_said():
+def test_an_answer_that_says_what_was_asked_is_kept_as_said_and_a_reply_to_no_question_is_no_answer():
     [fact] = facts("mi perro se llama Bailey", category="person", scope="personal", contacts=(),
                    previous="¿Cómo se llama tu perro?")
     assert "?" not in fact.value
-    [fact] = facts("los sábados", category="preference", scope="personal", contacts=(),
-                   previous="Perfecto, lo tengo en cuenta.")
-    assert fact.value == "Los sábados"
+    # After a turn that asks nothing, a fragment answers nothing: a reaction, not a note.
+    assert facts("los sábados", category="preference", scope="personal", contacts=(),
+                 previous="Perfecto, lo tengo en cuenta.") == []
+    assert facts("Nice job, Maria!", category="person", scope="personal", contacts=(), previous="I won!") == []
 
 
 def test_a_remember_lead_in_is_not_part_of_the_value():

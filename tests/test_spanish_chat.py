@@ -153,3 +153,21 @@ def test_every_spanish_question_is_asked_by_a_speaker_who_told_its_evidence():
         for q in conv["qa"]:
             assert q["category"] in (1, 2, 3, 4) and q["evidence"] and all(e in said_by for e in q["evidence"])
             assert bench.asking_speaker(q["question"], speakers) in {said_by[e] for e in q["evidence"]}, q["question"]
+
+
+def test_in_the_bench_a_reply_is_learnt_with_the_question_the_other_speaker_asked(database, servers):
+    # Each speaker's conversation holds the other's turns as the assistant's: "sí, los sábados" is kept with
+    # what it answers, and nothing is learnt from the question itself.
+    from memory_core.backends import get_backend
+
+    bench = _bench()
+    conv = {"speaker_a": "Elena", "speaker_b": "Raúl", "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Elena", "dia_id": "D1:1", "text": "raúl! sigues con la hípica?"},
+                          {"speaker": "Raúl", "dia_id": "D1:2", "text": "sí, los sábados"}]}
+    loaded = bench.load_conversation(database, "es-test", conv)
+    bench.drain(database, get_backend(servers))
+    rows, sources, _ = bench.learnt(database, loaded)
+    by_message = {m: [r.value for r in rows if m in sources.get(r.id, [])] for m in loaded["message_of"].values()}
+    assert by_message[loaded["message_of"]["D1:2"]] == ["sigues con la hípica? — sí, los sábados"]
+    assert by_message[loaded["message_of"]["D1:1"]] == []
+    assert loaded["turns"] == 2

@@ -706,8 +706,10 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     s = _strip_lead(s)
     if not _says_something(s) or is_order(s) or sensitive(s):
         return None  # a clause on a special category is refused; the message's other sentences are not
-    # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers.
+    # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers; after a
+    # turn that asks nothing it is a reaction ("Nice job, Maria!" to "I won!"), no answer.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
+        "?" in context.previous_assistant and \
         len(_SENTENCE_END.split(s.low, maxsplit=1)[0].split()) <= SHORT_ANSWER_WORDS else None
     if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
         return None  # "I had a great time yesterday!": how it went, no fact
