@@ -171,3 +171,11 @@ def test_in_the_bench_a_reply_is_learnt_with_the_question_the_other_speaker_aske
     assert by_message[loaded["message_of"]["D1:2"]] == ["sigues con la hípica? — sí, los sábados"]
     assert by_message[loaded["message_of"]["D1:1"]] == []
     assert loaded["turns"] == 2
+
+
+def test_an_english_note_is_told_in_english_however_few_its_function_words():
+    # "of" against "me" had read as Spanish: "La persona: Here's a photo of le cooking a meal."
+    [fact] = facts("Here's a photo of me cooking a meal")
+    assert fact.sentence == "The person: Here's a photo of them cooking a meal."
+    [fact] = facts("Me encanta esta foto")
+    assert fact.sentence.startswith("La persona")
