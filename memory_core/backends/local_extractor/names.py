@@ -278,12 +278,21 @@ LOWER_NAME_WORDS = 4
 # ("... nos paga", "... ya paga", "... no reparte", "... solo abre", "... are closed").
 _NAME_ENDS = frozenset("""nos me te se que ya ahora siempre tambien nunca todavia aun no solo still always now never
 only just also are son estan han have""".split())
+# Prepositions, adverbs of time and manner, and auxiliaries: a name typed in lower case never runs on into them
+# ("trabajamos con reformas galan desde marzo", "we don't work with harbor logistics anymore", "bright paints
+# recently moved...", "bellini catering won't open"), nor into a Spanish adverb in -mente ("muebles soler
+# ultimamente tarda"; `_NAME_BREAK`, four letters before it at least, so "Clemente" stays a name).
+_NAME_BREAKS = frozenset("""desde hasta durante tras antes sin sobre entre hacia segun mediante aun todavia tampoco
+entonces apenas casi otra vez luego pronto since until till after before during over about around via without
+anymore any longer yet again already lately recently currently usually normally nowadays meanwhile
+is was will wont doesnt isnt cant didnt wasnt won't doesn't isn't can't didn't wasn't estara sera""".split())
+_NAME_BREAK = re.compile(r"\w{4,}mente")
 # Verbs a note on a business goes on with after its name ("muebles soler cierra en agosto", "harbor foods closes
 # on mondays"): a name typed in lower case stops before them.
 _NOTE_VERB = re.compile(
     r"(?:cierr|cerr|abr|sirv|entreg|repart|tra|mand|envi|pag|deb|cobr|compr|vend|trabaj|llev|factur|cambi|abon|mud)"
     r"(?:a|an|e|en|io|aron|ieron)|cerro|(?:clos|open|deliver|ship|pay|owe|charg|buy|sell|work|mov|send|bring|order)"
-    r"(?:s|es|ed)?|paid|sold|bought|sent|brought")
+    r"(?:s|es|ed)?|shuts?|reopens?|paid|sold|bought|sent|brought")
 # What goes before a business named in the middle of a sentence typed in lower case: dealing with it ("ya no
 # trabajamos con reformas galan", "we stopped working with harbor logistics") or someone's role there ("the
 # manager at harbor foods"), each language with its own prepositions.
@@ -295,6 +304,11 @@ _NAME_LEAD = re.compile(
 # also Spanish "to": "le compramos a hierros olano").
 _DESCRIBED = frozenset("el la los las un una unos unas mi mis su sus nuestro nuestra nuestros nuestras the an our "
                        "my their".split())
+
+
+def ends_name(folded: str) -> bool:
+    """A (folded) word no name typed in lower case runs on into: a preposition or an adverb of time or manner."""
+    return folded in _NAME_BREAKS or bool(_NAME_BREAK.fullmatch(folded))
 
 
 def typed_lower(s: Sentence) -> bool:
@@ -312,7 +326,7 @@ def typed_lower_name(text: str) -> str | None:
         bare = word.rstrip(".,;:")
         folded = fold(bare)
         if folded in NOT_NAMES or folded in FUNCTION_WORDS or folded in _NAME_ENDS or folded in NAME_STOP or \
-                folded in COUNTS or _NOTE_VERB.fullmatch(folded) or not bare.isalpha():
+                ends_name(folded) or folded in COUNTS or _NOTE_VERB.fullmatch(folded) or not bare.isalpha():
             break
         words.append(bare)
         if bare != word:
@@ -333,7 +347,8 @@ def lower_name_runs(s: Sentence) -> list[tuple[str, int, int]]:
     while i < len(spans):
         name = typed_lower_name(" ".join(word for word, _ in spans[i:i + LOWER_NAME_WORDS + 1]))
         start = spans[i][1]
-        if name and _names_business(name, folded, i) and not in_place(s, start, start + len(name)):
+        clause = i > 0 and (folded[i - 1] in _CLAUSE_OPENERS or spans[i - 1][0].endswith((",", ";", ":")))
+        if name and _names_business(name, folded, i, clause) and not in_place(s, start, start + len(name)):
             runs.append((name, start, start + len(name)))
             i += len(name.split())
         else:
@@ -341,18 +356,32 @@ def lower_name_runs(s: Sentence) -> list[tuple[str, int, int]]:
     return runs
 
 
-def _names_business(name: str, folded: list[str], i: int) -> bool:
-    """The lower-case words at word i name a business (see `lower_name_runs`)."""
+# Words after which a clause begins: what follows opens it as a sentence's first word does ("ojo que bellini
+# catering no abre el lunes", "heads up, harbor foods closes early").
+_CLAUSE_OPENERS = frozenset("que that y and pero but".split())
+
+
+def _names_business(name: str, folded: list[str], i: int, clause_start: bool = False) -> bool:
+    """The lower-case words at word i name a business (see `lower_name_runs`); `clause_start` when a clause
+    begins there."""
     before = " ".join(folded[max(0, i - 2):i])
     if folded[i] in COMPANY_WORDS:
         return i == 0 or folded[i - 1] not in _DESCRIBED
-    if i == 0:
-        if re.fullmatch(r"\w+(?:amos|emos|imos)", folded[0]):
+    if i == 0 or clause_start:
+        if re.fullmatch(r"\w+(?:amos|emos|imos)", folded[i]):
             return False  # "hacemos reformas...", "tenemos furgonetas...": a verb of "we", not a name
-        after = [w for w in folded[len(name.split()):] if w not in _NAME_ENDS and w not in FUNCTION_WORDS]
+        after = [w for w in folded[i + len(name.split()):] if w not in _NAME_ENDS and w not in FUNCTION_WORDS and
+                 not ends_name(w)]
         # "harbor foods closes...", "kingsley motors has moved...".
-        return bool(after and _NOTE_VERB.fullmatch(after[0])) or fold(name.split()[-1]) in COMPANY_WORDS
-    return bool(_NAME_LEAD.search(before))
+        if (after and _NOTE_VERB.fullmatch(after[0])) or fold(name.split()[-1]) in COMPANY_WORDS:
+            return True
+    return i > 0 and bool(_NAME_LEAD.search(before))
+
+
+def dealt_with(s: Sentence, start: int) -> bool:
+    """The name at `start` follows dealing with it or a role there ("ya no trabajamos con reformas galan", "we
+    stopped buying from bright paints"): a business whoever the sentence is about."""
+    return bool(_NAME_LEAD.search(" ".join(fold(w).strip(".,;:!?") for w in s.text[:start].split()[-2:])))
 
 
 def names_in(s: Sentence) -> list[tuple[str, int, int]]:
