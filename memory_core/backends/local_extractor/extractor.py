@@ -18,6 +18,7 @@ from memory_core.backends.local_extractor.fallback import (
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
     care_trade,
+    closer,
     describes_the_topic,
     event_what,
     generic_fact,
@@ -217,6 +218,14 @@ class LocalExtractor:
         values = {f.value for f in found}
         for f in found:
             if order and not f.imperative:
+                continue
+            if f.target == "event" and (closer(s, mentions) or ("",))[0] in ("mention", "name"):
+                # Another business's closing days ("Muebles Soler cierra del 10 al 25 de agosto", "printwise is
+                # shut until the 10th"): a note on that business with its days, as the generic note reads it, not
+                # the writer's own event. The writer's own closing ("cerramos del 1 al 15") stays their event.
+                fact = note(s, mentions, recent, context, "event", context.gate_scope)
+                if fact is not None:
+                    yield fact
                 continue
             subject = self._subject(s, f, mentions, recent, values)
             if subject is None:

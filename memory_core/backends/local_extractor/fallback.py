@@ -17,6 +17,7 @@ from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_ord
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
     Mention,
+    dealt_with,
     in_place,
     looks_like_company,
     lower_name_runs,
@@ -346,12 +347,13 @@ def _business_typed_lower(s: Sentence) -> str | None:
 
 # Topics of a person's own life: "we" there is the writer's household, never the business.
 PERSONAL_TOPIC = re.compile(
-    r"\b(?:house|home|casa|piso|apartment|flat|apartamento|cottage|cabin|villa|chalet|bungalow|kids?|children|"
+    r"\b(?:house|home|cas(?:a|ita|eta|ona)s?|piso|pisito|apartment|flat|apartamento|apartamentito|cottage|cabin|"
+    r"villa|chalet|bungalow|kids?|children|"
     r"hij[oa]s?|crios|familia|family|wife|husband|marido|mujer|pareja|partner|boyfriend|girlfriend|novi[oa]|"
     r"mom|mum|dad|mother|father|madre|padre|brother|sister|herman[oa]s?|baby|bebe|wedding|boda|married|casad[oa]s?|"
     r"dogs?|cats?|pup(?:py)?|kitty|kitten|perr[oa]s?|gat[oa]s?|mascotas?|pets?|hobby|hobbies|aficion\w*|"
     r"paint\w*|pint\w*|guitar\w*|piano|violin|music|musica|sing\w*|dance|danc\w*|bail\w*|running|run|hike|"
-    r"hiking|camping|beach|playa|vacation|holiday|trip|viaje|vacaciones|garden\w*|jardin\w*|cook\w*|cocin\w*|"
+    r"hiking|camping|vacation|holiday|trip|viaje|vacaciones|garden\w*|jardin\w*|cook\w*|cocin\w*|"
     r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
     r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
     r"movie|movies|pelicula\w*|game|games|juego\w*|sport\w*|deporte\w*|gym|gimnasio|yoga)\b")
@@ -371,9 +373,111 @@ BUSINESS_THING = re.compile(
 _OPENING = re.compile(r"\b(?:abrimos|cerramos|we(?:'re| are)? (?:open|close|closed)(?:\b|\s))")
 
 
+# A home said the way people say it: "our place in Cornwall", "a little place in the Algarve", "my place by the
+# lake" (a place of the writer's own, then where it is).
+_OWN_PLACE = re.compile(r"\b(?:our|my|a|his|her|their)\s+(?:(?:little|small|tiny|old|new|own|family|holiday|summer|"
+                        r"beach|country|second)\s+){0,2}place\s+(?:in|at|by|near|on|up|down|out)\b")
+# Where people rest (the beach, the village, the lake): the household's, unless the business has premises there
+# ("nuestro local de la playa abre en junio").
+_LEISURE_PLACE = re.compile(r"\b(?:beach|playa|pueblo|village|seaside|countryside|lake)\b")
+
+
 def _personal_topic(low: str) -> bool:
-    """A topic of the writer's own life (family, home, pets, hobbies), or a move of no business premise."""
-    return bool(PERSONAL_TOPIC.search(low) or (_MOVING.search(low) and not BUSINESS_THING.search(low)))
+    """A topic of the writer's own life (family, home, pets, hobbies), a home of theirs however said, a resort
+    where the business has nothing, or a move of no business premise."""
+    if PERSONAL_TOPIC.search(low) or _OWN_PLACE.search(low):
+        return True
+    return bool((_LEISURE_PLACE.search(low) or _MOVING.search(low)) and not BUSINESS_THING.search(low))
+
+
+# A business closing or opening, or away on holiday: the verbs of its hours ("cierra del 10 al 25", "no abre el
+# lunes", "estará cerrado", "is closed from the 24th", "shuts for two weeks", "won't open", "está de vacaciones").
+_CLOSES = re.compile(
+    r"\b(?:cierra|cierran|cerrara|cerraran|cerrad[oa]s?|cerramos|cerraremos|abre|abren|abrira|abriran|abrimos|"
+    r"abriremos|reabre|reabren|reabrimos|(?:esta|estan|estara|estaran|se va|se van|se ira|se iran)\s+de "
+    r"vacaciones|closes|closed|closing|shuts?|shutting|opens|opening|reopens?|reopening|"
+    r"(?:will|won't|wont|to|don't|dont|doesn't|doesnt|does|do|may|might|usually|always|never|also|we)\s+"
+    r"(?:close|open)|(?:is|will be|'s)\s+(?:off|away|on holiday|on vacation)|(?:is|are|will be|'s|'re)\s+open)\b")
+# What may follow such a verb in a sentence on hours: a time, or the premises closed ("cierra la tienda del 10
+# al 25"); any other thing is what is closed or opened ("cerramos la cuenta", "we're opening a new line").
+_TIME_WORD = re.compile(
+    r"(?:\d+\w*|lunes|martes|miercoles|jueves|viernes|sabados?|domingos?|mondays?|tuesdays?|wednesdays?|thursdays?|"
+    r"fridays?|saturdays?|sundays?|semanas?|mes|meses|fin|finde|dias?|puente|verano|navidad\w*|quincena|primera|"
+    r"segunda|ultima|tarde|noche|week|weeks|month|months|weekend|summer|christmas|holidays?|days?|first|second|"
+    r"last|next|this|whole|entire|todo|toda|morning|afternoon|evening|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|"
+    r"octubre|noviembre|diciembre)\b")
+_OBJECT = re.compile(r"\s+(?:(?:ya|tambien|solo|early|pronto|only|also|again|temporalmente|temporarily|down|up)\s+)*"
+                     r"(?:el|la|los|las|un|una|our|the|a|an|my|mi|su|sus|nuestr[oa]s?|their|its)\s+(\S+)")
+_DWELLING = re.compile(r"(?:house|home|cas(?:a|ita|eta|ona)s?|piso|pisito|apartment|flat|apartamento|cottage|cabin|"
+                       r"villa|chalet|bungalow|place)\b")
+# Words a name and the verb of its hours may have between them: "Printwise is shut", "X no abre", "X will be closed".
+_AUX = frozenset("is are was will be won't wont isn't doesn't does not no ya ahora tambien solo only also still "
+                 "esta estara estan estaran sera permanecera sigue seguira va se has been have had".split())
+# How many words at most in an aside between the name that closes and the verb ("Harbor Foods, our biggest
+# customer, is closed").
+CLOSER_GAP = 5
+
+
+def _closing(s: Sentence) -> re.Match | None:
+    """The verb of a business's hours in the sentence, closing or opening with no other object than a time or
+    its premises."""
+    for m in _CLOSES.finditer(s.low):
+        obj = _OBJECT.match(s.low, m.end())
+        if obj and not _TIME_WORD.match(obj.group(1)) and not BUSINESS_THING.match(s.low, obj.start(1)):
+            continue
+        return m
+    return None
+
+
+def closer(s: Sentence, mentions: list[Mention]) -> tuple[str, object] | None:
+    """Who closes or opens when the sentence is on a business's hours: ("mention", a contact named before the
+    verb), ("name", the business named before it: "Muebles Soler cierra del 10 al 25", "printwise is shut until
+    the 10th"), ("org", the writer's business: "cerramos en agosto", "el taller cierra el 15", "we're closed on
+    the 26th"); None when the writer speaks of themself ("cierro por vacaciones", "I'm off from the 10th") or
+    closes a home ("cerramos la casa de la playa")."""
+    m = _closing(s)
+    if m is None:
+        return None
+    before = s.low[:m.start()]
+    if _FIRST_SINGULAR.search(before):
+        return None
+    obj = _OBJECT.match(s.low, m.end())
+    if obj and _DWELLING.match(obj.group(1)):
+        return None
+    # The name just before the verb is the one that closes ("Our supplier Nordic Paper closes over Christmas",
+    # "Printwise is shut", "Harbor Foods, our biggest customer, is closed"); not one with another subject between
+    # ("El día de Reyes la tienda no abre").
+    best: tuple[int, str, object] | None = None
+    for mention in mentions:
+        if mention.end <= m.start() and _subject_of(s, mention.end, m.start()) and \
+                (best is None or mention.end > best[0]):
+            best = (mention.end, "mention", mention)
+    for text, start, end in names_in(s):
+        if end > m.start() or in_place(s, start, end) or not normalise_name(text) or \
+                fold(text) in _STOP or fold(text.split()[0]) in NOT_NAMES or not _subject_of(s, end, m.start()):
+            continue
+        if start == 0 and " " not in text and _COMMON_START.match(fold(text)):
+            continue  # "Mañana cierra...": a sentence's first word, no name
+        if best is None or end > best[0]:
+            best = (end, "name", text)
+    if best is not None:
+        return best[1], best[2]
+    if _FIRST_PLURAL.search(s.low[:m.end()]) or BUSINESS_THING.search(before):
+        return "org", None
+    return None
+
+
+def _subject_of(s: Sentence, end: int, verb: int) -> bool:
+    """What ends at `end` is the subject of the verb at `verb`: only auxiliaries, a negation or adverbs between
+    them, or an aside between commas."""
+    gap = s.low[end:verb].strip()
+    aside = ""
+    if gap.startswith(","):
+        aside, _, gap = gap[1:].rpartition(",")
+    return len(aside.split()) <= CLOSER_GAP and all(w in _AUX for w in gap.split())
+
+
 _NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+|really\s+|also\s+)?(?:[a-z]{2,}ing|[a-z]{3,}ed|got|went|"
                         r"made|took|had|started|lost|bought|found|saw|met|gonna|gotta|wanna|been|planning|hoping|"
                         r"thinking of|trying|working on)\b")
@@ -392,9 +496,27 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         best = min(mentions, key=lambda m: m.start)
         subject = contact_subject(best.contact, best.confidence)
         return subject.key, subject.label, subject.category
-    personal = _personal_topic(s.low)
+    closing = closer(s, mentions)
+    if closing is not None and (closing[0] != "org" or category != "event"):
+        # Another business's closing days or hours are that business's, whatever category the gate gave ("Muebles
+        # Soler cierra del 10 al 25 de agosto" read as an event): never the writer's own. The writer's business
+        # closing on a day ("cerramos del 1 al 15 de agosto") is the writer's event, as before; its hours
+        # ("el taller cierra los sábados") the business's.
+        kind, who = closing
+        if kind == "mention":
+            subject = contact_subject(who.contact, who.confidence)
+            return subject.key, subject.label, subject.category
+        if kind == "name":
+            trade = category if category in ("customer", "supplier") else \
+                "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
+            return f"name:{normalise_name(who)}", who, trade
+        return "org", "", "company"
     business = _business_typed_lower(s)
-    if business and (category not in ("person", "event") or s.low.startswith(fold(business))) and not personal:
+    # A business's own words are no topic of the writer's life ("bright paints", "viveros del pueblo").
+    personal = _personal_topic(s.low.replace(fold(business), " ") if business else s.low)
+    if business and (category not in ("person", "event") or s.low.startswith(fold(business)) or
+                     (_FIRST_PLURAL.search(s.low) and not _FIRST_SINGULAR.search(s.low) and
+                      dealt_with(s, s.low.find(fold(business))))) and not personal:
         # "muebles soler cierra en agosto", "ya no trabajamos con reformas galan": the business it names in full.
         kind = category if category in ("customer", "supplier") else \
             "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
