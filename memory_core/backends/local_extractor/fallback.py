@@ -347,7 +347,7 @@ def _business_typed_lower(s: Sentence) -> str | None:
 
 # Topics of a person's own life: "we" there is the writer's household, never the business.
 PERSONAL_TOPIC = re.compile(
-    r"\b(?:house|home|cas(?:a|ita|eta|ona)s?|piso|pisito|apartment|flat|apartamento|apartamentito|cottage|cabin|"
+    r"\b(?:house|home|casa|casitas?|casona|piso|pisito|apartment|flat|apartamento|apartamentito|cottage|cabin|"
     r"villa|chalet|bungalow|kids?|children|"
     r"hij[oa]s?|crios|familia|family|wife|husband|marido|mujer|pareja|partner|boyfriend|girlfriend|novi[oa]|"
     r"mom|mum|dad|mother|father|madre|padre|brother|sister|herman[oa]s?|baby|bebe|wedding|boda|married|casad[oa]s?|"
@@ -409,7 +409,7 @@ _TIME_WORD = re.compile(
     r"octubre|noviembre|diciembre)\b")
 _OBJECT = re.compile(r"\s+(?:(?:ya|tambien|solo|early|pronto|only|also|again|temporalmente|temporarily|down|up)\s+)*"
                      r"(?:el|la|los|las|un|una|our|the|a|an|my|mi|su|sus|nuestr[oa]s?|their|its)\s+(\S+)")
-_DWELLING = re.compile(r"(?:house|home|cas(?:a|ita|eta|ona)s?|piso|pisito|apartment|flat|apartamento|cottage|cabin|"
+_DWELLING = re.compile(r"(?:house|home|casa|casitas?|casona|piso|pisito|apartment|flat|apartamento|cottage|cabin|"
                        r"villa|chalet|bungalow|place)\b")
 # Words a name and the verb of its hours may have between them: "Printwise is shut", "X no abre", "X will be closed".
 _AUX = frozenset("is are was will be won't wont isn't doesn't does not no ya ahora tambien solo only also still "
