@@ -321,3 +321,15 @@ def test_an_injury_is_never_a_note():
     assert facts("The back door of the warehouse is broken", category="company", contacts=()) != []
     for text in ("I burnt the apple pies for the party", "I cut my teeth in retail at Zara"):
         assert facts(text, category="person", scope="personal", contacts=()) != [], text
+
+
+def test_words_that_name_no_business_are_no_name_however_the_gate_read_the_sentence():
+    # A degree adverb, a pronoun or a time ends a name typed in lower case: these had been shared notes on
+    # "name:networking really", "name:having them around" and "name:last weekend".
+    for text in ("Networking really pays off", "Having them around brings me joy and they make great companions",
+                 "Here's our latest work from last weekend", "Tournaments really bring out strong emotions in me"):
+        assert not any(f.subject.startswith("name:") for f in facts(text, contacts=())), text
+    [fact] = facts("harbor foods really pays late", contacts=())
+    assert fact.subject == "name:harbor foods"
+    [fact] = facts("we stopped working with harbor logistics last month", contacts=())
+    assert fact.subject == "name:harbor logistics"

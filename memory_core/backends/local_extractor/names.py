@@ -285,7 +285,9 @@ only just also are son estan han have""".split())
 _NAME_BREAKS = frozenset("""desde hasta durante tras antes sin sobre entre hacia segun mediante aun todavia tampoco
 entonces apenas casi otra vez luego pronto since until till after before during over about around via without
 anymore any longer yet again already lately recently currently usually normally nowadays meanwhile
-is was will wont doesnt isnt cant didnt wasnt won't doesn't isn't can't didn't wasn't estara sera""".split())
+is was will wont doesnt isnt cant didnt wasnt won't doesn't isn't can't didn't wasn't estara sera
+really actually truly totally definitely probably mainly mostly even them him her you me us
+last next weekend week month year yesterday today tomorrow tonight""".split())
 _NAME_BREAK = re.compile(r"\w{4,}mente")
 # Verbs a note on a business goes on with after its name ("muebles soler cierra en agosto", "harbor foods closes
 # on mondays"): a name typed in lower case stops before them.
@@ -307,7 +309,8 @@ _DESCRIBED = frozenset("el la los las un una unos unas mi mis su sus nuestro nue
 
 
 def ends_name(folded: str) -> bool:
-    """A (folded) word no name typed in lower case runs on into: a preposition or an adverb of time or manner."""
+    """A (folded) word no name typed in lower case runs on into: a preposition, an adverb of time, manner or
+    degree, a time ("from last weekend"), a pronoun ("having them around")."""
     return folded in _NAME_BREAKS or bool(_NAME_BREAK.fullmatch(folded))
 
 
