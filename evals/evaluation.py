@@ -149,10 +149,14 @@ def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:
     # Lines that say on whom their fact belongs ("subject": null for a line that must teach nothing): right when
     # the outcome is, and what was learnt or proposed is on that subject alone.
     placed = [_placed_right(row, out) for row, out in results if "subject" in row]
+    # Lines that name words what is kept must say ("holds": the question a short reply answers): right when the
+    # outcome is, and every memory learnt or proposed holds each of them in its value or sentence.
+    held = [_holds(row, out) for row, out in results if "holds" in row]
     return {
         "n": n,
         "backend": getattr(backend, "name", "?"),
         "subject_lines": {"n": len(placed), "right": sum(placed)} if placed else None,
+        "holds_lines": {"n": len(held), "right": sum(held)} if held else None,
         "precision": _ratio(tp, tp + fp),
         "recall": _ratio(tp, tp + fn),
         # Secrets never reach the gate (the denylist refuses them first), so the gate is scored on the rest.
@@ -178,6 +182,15 @@ def _placed_right(row: dict, out) -> bool:
     subjects = {fold(w.memory.subject) for w in out.writes if w.memory is not None} \
         | {fold(w.proposal.subject) for w in out.writes if w.proposal is not None}
     return row["subject"] is None or subjects == {fold(row["subject"])}
+
+
+def _holds(row: dict, out) -> bool:
+    if out.expect != row["expect"]:
+        return False
+    kept = [w.memory for w in out.writes if w.memory is not None] + \
+        [w.proposal for w in out.writes if w.proposal is not None]
+    values = [fold(f"{m.value} {m.sentence}") for m in kept]
+    return all(all(fold(word) in v for word in row["holds"]) for v in values)
 
 
 # ------------------------------------------------------------------------------------ extraction

@@ -68,6 +68,17 @@ def test_lines_that_say_on_whom_their_fact_belongs_are_scored_whole(database, tm
     assert json.loads(_run(["eval", "gate", "--dataset", _dataset(tmp_path), "--json"]).output)["subject_lines"] is None
 
 
+def test_lines_that_name_the_words_a_fact_must_hold_are_scored(database, tmp_path):
+    """A line with `holds` is right when its outcome is and what it taught says each word: a short reply is kept
+    with the question it answers."""
+    answer = {"id": "a1", "text": "los viernes por la mañana", "previous_assistant": "¿Qué día reparte Hierros Olano?",
+              "remember": True, "category": "supplier", "scope": "shared", "corrects": False, "policy": "none",
+              "expect": "learn"}
+    lines = [answer | {"holds": ["reparte"]}, answer | {"id": "a2", "holds": ["domingos"]}, LINES[1] | {"holds": []}]
+    report = json.loads(_run(["eval", "gate", "--dataset", _dataset(tmp_path, lines), "--json"]).output)
+    assert report["holds_lines"] == {"n": 3, "right": 2}
+
+
 def test_eval_gate_removes_its_scratch_org_and_keeps_the_ledger(database, system_session, tmp_path):
     result = _run(["eval", "gate", "--dataset", _dataset(tmp_path), "--json"])
     report = json.loads(result.output)

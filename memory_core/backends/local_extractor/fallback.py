@@ -331,11 +331,15 @@ def _names(s: Sentence) -> list[str]:
         if in_place(s, start, end):
             continue  # "la calle Alcalá", "Elm Street": where someone is, not who
         text = re.sub(r"'s$", "", text)
-        # A lone capitalised word opening the sentence is its first word, unless it names a business.
-        if start == 0 and " " not in text and (_COMMON_START.match(fold(text)) or not looks_like_company(text)):
+        # A lone capitalised word opening the sentence (after its "¿" or "¡") is its first word, unless it names a
+        # business.
+        first = not s.text[:start].strip("¿¡\"'«“ ")
+        if first and " " not in text and (_COMMON_START.match(fold(text)) or not looks_like_company(text)):
             continue
         if fold(text) in _STOP or fold(text.split()[0]) in NOT_NAMES:
             continue
+        if all(w in _STOP or w in NOT_NAMES for w in fold(text).split()):
+            continue  # "Every Sunday": common words and a day, no one's name
         out.append(text)
     return out
 

@@ -160,7 +160,7 @@ congratulations enhorabuena felicidades oh ah aw aww so well btw also and but or
 its i i'm im we we're you your he she they my our his her their me us sorry perdona perdon good morning
 night buenos buenas dear querido querida sounds looks that's thats it's what how why when where who which
 perfecto perfect exacto exactly totally definitely absolutely honestly actually basically anyway
-por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um
+por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um every each cada
 lunes martes miercoles jueves viernes sabado domingo monday tuesday wednesday thursday friday saturday sunday
 enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
 march april may june july august september october november december christmas navidad easter
