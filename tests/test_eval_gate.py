@@ -71,10 +71,10 @@ def test_lines_that_say_on_whom_their_fact_belongs_are_scored_whole(database, tm
 def test_lines_that_name_the_words_a_fact_must_hold_are_scored(database, tmp_path):
     """A line with `holds` is right when its outcome is and what it taught says each word: a short reply is kept
     with the question it answers."""
-    answer = {"id": "a1", "text": "los viernes por la mañana", "previous_assistant": "¿Qué día reparte Hierros Olano?",
-              "remember": True, "category": "supplier", "scope": "shared", "corrects": False, "policy": "none",
+    answer = {"id": "a1", "text": "sí, martes y jueves", "previous_assistant": "¿Sigues yendo a natación?",
+              "remember": True, "category": "person", "scope": "personal", "corrects": False, "policy": "none",
               "expect": "learn"}
-    lines = [answer | {"holds": ["reparte"]}, answer | {"id": "a2", "holds": ["domingos"]}, LINES[1] | {"holds": []}]
+    lines = [answer | {"holds": ["natación"]}, answer | {"id": "a2", "holds": ["domingos"]}, LINES[1] | {"holds": []}]
     report = json.loads(_run(["eval", "gate", "--dataset", _dataset(tmp_path, lines), "--json"]).output)
     assert report["holds_lines"] == {"n": 3, "right": 2}
 

@@ -333,3 +333,32 @@ def test_words_that_name_no_business_are_no_name_however_the_gate_read_the_sente
     assert fact.subject == "name:harbor foods"
     [fact] = facts("we stopped working with harbor logistics last month", contacts=())
     assert fact.subject == "name:harbor logistics"
+
+
+def test_a_short_reply_is_read_as_the_statement_its_question_asks_for():
+    # "a 60" to the payment-term question is Talleres García's term, a typed fact that replaces the old one.
+    [fact] = facts("a 60", previous="Vale. ¿A cuántos días paga ahora Talleres García?")
+    assert (fact.subject, fact.attribute, fact.value) == ("contact:c1", "plazo_pago", "60 días")
+    [fact] = facts("los viernes", category="supplier", previous="¿Qué día os reparte Cerámicas Duero?")
+    assert (fact.subject, fact.attribute, fact.value) == ("contact:c8", "dia_entrega", "viernes")
+    [fact] = facts("Lucía", category="person", scope="personal", previous="¿Cómo se llama tu hija?")
+    assert (fact.subject, fact.attribute, fact.value) == ("self", "hija", "Lucía")
+    [fact] = facts("at 45 days", contacts=(), previous="When does Harbor Foods pay?")
+    assert (fact.subject, fact.attribute, fact.value) == ("name:harbor foods", "plazo_pago", "45 días")
+    [fact] = facts("in Leeds", category="person", scope="personal", contacts=(), previous="Where do you live?")
+    assert (fact.subject, fact.attribute, fact.value) == ("self", "residencia", "Leeds")
+
+
+def test_the_statement_a_reply_makes_keeps_to_the_plain_shapes_of_a_question():
+    from memory_core.backends.local_extractor.answers import completed_answer
+
+    assert completed_answer("Perfecto. ¿A cuántos días paga Talleres García?", "a 60") == \
+        "Talleres García paga a 60 días"
+    assert completed_answer("¿Cuánto te debe el gimnasio Vértice?", "unos 3.600 euros") == \
+        "el gimnasio Vértice me debe unos 3.600 euros"
+    assert completed_answer("Where does your sister live?", "in Leeds") == "my sister lives in Leeds"
+    assert completed_answer("¿Sigues yendo a natación?", "sí") is None  # a yes/no question: kept as a note
+    assert completed_answer("¿A cuántos días paga Talleres García?", "¿por?") is None
+    assert completed_answer("Lo tengo apuntado.", "a 60") is None
+    assert completed_answer("¿Cómo se llama tu perro?", "mi perro se llama Bailey") is None  # said whole
+    assert completed_answer("Where does your sister live?", "she lives in Leeds") is None

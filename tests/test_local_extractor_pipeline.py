@@ -477,3 +477,19 @@ def test_something_broken_at_the_business_is_no_injury(factory, system_session, 
     ana = factory.member(org, role="owner")
     out = run(system_session, backend, org, ana, "Se nos ha roto la puerta de atrás del almacén")
     assert out.policy != "special"
+
+
+def test_a_short_reply_to_the_assistant_s_question_replaces_the_term_it_answers_for(factory, system_session, backend):
+    # Monday: "Talleres García paga a 30 días". Thursday the assistant asks and the person answers "a 60": the
+    # invoice must fall due at 60 days, the 30 superseded, not kept beside a note.
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    garcia = factory.contact(org, "Talleres García S.L.", tax_id="B12345678", kind="customer")
+    assert run(system_session, backend, org, ana, "Talleres García paga a 30 días").outcome == "learnt"
+    ingest_message(system_session, channel="web", conversation="chat-2", external_id="a-1", org_id=org.id,
+                       user_id=ana.id, phone=None, role="assistant",
+                       text="Vale, preparo la factura. ¿A cuántos días paga ahora Talleres García?")
+    system_session.commit()
+    assert run(system_session, backend, org, ana, "a 60", external_id="m-2", conversation="chat-2").outcome == "learnt"
+    [term] = [m for m in active(system_session, org) if m.subject == f"contact:{garcia.id}"]
+    assert (term.attribute, term.value) == ("plazo_pago", "60 días")

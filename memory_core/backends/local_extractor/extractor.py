@@ -11,10 +11,12 @@ from dataclasses import replace
 from functools import lru_cache
 
 from memory_core.backends import RULE_READ_SPECIAL
+from memory_core.backends.local_extractor.answers import completed_answer
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
+    SHORT_ANSWER_WORDS,
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
     care_trade,
@@ -74,6 +76,9 @@ class LocalExtractor:
         # just before, in this message, else in the assistant's previous turn, else the conversation's.
         recent = find_mentions(Sentence.of(context.previous_assistant or ""), pool) or \
             carried_over(context.recent_subjects, pool)
+        answered = self._answer_facts(context, pool)
+        if answered:
+            return answered, Usage(purpose="extract", model=MODEL)
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
         bare: list[int] = []  # indexes in `read` of units no rule read
         self._at: list[int] = []  # the unit index of each entry of `read` (adjacent units continue each other)
@@ -102,6 +107,19 @@ class LocalExtractor:
         for fact in self._notes(read, bare, context, bool(facts)):
             facts.setdefault((fact.subject, fact.attribute), fact)
         return list(facts.values()), Usage(purpose="extract", model=MODEL)
+
+    def _answer_facts(self, context: ExtractionContext, pool: Pool) -> list[Fact]:
+        """A short reply to a question, read as the statement it makes ("a 60" to "¿A cuántos días paga Talleres
+        García?"): the typed facts the rules read from it, else none (the reply is then read as it is)."""
+        message = context.message or ""
+        if not context.previous_assistant or len(message.split()) > SHORT_ANSWER_WORDS:
+            return []
+        said = completed_answer(context.previous_assistant, message)
+        if said is None:
+            return []
+        s = Sentence.of(said)
+        mentions = find_mentions(s, pool) or find_mentions(s, pool + introduced_subjects(s, pool))
+        return list(self._sentence_facts(s, context, mentions, []))
 
     def writer_notes(self, message: str) -> bool:
         """Some unit of the message is a note worth keeping though the gate did not pass it alone."""
@@ -133,10 +151,13 @@ class LocalExtractor:
         """Some unit tells of an injury or a pain ("Me he roto el brazo", "I sprained my ankle"): health."""
         return any(injury(u.sentence) for u in units(message) if not u.phatic)
 
-    def rule_reads(self, message: str) -> tuple[bool, bool]:
+    def rule_reads(self, message: str, previous: str | None = None) -> tuple[bool, bool]:
         """(a rule reads a typed fact in some unit of the message, that unit is on a protected topic):
-        the local backend's gate takes a fact a rule can read as worth remembering."""
-        context = ExtractionContext(message=message)
+        the local backend's gate takes a fact a rule can read as worth remembering. A short reply is read as the
+        statement it makes to the question before it (`previous`)."""
+        context = ExtractionContext(message=message, previous_assistant=previous)
+        if self._answer_facts(context, known_subjects(context)):
+            return True, bool(sensitive(Sentence.of(message)))
         for unit in units(message):
             if unit.phatic:
                 continue

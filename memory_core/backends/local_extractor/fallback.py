@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memory_core.backends.local_extractor.answers import SENTENCE_END, question_of
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
@@ -836,7 +837,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     # turn that asks nothing it is a reaction ("Nice job, Maria!" to "I won!"), no answer.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
         "?" in context.previous_assistant and \
-        len(_SENTENCE_END.split(s.low, maxsplit=1)[0].split()) <= SHORT_ANSWER_WORDS else None
+        len(SENTENCE_END.split(s.low, maxsplit=1)[0].split()) <= SHORT_ANSWER_WORDS else None
     if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
         return None  # "I had a great time yesterday!": how it went, no fact
     if not mentions and not recent and previous is None and not _about_someone(s):
@@ -889,7 +890,6 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
 # do you work out?"): its note keeps the question it answers, first, up to this many characters of it.
 QUESTION_CHARS = 120
 ANSWER_WORDS = 3 * SHORT_ANSWER_WORDS
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
 
 def _question_answered(previous: Sentence | None, answer: Sentence) -> str:
@@ -897,8 +897,7 @@ def _question_answered(previous: Sentence | None, answer: Sentence) -> str:
     "¿" when it has one), unless the reply already says most of what the question names; else ""."""
     if previous is None:
         return ""
-    asked = next((part for part in reversed(_SENTENCE_END.split(previous.text.strip())) if part.endswith("?")), "")
-    asked = clean_value(asked[asked.rfind("¿"):] if "¿" in asked else asked)
+    asked = question_of(previous.text)
     words = set(_content_words(fold(asked)))
     if not words or len(words & set(_content_words(answer.low))) * 2 >= len(words):
         return ""
