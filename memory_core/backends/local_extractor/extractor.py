@@ -18,6 +18,7 @@ from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
     SHORT_ANSWER_WORDS,
     VALUE_MAX_CHARS,
+    VIEW_CATEGORY,
     WRITER_NOTE_REMEMBER,
     care_trade,
     closer,
@@ -28,6 +29,7 @@ from memory_core.backends.local_extractor.fallback import (
     note,
     says_more,
     sensitive,
+    states_a_view,
     writer_statement,
 )
 from memory_core.backends.local_extractor.found import Found
@@ -175,7 +177,7 @@ class LocalExtractor:
             return [fact] if fact is not None else []
         if context.gate_category is None or find_bank_account(context.message or ""):
             return []  # no gate passed the message, or a bank account: the rules and the policy decide
-        candidates = [i for i in bare if statement(read[i][0])]
+        candidates = [i for i in bare if statement(read[i][0]) or states_a_view(read[i][0].text)]
         if not candidates:
             return []
         decisions = self.judge([read[i][0].text for i in candidates])
@@ -204,7 +206,9 @@ class LocalExtractor:
                 fact = note(_joined(head, s), head_mentions or mentions, head_recent, context,
                             decision.top_category, decision.top_scope)
             if fact is None:
-                fact = note(s, mentions, recent, context, decision.top_category, decision.top_scope)
+                # A view the gate did not pass on its own is the writer's (see `fallback.states_a_view`).
+                category = decision.top_category if decision.passes or not states_a_view(s.text) else VIEW_CATEGORY
+                fact = note(s, mentions, recent, context, category, decision.top_scope)
             if fact is not None:
                 out.append(fact)
             if len(out) >= MAX_NOTES:
@@ -313,13 +317,15 @@ def note_worthy(decision: GateDecision, text: str, passed: bool = False) -> bool
     """A unit is kept as a note when the gate passes it, or when it is a first-person statement of the
     writer's own life or a description of what the talk is about the gate is less sure of (see `told_plainly`), the
     writer's statement read `loose` when the gate `passed` the message it is in."""
-    return decision.passes or (decision.remember >= WRITER_NOTE_REMEMBER and told_plainly(text, loose=passed))
+    return decision.passes or (decision.remember >= WRITER_NOTE_REMEMBER and told_plainly(text, loose=passed)) or \
+        states_a_view(text)
 
 
 def told_plainly(text: str, loose: bool = False) -> bool:
-    """A first-person statement of the writer's life (`fallback.writer_statement`, `loose` as there) or a description
-    of what the talk is about (`fallback.describes_the_topic`)."""
-    return writer_statement(text, loose=loose) or describes_the_topic(text)
+    """A first-person statement of the writer's life (`fallback.writer_statement`, `loose` as there), a description
+    of what the talk is about (`fallback.describes_the_topic`) or a view of the writer's (`fallback.states_a_view`,
+    kept whatever the gate gave it: its shape is the evidence, and the gate learnt from the day's messages)."""
+    return writer_statement(text, loose=loose) or describes_the_topic(text) or states_a_view(text)
 
 
 def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:

@@ -216,7 +216,8 @@ _PLACE_NAMED = re.compile(r"\b(?:in|at|to|from|en|a|desde)\s+[A-ZÁÉÍÓÚÑ][a
 def _without_greeting(text: str, keep: frozenset[str]) -> str:
     """The unit without a greeting and vocative in front ("Hey Gina, thanks for being there" -> "thanks for
     being there"), so a phatic phrase behind them is still seen as one."""
-    text = re.sub(r"(?i)^(?:hey|hi|hello|hola|oye|yo)\s+(?=[A-ZÁÉÍÓÚÑ])", "", text.strip())
+    text = re.sub(r"(?i)^(?:hey|hi|hello|hola|oye|yo|yeah|yes|yep|oh|wow|ok|okay|thanks|si|sí|vale|bueno|pues|"
+                  r"gracias)\s+(?=[A-ZÁÉÍÓÚÑ])", "", text.strip())
     return text[_vocative_at_start(text, keep):]
 
 
@@ -276,7 +277,10 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
             clause = clause.strip()
             if not clause:
                 continue
-            text = "" if is_phatic(clause) or is_phatic(_without_greeting(clause, keep)) else strip_talk(clause, keep)
+            # A known name said first is still the listener addressed when what follows is small talk ("John, I'm
+            # doing ok", "Yeah Mel, I get it"): the name keeps its clause only when the clause says something.
+            text = "" if is_phatic(clause) or is_phatic(_without_greeting(clause, keep)) or \
+                (keep and is_phatic(_without_greeting(clause, frozenset()))) else strip_talk(clause, keep)
             if text and (is_phatic(text) or about_listener(text)):
                 text = ""
             out.append(Unit(raw=clause, text=text, index=len(out)))
