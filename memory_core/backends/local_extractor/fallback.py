@@ -951,7 +951,7 @@ _VIEW_LEAD = re.compile(r"^(?:(?:and|but|so|plus|honestly|personally|really|trus
 # "I think / I believe / I've learned (that)", "Creo que / Para mí / He aprendido que": what follows is the view.
 _OPINION = re.compile(
     r"(?:i(?:'ve| have)?\s+(?:always\s+|really\s+|truly\s+|honestly\s+|strongly\s+|still\s+|now\s+|do\s+)*"
-    r"(?:think|believe|feel|reckon|learned|learnt|realized|realised|found|figured)\s+(?:that\s+)?|"
+    r"(?:think|believe|feel|reckon|learned|learnt|realized|realised|found|figured)\s+(?!in\b)(?:that\s+)?|"
     r"(?:(?:yo\s+)?(?:creo|pienso|opino|siento|considero)|me parece|(?:he|hemos)\s+aprendido|aprendi|"
     r"me he dado cuenta de)\s+que\s+|para mi,?\s+)")
 # A value of the writer's in the first person ("I believe in second chances", "I value honesty", "Creo mucho en la
@@ -989,9 +989,9 @@ _GENERAL = re.compile(
     r"(?P<subject>[a-z][a-z'/&-]*(?:\s+[a-z][a-z'/&-]*){0,6}?)\s+(?:(?:sure|really|truly|always|just|often|definitely|also|"
     r"do|does|will|siempre|tambien|realmente|de verdad)\s+)*"
     r"(?:is|are|isn't|aren't|can|can't|matters?|counts?|makes?|helps?|brings?|gives?|pays?|keeps?|leads?|goes|"
-    r"means?|deserves?|heals?|teaches|forces?|builds?|beats?|shapes?|has a way|have a way|"
+    r"means?|deserves?|heals?|teaches|forces?|builds?|beats?|shapes?|has a way|have a way|should|"
     r"es|son|puede|pueden|importa|importan|hace|hacen|ayuda|ayudan|da|dan|trae|traen|vale|valen|merece|merecen|"
-    r"cuenta|cuentan|une|unen|cura|curan|ensena|ensenan|marca|marcan|llena|llenan)\b")
+    r"cuenta|cuentan|une|unen|cura|curan|ensena|ensenan|marca|marcan|llena|llenan|debe|deben)\b")
 # "It's important to stay positive", "It's incredible how a game can bring people together", "Es importante
 # mantenerse positivo", "Es increíble cómo un juego une a la gente": an appraisal with what it is of after it.
 _IT_IS = re.compile(
@@ -1004,10 +1004,13 @@ _IT_IS = re.compile(
     r"duro|normal|gratificante|divertido|curioso|impresionante|facil|sano|verdad)\s+"
     r"(?:to|how|that|when|being|having|\w+ing|que|como|cuando|\w+(?:ar|er|ir)(?:se|te|me|nos|lo|la|los|las)?)\b")
 # "There's nothing like the energy in a stadium", "No hay nada como una tarde de lluvia", "Lo más importante es la
-# familia", "Lo que más importa es...": a view in a fixed frame.
+# familia", "Lo que más importa es...", "It's moments like these that make life worth living", "Son momentos como
+# estos los que te dan fuerzas": a view in a fixed frame.
 _VIEW_FRAME = re.compile(
     r"^(?:there's nothing like|there is nothing like|nothing beats|nothing compares to|no hay nada como|nada como|"
-    r"nada mejor que|lo (?:mas |que mas )?(?:importante|importa|importa de verdad) es)\b")
+    r"nada mejor que|lo (?:mas |que mas )?(?:importante|importa|importa de verdad) es|"
+    r"(?:it's|it is) (?:the )?(?:moments|times|things|people|days|little things) like (?:these|this|that|those) that|"
+    r"son (?:momentos|cosas|dias|detalles|personas) como (?:estos|estas|este|esta|esos|esas) (?:los|las) que)\b")
 # The writer's own life a thing keeps ("Music helps me relax", "Family's super important to me", "Painting makes me
 # happy", "La música me ayuda a relajarme", "La familia es muy importante para mí").
 _DOES_ME = re.compile(r"\b(?:helps? me|makes? me|keeps? me|gives? me|calms? me|relaxes? me|means? (?:a lot|so much|"
@@ -1021,9 +1024,9 @@ _SEEING = re.compile(r"^(?:it's|it is|its|es)\s+(?:\w+\s+){0,3}?(?:to (?:see|hea
                      r"seeing|hearing|(?:ver|oir|leer|saber|escuchar|hablar|charlar)(?:te|os|lo|la)?)\b")
 _VALUE_WORDS = re.compile(r"\b(?:key|important|crucial|essential|vital|everything|priceless|matters?|counts?|"
                           r"clave|importante|fundamental|esencial|lo primero|todo|importa|importan)\b")
-_DATE_WORDS = re.compile(r"\b(?:today|tomorrow|tonight|yesterday|week|month|monday|tuesday|wednesday|thursday|friday|"
-                         r"saturday|sunday|hoy|manana|ayer|semana|mes|lunes|martes|miercoles|jueves|viernes|sabado|"
-                         r"domingo)\b|\d")
+_DATE_WORDS = re.compile(r"\b(?:today|tomorrow|tonight|yesterday|(?:this|next|last) (?:week|month|year)|monday|"
+                         r"tuesday|wednesday|thursday|friday|saturday|sunday|hoy|manana|ayer|(?:esta|la) semana|"
+                         r"(?:este|el) mes|lunes|martes|miercoles|jueves|viernes|sabado|domingo)\b|\d")
 
 
 def states_a_view(text: str) -> bool:
@@ -1042,12 +1045,12 @@ def states_a_view(text: str) -> bool:
     if not statement(Sentence.of(rest)):
         return False
     told = [w for w in _content_words(rest) if w not in PHATIC_WORDS and w not in FEELING_WORDS]
-    if _OWN_VIEW.match(rest):
+    if _OWN_VIEW.match(rest) or _VIEW_FRAME.match(rest):
         return len(told) >= 1  # the frame says what it is: "Soy muy competitiva", not "soy muy feliz"
     needed = VIEW_VALUE_WORDS if _VALUE_WORDS.search(rest) else VIEW_WORDS_NEEDED
     if len(told) < needed:
         return False
-    if _DOES_ME.search(rest) or _VIEW_FRAME.match(rest):
+    if _DOES_ME.search(rest):
         return True
     if _IT_IS.match(rest):
         return not _SEEING.match(rest)
