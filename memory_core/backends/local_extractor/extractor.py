@@ -27,6 +27,7 @@ from memory_core.backends.local_extractor.fallback import (
     generic_fact,
     injury,
     note,
+    opens_on_dummy_it,
     says_more,
     sensitive,
     states_a_view,
@@ -199,16 +200,15 @@ class LocalExtractor:
             s, mentions, recent = read[i]
             fact = None
             if i + 1 in merged:
-                fact = note(_joined(s, read[i + 1][0]), mentions, recent, context, decision.top_category,
-                            decision.top_scope)
+                joined = _joined(s, read[i + 1][0])
+                fact = note(joined, mentions, recent, context, _view_category(decision, joined), decision.top_scope)
             elif i in led:
                 head, head_mentions, head_recent = read[i - 1]
                 fact = note(_joined(head, s), head_mentions or mentions, head_recent, context,
                             decision.top_category, decision.top_scope)
             if fact is None:
                 # A view the gate did not pass on its own is the writer's (see `fallback.states_a_view`).
-                category = decision.top_category if decision.passes or not states_a_view(s.text) else VIEW_CATEGORY
-                fact = note(s, mentions, recent, context, category, decision.top_scope)
+                fact = note(s, mentions, recent, context, _view_category(decision, s), decision.top_scope)
             if fact is not None:
                 out.append(fact)
             if len(out) >= MAX_NOTES:
@@ -223,7 +223,7 @@ class LocalExtractor:
         for i in range(1, len(read)):
             s = read[i][0]
             if i in bare and i - 1 in bare and i < len(at) and at[i] == at[i - 1] + 1 and \
-                    _CONTINUES.match(s.low) and statement(s) and not asks(s.text) and \
+                    _CONTINUES.match(s.low) and not opens_on_dummy_it(s.text) and statement(s) and not asks(s.text) and \
                     len(read[i - 1][0].text) + len(s.text) + 2 <= VALUE_MAX_CHARS:
                 out.add(i)
         return out
@@ -289,6 +289,15 @@ class LocalExtractor:
             member = f.attribute.split("_", 1)[0] in family or f.attribute.startswith("hermanos_")
             return "person" if f.attribute in family or member else "preference"
         return subject.category
+
+
+def _view_category(decision: GateDecision, s: Sentence) -> str:
+    """The gate's category for a unit, but a view it did not pass, or one it passed with no category, is the
+    writer's (`fallback.VIEW_CATEGORY`): "It's so cool how taking care of ourselves helps us" is no business's."""
+    if opens_on_dummy_it(s.text) or ((not decision.passes or decision.top_category == "nothing") and
+                                     states_a_view(s.text)):
+        return VIEW_CATEGORY  # "It's pretty cool to be working with such big brands" names no business
+    return decision.top_category
 
 
 def _joined(first: Sentence, then: Sentence) -> Sentence:

@@ -989,7 +989,7 @@ _GENERAL = re.compile(
     r"(?P<subject>[a-z][a-z'/&-]*(?:\s+[a-z][a-z'/&-]*){0,6}?)\s+(?:(?:sure|really|truly|always|just|often|definitely|also|"
     r"do|does|will|siempre|tambien|realmente|de verdad)\s+)*"
     r"(?:is|are|isn't|aren't|can|can't|matters?|counts?|makes?|helps?|brings?|gives?|pays?|keeps?|leads?|goes|"
-    r"means?|deserves?|heals?|teaches|forces?|builds?|beats?|shapes?|has a way|have a way|should|"
+    r"means?|deserves?|heals?|teaches|forces?|builds?|beats?|shapes?|has a way|have a way|should|comes?|takes?|"
     r"es|son|puede|pueden|importa|importan|hace|hacen|ayuda|ayudan|da|dan|trae|traen|vale|valen|merece|merecen|"
     r"cuenta|cuentan|une|unen|cura|curan|ensena|ensenan|marca|marcan|llena|llenan|debe|deben)\b")
 # "It's important to stay positive", "It's incredible how a game can bring people together", "Es importante
@@ -1023,10 +1023,18 @@ _DOES_ME = re.compile(r"\b(?:helps? me|makes? me|keeps? me|gives? me|calms? me|r
 _SEEING = re.compile(r"^(?:it's|it is|its|es)\s+(?:\w+\s+){0,3}?(?:to (?:see|hear|read|watch|meet|chat|talk|catch)|"
                      r"seeing|hearing|(?:ver|oir|leer|saber|escuchar|hablar|charlar)(?:te|os|lo|la)?)\b")
 _VALUE_WORDS = re.compile(r"\b(?:key|important|crucial|essential|vital|everything|priceless|matters?|counts?|"
-                          r"clave|importante|fundamental|esencial|lo primero|todo|importa|importan)\b")
+                          r"necessary|clave|importante|fundamental|esencial|necesario|lo primero|todo|importa|"
+                          r"importan)\b")
 _DATE_WORDS = re.compile(r"\b(?:today|tomorrow|tonight|yesterday|(?:this|next|last) (?:week|month|year)|monday|"
                          r"tuesday|wednesday|thursday|friday|saturday|sunday|hoy|manana|ayer|(?:esta|la) semana|"
                          r"(?:este|el) mes|lunes|martes|miercoles|jueves|viernes|sabado|domingo)\b|\d")
+
+
+def opens_on_dummy_it(text: str) -> bool:
+    """The unit's "it" points at nothing said before ("It's amazing how books take us places", "It's moments like
+    these that..."): it opens a view, it does not go on about the unit before it."""
+    low = _VIEW_LEAD.sub("", Sentence.of(text).low.strip(" .!-"))
+    return bool(_IT_IS.match(low) or _VIEW_FRAME.match(low))
 
 
 def states_a_view(text: str) -> bool:
@@ -1037,6 +1045,7 @@ def states_a_view(text: str) -> bool:
     if not s.low or "?" in s.text or "¿" in s.text or is_order(s) or sensitive(s):
         return False
     low = _VIEW_LEAD.sub("", s.low.strip(" .!-"))
+    low = _GENERIC_YOU.sub(lambda m: re.sub(r"\byou\b", "one", m.group()), low)
     if _LISTENER.search(without_listener_gift(low)) or re.match(r"(?:let's|lets|let us|vamos a|hay que)\b", low):
         return False
     # "I think" / "creo que" hedge a fact ("creo que paga a 60 días"), not a view: what follows it must state.
@@ -1052,8 +1061,14 @@ def states_a_view(text: str) -> bool:
         return False
     if _DOES_ME.search(rest):
         return True
-    if _IT_IS.match(rest):
-        return not _SEEING.match(rest)
+    it_is = _IT_IS.match(rest)
+    if it_is:
+        # What the appraisal is of tells the view, with substance of its own: "It's tough to pick just one",
+        # "It's hard to describe how beautiful they were" say nothing the writer holds.
+        of = [w for w in _content_words(rest[it_is.end() - len(it_is.group().split()[-1]):])
+              if w not in PHATIC_WORDS and w not in FEELING_WORDS]
+        needed = VIEW_VALUE_WORDS if _VALUE_WORDS.search(it_is.group()) else VIEW_WORDS_NEEDED
+        return not _SEEING.match(rest) and len(of) >= needed
     # A general statement: never of a day ("La reunión es el martes" is a plan) nor told in the past, and its
     # subject a thing in general, not someone pointed at ("Ping me when Initech pays", "el de Hotel Sol"), nor life
     # itself ("Life can be such a rollercoaster", "La vida es una montaña rusa": small talk).
@@ -1064,6 +1079,9 @@ def states_a_view(text: str) -> bool:
     return not _POINTED.search(subject) and not _PLATITUDE.fullmatch(subject) and not _OPEN_END.search(subject)
 
 
+# "You" of anyone, inside what a view is of ("Having friends you can rely on makes a huge difference").
+_GENERIC_YOU = re.compile(r"\b(?:friends|people|someone|somebody|something|things|ones|those|family)\s+(?:who\s+|that\s+)?"
+                          r"you\s+(?:can|could|love|trust|care about|need|want|rely on)\b")
 # Words that make a subject someone or something pointed at, not a thing in general.
 _POINTED = re.compile(r"\b(?:i|me|you|it|he|him|she|her|we|us|they|them|we'll|i'll|that|when|if|whose|"
                       r"te|le|les|nos|el de|la de|los de|las de|que|cuando|si)\b")

@@ -213,6 +213,14 @@ def is_phatic(text: str) -> bool:
 _PLACE_NAMED = re.compile(r"\b(?:in|at|to|from|en|a|desde)\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+")
 
 
+# An appraisal followed by what it is of ("It's so sad how a lack of resources can crush kids' dreams", "It's great to
+# experience other cultures"): a view of the writer's, not a reaction, though it opens like one. Never what the
+# listener showed or told ("It's great to hear that"), which stays phatic.
+_IT_IS_VIEW = re.compile(r"^(?:and\s+|but\s+)?(?:it's|it is|its)\s+(?:(?:so|really|always|just|truly|super|very|"
+                         r"incredibly|pretty)\s+)*[a-z]+\s+(?:how|to|when)\s+(?!(?:see|hear|know|meet|chat|talk|read|"
+                         r"watch|catch|you|your)\b)(?:[a-z']+\s+){2,}[a-z']+")
+
+
 def _without_greeting(text: str, keep: frozenset[str]) -> str:
     """The unit without a greeting and vocative in front ("Hey Gina, thanks for being there" -> "thanks for
     being there"), so a phatic phrase behind them is still seen as one."""
@@ -279,9 +287,10 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
                 continue
             # A known name said first is still the listener addressed when what follows is small talk ("John, I'm
             # doing ok", "Yeah Mel, I get it"): the name keeps its clause only when the clause says something.
-            text = "" if is_phatic(clause) or is_phatic(_without_greeting(clause, keep)) or \
-                (keep and is_phatic(_without_greeting(clause, frozenset()))) else strip_talk(clause, keep)
-            if text and (is_phatic(text) or about_listener(text)):
+            view = bool(_IT_IS_VIEW.match(fold(clause)))
+            text = "" if not view and (is_phatic(clause) or is_phatic(_without_greeting(clause, keep)) or (
+                keep and is_phatic(_without_greeting(clause, frozenset())))) else strip_talk(clause, keep)
+            if text and ((not view and is_phatic(text)) or about_listener(text)):
                 text = ""
             out.append(Unit(raw=clause, text=text, index=len(out)))
     return tuple(out)
