@@ -3,9 +3,6 @@ as the speaker's own memory, end to end (ingested, learnt by the worker's unit w
 back); the greetings, compliments, questions back and small talk around them are not."""
 from __future__ import annotations
 
-import datetime as dt
-import uuid
-
 import pytest
 from sqlalchemy import select
 
@@ -13,10 +10,7 @@ from memory_core.backends import get_backend
 from memory_core.backends.local_extractor.fallback import states_a_view
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain.models import Memory
-from memory_core.learning.ingest import ingest_message
-from memory_core.learning.pipeline import process_message
-
-SENT = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)
+from tests.test_learning_conversations import tell
 
 
 @pytest.fixture(scope="module")
@@ -28,20 +22,6 @@ def backend(servers):
 def ana(factory):
     org = factory.org()
     return org, factory.member(org, role="owner")
-
-
-def tell(session, backend, who, *texts):
-    """Each text as one user message of one conversation, processed by the worker's unit in order."""
-    org, user = who
-    outcomes = []
-    for i, text in enumerate(texts):
-        r = ingest_message(session, channel="web", conversation="chat-views", external_id=f"m-{uuid.uuid4()}",
-                           org_id=org.id, user_id=user.id, phone=None, role="user", text=text,
-                           sent_at=SENT + dt.timedelta(minutes=i))
-        session.commit()
-        outcomes.append(process_message(session, r.message_id, backend).outcome)
-        session.commit()
-    return outcomes
 
 
 def learnt(session, org):
