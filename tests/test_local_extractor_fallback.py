@@ -362,3 +362,10 @@ def test_the_statement_a_reply_makes_keeps_to_the_plain_shapes_of_a_question():
     assert completed_answer("Lo tengo apuntado.", "a 60") is None
     assert completed_answer("¿Cómo se llama tu perro?", "mi perro se llama Bailey") is None  # said whole
     assert completed_answer("Where does your sister live?", "she lives in Leeds") is None
+
+
+def test_a_pronoun_such_or_others_names_no_business():
+    for text, previous in (("Mainly the roadways. They're full of potholes", "Anything else that needs fixing?"),
+                           ("Doing good and helping others brings joy", None),
+                           ("It's pretty cool to be working with such big brands!", None)):
+        assert not any(f.subject.startswith("name:") for f in facts(text, contacts=(), previous=previous)), text

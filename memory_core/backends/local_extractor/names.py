@@ -160,7 +160,8 @@ congratulations enhorabuena felicidades oh ah aw aww so well btw also and but or
 its i i'm im we we're you your he she they my our his her their me us sorry perdona perdon good morning
 night buenos buenas dear querido querida sounds looks that's thats it's what how why when where who which
 perfecto perfect exacto exactly totally definitely absolutely honestly actually basically anyway
-por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um every each cada
+por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um every each cada such
+they're theyre you're youre he's she's there's theres here's heres
 lunes martes miercoles jueves viernes sabado domingo monday tuesday wednesday thursday friday saturday sunday
 enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
 march april may june july august september october november december christmas navidad easter
@@ -287,7 +288,8 @@ entonces apenas casi otra vez luego pronto since until till after before during 
 anymore any longer yet again already lately recently currently usually normally nowadays meanwhile
 is was will wont doesnt isnt cant didnt wasnt won't doesn't isn't can't didn't wasn't estara sera
 really actually truly totally definitely probably mainly mostly even them him her you me us
-last next weekend week month year yesterday today tomorrow tonight""".split())
+last next weekend week month year yesterday today tomorrow tonight others everyone everybody someone somebody
+anyone""".split())
 _NAME_BREAK = re.compile(r"\w{4,}mente")
 # Verbs a note on a business goes on with after its name ("muebles soler cierra en agosto", "harbor foods closes
 # on mondays"): a name typed in lower case stops before them.
