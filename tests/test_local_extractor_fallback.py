@@ -360,6 +360,7 @@ def test_the_statement_a_reply_makes_keeps_to_the_plain_shapes_of_a_question():
     assert completed_answer("¿Sigues yendo a natación?", "sí") is None  # a yes/no question: kept as a note
     assert completed_answer("¿A cuántos días paga Talleres García?", "¿por?") is None
     assert completed_answer("Lo tengo apuntado.", "a 60") is None
+    assert "cerráis" in completed_answer("¿Cuándo cerráis por vacaciones?", "en agosto")  # the verb as written
     assert completed_answer("¿Cómo se llama tu perro?", "mi perro se llama Bailey") is None  # said whole
     assert completed_answer("Where does your sister live?", "she lives in Leeds") is None
 

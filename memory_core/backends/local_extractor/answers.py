@@ -30,8 +30,6 @@ _ES_PERSON = {"te": "me", "os": "nos", "tu": "mi", "tus": "mis", "vuestro": "nue
               "vuestros": "nuestros", "vuestras": "nuestras"}
 _EN_PERSON = {"you": "I", "your": "my", "yours": "mine"}
 _BARE_NUMBER = re.compile(r"^(?:a\s+|at\s+)?(?:unos\s+|about\s+)?\d{1,3}$")
-
-
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
 
@@ -62,7 +60,8 @@ def completed_answer(turn: str, answer: str) -> str | None:
             return None  # "mi perro se llama Bailey": the reply says it whole
         subject = _person(question[m.start(subj):m.end(subj)], _ES_PERSON)
         unit = question[m.start("unit"):m.end("unit")] if counted and bare else ""
-        return " ".join(p for p in (subject, _person(m.group(verb), _ES_PERSON), reply, unit) if p)
+        said = _person(question[m.start(verb):m.end(verb)], _ES_PERSON)  # as written, accents kept
+        return " ".join(p for p in (subject, said, reply, unit) if p)
     m = _EN.match(question)
     if m:
         verb = m.group("verb")
