@@ -176,20 +176,22 @@ def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:
     }
 
 
+def _kept(out) -> list:
+    """The memories a line learnt or proposed."""
+    return [w.memory for w in out.writes if w.memory is not None] + \
+        [w.proposal for w in out.writes if w.proposal is not None]
+
+
 def _placed_right(row: dict, out) -> bool:
     if out.expect != row["expect"]:
         return False
-    subjects = {fold(w.memory.subject) for w in out.writes if w.memory is not None} \
-        | {fold(w.proposal.subject) for w in out.writes if w.proposal is not None}
-    return row["subject"] is None or subjects == {fold(row["subject"])}
+    return row["subject"] is None or {fold(m.subject) for m in _kept(out)} == {fold(row["subject"])}
 
 
 def _holds(row: dict, out) -> bool:
     if out.expect != row["expect"]:
         return False
-    kept = [w.memory for w in out.writes if w.memory is not None] + \
-        [w.proposal for w in out.writes if w.proposal is not None]
-    values = [fold(f"{m.value} {m.sentence}") for m in kept]
+    values = [fold(f"{m.value} {m.sentence}") for m in _kept(out)]
     return all(all(fold(word) in v for word in row["holds"]) for v in values)
 
 

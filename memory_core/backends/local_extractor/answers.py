@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memory_core.backends.local_extractor.text import clean_value, fold
+from memory_core.backends.local_extractor.text import clean_value, fold, split_sentences
 
 # Read on the folded question: "¿A cuántos días paga Talleres García?", "¿Qué día os reparte Transportes Beltrán?",
 # "¿Cómo se llama tu hija?".
@@ -30,12 +30,11 @@ _ES_PERSON = {"te": "me", "os": "nos", "tu": "mi", "tus": "mis", "vuestro": "nue
               "vuestros": "nuestros", "vuestras": "nuestras"}
 _EN_PERSON = {"you": "I", "your": "my", "yours": "mine"}
 _BARE_NUMBER = re.compile(r"^(?:a\s+|at\s+)?(?:unos\s+|about\s+)?\d{1,3}$")
-SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
 
 def question_of(turn: str) -> str:
     """The question a turn ends on: its last sentence that asks one, from its "¿" when it has one; else ""."""
-    asked = next((part for part in reversed(SENTENCE_END.split(turn.strip())) if part.endswith("?")), "")
+    asked = next((part for part in reversed(list(split_sentences(turn))) if part.endswith("?")), "")
     return clean_value(asked[asked.rfind("¿"):] if "¿" in asked else asked)
 
 

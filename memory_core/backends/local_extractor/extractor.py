@@ -90,12 +90,7 @@ class LocalExtractor:
                 continue
             self._at.append(unit.index)
             s = unit.sentence
-            mentions = find_mentions(s, pool)
-            if not mentions:
-                introduced = introduced_subjects(s, pool)
-                if introduced:
-                    pool = pool + introduced
-                    mentions = find_mentions(s, pool)
+            mentions, pool = _mentioned(s, pool)
             read.append((s, mentions, recent))
             found = list(self._sentence_facts(s, context, mentions, recent))
             named = _name_the_pet(s, facts)
@@ -121,8 +116,7 @@ class LocalExtractor:
         if said is None:
             return []
         s = Sentence.of(said)
-        mentions = find_mentions(s, pool) or find_mentions(s, pool + introduced_subjects(s, pool))
-        return list(self._sentence_facts(s, context, mentions, []))
+        return list(self._sentence_facts(s, context, _mentioned(s, pool)[0], []))
 
     def writer_notes(self, message: str) -> bool:
         """Some unit of the message is a note worth keeping though the gate did not pass it alone."""
@@ -289,6 +283,17 @@ class LocalExtractor:
             member = f.attribute.split("_", 1)[0] in family or f.attribute.startswith("hermanos_")
             return "person" if f.attribute in family or member else "preference"
         return subject.category
+
+
+def _mentioned(s: Sentence, pool: Pool) -> tuple[list[Mention], Pool]:
+    """The subjects the sentence names, and the pool with the names it introduces when it names no known one."""
+    mentions = find_mentions(s, pool)
+    if not mentions:
+        introduced = introduced_subjects(s, pool)
+        if introduced:
+            pool = pool + introduced
+            mentions = find_mentions(s, pool)
+    return mentions, pool
 
 
 def _view_category(decision: GateDecision, s: Sentence) -> str:

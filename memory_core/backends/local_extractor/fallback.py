@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memory_core.backends.local_extractor.answers import SENTENCE_END, question_of
+from memory_core.backends.local_extractor.answers import question_of
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
@@ -28,7 +28,14 @@ from memory_core.backends.local_extractor.names import (
 )
 from memory_core.backends.local_extractor.personal import PRETERITE, told_in_past
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
-from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english, normalise_name
+from memory_core.backends.local_extractor.text import (
+    Sentence,
+    clean_value,
+    fold,
+    is_english,
+    normalise_name,
+    split_sentences,
+)
 from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
 from memory_core.domain.dates import find_date
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
@@ -339,8 +346,6 @@ def _names(s: Sentence) -> list[str]:
             continue
         if fold(text) in _STOP or fold(text.split()[0]) in NOT_NAMES:
             continue
-        if all(w in _STOP or w in NOT_NAMES for w in fold(text).split()):
-            continue  # "Every Sunday": common words and a day, no one's name
         out.append(text)
     return out
 
@@ -838,7 +843,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     # turn that asks nothing it is a reaction ("Nice job, Maria!" to "I won!"), no answer.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
         "?" in context.previous_assistant and \
-        len(SENTENCE_END.split(s.low, maxsplit=1)[0].split()) <= SHORT_ANSWER_WORDS else None
+        len(next(split_sentences(s.low), "").split()) <= SHORT_ANSWER_WORDS else None
     if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
         return None  # "I had a great time yesterday!": how it went, no fact
     if not mentions and not recent and previous is None and not view and not _about_someone(s):
