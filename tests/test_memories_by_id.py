@@ -6,7 +6,7 @@ from sqlalchemy import text
 
 from memory_core.domain.access import load_access
 from memory_core.reading.context import memories_by_id
-from tests.support.statements import plan_of, sent_statements
+from tests.support.statements import generic_plan_of, plan_of, sent_statements
 
 
 def test_memories_read_by_id_are_only_the_visible_active_ones_and_come_by_primary_key(
@@ -37,3 +37,48 @@ def test_memories_read_by_id_are_only_the_visible_active_ones_and_come_by_primar
     with database.unit_of_work(access.scope()) as uow:
         plan = plan_of(uow.session.connection(), statement, parameters)
     assert "memories_pkey" in plan and "ix_memories_profile_own_user" not in plan, plan
+
+
+def test_the_memories_told_near_a_related_one_are_read_from_its_messages_not_from_every_visible_memory(
+        database, factory, system_session, owner_engine):
+    import datetime as dt
+
+    from memory_core.domain.models import MemorySource
+    from memory_core.reading.context import _neighbours
+
+    org = factory.org()
+    ana = factory.member(org, role="member")
+    conv, elsewhere = factory.conversation(org, ana), factory.conversation(org, ana)
+    start = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)
+
+    def told(conversation, minutes, value):
+        message = factory.message(conversation, value, created_at=start + dt.timedelta(minutes=minutes))
+        memory = factory.memory(None, level="personal", owner=ana, subject="self", attribute=value, value=value)
+        system_session.add(MemorySource(memory_id=memory.id, message_id=message.id, conversation_id=conversation.id))
+        system_session.commit()
+        return memory
+
+    seed = told(conv, 0, "fui a la cascada de Oregón")
+    next_to_it = told(conv, 1, "me sentí en un cuento de hadas")
+    told(elsewhere, 1, "compré sellos de Noruega")
+    for i in range(200):  # her own rows and the org's, so the planner has ranges it could start from instead
+        factory.memory(None, level="personal", owner=ana, subject="self", attribute=f"n{i}", value="x")
+        factory.memory(org, attribute=f"o{i}", value="x")
+    with owner_engine.begin() as c:
+        c.execute(text("analyze memories"))
+    access = load_access(system_session, org.id, user_id=ana.id)
+    system_session.commit()
+
+    with sent_statements(database.engine, lambda s: "memory_sources" in s) as statements:
+        with database.unit_of_work(access.scope()) as uow:
+            found = _neighbours(uow.session, access, [(seed.id, 1.0)], set(), {})
+    assert [i for i, _ in found] == [next_to_it.id]
+
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        connection = uow.session.connection()
+        connection.execute(text("set local enable_seqscan = off"))  # the tables are small; a big one's plan
+        # The plan kept once the statement is prepared, and the one made for these values.
+        plans = [generic_plan_of(connection, statement), plan_of(connection, statement, parameters)]
+    for plan in plans:
+        assert "ix_memories_owner_user" not in plan and "ix_memories_shared_area" not in plan, plan
