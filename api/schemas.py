@@ -53,18 +53,17 @@ class PrincipalQuery(PrincipalIn):
 
 # ---------------------------------------------------------------------------- ingest
 
-class IngestIn(In):
+class MessageIn(In):
+    """A message of a conversation, as the channel knows it."""
     channel: Channel
     conversation: ExternalId = Field(description="The channel's own id for the thread")
     external_id: ExternalId = Field(description="The channel's own id for the message; idempotency key")
     user_id: uuid.UUID | None = None
     phone: Phone | None = None
-    role: Literal["user", "assistant", "system", "tool"]
     text: MessageText = ""
     visibility: Literal["private_in_org", "shared_in_org"] = "private_in_org"
     area: Area = "general"
     temporary: bool = False
-    event: Literal["new", "edited", "deleted"] = "new"
     sent_at: dt.datetime | None = Field(
         default=None, description="When the person sent it, ISO 8601 with its zone (imported history keeps its "
         "dates; relative dates in the text are resolved against it). At most 5 minutes ahead; default now")
@@ -72,6 +71,30 @@ class IngestIn(In):
     @model_validator(mode="after")
     def _writer(self):
         return someone(self, "a message needs its writer: user_id, phone, or both")
+
+
+class UsedReport(In):
+    trace_id: uuid.UUID = Field(description="The trace of the block the reply was written with")
+    memory_ids: Annotated[list[uuid.UUID], Field(max_length=200)]
+
+
+class IngestIn(MessageIn):
+    role: Literal["user", "assistant", "system", "tool"]
+    event: Literal["new", "edited", "deleted"] = "new"
+    used: UsedReport | None = Field(
+        default=None, description="With the assistant's new reply: the memories of its block it used, reported in "
+        "the same call (as POST /traces/{id}/used)")
+
+    @model_validator(mode="after")
+    def _used_with_a_reply(self):
+        if self.used is not None and (self.role != "assistant" or self.event != "new"):
+            raise ValueError("used goes with the assistant's new reply (role assistant, event new)")
+        return self
+
+
+class TurnIn(MessageIn):
+    """The person's new message (role user): stored as POST /messages stores it, and its memory block assembled
+    as POST /context assembles it, in one call."""
 
 
 class IngestOut(Out):
@@ -83,6 +106,7 @@ class IngestOut(Out):
     temporary: bool
     link_request: bool
     reply: str | None = Field(description="When set, send this reply instead of a model turn")
+    marked: int | None = Field(default=None, description="With used: how many of the trace's memories were marked")
 
 
 # ---------------------------------------------------------------------------- search and memories
@@ -244,6 +268,12 @@ class ContextOut(Out):
     items: list[ContextItemOut]
     trace_id: uuid.UUID | None = Field(description="Report used memories against it; null when nothing is stored")
     tokens: int
+
+
+class TurnOut(Out):
+    message: IngestOut
+    context: ContextOut | None = Field(description="The memory block for the message; null when message.reply is "
+                                       "set (send that reply instead of a model turn)")
 
 
 class UsedIn(In):

@@ -52,6 +52,8 @@ from api.schemas import (
     SearchOut,
     SubjectsIn,
     SubjectsOut,
+    TurnIn,
+    TurnOut,
     UsedIn,
     UsedOut,
     WriteOut,
@@ -218,28 +220,50 @@ def openapi_document():
 @route(bp, "/messages", "POST", summary="Ingest a message (new, edited or deleted); idempotent on channel + "
        "external_id", tag="messages", body=IngestIn, response=IngestOut, errors=(400, 401, 404, 409, 422))
 def ingest(org_id, body: IngestIn):
-    """Write one message event and kick the worker."""
-    from jobs.outbox import enqueue_drain
+    """Write one message event and kick the worker; with `used`, mark the reply's used memories in the same
+    transaction (a trace the writer may not see is a 404, and nothing is stored)."""
+    from memory_core.reading.context import record_usage
+
+    s, _, result = _store(org_id, body.model_dump(exclude={"used"}))
+    marked = None
+    if body.used is not None:
+        marked = record_usage(s, body.used.trace_id, body.used.memory_ids, org_id=org_id)
+    s.commit()
+    _kick_worker(result)
+    return _ingest_out(result, marked=marked)
+
+
+def _store(org_id, message: dict) -> tuple:
+    """The session the message is written in (not committed yet), the writer's access (None for a link request)
+    and what ingest_message made of the message."""
     from memory_core.learning.ingest import LINK_CHANNELS, ingest_message, link_code_of
     from memory_core.tenancy.linking import confirm_link
 
-    link_request = (body.channel in LINK_CHANNELS and body.role == "user" and body.event == "new"
-                    and link_code_of(body.text) is not None)
+    link_request = (message["channel"] in LINK_CHANNELS and message["role"] == "user" and message["event"] == "new"
+                    and link_code_of(message["text"]) is not None)
     if link_request:
         # A VINCULAR message comes from a number that has no access yet: that is what it asks for. It runs
         # in the scope of the person who asked for the code, with the number (the code itself is checked
         # by a SECURITY DEFINER function).
         from memory_core.tenancy.linking import link_scope
 
-        s = db(link_scope(db(Scope()), body.phone, body.text, org_id))
+        access, s = None, db(link_scope(db(Scope()), message["phone"], message["text"], org_id))
     else:
         # Everything else is written under the writer's own row-level-security scope.
-        s = writer(principal_access(org_id, body.user_id, body.phone))
-    result = ingest_message(s, org_id=org_id, link_handler=confirm_link, **body.model_dump())
-    s.commit()
+        access = principal_access(org_id, message["user_id"], message["phone"])
+        s = writer(access)
+    return s, access, ingest_message(s, org_id=org_id, link_handler=confirm_link, **message)
+
+
+def _kick_worker(result) -> None:
+    from jobs.outbox import enqueue_drain
+
     if result.queued:
         enqueue_drain(settings=current_app.config.get("MEMORIA_SETTINGS"))
-    return IngestOut(**{k: getattr(result, k) for k in IngestOut.model_fields})
+
+
+def _ingest_out(result, **extra) -> IngestOut:
+    return IngestOut(**{k: getattr(result, k) for k in IngestOut.model_fields if hasattr(result, k)}, **extra)
 
 
 # ---------------------------------------------------------------------------- reading
@@ -248,19 +272,38 @@ def ingest(org_id, body: IngestIn):
        "record its trace", tag="reading", body=ContextIn, response=ContextOut)
 def context(org_id, body: ContextIn):
     """The fenced memory block for the principal's current message."""
-    from memory_core.reading.context import assemble_context
-    from memory_core.reading.search import query_embedder
-
     access = principal_access(org_id, body.user_id, body.phone)
     s = writer(access)
-    commit_without_waiting_for_disk(s)  # it writes the block's trace only
     if body.message_id is not None and body.conversation_id is None and s.scalar(
             select(Message.id).where(Message.id == body.message_id)) is None:
         raise NotFound("No such message.")  # the trace links it: only a message this principal may see
     # (with a conversation, assemble_context reads it with the conversation and answers the same)
+    return _block(access, s, body.message, body.conversation_id, body.message_id)
+
+
+@route(bp, "/turns", "POST", summary="Store the person's new message and assemble its memory block, in one call",
+       tag="reading", body=TurnIn, response=TurnOut, errors=(400, 401, 404, 409, 422))
+def turn(org_id, body: TurnIn):
+    """POST /messages then POST /context for the person's message: one request before the model's turn. The
+    message commits first (a block that fails loses no message); a retry stores nothing twice."""
+    s, access, result = _store(org_id, body.model_dump() | {"role": "user", "event": "new"})
+    s.commit()
+    _kick_worker(result)
+    block = None
+    if access is not None and result.reply is None and result.message_id is not None:
+        block = _block(access, s, body.text, result.conversation_id, result.message_id)
+    return TurnOut(message=_ingest_out(result), context=block)
+
+
+def _block(access: Access, s, message: str, conversation_id, message_id) -> ContextOut:
+    """The block for `message`, its trace written and committed in `s` (the principal's writer)."""
+    from memory_core.reading.context import assemble_context
+    from memory_core.reading.search import query_embedder
+
+    commit_without_waiting_for_disk(s)  # it writes the block's trace only
     embed, model = query_embedder()
-    block = assemble_context(standby_reader(access), access, body.conversation_id, body.message, embed=embed,
-                             embed_model=model, message_id=body.message_id, primary=s)
+    block = assemble_context(standby_reader(access), access, conversation_id, message, embed=embed,
+                             embed_model=model, message_id=message_id, primary=s)
     s.commit()
     return ContextOut(text=block.text, core=block.core, profile=block.profile, related=block.related,
                       memory_ids=block.memory_ids, trace_id=block.trace_id, tokens=block.tokens,

@@ -1,7 +1,7 @@
 """The HTTP API under concurrent agents: turns/s and latency per endpoint, printed.
 
     python bench/api_load.py [--agents 1,8,32,128] [--seconds 20] [--port 5618] [--web-workers 2]
-                             [--data-dir DIR] [--profile] [--cprofile]
+                             [--data-dir DIR] [--calls 4,2] [--profile] [--cprofile]
 
 Starts its own embedded PostgreSQL and Redis in `--data-dir` (a new temporary directory by default),
 migrates, creates an org with one person per agent, 40 contacts and an API key, then starts the
@@ -9,7 +9,9 @@ production web server (`memoria serve`: gunicorn, `--web-workers` processes) on 
 `memoria worker` beside it, which drains the outbox while the agents talk. For each N in `--agents`,
 N agents (threads, each with its own conversation and person, through memoria's own HTTP client with
 retries off) take turns for `--seconds`: ingest the person's message, get the memory block for it
-(/context), report two of its memories as used, ingest the assistant's reply. Prints completed turns/s,
+(/context), report two of its memories as used, ingest the assistant's reply. `--calls 2` takes the same turn
+in two calls (/turns: the message and its block; /messages: the reply with the memories it used); the
+default runs both, side by side, for each N. Prints completed turns/s,
 the p50/p95/p99 of each endpoint, errors, and the outbox left waiting at the end of each run (what the
 worker had not learnt yet), and the CPU each process group spent per completed turn (the load generator,
 gunicorn, the RQ worker, PostgreSQL, Redis: user + system time from /proc, with reaped children).
@@ -42,6 +44,8 @@ from bench.process_cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402
 REPLIES = ["Entendido, lo tengo en cuenta.", "Perfecto, te preparo la factura.", "Hecho.",
            "Ahora mismo lo miro y te digo.", "De acuerdo."]
 ENDPOINTS = ("POST /messages (user)", "POST /context", "POST /traces/<id>/used", "POST /messages (reply)")
+# The same turn in two calls: the person's message with its block, the reply with the memories it used.
+TWO_CALLS = ("POST /turns", "POST /messages (reply+used)")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -159,44 +163,60 @@ def warm_up(base_url: str, key: str, user_id: str, web_workers: int) -> None:
         time.sleep(0.2)
 
 
-def agent(client, user_id: str, conversation: str, deadline: float, lat: dict, errors: dict, turns: list) -> None:
+def timed(calls: list, name: str, call, *args, **kw):
+    """call(*args, **kw), its wall time appended to `calls` as (name, seconds) once it answered."""
+    t = time.perf_counter()
+    out = call(*args, **kw)
+    calls.append((name, time.perf_counter() - t))
+    return out
+
+
+def four_calls(client, user_id: str, conversation: str, i: int, text: str, calls: list) -> None:
+    """The turn as the issue names it: ingest, block, report used, ingest the reply."""
+    ingested = timed(calls, ENDPOINTS[0], client.ingest, channel="web", conversation=conversation,
+                     external_id=f"{conversation}-u{i}", role="user", text=text, user_id=user_id)
+    block = timed(calls, ENDPOINTS[1], client.context, message=text, user_id=user_id,
+                  conversation_id=ingested["conversation_id"], message_id=ingested["message_id"])
+    if block["trace_id"] and block["memory_ids"]:
+        timed(calls, ENDPOINTS[2], client.report_used, block["trace_id"], block["memory_ids"][:2])
+    timed(calls, ENDPOINTS[3], client.ingest, channel="web", conversation=conversation,
+          external_id=f"{conversation}-a{i}", role="assistant", text=REPLIES[i % len(REPLIES)], user_id=user_id)
+
+
+def two_calls(client, user_id: str, conversation: str, i: int, text: str, calls: list) -> None:
+    """The same turn in two calls: the message with its block (/turns), the reply with what it used."""
+    block = timed(calls, TWO_CALLS[0], client.turn, channel="web", conversation=conversation,
+                  external_id=f"{conversation}-u{i}", text=text, user_id=user_id)["context"]
+    used = (block["trace_id"], block["memory_ids"][:2]) if block["trace_id"] and block["memory_ids"] else None
+    timed(calls, TWO_CALLS[1], client.ingest, channel="web", conversation=conversation,
+          external_id=f"{conversation}-a{i}", role="assistant", text=REPLIES[i % len(REPLIES)], user_id=user_id,
+          used=used)
+
+
+def agent(client, user_id: str, conversation: str, deadline: float, lat: dict, errors: dict, turns: list,
+          calls_a_turn: int = 4) -> None:
     """One agent's turns until the deadline: every call timed, a failed call ends that turn."""
     from bench.pipeline import message
     from client.memoria_client import ApiError, TransportError
 
+    take_turn, names = (four_calls, ENDPOINTS) if calls_a_turn == 4 else (two_calls, TWO_CALLS)
     i = 0
     done = 0
     while time.monotonic() < deadline:
-        text = message(i + hash(conversation) % 97)
-        calls = []
+        calls: list = []
         try:
-            t = time.perf_counter()
-            ingested = client.ingest(channel="web", conversation=conversation, external_id=f"{conversation}-u{i}",
-                                     role="user", text=text, user_id=user_id)
-            calls.append((ENDPOINTS[0], time.perf_counter() - t))
-            t = time.perf_counter()
-            block = client.context(message=text, user_id=user_id, conversation_id=ingested["conversation_id"],
-                                   message_id=ingested["message_id"])
-            calls.append((ENDPOINTS[1], time.perf_counter() - t))
-            if block["trace_id"] and block["memory_ids"]:
-                t = time.perf_counter()
-                client.report_used(block["trace_id"], block["memory_ids"][:2])
-                calls.append((ENDPOINTS[2], time.perf_counter() - t))
-            t = time.perf_counter()
-            client.ingest(channel="web", conversation=conversation, external_id=f"{conversation}-a{i}",
-                          role="assistant", text=REPLIES[i % len(REPLIES)], user_id=user_id)
-            calls.append((ENDPOINTS[3], time.perf_counter() - t))
+            take_turn(client, user_id, conversation, i, message(i + hash(conversation) % 97), calls)
             done += 1
         except (ApiError, TransportError) as exc:
-            errors[f"{ENDPOINTS[len(calls)] if len(calls) < 4 else '?'}: {type(exc).__name__} "
-                   f"{getattr(exc, 'status', '')}"] += 1
+            failed = names[len(calls)] if len(calls) < len(names) else "?"
+            errors[f"{failed}: {type(exc).__name__} {getattr(exc, 'status', '')}"] += 1
         for name, seconds in calls:
             lat[name].append(seconds * 1000)
         i += 1
     turns.append(done)
 
 
-def run(base_url: str, key: str, users: list[str], n: int, seconds: float) -> dict:
+def run(base_url: str, key: str, users: list[str], n: int, seconds: float, calls_a_turn: int = 4) -> dict:
     from client.memoria_client import MemoriaClient
 
     lat: dict[str, list[float]] = defaultdict(list)
@@ -206,14 +226,15 @@ def run(base_url: str, key: str, users: list[str], n: int, seconds: float) -> di
     deadline = time.monotonic() + seconds
     threads = [threading.Thread(target=agent, args=(
         MemoriaClient(base_url, key, timeout=120, max_retries=0), users[i], f"agent-{run_tag}-{i}", deadline,
-        lat, errors, turns)) for i in range(n)]
+        lat, errors, turns, calls_a_turn)) for i in range(n)]
     started = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - started  # a turn under way at the deadline finishes: count its time
-    return {"n": n, "turns": sum(turns), "seconds": elapsed, "lat": lat, "errors": dict(errors)}
+    return {"n": n, "calls": calls_a_turn, "turns": sum(turns), "seconds": elapsed, "lat": lat,
+            "errors": dict(errors)}
 
 
 FLUSH_WAIT = 1.0  # request_profile.FLUSH_SECONDS
@@ -243,8 +264,13 @@ def main() -> None:
     parser.add_argument("--data-dir", default=None, help="its own data dir (default: a new temporary one)")
     parser.add_argument("--profile", action="store_true", help="print where the server's time goes per endpoint")
     parser.add_argument("--cprofile", action="store_true", help="with --profile: cProfile every request too")
+    parser.add_argument("--calls", default="4,2", help="the turn in 4 calls (messages, context, used, reply), in 2 "
+                        "(turns, reply with used), or both side by side for each number of agents")
     args = parser.parse_args()
     counts = [int(n) for n in args.agents.split(",")]
+    modes = [int(c) for c in args.calls.split(",")]
+    if not set(modes) <= {2, 4}:
+        parser.error("--calls: 4, 2 or 4,2")
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="memoria-api-load-")
     os.environ["MEMORIA_DATA_DIR"] = data_dir
     os.environ.setdefault("MEMORIA_BACKEND", "local")
@@ -281,10 +307,10 @@ def main() -> None:
             roots = {"gunicorn": procs[0].pid, "rq worker": procs[1].pid,
                      "postgresql": postmaster_pid(Path(data_dir)), "redis": _redis_pid(Path(data_dir))}
             results = []
-            for n in counts:
+            for n, calls_a_turn in [(n, c) for n in counts for c in modes]:
                 time.sleep(1.5 * FLUSH_WAIT)
                 prof_before, cpu_before = profile_snapshot(profile_dir), cpu_snapshot(roots)
-                r = run(base_url, key, users, n, args.seconds)
+                r = run(base_url, key, users, n, args.seconds, calls_a_turn)
                 cpu_after = cpu_snapshot(roots)
                 time.sleep(1.5 * FLUSH_WAIT)  # the server writes its counts every second
                 r["profile"] = (prof_before, profile_snapshot(profile_dir))
@@ -305,14 +331,15 @@ def main() -> None:
     print(f"API under concurrent agents: memoria serve ({web} gunicorn workers x {threads} threads) + 1 worker "
           "draining, "
           f"{args.seconds:.0f} s per run; machine shared, figures under its load")
-    print("  agents | turns | turns/s | endpoint                  |  calls |   p50 ms |   p95 ms |   p99 ms")
+    print("  agents | calls a turn | turns | turns/s | endpoint                     |  calls |   p50 ms |   p95 ms |"
+          "   p99 ms")
     for r in results:
         first = True
-        for name in ENDPOINTS:
+        for name in ENDPOINTS if r["calls"] == 4 else TWO_CALLS:
             values = r["lat"].get(name, [])
-            head = (f"  {r['n']:6d} | {r['turns']:5d} | {r['turns'] / r['seconds']:7.1f}" if first
-                    else f"  {'':6s} | {'':5s} | {'':7s}")
-            print(f"{head} | {name:25s} | {len(values):6d} | {percentile(values, 50):8.1f} | "
+            head = (f"  {r['n']:6d} | {r['calls']:12d} | {r['turns']:5d} | {r['turns'] / r['seconds']:7.1f}" if first
+                    else f"  {'':6s} | {'':12s} | {'':5s} | {'':7s}")
+            print(f"{head} | {name:28s} | {len(values):6d} | {percentile(values, 50):8.1f} | "
                   f"{percentile(values, 95):8.1f} | {percentile(values, 99):8.1f}")
             first = False
         extra = f"outbox waiting at the end: {r['waiting']}"

@@ -10,9 +10,12 @@ connection errors are retried with exponential backoff and jitter (honouring Ret
 number of times. Other 4xx answers raise ApiError at once with the server's code, message and field.
 
     client = MemoriaClient("http://127.0.0.1:5000", api_key="mem_...")
-    msg = client.ingest(channel="web", conversation="chat-42", external_id="m-1", user_id=uid,
-                        role="user", text="Talleres García paga a 60 días")
-    block = client.context(user_id=uid, message="...", conversation_id=msg["conversation_id"])
+    turn = client.turn(channel="web", conversation="chat-42", external_id="m-1", user_id=uid,
+                       text="Factura a Talleres García")          # stores the message, returns its block
+    block = turn["context"]                                         # None: send turn["message"]["reply"]
+    ...                                                             # the model answers with block["text"]
+    client.ingest(channel="web", conversation="chat-42", external_id="m-2", user_id=uid, role="assistant",
+                  text=answer, used=(block["trace_id"], used_ids))  # the reply, and what it used
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ class IngestResult(TypedDict):
     temporary: bool
     link_request: bool
     reply: str | None
+    marked: int | None
 
 
 class ContextItem(TypedDict):
@@ -74,6 +78,11 @@ class MemoryBlock(TypedDict):
     items: list[ContextItem]
     trace_id: str | None
     tokens: int
+
+
+class Turn(TypedDict):
+    message: IngestResult
+    context: MemoryBlock | None
 
 
 class WriteResult(TypedDict):
@@ -249,6 +258,16 @@ class Learning(TypedDict):
     paused_since: str | None
 
 
+def _message(channel: str, conversation: str, external_id: str, text: str, user_id: str | None, phone: str | None,
+             visibility: str, area: str, temporary: bool, sent_at: dt.datetime | str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"channel": channel, "conversation": conversation, "external_id": external_id,
+                            "text": text, "visibility": visibility, "area": area, "temporary": temporary,
+                            **_principal(user_id, phone)}
+    if sent_at is not None:
+        body["sent_at"] = sent_at.isoformat() if isinstance(sent_at, dt.datetime) else sent_at
+    return body
+
+
 def _principal(user_id: str | None, phone: str | None) -> dict[str, str]:
     if user_id is None and phone is None:
         raise ValueError("give user_id, phone, or both")
@@ -363,17 +382,25 @@ class MemoriaClient:
     def ingest(self, *, channel: str, conversation: str, external_id: str, role: str, text: str = "",
                user_id: str | None = None, phone: str | None = None, visibility: str = "private_in_org",
                area: str = "general", temporary: bool = False, event: str = "new",
-               sent_at: dt.datetime | str | None = None) -> IngestResult:
+               sent_at: dt.datetime | str | None = None,
+               used: tuple[str, Sequence[str]] | None = None) -> IngestResult:
         """Write one message (new, edited or deleted); safe to retry: idempotent on channel + external_id.
 
-        `sent_at`: when the person sent it (an aware datetime or ISO 8601 with its zone); default now."""
-        body: dict[str, Any] = {
-            "channel": channel, "conversation": conversation, "external_id": external_id, "role": role,
-            "text": text, "visibility": visibility, "area": area, "temporary": temporary, "event": event,
-            **_principal(user_id, phone)}
-        if sent_at is not None:
-            body["sent_at"] = sent_at.isoformat() if isinstance(sent_at, dt.datetime) else sent_at
+        `sent_at`: when the person sent it (an aware datetime or ISO 8601 with its zone); default now.
+        `used`: with the assistant's reply, (trace id, memory ids) of its block that it used (as report_used)."""
+        body = _message(channel, conversation, external_id, text, user_id, phone, visibility, area, temporary,
+                        sent_at) | {"role": role, "event": event}
+        if used is not None:
+            body["used"] = {"trace_id": used[0], "memory_ids": list(used[1])}
         return self.request("POST", "/messages", body)
+
+    def turn(self, *, channel: str, conversation: str, external_id: str, text: str, user_id: str | None = None,
+             phone: str | None = None, visibility: str = "private_in_org", area: str = "general",
+             temporary: bool = False, sent_at: dt.datetime | str | None = None) -> Turn:
+        """The person's new message stored (as ingest) and its memory block (as context), in one call; safe to
+        retry. `context` is None when `message["reply"]` is set: send that reply instead of a model turn."""
+        return self.request("POST", "/turns", _message(channel, conversation, external_id, text, user_id, phone,
+                                                        visibility, area, temporary, sent_at))
 
     # ------------------------------------------------------------------ reading
 

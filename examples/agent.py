@@ -74,7 +74,7 @@ def reply_with(message: str, block: MemoryBlock | None, history: str) -> tuple[s
 
 
 class Agent:
-    """The loop both adapters share: ingest, (remember), assemble, reply, ingest the reply, report."""
+    """The loop both adapters share: the message and its block, (remember), reply, the reply and what it used."""
 
     def __init__(self, client: MemoriaClient, model: Callable = reply_with):
         self.client, self.model = client, model
@@ -82,8 +82,14 @@ class Agent:
     def turn(self, *, channel: str, conversation: str, external_id: str, text: str,
              user_id: str | None = None, phone: str | None = None) -> Turn:
         who = {"user_id": user_id, "phone": phone}
-        msg = self.client.ingest(channel=channel, conversation=conversation, external_id=external_id,
-                                 role="user", text=text, **who)
+        message = {"channel": channel, "conversation": conversation, "external_id": external_id, "text": text, **who}
+        if REMEMBER.match(text) or (LINK_ME.search(text) and user_id):
+            # Answered without a model, so without a memory block: the message is only stored.
+            msg, block = self.client.ingest(role="user", **message), None
+        else:
+            # One call before the model: the message stored and its block assembled.
+            turn = self.client.turn(**message)
+            msg, block = turn["message"], turn["context"]
         if msg["reply"] is not None:  # a VINCULAR code: answered by memoria, before any model
             return Turn(channel, text, msg["reply"])
         conv_id = msg["conversation_id"]
@@ -96,26 +102,25 @@ class Agent:
                      "ignored": "No he encontrado nada concreto que recordar."}[saved["outcome"]]
             self._answer(channel, conversation, conv_id, reply, who)
             return Turn(channel, text, reply, conv_id, remembered=saved)
-        if LINK_ME.search(text) and user_id:
+        if block is None:
             code = self.client.create_link_code(user_id)["code"]
             reply = f"Envía «VINCULAR {code}» desde tu WhatsApp en los próximos 10 minutos."
             self._answer(channel, conversation, conv_id, reply, who)
             return Turn(channel, text, reply, conv_id)
-        block = self.client.context(message=text, conversation_id=conv_id, message_id=msg["message_id"], **who)
         history = self.client.history(conv_id, **who) if conv_id else None
         summary = history["summary"] if history else ""
         prompt = "\n\n".join(p for p in (SYSTEM_PROMPT, block["text"], summary) if p)
         prompt_tokens = len(prompt) // 4 + sum(len(m["text"]) // 4 + 4 for m in (history or {}).get("messages", []))
         reply, used = self.model(text, block, summary)
-        self._answer(channel, conversation, conv_id, reply, who)
-        if used and block["trace_id"]:
-            self.client.report_used(block["trace_id"], used)
+        # The reply, and the memories of the block it used, in one call.
+        self._answer(channel, conversation, conv_id, reply, who,
+                     used=(block["trace_id"], used) if used and block["trace_id"] else None)
         compaction = self.client.after_reply(conv_id, prompt_tokens=prompt_tokens, **who) if conv_id else None
         return Turn(channel, text, reply, conv_id, block, used=used, compaction=compaction)
 
-    def _answer(self, channel, conversation, conv_id, reply, who) -> None:
+    def _answer(self, channel, conversation, conv_id, reply, who, used=None) -> None:
         self.client.ingest(channel=channel, conversation=conversation, external_id=f"reply-{uuid.uuid4()}",
-                           role="assistant", text=reply, **who)
+                           role="assistant", text=reply, used=used, **who)
 
 
 class WebChatAdapter:

@@ -389,6 +389,84 @@ def test_context_returns_the_block_its_memory_ids_and_a_trace_to_report_usage_on
     assert "<<<60 días>>>" in subjects["text"]
 
 
+def test_a_turn_stores_the_persons_message_and_returns_its_block_and_a_retry_stores_nothing_twice(
+        client, world, factory, system_session):
+    from memory_core.domain.models import MemoryTrace
+
+    org, ana, key = world["a"], world["ana"], world["key_a"]
+    contact = factory.contact(org)
+    term = factory.memory(org, subject=f"contact:{contact.id}", attribute="plazo_pago", value="60 días",
+                          sentence="Talleres García paga a 60 días.", area="contacts", category="customer")
+    body = ingest_body(ana, "Factura a Talleres García los frenos", conversation="wa-ana", external_id="m-1")
+    del body["role"]  # a turn's message is the person's
+    first = call(client, "POST", "/turns", key, body)
+    assert first.status_code == 200, first.get_data(as_text=True)
+    turn = first.get_json()
+    message, block = turn["message"], turn["context"]
+    assert message["stored"] and message["queued"] and not message["duplicate"]
+    assert "60 días" in block["text"] and str(term.id) in block["memory_ids"]
+    stored = system_session.get(Message, uuid.UUID(message["message_id"]))
+    assert (stored.role, stored.text, str(stored.conversation_id)) == (
+        "user", "Factura a Talleres García los frenos", message["conversation_id"])
+    trace = system_session.get(MemoryTrace, uuid.UUID(block["trace_id"]))
+    assert trace.message_id == stored.id and str(trace.conversation_id) == message["conversation_id"]
+
+    again = call(client, "POST", "/turns", key, body).get_json()  # the host retried after a timeout
+    assert again["message"]["duplicate"] and again["message"]["message_id"] == message["message_id"]
+    assert "60 días" in again["context"]["text"]
+    assert system_session.scalar(select(func.count()).select_from(Message)
+                                 .where(Message.conversation_id == stored.conversation_id)) == 1
+
+    # the same checks as POST /messages: a person of another org is not found, a role is not the host's to set
+    _error(call(client, "POST", "/turns", world["key_b"], body | {"external_id": "m-2"}), 404)
+    _error(call(client, "POST", "/turns", key, body | {"external_id": "m-3", "role": "assistant"}), 422)
+    assert system_session.scalar(select(func.count()).select_from(Message)
+                                 .where(Message.external_id.in_(["m-2", "m-3"]))) == 0
+
+
+def test_a_turn_with_a_link_code_answers_with_the_link_reply_and_no_block(client, world, system_session):
+    code = call(client, "POST", "/link-codes", world["key_a"], {"user_id": str(world["ana"].id)}).get_json()["code"]
+    turn = call(client, "POST", "/turns", world["key_a"], {
+        "channel": "whatsapp", "conversation": "wa-34611222333", "external_id": "wamid-1", "phone": "+34611222333",
+        "text": f"VINCULAR {code}"}).get_json()
+    assert turn["message"]["link_request"] and turn["message"]["reply"] and turn["context"] is None
+    system_session.expire_all()
+    assert system_session.scalar(select(func.count()).select_from(Message)
+                                 .where(Message.external_id == "wamid-1")) == 0  # never stored
+
+
+def test_the_reply_reports_the_memories_it_used_in_the_same_call(client, world, factory, system_session):
+    from memory_core.domain.models import TraceItem
+
+    org, ana, key = world["a"], world["ana"], world["key_a"]
+    term = factory.memory(org, attribute="plazo_pago", value="60 días", sentence="Talleres García paga a 60 días.")
+    body = ingest_body(ana, "¿A cuántos días paga Talleres García?", conversation="web-ana")
+    del body["role"]
+    block = call(client, "POST", "/turns", key, body).get_json()["context"]
+    assert str(term.id) in block["memory_ids"]
+
+    def reply(external_id, used, role="assistant"):
+        return call(client, "POST", "/messages", key, ingest_body(
+            ana, "Paga a 60 días.", conversation="web-ana", external_id=external_id, used=used) | {"role": role})
+
+    # a trace of another org is not found, and the reply is not stored with it: the host sends it again
+    other = factory.member(world["b"], role="owner")
+    other_block = call(client, "POST", "/context", world["key_b"], {"user_id": str(other.id), "message": "hola"})
+    _error(reply("r-1", {"trace_id": other_block.get_json()["trace_id"] or str(uuid.uuid4()),
+                         "memory_ids": [str(term.id)]}), 404)
+    # used goes with the assistant's reply only
+    _error(reply("r-2", {"trace_id": block["trace_id"], "memory_ids": [str(term.id)]}, role="user"), 422)
+    assert system_session.scalar(select(func.count()).select_from(Message)
+                                 .where(Message.external_id.in_(["r-1", "r-2"]))) == 0
+
+    done = reply("r-3", {"trace_id": block["trace_id"], "memory_ids": [str(term.id)]})
+    assert done.status_code == 200 and done.get_json()["stored"] and done.get_json()["marked"] == 1
+    used = system_session.scalars(select(TraceItem.memory_id).where(
+        TraceItem.trace_id == uuid.UUID(block["trace_id"]), TraceItem.used.is_(True))).all()
+    assert used == [term.id]
+    assert system_session.scalar(select(Message.role).where(Message.external_id == "r-3")) == "assistant"
+
+
 def test_a_blocks_trace_and_the_usage_report_commit_without_waiting_for_the_disk_and_messages_do_wait(
         client, world, factory, app):
     """A turn's trace and its usage report are observability a crash of PostgreSQL may lose (never corrupt): their

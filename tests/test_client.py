@@ -174,7 +174,7 @@ CLIENT_TYPES = {"IngestResult": "IngestOut", "ContextItem": "ContextItemOut", "M
                 "Retrieved": "RetrieveOut", "History": "HistoryOut", "LinkCode": "LinkCodeOut", "Person": "PersonOut",
                 "AuthorizedPhone": "PhoneOut", "Organization": "OrganizationOut", "MySource": "MySourceOut",
                 "MyMemory": "MyMemoryOut", "MySubject": "MySubjectOut", "MySection": "MySectionOut",
-                "MyMemories": "MyMemoriesOut", "MyEdit": "MyEditOut", "Learning": "LearningOut"}
+                "MyMemories": "MyMemoriesOut", "MyEdit": "MyEditOut", "Learning": "LearningOut", "Turn": "TurnOut"}
 
 
 def test_client_answer_types_name_every_field_the_api_answers_with():
@@ -211,6 +211,15 @@ def test_against_the_real_app(app, factory, system_session):
         assert first["stored"] and again["duplicate"] and again["message_id"] == first["message_id"]
         found = client.retrieve(first["conversation_id"], user_id=str(ana.id), query="B12345678")
         assert [m["text"] for m in found["messages"]] == ["El CIF de Talleres García es B12345678."]
+        # a turn in two calls: the person's message with its block, then the reply with what it used
+        factory.memory(org, attribute="plazo_pago", value="60 días", sentence="Talleres García paga a 60 días.")
+        turn = client.turn(channel="web", conversation="chat-1", external_id="m-3", user_id=str(ana.id),
+                           text="¿A cuántos días paga Talleres García?")
+        block = turn["context"]
+        assert turn["message"]["stored"] and "60 días" in block["text"]
+        reply = client.ingest(channel="web", conversation="chat-1", external_id="m-4", role="assistant",
+                              text="A 60 días.", user_id=str(ana.id), used=(block["trace_id"], block["memory_ids"]))
+        assert reply["stored"] and reply["marked"] == len(block["memory_ids"]) >= 1
         with pytest.raises(ApiError) as exc:
             MemoriaClient(url, "mem_wrong_key", max_retries=0).search("x", user_id=str(ana.id))
         assert exc.value.status == 401 and exc.value.code == "unauthorized"
