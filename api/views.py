@@ -233,9 +233,9 @@ def ingest(org_id, body: IngestIn):
     return _ingest_out(result, marked=marked)
 
 
-def _store(org_id, message: dict) -> tuple:
+def _store(org_id, message: dict, embedder=None) -> tuple:
     """The session the message is written in (not committed yet), the writer's access (None for a link request)
-    and what ingest_message made of the message."""
+    and what ingest_message made of the message (its vector made with `embedder`, when given)."""
     from memory_core.learning.ingest import LINK_CHANNELS, ingest_message, link_code_of
     from memory_core.tenancy.linking import confirm_link
 
@@ -252,7 +252,8 @@ def _store(org_id, message: dict) -> tuple:
         # Everything else is written under the writer's own row-level-security scope.
         access = principal_access(org_id, message["user_id"], message["phone"])
         s = writer(access)
-    return s, access, ingest_message(s, org_id=org_id, link_handler=confirm_link, **message)
+    return s, access, ingest_message(s, org_id=org_id, link_handler=confirm_link,
+                                     embedder=None if link_request else embedder, **message)
 
 
 def _kick_worker(result) -> None:
@@ -264,6 +265,11 @@ def _kick_worker(result) -> None:
 
 def _ingest_out(result, **extra) -> IngestOut:
     return IngestOut(**{k: getattr(result, k) for k in IngestOut.model_fields if hasattr(result, k)}, **extra)
+
+
+def _reusing(embed, text: str, vector: list[float]):
+    """`embed`, answering `vector` for `text` alone without embedding it again."""
+    return lambda texts: [vector] if list(texts) == [text] else embed(texts)
 
 
 # ---------------------------------------------------------------------------- reading
@@ -285,23 +291,30 @@ def context(org_id, body: ContextIn):
        tag="reading", body=TurnIn, response=TurnOut, errors=(400, 401, 404, 409, 422))
 def turn(org_id, body: TurnIn):
     """POST /messages then POST /context for the person's message: one request before the model's turn. The
-    message commits first (a block that fails loses no message); a retry stores nothing twice."""
-    s, access, result = _store(org_id, body.model_dump() | {"role": "user", "event": "new"})
+    message commits first (a block that fails loses no message); a retry stores nothing twice. The message's
+    vector is made here, stored with it (the worker does not embed it again) and is the block's query vector."""
+    from memory_core.backends import get_backend
+
+    s, access, result = _store(org_id, body.model_dump() | {"role": "user", "event": "new"},
+                               embedder=get_backend(current_app.config.get("MEMORIA_SETTINGS")))
     s.commit()
     _kick_worker(result)
     block = None
     if access is not None and result.reply is None and result.message_id is not None:
-        block = _block(access, s, body.text, result.conversation_id, result.message_id)
+        block = _block(access, s, body.text, result.conversation_id, result.message_id, known=result.embedded)
     return TurnOut(message=_ingest_out(result), context=block)
 
 
-def _block(access: Access, s, message: str, conversation_id, message_id) -> ContextOut:
-    """The block for `message`, its trace written and committed in `s` (the principal's writer)."""
+def _block(access: Access, s, message: str, conversation_id, message_id, known=None) -> ContextOut:
+    """The block for `message`, its trace written and committed in `s` (the principal's writer). `known`: a
+    (text, vector, model) already made, used when the query is that text and the model the query's."""
     from memory_core.reading.context import assemble_context
     from memory_core.reading.search import query_embedder
 
     commit_without_waiting_for_disk(s)  # it writes the block's trace only
     embed, model = query_embedder()
+    if known is not None and known[2] == model:
+        embed = _reusing(embed, known[0], known[1])
     block = assemble_context(standby_reader(access), access, conversation_id, message, embed=embed,
                              embed_model=model, message_id=message_id, primary=s)
     s.commit()

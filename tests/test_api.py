@@ -424,6 +424,42 @@ def test_a_turn_stores_the_persons_message_and_returns_its_block_and_a_retry_sto
                                  .where(Message.external_id.in_(["m-2", "m-3"]))) == 0
 
 
+def test_a_turns_message_is_embedded_once_for_its_block_and_its_search_and_a_secret_never(
+        client, world, database, system_session):
+    from jobs.outbox import drain_batch
+    from memory_core.backends import get_backend
+    from memory_core.domain.models import UsageLedger
+
+    ana, key = world["ana"], world["key_a"]
+
+    def turn(external_id, text):
+        body = ingest_body(ana, text, conversation="web-ana", external_id=external_id)
+        del body["role"]
+        return uuid.UUID(call(client, "POST", "/turns", key, body).get_json()["message"]["message_id"])
+
+    plain = turn("m-1", "Los frenos de la furgoneta chirrían otra vez")
+    secret = turn("m-2", "Mi tarjeta es 4111 1111 1111 1111, cárgalo ahí")
+    backend = get_backend()
+
+    def stored():
+        system_session.expire_all()
+        return {m.id: m for m in system_session.scalars(select(Message).where(Message.id.in_([plain, secret])))}
+
+    before_the_worker = stored()
+    assert before_the_worker[plain].embed_model == backend.embed_model
+    assert before_the_worker[plain].embedding is not None
+    while drain_batch(database, backend) is not None:  # the worker learns from both
+        pass
+    after = stored()
+    assert "4111" not in after[secret].text and after[secret].embedding is None  # no model saw the card
+    embeds = system_session.scalars(select(UsageLedger.message_id).where(UsageLedger.purpose == "embed",
+                                                                        UsageLedger.message_id.in_([plain, secret])))
+    assert list(embeds) == [plain]  # embedded at the turn, not again by the worker
+    hits = call(client, "POST", "/search", key, {"user_id": str(ana.id), "query": "furgoneta chirría",
+                                                 "kinds": ["message"]}).get_json()["hits"]
+    assert [h["id"] for h in hits][:1] == [str(plain)]
+
+
 def test_a_turn_with_a_link_code_answers_with_the_link_reply_and_no_block(client, world, system_session):
     code = call(client, "POST", "/link-codes", world["key_a"], {"user_id": str(world["ana"].id)}).get_json()["code"]
     turn = call(client, "POST", "/turns", world["key_a"], {

@@ -25,9 +25,11 @@ from sqlalchemy.orm import Session
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
+from memory_core.domain.ledger import record_usage
+from memory_core.domain.model_port import ModelBackend
 from memory_core.domain.models import Conversation, Message, Outbox
 from memory_core.domain.phones import normalise_phone
-from memory_core.domain.policy import redact
+from memory_core.domain.policy import check_text, redact
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,7 @@ class IngestResult:
     temporary: bool = False
     link_request: bool = False  # a VINCULAR message: answered here, never stored nor learnt
     reply: str | None = None
+    embedded: tuple[str, list[float], str] | None = None  # the stored text, its vector and model, made at ingest
 
 
 def link_code_of(text: str | None) -> str | None:
@@ -114,11 +117,13 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
                    org_id: uuid.UUID | None, user_id: uuid.UUID | None, phone: str | None, role: str,
                    text: str, visibility: str = "private_in_org", area: str = "general",
                    temporary: bool = False, event: str = "new", sent_at: dt.datetime | None = None,
-                   link_handler: LinkHandler | None = None, now: dt.datetime | None = None) -> IngestResult:
+                   link_handler: LinkHandler | None = None, now: dt.datetime | None = None,
+                   embedder: ModelBackend | None = None) -> IngestResult:
     """Store one message event (new, edited, deleted) and queue it for the worker. Does not commit.
 
     `sent_at` is when the person sent it (imported history keeps its dates; default now): relative
-    dates in it are resolved against it. `now` is the clock."""
+    dates in it are resolved against it. `now` is the clock. `embedder`: a new message's vector is made with it
+    now and stored with the row, so the worker does not embed it (a turn's block reuses it as its query's)."""
     if not isinstance(channel, str) or not CHANNEL_RE.match(channel):
         raise InvalidInput("channel must be a short lowercase identifier like 'web' or 'whatsapp'", field="channel")
     _check_id(conversation, "conversation")
@@ -151,7 +156,10 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         # May read memory, never add to it: no conversation, message or outbox row.
         return IngestResult(temporary=True)
 
-    text = redact_secrets(session, text, org_id)
+    from memory_core.learning.pipeline import load_exclusions  # (the pipeline imports this module)
+
+    exclusions = load_exclusions(session, org_id)
+    text = redact(text, exclusions)  # every secret replaced by its mark before anything stores or indexes it
     find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
             "scope_user": user_id}
     if event != "new":
@@ -166,10 +174,17 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         # An edit that arrives before its original (webhooks do that) is simply the message's first version.
 
     conv = _conversation(session, channel, conversation, org_id, user_id, phone)
-    message_id = session.scalar(_MESSAGE_INSERT, dict(
-        conversation_id=conv.id, channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
-        phone=phone, visibility=visibility, area=area, role=role, text=text, sent_at=sent_at,
-        edited_at=now if event == "edited" else None))
+    values = dict(conversation_id=conv.id, channel=channel, external_id=external_id, org_id=org_id,
+                  user_id=user_id, phone=phone, visibility=visibility, area=area, role=role, text=text,
+                  sent_at=sent_at, edited_at=now if event == "edited" else None)
+    # As the worker: no message holding a secret is embedded (no model sees it).
+    vector, usage = None, None
+    if embedder is not None and text.strip() and check_text(text, exclusions).secret is None:
+        (vector,), usage = embedder.embed([text])
+        values |= {"embedding": vector, "embed_model": embedder.embed_model}
+    message_id = session.scalar(_MESSAGE_INSERT, values)
+    if message_id is not None and usage is not None:
+        record_usage(session, usage, org_id=org_id, message_id=message_id)
     if message_id is None:
         # Stored already (a retry, or a concurrent one that won the race): theirs is the row.
         row = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
@@ -178,15 +193,8 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         _check_same_writer(row, org_id, user_id, phone)
         return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
     session.execute(_OUTBOX_INSERT, {"message_id": message_id, "conversation_id": conv.id, "event": "new"})
-    return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True)
-
-
-def redact_secrets(session: Session, text: str, org_id: uuid.UUID | None) -> str:
-    """The text with every secret of the exclusion list (the org's included) replaced by its mark,
-    before anything stores or indexes it: "[secret: card]"."""
-    from memory_core.learning.pipeline import load_exclusions
-
-    return redact(text, load_exclusions(session, org_id)) if text else text
+    return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True,
+                        embedded=(text, vector, embedder.embed_model) if vector is not None else None)
 
 
 def _id_scope_param():
