@@ -301,20 +301,28 @@ def turn(org_id, body: TurnIn):
     _kick_worker(result)
     block = None
     if access is not None and result.reply is None and result.message_id is not None:
-        block = _block(access, s, body.text, result.conversation_id, result.message_id, known=result.embedded)
+        # The block reads the message as stored: its secrets are marks, which no model sees.
+        block = _block(access, s, result.text, result.conversation_id, result.message_id, known=result.embedded,
+                       redacted=True)
     return TurnOut(message=_ingest_out(result), context=block)
 
 
-def _block(access: Access, s, message: str, conversation_id, message_id, known=None) -> ContextOut:
-    """The block for `message`, its trace written and committed in `s` (the principal's writer). `known`: a
-    (text, vector, model) already made, used when the query is that text and the model the query's."""
+def _block(access: Access, s, message: str, conversation_id, message_id, known=None,
+           redacted: bool = False) -> ContextOut:
+    """The block for `message`, its trace written and committed in `s` (the principal's writer). Its secrets are
+    replaced by their marks first (the query's embedding must not see them), unless it is `redacted` already.
+    `known`: the (vector, model) of the message already made, used when the model is the query's."""
+    from memory_core.domain.policy import redact
+    from memory_core.learning.pipeline import load_exclusions
     from memory_core.reading.context import assemble_context
     from memory_core.reading.search import query_embedder
 
+    if not redacted:
+        message = redact(message, load_exclusions(s, access.org_id))
     commit_without_waiting_for_disk(s)  # it writes the block's trace only
     embed, model = query_embedder()
-    if known is not None and known[2] == model:
-        embed = _reusing(embed, known[0], known[1])
+    if known is not None and known[1] == model:
+        embed = _reusing(embed, message, known[0])
     block = assemble_context(standby_reader(access), access, conversation_id, message, embed=embed,
                              embed_model=model, message_id=message_id, primary=s)
     s.commit()

@@ -460,6 +460,24 @@ def test_a_turns_message_is_embedded_once_for_its_block_and_its_search_and_a_sec
     assert [h["id"] for h in hits][:1] == [str(plain)]
 
 
+@pytest.mark.parametrize("path", ["/turns", "/context"])
+def test_a_secret_in_the_persons_message_never_reaches_the_embedding_model(client, world, path, monkeypatch):
+    from memory_core.backends import get_backend
+
+    embedded = []
+    embedder = type(get_backend().embedder)
+    real = embedder.embed
+    monkeypatch.setattr(embedder, "embed", lambda self, texts: embedded.extend(texts) or real(self, texts))
+    text = "Mi tarjeta es 4111 1111 1111 1111, cárgale ahí la factura de Talleres García"
+    body = ingest_body(world["ana"], text, conversation="web-ana")
+    del body["role"]
+    if path == "/context":
+        body = {"user_id": str(world["ana"].id), "message": text}
+    resp = call(client, "POST", path, world["key_a"], body)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    assert embedded and not any("4111" in t for t in embedded), embedded  # the query still was embedded
+
+
 def test_a_turn_with_a_link_code_answers_with_the_link_reply_and_no_block(client, world, system_session):
     code = call(client, "POST", "/link-codes", world["key_a"], {"user_id": str(world["ana"].id)}).get_json()["code"]
     turn = call(client, "POST", "/turns", world["key_a"], {

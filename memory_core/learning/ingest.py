@@ -73,7 +73,8 @@ class IngestResult:
     temporary: bool = False
     link_request: bool = False  # a VINCULAR message: answered here, never stored nor learnt
     reply: str | None = None
-    embedded: tuple[str, list[float], str] | None = None  # the stored text, its vector and model, made at ingest
+    text: str | None = None  # the text stored, its secrets replaced by their marks
+    embedded: tuple[list[float], str] | None = None  # the stored text's vector and model, when made at ingest
 
 
 def link_code_of(text: str | None) -> str | None:
@@ -191,10 +192,10 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         if row is None:  # the row is there but not ours to see: another writer's message
             raise Conflict("this external_id already belongs to another writer's message")
         _check_same_writer(row, org_id, user_id, phone)
-        return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True)
+        return IngestResult(message_id=row.id, conversation_id=row.conversation_id, duplicate=True, text=text)
     session.execute(_OUTBOX_INSERT, {"message_id": message_id, "conversation_id": conv.id, "event": "new"})
-    return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True,
-                        embedded=(text, vector, embedder.embed_model) if vector is not None else None)
+    return IngestResult(message_id=message_id, conversation_id=conv.id, stored=True, queued=True, text=text,
+                        embedded=(vector, embedder.embed_model) if vector is not None else None)
 
 
 def _id_scope_param():
