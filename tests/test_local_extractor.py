@@ -5,6 +5,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,22 @@ def test_payment_terms_take_the_new_value():
     # The old term first, the new one after a comma: before, "ya no nos paga a 30" hid the 45 (nothing was learnt).
     assert triples("Talleres García ya no nos paga a 30, ahora a 45 días") == {("contact:c1", "plazo_pago", "45 días")}
     assert triples("Acme no longer pays at 30, now at 45 days") == {("contact:c2", "plazo_pago", "45 días")}
+
+
+@pytest.mark.parametrize("text, value, sentence", [
+    ("Acme pays at the end of the month.", "fin de mes", "Acme Ibérica S.A. pays at the end of the month."),
+    ("Acme pays at 45 days now.", "45 días", "Acme Ibérica S.A. pays at 45 days."),
+    ("Acme pays by bank transfer.", "transferencia", "Acme Ibérica S.A. pays by bank transfer."),
+    ("Acme pays by direct debit.", "domiciliación", "Acme Ibérica S.A. pays by direct debit."),
+    ("Acme pays upfront.", "por adelantado", "Acme Ibérica S.A. pays in advance."),
+    ("Acme gets a 5% discount.", "5%", "Acme Ibérica S.A. gets a discount of 5%."),
+    ("Acme paga a fin de mes.", "fin de mes", "Acme Ibérica S.A. paga a fin de mes."),
+    ("Acme paga por transferencia.", "transferencia", "Forma de pago de Acme Ibérica S.A.: transferencia."),
+])
+def test_a_fact_keeps_one_value_in_both_languages_and_its_sentence_says_it_in_the_language_it_was_told(
+        text, value, sentence):
+    (fact,) = facts(text)
+    assert (fact.subject, fact.value, fact.sentence) == ("contact:c2", value, sentence)
 
 
 def test_a_colloquial_que_after_a_marker_introduces_a_fact_not_a_question():

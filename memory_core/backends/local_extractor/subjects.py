@@ -176,4 +176,25 @@ def sentence_for(attribute: str, subject: Subject, value: str, english: bool = F
         template = PREFIX_TEMPLATES[prefix][english] if prefix else "{who}: {attribute} {value}."
     if attribute == "plazo_pago" and not value[0].isdigit():
         template = "{who} pays {value}." if english else "{who} paga {value}."
+        value = f"a {value}" if value == "fin de mes" and not english else value
+    if english:
+        value = english_value(value)
     return template.format(who=who, of=of, whom=whom, value=value, attribute=attribute.replace("_", " "))
+
+
+# Values are stored in one canonical (Spanish) form, so a term said in either language supersedes the other;
+# an English sentence says them in English.
+_ENGLISH_VALUES = {"fin de mes": "at the end of the month", "por adelantado": "in advance",
+                   "a la entrega": "on delivery", "transferencia": "bank transfer", "domiciliación": "direct debit",
+                   "tarjeta": "card", "efectivo": "cash", "pagaré": "promissory note", "correo postal": "post",
+                   "teléfono": "phone", "papel": "paper", "factura electrónica": "e-invoice"}
+_DAYS = re.compile(r"^(\d+) días?$")
+
+
+def english_value(value: str) -> str:
+    """A canonical value as an English sentence says it: "45 días" is "45 days", "fin de mes" "at the end of the
+    month"; any other value as it is."""
+    days = _DAYS.match(value)
+    if days:
+        return f"{days.group(1)} day{'s' if days.group(1) != '1' else ''}"
+    return _ENGLISH_VALUES.get(value, value)
