@@ -80,3 +80,11 @@ def test_an_event_on_a_numbered_weekday_is_dated_that_day_and_keeps_its_words():
     found, _ = LocalExtractor().extract(ctx)
     events = [f for f in found if f.category == "event"]
     assert [(f.value, f.event_date) for f in events] == [("reunión con Acme", dt.date(2026, 12, 14))]
+
+
+@pytest.mark.parametrize("text", ["cerramos los viernes a las ocho", "cada viernes vamos al mercado",
+                                  "los lunes no abrimos"])
+def test_a_weekday_every_week_is_no_date(text):
+    # "los viernes" is every Friday (a Spanish weekday in -s is the same in the plural): a habit, not an event.
+    assert day_of(text) is None
+    assert day_of("el viernes cerramos a las ocho") == dt.date(2026, 12, 11)

@@ -21,7 +21,8 @@ COUNTS = {"un": 1, "una": 1, "uno": 1, "a": 1, "an": 1, "one": 1, "dos": 2, "two
           "eight": 8, "nueve": 9, "nine": 9, "diez": 10, "ten": 10, "quince": 15, "fifteen": 15, "veinte": 20,
           "twenty": 20, "treinta": 30, "thirty": 30}
 _COUNT = "(?:" + "|".join(sorted(COUNTS, key=len, reverse=True)) + ")"
-_WEEKDAY = "(?P<w>" + "|".join(WEEKDAYS) + ")"
+# "los viernes", "cada viernes" is every Friday, no date (Spanish weekdays in -s are the same in the plural).
+_WEEKDAY = "(?<!los )(?<!cada )(?P<w>" + "|".join(WEEKDAYS) + ")"
 _DATE_PATTERNS: list[tuple[str, str]] = [
     ("range", rf"\b(?:del?|from)\s+(?:el\s+|the\s+)?(?P<d>\d{{1,2}})\s+(?:al|a|to|until)\s+(?:el\s+)?\d{{1,2}}\s+(?:de\s+)?{_MONTH}\b"),
     ("dm", rf"\b(?:el\s+|on\s+(?:the\s+)?|the\s+)?(?:dia\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}(?:,?\s+(?:de\s+|del\s+)?(?P<y>\d{{4}}))?\b"),
