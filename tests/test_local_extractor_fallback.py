@@ -146,9 +146,9 @@ def test_a_short_answer_is_kept_with_the_question_it_answers():
                    previous="Nice pic! How often do you work out with your family?")
     assert fact.value == "How often do you work out with your family? — Three times a week. It keeps us on track"
     assert fact.sentence.startswith('The person, asked "How often do you work out with your family?": Three times')
-    [fact] = facts("Bailey", category="person", scope="personal", contacts=(), previous="What's your dog called?")
-    assert (fact.value, fact.sentence) == ("What's your dog called? — Bailey",
-                                          'The person, asked "What\'s your dog called?": Bailey.')
+    [fact] = facts("Charlie", category="person", scope="personal", contacts=(), previous="Who is your favourite author?")
+    assert (fact.value, fact.sentence) == ("Who is your favourite author? — Charlie",
+                                          'The person, asked "Who is your favourite author?": Charlie.')
 
 
 def test_a_contact_s_short_answer_keeps_its_question_and_its_contact():
@@ -357,10 +357,12 @@ def test_the_statement_a_reply_makes_keeps_to_the_plain_shapes_of_a_question():
     assert completed_answer("¿Cuánto te debe el gimnasio Vértice?", "unos 3.600 euros") == \
         "el gimnasio Vértice me debe unos 3.600 euros"
     assert completed_answer("Where does your sister live?", "in Leeds") == "my sister lives in Leeds"
-    assert completed_answer("¿Sigues yendo a natación?", "sí") is None  # a yes/no question: kept as a note
+    assert completed_answer("¿Sigues yendo a natación?", "sí") == "voy a natación"
+    assert completed_answer("¿Te preparo la factura?", "sí") is None  # on what the asker does: no statement
     assert completed_answer("¿A cuántos días paga Talleres García?", "¿por?") is None
     assert completed_answer("Lo tengo apuntado.", "a 60") is None
-    assert "cerráis" in completed_answer("¿Cuándo cerráis por vacaciones?", "en agosto")  # the verb as written
+    assert completed_answer("¿Cuándo cerráis por vacaciones?", "en agosto") == "cerramos por vacaciones en agosto"
+    assert "reparte" in completed_answer("¿Qué día os reparte Transportes Beltrán?", "el lunes")  # as written
     assert completed_answer("¿Cómo se llama tu perro?", "mi perro se llama Bailey") is None  # said whole
     assert completed_answer("Where does your sister live?", "she lives in Leeds") is None
 
