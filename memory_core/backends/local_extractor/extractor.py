@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import lru_cache
 
-from memory_core.backends import RULE_READ_SPECIAL
-from memory_core.backends.local_extractor.answers import completed_answer
+from memory_core.backends import RULE_READ_REMEMBER, RULE_READ_SPECIAL
+from memory_core.backends.local_extractor.answers import asks_what_lasts, completed_answer
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
@@ -43,6 +43,7 @@ from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.protected_topics import without_topic_mentions
+from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES, GateCategory, GateScope
 
 MODEL = "local-extractor-v1"
 
@@ -85,11 +86,15 @@ class LocalExtractor:
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
         bare: list[int] = []  # indexes in `read` of units no rule read
         self._at: list[int] = []  # the unit index of each entry of `read` (adjacent units continue each other)
-        for unit in units(context.message or "", keep):
-            if unit.phatic:
+        message_units = units(context.message or "", keep)
+        # A bare "yes" or "no" is talk, unless it answers a question on the person ("Do you still ride horses?").
+        answers = self.reply_statement(context.message or "", context.previous_assistant) is not None and \
+            all(unit.phatic for unit in message_units)
+        for unit in message_units:
+            if unit.phatic and not answers:
                 continue
             self._at.append(unit.index)
-            s = unit.sentence
+            s = Sentence.of(unit.raw) if unit.phatic else unit.sentence
             mentions, pool = _mentioned(s, pool)
             read.append((s, mentions, recent))
             found = list(self._sentence_facts(s, context, mentions, recent))
@@ -109,14 +114,36 @@ class LocalExtractor:
     def _answer_facts(self, context: ExtractionContext, pool: Pool) -> list[Fact]:
         """A short reply to a question, read as the statement it makes ("a 60" to "¿A cuántos días paga Talleres
         García?"): the typed facts the rules read from it, else none (the reply is then read as it is)."""
-        message = context.message or ""
-        if not context.previous_assistant or len(message.split()) > SHORT_ANSWER_WORDS:
-            return []
-        said = completed_answer(context.previous_assistant, message)
+        said = self.reply_statement(context.message or "", context.previous_assistant)
         if said is None:
             return []
         s = Sentence.of(said)
         return list(self._sentence_facts(s, context, _mentioned(s, pool)[0], []))
+
+    def judged_as_stated(self, message: str, previous: str | None, decision: GateDecision) -> GateDecision:
+        """The gate's decision on a short reply, or on the statement it makes when that one passes and the reply
+        alone does not: "a las diez" leaves what it is about to "¿A qué hora abrís?", "abrimos a las diez" says
+        it. The reply's policy flags are kept where they are higher."""
+        said = None if decision.passes or self.judge is None else self.reply_statement(message, previous)
+        stated = self.judge([said])[0] if said else None
+        lasting = asks_what_lasts(previous) if stated is not None and not stated.passes else None
+        if lasting is not None:
+            # Whether they still do it, when the business opens: news however short ("sí" to "¿Sigues yendo al
+            # coro?", "a las diez" to "¿A qué hora abrís?"), the person's or the business's as the question asks.
+            stated = replace(stated, remember=max(stated.remember, RULE_READ_REMEMBER),
+                             **(_news_of(lasting) if stated.top_category == GateCategory.NOTHING else {}))
+        if stated is None or not stated.passes:
+            return decision
+        return replace(stated, special=max(stated.special, decision.special), insult=max(stated.insult,
+                       decision.insult), bank_account=max(stated.bank_account, decision.bank_account))
+
+    @staticmethod
+    def reply_statement(message: str, previous: str | None) -> str | None:
+        """The statement a short reply makes to the question before it ("a las diez" to "¿A qué hora abrís?" is
+        "abrimos a las diez"), or None: a longer message, no question before it, or a question not read."""
+        if not previous or len(message.split()) > SHORT_ANSWER_WORDS:
+            return None
+        return completed_answer(previous, message)
 
     def writer_notes(self, message: str) -> bool:
         """Some unit of the message is a note worth keeping though the gate did not pass it alone."""
@@ -175,7 +202,8 @@ class LocalExtractor:
         candidates = [i for i in bare if statement(read[i][0]) or states_a_view(read[i][0].text)]
         if not candidates:
             return []
-        decisions = self.judge([read[i][0].text for i in candidates])
+        decisions = [self.judged_as_stated(context.message or "", context.previous_assistant, d)
+                     for d in self.judge([read[i][0].text for i in candidates])]
         continued = self._continuations(read, set(bare))
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
         worthy = [(i, d) for i, d in ranked if note_worthy(d, read[i][0].text, passed=True) and
@@ -283,6 +311,14 @@ class LocalExtractor:
             member = f.attribute.split("_", 1)[0] in family or f.attribute.startswith("hermanos_")
             return "person" if f.attribute in family or member else "preference"
         return subject.category
+
+
+def _news_of(who: str) -> dict:
+    """The gate's category and scope for news of the person ("person", personal) or the business ("company",
+    shared)."""
+    scope = GateScope.SHARED if who == GateCategory.COMPANY else GateScope.PERSONAL
+    return {"category": {c: float(c == who) for c in GATE_CATEGORIES},
+            "scope": {s: float(s == scope) for s in GATE_SCOPES}}
 
 
 def _mentioned(s: Sentence, pool: Pool) -> tuple[list[Mention], Pool]:

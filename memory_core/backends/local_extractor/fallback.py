@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memory_core.backends.local_extractor.answers import question_of
+from memory_core.backends.local_extractor.answers import completed_answer, question_of
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
@@ -837,13 +837,16 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     bank = bool(_BANK_TOPIC.search(fold(whole)))
     s = _strip_lead(s)
     view = states_a_view(s.text)
-    if not (_says_something(s) or view) or is_order(s) or sensitive(s):
-        return None  # a clause on a special category is refused; the message's other sentences are not
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers; after a
     # turn that asks nothing it is a reaction ("Nice job, Maria!" to "I won!"), no answer.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
         "?" in context.previous_assistant and \
         len(next(split_sentences(s.low), "").split()) <= SHORT_ANSWER_WORDS else None
+    # "yes" to "Do you still ride horses?" says what its question does ("I still ride horses").
+    said = completed_answer(previous.text, whole) if previous is not None else None
+    if not (_says_something(s) or view or (said and _says_something(Sentence.of(said)))) or is_order(s) or \
+            sensitive(s):
+        return None  # a clause on a special category is refused; the message's other sentences are not
     if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
         return None  # "I had a great time yesterday!": how it went, no fact
     if not mentions and not recent and previous is None and not view and not _about_someone(s):
