@@ -2,7 +2,7 @@
 and of those ids only the active memories the principal may see."""
 from __future__ import annotations
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from memory_core.domain.access import load_access
 from memory_core.reading.context import memories_by_id
@@ -87,3 +87,53 @@ def test_the_memories_told_near_a_related_one_are_read_from_its_messages_not_fro
         scan = plan[plan.index("ix_messages_conversation"):].split("->")[0]
         condition = next(line for line in scan.splitlines() if "Index Cond" in line)
         assert "created_at >=" in condition and "created_at <=" in condition, plan
+
+
+def test_a_busy_conversation_gives_the_nearest_taught_messages_reading_only_as_far_as_them(
+        database, factory, system_session, owner_engine):
+    """300 messages in the half hour around the seed (a busy chat, or an imported history): the memories of the
+    two nearest messages that taught something on each side come, and the conversation's index is read only as far
+    as those (it was read whole, a seed)."""
+    import datetime as dt
+    import re
+
+    from memory_core.domain.models import Message, MemorySource
+    from memory_core.reading.context import _neighbours
+
+    org = factory.org()
+    ana = factory.member(org, role="member")
+    conv = factory.conversation(org, ana)
+    start = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)
+    with owner_engine.begin() as c:
+        c.execute(text("insert into messages (conversation_id, channel, external_id, org_id, user_id, role, text,"
+                       " created_at, sent_at) select :c, 'web', 'busy-' || i, :o, :u, 'user', 'hola',"
+                       " :t + i * interval '5 seconds', :t + i * interval '5 seconds'"
+                       " from generate_series(0, 299) i"), {"c": conv.id, "o": org.id, "u": ana.id, "t": start})
+    by_position = {int(e.split("-")[1]): i for i, e in system_session.execute(
+        select(Message.id, Message.external_id).where(Message.conversation_id == conv.id))}
+
+    def taught(position):
+        memory = factory.memory(None, level="personal", owner=ana, subject="self", attribute=f"n{position}",
+                                value=f"nota {position}")
+        system_session.add(MemorySource(memory_id=memory.id, message_id=by_position[position],
+                                        conversation_id=conv.id))
+        system_session.commit()
+        return memory
+
+    memories = {p: taught(p) for p in (100, 140, 143, 145, 147, 150, 152, 154, 156, 158, 200)}
+    access = load_access(system_session, org.id, user_id=ana.id)
+    system_session.commit()
+
+    with sent_statements(database.engine, lambda s: "memory_sources" in s) as statements:
+        with database.unit_of_work(access.scope()) as uow:
+            found = _neighbours(uow.session, access, [(memories[150].id, 1.0)], set(), {})
+    assert {i for i, _ in found} == {memories[p].id for p in (145, 147, 152, 154)}
+
+    statement, parameters = statements[-1]
+    with database.unit_of_work(access.scope()) as uow:
+        plan = "\n".join(r[0] for r in uow.session.connection().exec_driver_sql(
+            "EXPLAIN (ANALYZE) " + statement, parameters))
+    read = [float(n) for n in re.findall(r"ix_messages_conversation on messages(?: \w+)?\s+\(cost[^)]*\)"
+                                         r" \(actual[^)]*? rows=([\d.]+)", plan)]
+    # Both sides read in sort batches (PostgreSQL's incremental sort takes 32 rows at least), not the window's 300.
+    assert len(read) == 2 and max(read) < 100, plan

@@ -46,10 +46,11 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from memory_core.adapters import threads
 from memory_core.adapters.array_param import ArrayParam
@@ -515,28 +516,45 @@ def _neighbours_statement(form: tuple):
     window = cast(NEIGHBOUR_WINDOW, Interval)
     # Each seed's window worked out first, in a materialized CTE: under row security a condition reaches an index
     # only through LEAKPROOF functions, and timestamp ± interval is not one (it can raise on overflow), so written
-    # in the join the window was checked on every message of the conversation (773 a seed, 16 ms, on the API
-    # bench's long conversations); compared as plain values, it bounds the conversation's (conversation_id,
-    # created_at) index. The window on created_at too reads only the messages stored near the seed's (an imported
-    # history, stored at once, is still told apart by sent_at).
-    seeds = select(MemorySource.memory_id.label("seed"), Message.conversation_id, Message.sent_at,
+    # in the join the window was checked on every message of the conversation; compared as plain values, it
+    # bounds the conversation's (conversation_id, created_at) index.
+    seeds = select(MemorySource.memory_id.label("seed"), Message.id.label("message_id"), Message.conversation_id,
+                   Message.created_at, Message.sent_at,
                    (Message.created_at - window).label("stored_from"), (Message.created_at + window).label("stored_to"),
                    (Message.sent_at - window).label("sent_from"), (Message.sent_at + window).label("sent_to")) \
         .join(Message, Message.id == MemorySource.message_id) \
         .where(MemorySource.memory_id == func.any(_IDS), Message.deleted_at.is_(None)) \
         .cte("seeds").prefix_with("MATERIALIZED")
-    return (select(*_LINE, seeds.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
-                   seeds.c.sent_at.label("seed_at"))
+
+    def nearest(before: bool):
+        """Of each seed, the messages on one side of it that taught something, nearest first, read off the
+        conversation's index until there are enough: a busy conversation (or an imported history) holds hundreds
+        in the window. A few more than NEIGHBOUR_MESSAGES, for messages whose memories the reader may not see."""
+        near, taught = aliased(Message), aliased(MemorySource)
+        side = select(near.id).where(
+            near.conversation_id == seeds.c.conversation_id,
+            near.created_at.between(seeds.c.stored_from, seeds.c.created_at) if before
+            else near.created_at.between(seeds.c.created_at, seeds.c.stored_to),
+            near.sent_at.between(seeds.c.sent_from, seeds.c.sent_at) if before
+            else near.sent_at.between(seeds.c.sent_at, seeds.c.sent_to),
+            near.sent_at != seeds.c.sent_at, near.deleted_at.is_(None),
+            select(taught.id).where(taught.message_id == near.id).exists())
+        order = (near.created_at.desc(), near.sent_at.desc()) if before else (near.created_at, near.sent_at)
+        lateral = side.order_by(*order).limit(NEIGHBOUR_MESSAGES + 2).lateral("before" if before else "after")
+        return select(seeds.c.seed, seeds.c.sent_at, lateral.c.id).select_from(seeds).join(lateral, true())
+
+    # The seed's own message (the other facts it taught) and its nearest on each side, worked out once.
+    picked = union_all(select(seeds.c.seed, seeds.c.sent_at, seeds.c.message_id), nearest(True), nearest(False)) \
+        .cte("picked").prefix_with("MATERIALIZED")
+    return (select(*_LINE, picked.c.seed, Message.id.label("message_id"), Message.sent_at.label("told_at"),
+                   picked.c.sent_at.label("seed_at"))
             .join(MemorySource, MemorySource.memory_id == Memory.id)
             .join(Message, Message.id == MemorySource.message_id)
-            .join(seeds, (Message.conversation_id == seeds.c.conversation_id)
-                  & Message.created_at.between(seeds.c.stored_from, seeds.c.stored_to)
-                  & Message.sent_at.between(seeds.c.sent_from, seeds.c.sent_to))
+            .join(picked, picked.c.message_id == Message.id)
             # Out of index reach: matched against the ownership indexes, a plan started from every visible memory
             # of the principal and the org and joined each to its messages (2,600-8,400 buffers a call on the API
             # bench) where the seeds' few messages lead to the few memories told near them.
-            .where(out_of_index_reach(and_(memory_visible(template(form)), Memory.status == Status.ACTIVE)),
-                   Message.deleted_at.is_(None)))
+            .where(out_of_index_reach(and_(memory_visible(template(form)), Memory.status == Status.ACTIVE))))
 
 
 def _neighbours(session: Session, access: Access, seeds: Sequence[tuple[uuid.UUID, float]], exclude: set[uuid.UUID],
