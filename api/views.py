@@ -300,10 +300,13 @@ def turn(org_id, body: TurnIn):
     s.commit()
     _kick_worker(result)
     block = None
-    if access is not None and result.reply is None and result.message_id is not None:
-        # The block reads the message as stored: its secrets are marks, which no model sees.
-        block = _block(access, s, result.text, result.conversation_id, result.message_id, known=result.embedded,
-                       redacted=True)
+    if access is not None and result.reply is None:
+        if result.message_id is not None:
+            # The block reads the message as stored: its secrets are marks, which no model sees.
+            block = _block(access, s, result.text, result.conversation_id, result.message_id,
+                           known=result.embedded, redacted=True)
+        else:  # a temporary conversation reads memory and stores nothing, its trace included
+            block = _block(access, s, body.text, None, None)
     return TurnOut(message=_ingest_out(result), context=block)
 
 

@@ -478,6 +478,21 @@ def test_a_secret_in_the_persons_message_never_reaches_the_embedding_model(clien
     assert embedded and not any("4111" in t for t in embedded), embedded  # the query still was embedded
 
 
+def test_a_temporary_turn_gets_its_block_and_stores_nothing(client, world, factory, system_session):
+    from memory_core.domain.models import MemoryTrace
+
+    term = factory.memory(world["a"], attribute="plazo_pago", value="60 días", sentence="Talleres García paga a 60 días.")
+    body = ingest_body(world["ana"], "¿A cuántos días paga Talleres García?", conversation="tmp-1", temporary=True)
+    del body["role"]
+    traces = system_session.scalar(select(func.count()).select_from(MemoryTrace))
+    turn = call(client, "POST", "/turns", world["key_a"], body).get_json()
+    assert turn["message"]["temporary"] and turn["message"]["message_id"] is None
+    assert str(term.id) in turn["context"]["memory_ids"] and turn["context"]["trace_id"] is None
+    assert system_session.scalar(select(func.count()).select_from(Message)
+                                 .where(Message.external_id == body["external_id"])) == 0
+    assert system_session.scalar(select(func.count()).select_from(MemoryTrace)) == traces
+
+
 def test_a_turn_with_a_link_code_answers_with_the_link_reply_and_no_block(client, world, system_session):
     code = call(client, "POST", "/link-codes", world["key_a"], {"user_id": str(world["ana"].id)}).get_json()["code"]
     turn = call(client, "POST", "/turns", world["key_a"], {
