@@ -9,6 +9,7 @@ from memory_core.adapters.db import Scope
 from memory_core.domain.errors import Conflict, InvalidInput
 from memory_core.domain.models import Conversation, Message, Outbox
 from memory_core.learning.ingest import MAX_TEXT_CHARS, ingest_message, link_code_of
+from tests.support.fake_openai import fake_openai  # noqa: F401  (fixture)
 
 
 def _count(session, model) -> int:
@@ -220,3 +221,25 @@ def test_vincular_reaches_identity_linking_by_default(factory, system_session):
     owner = system_session.scalar(select(PhoneAuthorization.user_id).where(PhoneAuthorization.phone == "+34600111222"))
     assert owner == ana.id
     assert _count(system_session, Message) == 0
+
+
+def test_a_message_embedded_at_ingest_is_stored_with_its_vector_and_without_it_when_the_embedding_fails(
+        factory, system_session, fake_openai):  # noqa: F811
+    from memory_core.backends.openai_backend import OpenAIBackend
+    from memory_core.domain.models import UsageLedger
+
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    backend = OpenAIBackend(api_key="sk-test", base_url=fake_openai.base_url, embed_model="text-embedding-3-small",
+                            timeout=2.0, max_retries=0)
+    embedded = _web(system_session, org, ana, external_id="m1", embedder=backend)
+    fake_openai.fail_next(1, "status", status=503, path="/embeddings")
+    failed = _web(system_session, org, ana, external_id="m2", embedder=backend)
+    system_session.commit()
+
+    first, second = system_session.get(Message, embedded.message_id), system_session.get(Message, failed.message_id)
+    assert first.embedding is not None and first.embed_model == "text-embedding-3-small"
+    assert embedded.embedded is not None and embedded.text == first.text
+    assert failed.stored and failed.queued and second.embedding is None  # stored all the same: the worker embeds it
+    ledger = system_session.scalars(select(UsageLedger.message_id).where(UsageLedger.purpose == "embed")).all()
+    assert ledger == [first.id]

@@ -181,8 +181,12 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     # As the worker: no message holding a secret is embedded (no model sees it).
     vector, usage = None, None
     if embedder is not None and text.strip() and check_text(text, exclusions).secret is None:
-        (vector,), usage = embedder.embed([text])
-        values |= {"embedding": vector, "embed_model": embedder.embed_model}
+        try:
+            (vector,), usage = embedder.embed([text])
+        except Exception as exc:  # noqa: BLE001 - the message is stored all the same; the worker embeds it
+            log.warning("embedding a message at ingest failed (%s); the worker will", type(exc).__name__)
+        else:
+            values |= {"embedding": vector, "embed_model": embedder.embed_model}
     message_id = session.scalar(_MESSAGE_INSERT, values)
     if message_id is not None and usage is not None:
         record_usage(session, usage, org_id=org_id, message_id=message_id)
