@@ -97,7 +97,7 @@ def test_a_busy_conversation_gives_the_nearest_taught_messages_reading_only_as_f
     import datetime as dt
     import re
 
-    from memory_core.domain.models import Message, MemorySource
+    from memory_core.domain.models import MemorySource, Message
     from memory_core.reading.context import _neighbours
 
     org = factory.org()
