@@ -64,6 +64,14 @@ def _stop_quietly(handle) -> None:
         logging.getLogger(__name__).exception("stopping %s failed", type(handle).__name__)
 
 
+@pytest.fixture(scope="module")
+def backend(servers):
+    """The configured model backend (the local one in tests), as the worker builds it."""
+    from memory_core.backends import get_backend
+
+    return get_backend(servers)
+
+
 @pytest.fixture(scope="session")
 def owner_engine(servers):
     from memory_core.adapters.db import resolve_urls

@@ -57,6 +57,13 @@ def ingest_body(user, text, **kw):
             "text": text, **kw}
 
 
+def turn_body(user, text, **kw):
+    """A POST /turns body: the person's message, which names no role (it is the person's)."""
+    body = ingest_body(user, text, **kw)
+    del body["role"]
+    return body
+
+
 def _error(resp, status, code=None):
     assert resp.status_code == status, resp.get_data(as_text=True)
     err = resp.get_json()["error"]
@@ -397,8 +404,7 @@ def test_a_turn_stores_the_persons_message_and_returns_its_block_and_a_retry_sto
     contact = factory.contact(org)
     term = factory.memory(org, subject=f"contact:{contact.id}", attribute="plazo_pago", value="60 días",
                           sentence="Talleres García paga a 60 días.", area="contacts", category="customer")
-    body = ingest_body(ana, "Factura a Talleres García los frenos", conversation="wa-ana", external_id="m-1")
-    del body["role"]  # a turn's message is the person's
+    body = turn_body(ana, "Factura a Talleres García los frenos", conversation="wa-ana", external_id="m-1")
     first = call(client, "POST", "/turns", key, body)
     assert first.status_code == 200, first.get_data(as_text=True)
     turn = first.get_json()
@@ -433,8 +439,7 @@ def test_a_turns_message_is_embedded_once_for_its_block_and_its_search_and_a_sec
     ana, key = world["ana"], world["key_a"]
 
     def turn(external_id, text):
-        body = ingest_body(ana, text, conversation="web-ana", external_id=external_id)
-        del body["role"]
+        body = turn_body(ana, text, conversation="web-ana", external_id=external_id)
         return uuid.UUID(call(client, "POST", "/turns", key, body).get_json()["message"]["message_id"])
 
     plain = turn("m-1", "Los frenos de la furgoneta chirrían otra vez")
@@ -469,8 +474,7 @@ def test_a_secret_in_the_persons_message_never_reaches_the_embedding_model(clien
     real = embedder.embed
     monkeypatch.setattr(embedder, "embed", lambda self, texts: embedded.extend(texts) or real(self, texts))
     text = "Mi tarjeta es 4111 1111 1111 1111, cárgale ahí la factura de Talleres García"
-    body = ingest_body(world["ana"], text, conversation="web-ana")
-    del body["role"]
+    body = turn_body(world["ana"], text, conversation="web-ana")
     if path == "/context":
         body = {"user_id": str(world["ana"].id), "message": text}
     resp = call(client, "POST", path, world["key_a"], body)
@@ -482,8 +486,7 @@ def test_a_temporary_turn_gets_its_block_and_stores_nothing(client, world, facto
     from memory_core.domain.models import MemoryTrace
 
     term = factory.memory(world["a"], attribute="plazo_pago", value="60 días", sentence="Talleres García paga a 60 días.")
-    body = ingest_body(world["ana"], "¿A cuántos días paga Talleres García?", conversation="tmp-1", temporary=True)
-    del body["role"]
+    body = turn_body(world["ana"], "¿A cuántos días paga Talleres García?", conversation="tmp-1", temporary=True)
     traces = system_session.scalar(select(func.count()).select_from(MemoryTrace))
     turn = call(client, "POST", "/turns", world["key_a"], body).get_json()
     assert turn["message"]["temporary"] and turn["message"]["message_id"] is None
@@ -509,8 +512,7 @@ def test_the_reply_reports_the_memories_it_used_in_the_same_call(client, world, 
 
     org, ana, key = world["a"], world["ana"], world["key_a"]
     term = factory.memory(org, attribute="plazo_pago", value="60 días", sentence="Talleres García paga a 60 días.")
-    body = ingest_body(ana, "¿A cuántos días paga Talleres García?", conversation="web-ana")
-    del body["role"]
+    body = turn_body(ana, "¿A cuántos días paga Talleres García?", conversation="web-ana")
     block = call(client, "POST", "/turns", key, body).get_json()["context"]
     assert str(term.id) in block["memory_ids"]
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-import pytest
 from sqlalchemy import select, update
 
 from jobs.outbox import drain_batch
-from memory_core.backends import get_backend
 from memory_core.domain.access import load_access, load_member_accesses
 from memory_core.domain.ladder import Source, write_memory
 from memory_core.domain.model_port import Fact
@@ -21,11 +19,6 @@ from memory_core.learning.context_reads import KnownToWriters, context_reads
 from memory_core.learning.ingest import ingest_message
 from memory_core.privacy import my_memory
 from tests.support.statements import sent_statements
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def say(session, org, user, text, *, conversation):

@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import select
 
 from jobs.outbox import drain_outbox
-from memory_core.backends import get_backend
 from memory_core.domain.model_port import ExtractionContext, KnownContact
 from memory_core.domain.models import Memory
 from memory_core.learning.ingest import ingest_message
@@ -20,11 +19,6 @@ from memory_core.tenancy.api_keys import create_api_key
 from tests.support.fake_openai import fake_openai  # noqa: F401  (fixture)
 
 SENT = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)  # a Monday
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 @pytest.fixture

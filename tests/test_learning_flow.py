@@ -23,11 +23,6 @@ from memory_core.learning.subjects import resolve_subject
 MONDAY = dt.datetime(2025, 3, 3, 10, 0, tzinfo=dt.timezone.utc)
 
 
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
-
-
 def tell(session, org, user, text, backend, *, sent_at=MONDAY, conversation="chat-1"):
     """Ingest one message as sent at `sent_at`, let the worker process it, commit; returns the outcome."""
     r = ingest_message(session, channel="web", conversation=conversation, external_id=f"m-{uuid.uuid4()}",

@@ -6,16 +6,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from memory_core.backends import get_backend
 from memory_core.backends.local_extractor.fallback import states_a_view
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain.models import Memory
 from tests.test_learning_conversations import tell
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 @pytest.fixture

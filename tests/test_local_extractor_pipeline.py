@@ -4,15 +4,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from memory_core.backends import get_backend
 from memory_core.domain.models import Memory
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def run(session, backend, org, user, text, external_id="m-1", conversation="chat-1"):

@@ -9,7 +9,6 @@ import datetime as dt
 
 import pytest
 
-from memory_core.backends import get_backend
 from memory_core.backends.local_extractor import fold, normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain.model_port import ExtractionContext, KnownContact
@@ -17,11 +16,6 @@ from memory_core.domain.model_port import ExtractionContext, KnownContact
 MONDAY = dt.date(2026, 3, 2)
 LEVANTE = KnownContact("c9", "Construcciones Levante S.L.", "customer")
 GARCIA = KnownContact("c1", "Talleres García S.L.", "customer")
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def learn(backend, text, contacts=(), known_names=(), recent=(), known=None):

@@ -13,15 +13,9 @@ from sqlalchemy import text as sql
 
 from jobs.outbox import _claim, drain_batch
 from memory_core.adapters.db import SYSTEM, WORKER_ROLE
-from memory_core.backends import get_backend
 from memory_core.domain.models import Memory, Message, Outbox, UsageLedger
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import BatchCache, prepare_messages, process_message
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def say(session, org, user, text, *, conversation, role="user", external_id=None, event="new"):

@@ -3,19 +3,12 @@ fails loses only its own work (its failure and what it paid for are kept), the o
 the batch's ledger rows and done marks are written together."""
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import select
 
 from jobs.outbox import drain_batch
-from memory_core.backends import get_backend
 from memory_core.domain.model_port import BackendError
 from memory_core.domain.models import Memory, Notification, Outbox, UsageLedger
 from memory_core.learning.ingest import ingest_message
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def say(session, org, user, text, *, conversation):

@@ -6,14 +6,8 @@ import pytest
 from sqlalchemy import func, select
 
 from jobs.outbox import LINGER_POLL_SECONDS, drain_outbox, enqueue_drain
-from memory_core.backends import get_backend
 from memory_core.domain.models import Memory, Outbox
 from memory_core.learning.ingest import ingest_message
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 class FakeClock:

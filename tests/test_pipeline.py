@@ -6,7 +6,6 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from memory_core.backends import get_backend
 from memory_core.domain.access import Principal
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.models import (
@@ -20,11 +19,6 @@ from memory_core.domain.models import (
 )
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message, undo_learnt
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def say(session, org, text, *, user=None, phone=None, channel="web", conversation="chat-1", role="user",

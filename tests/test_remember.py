@@ -4,17 +4,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from memory_core.backends import get_backend
 from memory_core.domain.access import load_access
 from memory_core.domain.errors import InvalidInput, NotFound
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, Notification, UsageLedger
 from memory_core.learning.remember import remember
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def _active(session):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from memory_core.backends import get_backend
 from memory_core.backends.local_extractor.answers import completed_answer
 from memory_core.domain.models import Memory
 from memory_core.learning.ingest import ingest_message
@@ -51,11 +50,6 @@ def test_a_reply_says_the_statement_its_question_asks_for(question, reply, state
 ])
 def test_a_reply_to_an_offer_or_small_talk_or_a_shrug_says_nothing(question, reply):
     assert completed_answer(question, reply) is None
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def reply(session, backend, org, user, question, text):

@@ -2,21 +2,14 @@
 PostgreSQL keeps for them, and that the claim's kept plan still reads the outbox's partial index."""
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import event, func, select, text
 
 from jobs.outbox import drain_batch
 from memory_core.adapters import planner
 from memory_core.adapters.db import SYSTEM
-from memory_core.backends import get_backend
 from memory_core.domain.models import Memory
 from memory_core.learning.ingest import ingest_message
 from tests.support.statements import generic_plan_of, sent_statements
-
-
-@pytest.fixture(scope="module")
-def backend(servers):
-    return get_backend(servers)
 
 
 def say(session, org, user, text_, conversation):
