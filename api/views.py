@@ -312,22 +312,18 @@ def turn(org_id, body: TurnIn):
 
 def _block(access: Access, s, message: str, conversation_id, message_id, known=None,
            redacted: bool = False) -> ContextOut:
-    """The block for `message`, its trace written and committed in `s` (the principal's writer). Its secrets are
-    replaced by their marks first (the query's embedding must not see them), unless it is `redacted` already.
+    """The block for `message`, its trace written and committed in `s` (the principal's writer). `redacted`:
+    the message is the stored text, its secrets marks already (assemble_context does it otherwise).
     `known`: the (vector, model) of the message already made, used when the model is the query's."""
-    from memory_core.domain.policy import redact
-    from memory_core.learning.pipeline import load_exclusions
     from memory_core.reading.context import assemble_context
     from memory_core.reading.search import query_embedder
 
-    if not redacted:
-        message = redact(message, load_exclusions(s, access.org_id))
     commit_without_waiting_for_disk(s)  # it writes the block's trace only
     embed, model = query_embedder()
     if known is not None and known[1] == model:
         embed = _reusing(embed, message, known[0])
     block = assemble_context(standby_reader(access), access, conversation_id, message, embed=embed,
-                             embed_model=model, message_id=message_id, primary=s)
+                             embed_model=model, message_id=message_id, primary=s, redacted=redacted)
     s.commit()
     return ContextOut(text=block.text, core=block.core, profile=block.profile, related=block.related,
                       memory_ids=block.memory_ids, trace_id=block.trace_id, tokens=block.tokens,

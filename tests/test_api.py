@@ -465,8 +465,8 @@ def test_a_turns_message_is_embedded_once_for_its_block_and_its_search_and_a_sec
     assert [h["id"] for h in hits][:1] == [str(plain)]
 
 
-@pytest.mark.parametrize("path", ["/turns", "/context"])
-def test_a_secret_in_the_persons_message_never_reaches_the_embedding_model(client, world, path, monkeypatch):
+@pytest.mark.parametrize("path", ["/turns", "/context", "/search"])
+def test_a_secret_in_the_persons_message_or_search_never_reaches_the_embedding_model(client, world, path, monkeypatch):
     from memory_core.backends import get_backend
 
     embedded = []
@@ -477,6 +477,8 @@ def test_a_secret_in_the_persons_message_never_reaches_the_embedding_model(clien
     body = turn_body(world["ana"], text, conversation="web-ana")
     if path == "/context":
         body = {"user_id": str(world["ana"].id), "message": text}
+    if path == "/search":
+        body = {"user_id": str(world["ana"].id), "query": text}
     resp = call(client, "POST", path, world["key_a"], body)
     assert resp.status_code == 200, resp.get_data(as_text=True)
     assert embedded and not any("4111" in t for t in embedded), embedded  # the query still was embedded

@@ -219,6 +219,27 @@ def test_trivial_turns_skip_the_search(world):
     assert not is_trivial("gracias, ¿y cuánto me debe Acme?")
 
 
+def test_the_embedding_model_is_shown_a_turns_message_and_a_search_with_their_secrets_as_marks(world, monkeypatch):
+    from memory_core.domain.models import PolicyExclusion
+    from memory_core.reading.search import search
+
+    world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días", subject="contact:x")
+    world.s.add(PolicyExclusion(org_id=world.org.id, kind="secret", name="proyecto_fenix", pattern=r"proyecto f(e|é)nix"))
+    world.s.commit()
+    shown = []
+    real = world.e.embed
+    monkeypatch.setattr(world.e, "embed", lambda texts: shown.extend(texts) or real(texts))
+    message = "Cárgale a la 4111 1111 1111 1111 lo del proyecto Fénix y ¿a cuántos días paga Talleres García?"
+    block = world.turn(message)
+    access = load_access(world.s, world.org.id, user_id=world.owner.id)
+    with world.db.unit_of_work(access.scope()) as uow:
+        hits = search(uow.session, access, message, kinds=["memory"], embed=world.e.embed)
+    assert len(shown) == 2, shown  # the turn's query and the search's
+    assert not any("4111" in t or "Fénix" in t for t in shown), shown
+    assert all("[secret: card]" in t and "[secret: proyecto fenix]" in t for t in shown), shown
+    assert "60 días" in block.related and hits  # the rest of the message is still searched
+
+
 def test_related_memories_are_not_resent_within_two_turns(world):
     _crowd_profile(world)
     fact = world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días",

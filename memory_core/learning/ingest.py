@@ -31,6 +31,7 @@ from memory_core.domain.models import Conversation, Message, Outbox
 from memory_core.domain.phones import normalise_phone
 from memory_core.domain.policy import check_text, redact
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
+from memory_core.privacy.exclusions import load_exclusions
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +157,6 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     if temporary:
         # May read memory, never add to it: no conversation, message or outbox row.
         return IngestResult(temporary=True)
-
-    from memory_core.learning.pipeline import load_exclusions  # (the pipeline imports this module)
 
     exclusions = load_exclusions(session, org_id)
     text = redact(text, exclusions)  # every secret replaced by its mark before anything stores or indexes it

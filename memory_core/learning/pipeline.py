@@ -19,12 +19,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import bindparam, func, literal, or_, select
+from sqlalchemy import bindparam, func, literal, select
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core.adapters.array_param import ArrayParam
-from memory_core.adapters.rows import rows as read_rows
 from memory_core.adapters.vector_binary import BinaryVector
 from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
@@ -34,21 +33,14 @@ from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage, usage_row
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
-from memory_core.domain.models import (
-    Contact,
-    Memory,
-    MemorySource,
-    Message,
-    Notification,
-    Organization,
-    PolicyExclusion,
-)
+from memory_core.domain.models import Contact, Memory, MemorySource, Message, Notification, Organization
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.text import fold
 from memory_core.learning.contact_candidates import ContactIndex, ContactRow
 from memory_core.learning.context_reads import KnownToWriters, context_reads
 from memory_core.learning.subjects import resolve_subjects
+from memory_core.privacy.exclusions import load_exclusions
 from memory_core.privacy.my_memory import learning_paused, paused_among
 
 log = logging.getLogger(__name__)
@@ -103,23 +95,6 @@ class Ledger:
 
 
 # --------------------------------------------------------------------------- reading what the pipeline needs
-
-def _exclusions_statement(with_org: bool):
-    e = PolicyExclusion
-    q = select(e.kind, e.name, e.pattern, e.validator, e.description).where(e.enabled.is_(True))
-    q = q.where(or_(e.org_id.is_(None), e.org_id == bindparam("org_id")) if with_org else e.org_id.is_(None))
-    return q.order_by(e.kind, e.name)
-
-
-# Built once: every ingest reads the whole list (plain rows, not ORM objects).
-_EXCLUSIONS = {with_org: _exclusions_statement(with_org) for with_org in (False, True)}
-
-
-def load_exclusions(session: Session, org_id: uuid.UUID | None) -> list[Exclusion]:
-    """The enabled exclusion list: the seeded platform rows plus the org's own additions."""
-    return [Exclusion(kind=r.kind, name=r.name, pattern=r.pattern, validator=r.validator, description=r.description)
-            for r in read_rows(session, _EXCLUSIONS[org_id is not None], {"org_id": org_id})]
-
 
 def previous_assistant_turn(session: Session, message: Message) -> str | None:
     """The assistant's last turn before this message in its conversation: context for the gate."""

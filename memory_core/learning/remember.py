@@ -29,10 +29,10 @@ from memory_core.learning.pipeline import (
     check_text,
     extraction_context,
     is_correction,
-    load_exclusions,
     write_all,
 )
 from memory_core.learning.subjects import resolve_subjects
+from memory_core.privacy.exclusions import load_exclusions
 from memory_core.privacy.my_memory import learning_paused
 
 RememberResult = Outcome

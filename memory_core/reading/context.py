@@ -75,6 +75,7 @@ from memory_core.domain.models import (
 )
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
+from memory_core.privacy.exclusions import redacted
 from memory_core.reading import profile_query, subject_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
@@ -430,9 +431,11 @@ class _RelatedSearch:
     statements that need them."""
 
     def __init__(self, session: Session, access: Access, message: str, embed: Embed | None,
-                 embed_model: str | None):
+                 embed_model: str | None, redacted_already: bool):
         self.access, self.message, self.embed_model = access, message, embed_model
-        self.vector = _embed_early(message, embed)
+        # The model is shown the message with its secrets as marks (the API's /turns passes the stored text).
+        self.vector = _embed_early(message if redacted_already or embed is None or is_trivial(message)
+                                   else redacted(session, access.org_id, message), embed)
         self.now: Future = Future()
         self.lists = (lambda: {}) if is_trivial(message) else beside(session, self._search, lazy=True)
 
@@ -710,17 +713,18 @@ def block_language(session: Session, access: Access, texts: Sequence[str], langu
 def assemble_context(session: Session, access: Access | None, conversation_id: uuid.UUID | None, message_text: str,
                      *, now: dt.datetime | None = None, embed: Embed | None = None, embed_model: str | None = None,
                      message_id: uuid.UUID | None = None, language: str | None = None,
-                     primary: Session | None = None) -> MemoryBlock:
+                     primary: Session | None = None, redacted: bool = False) -> MemoryBlock:
     """The memory block for one turn, and its trace (added to the session; the caller commits).
 
     `now` defaults to the current message's send time (`message_id`), else the clock: relative dates in
     the message ("what did I say yesterday?") are resolved against it. `language` (es, en) overrides the
     org's setting and the conversation's language. A temporary conversation reads memory but stores
     nothing, not even the trace. `primary`: when `session` reads a standby, the primary's session, which
-    reads the conversation (the standby may not have the message just ingested) and stores the trace."""
+    reads the conversation (the standby may not have the message just ingested) and stores the trace.
+    The message's embedding is made from it with its secrets as marks, unless it is `redacted` already."""
     if access is None:
         return MemoryBlock(text="", core="", profile="", related="")
-    search = _RelatedSearch(session, access, message_text or "", embed, embed_model)
+    search = _RelatedSearch(session, access, message_text or "", embed, embed_model, redacted)
     try:
         return _assemble(session, access, conversation_id, message_text, now, message_id, language,
                          primary or session, search)

@@ -86,6 +86,7 @@ from memory_core.domain.access import (
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.models import Contact, Document, Memory, Message, Organization
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, TEXT_SEARCH_CONFIG, Level, Status
+from memory_core.privacy.exclusions import redacted
 from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
 from memory_core.reading.org_indexes import indexed_orgs, indexed_owners, message_indexed_orgs
@@ -803,8 +804,8 @@ def retrieve(session: Session, access: Access | None, query: str, *, kinds: Sequ
             # A walk of an HNSW graph plans for the principal's values too: on its generic plan a big org's
             # principal waited 4x longer (bench/scale.py, 2026-12-02).
             # Embedded (or a Future's vector awaited) only now, while full text runs beside (adapters.beside).
-            if vector is None:
-                vector = embed_query(embed, query)
+            if vector is None:  # the model is shown the query with its secrets as marks
+                vector = embed_query(embed, redacted(session, access.org_id, query))
             params["q_vector"] = vector.result() if isinstance(vector, Future) else vector
             with custom_plans(session) if walk else nullcontext():
                 out["vector"] = _run(session, _statement("vector", form, kinds, k, (bool(embed_model), modes)),
