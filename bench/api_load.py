@@ -95,7 +95,7 @@ def print_cprofile(directory: Path, top: int = 25) -> None:
     for name, files in sorted(by_endpoint.items()):
         stats = pstats.Stats(*map(str, files))
         print(f"\n=== cProfile (all runs, every worker): {name}")
-        stats.sort_stats("cumulative").print_stats(top)
+        stats.sort_stats(os.environ.get("MEMORIA_CPROFILE_SORT", "cumulative")).print_stats(top)
 
 
 def setup(agents: int) -> tuple[str, list[str]]:

@@ -234,10 +234,24 @@ def test_the_embedding_model_is_shown_a_turns_message_and_a_search_with_their_se
     access = load_access(world.s, world.org.id, user_id=world.owner.id)
     with world.db.unit_of_work(access.scope()) as uow:
         hits = search(uow.session, access, message, kinds=["memory"], embed=world.e.embed)
-    assert len(shown) == 2, shown  # the turn's query and the search's
+        without_conversation = assemble_context(uow.session, access, None, message, now=NOW, embed=world.e.embed)
+    assert len(shown) == 3, shown  # the turn's query, the search's and the one of a turn without a conversation
     assert not any("4111" in t or "Fénix" in t for t in shown), shown
     assert all("[secret: card]" in t and "[secret: proyecto fenix]" in t for t in shown), shown
-    assert "60 días" in block.related and hits  # the rest of the message is still searched
+    assert "60 días" in block.related and "60 días" in without_conversation.related and hits  # the rest still counts
+
+
+def test_a_turn_on_someone_elses_conversation_is_refused_and_leaves_no_search_waiting(world, factory):
+    from memory_core.adapters import threads
+    from memory_core.adapters.beside import THREADS
+
+    world.remember("Talleres García paga a 60 días", attribute="plazo_pago", value="60 días", subject="contact:x")
+    bea = factory.member(world.org)
+    for _ in range(THREADS + 2):  # more refused turns than the threads their searches run on
+        with pytest.raises(NotFound):
+            world.turn("¿A cuántos días paga Talleres García?", user=bea, conv=world.conv)
+    assert threads.pool("beside", THREADS).submit(lambda: "free").result(timeout=30) == "free"
+    assert "60 días" in world.turn("¿A cuántos días paga Talleres García?").related
 
 
 def test_related_memories_are_not_resent_within_two_turns(world):

@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from sqlalchemy import (
     Date,
@@ -73,9 +73,10 @@ from memory_core.domain.models import (
     TraceItem,
     User,
 )
+from memory_core.domain.policy import Exclusion, redact
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
-from memory_core.privacy.exclusions import redacted
+from memory_core.privacy.exclusions import from_column, list_column, load_exclusions
 from memory_core.reading import profile_query, subject_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label
@@ -415,13 +416,6 @@ def relevant(signals: dict[str, float]) -> bool:
             or s.get("fts_words", 0) >= RELATED_MIN_WORDS or s.get("trigram", 0.0) >= RELATED_MIN_TRIGRAM)
 
 
-def _embed_early(message: str, embed: Embed | None) -> Future | None:
-    """Start embedding the message for the related search, unless the turn skips that search."""
-    if embed is None or is_trivial(message):
-        return None
-    return threads.pool("context-embed", EMBED_THREADS).submit(embed_query, embed, message)
-
-
 class _RelatedSearch:
     """The related section's search, started as the turn begins (unless the turn skips it: a trivial message)
     and run beside the turn's other reads (adapters.beside): PostgreSQL runs it while the turn's thread reads the
@@ -432,11 +426,14 @@ class _RelatedSearch:
 
     def __init__(self, session: Session, access: Access, message: str, embed: Embed | None,
                  embed_model: str | None, redacted_already: bool):
-        self.access, self.message, self.embed_model = access, message, embed_model
-        # The model is shown the message with its secrets as marks (the API's /turns passes the stored text).
-        self.vector = _embed_early(message if redacted_already or embed is None or is_trivial(message)
-                                   else redacted(session, access.org_id, message), embed)
+        self.access, self.message, self.embed, self.embed_model = access, message, embed, embed_model
+        self.redacted_already = redacted_already
         self.now: Future = Future()
+        # The message's vector: embedded once the turn knows its exclusion list (`embed_with`).
+        self.vector: Future | None = Future() if embed is not None and not is_trivial(message) else None
+        self._embedding = False
+        if redacted_already:
+            self.embed_with([], session)
         self.lists = (lambda: {}) if is_trivial(message) else beside(session, self._search, lazy=True)
 
     def at(self, now: dt.datetime) -> None:
@@ -444,9 +441,36 @@ class _RelatedSearch:
         if not self.now.done():
             self.now.set_result(now)
 
+    def embed_with(self, exclusions: list[Exclusion] | None, session: Session) -> None:
+        """Start embedding the message with its secrets as marks (the model never sees them): `exclusions` is the
+        org's list the conversation's read brought, None to read it in `session` (a turn without a conversation).
+        A message redacted already (the API's /turns passes the stored text) is embedded as the turn begins."""
+        if self.vector is None or self._embedding:
+            return
+        self._embedding = True
+        query = self.message if self.redacted_already else redact(
+            self.message, exclusions if exclusions is not None else load_exclusions(session, self.access.org_id))
+        embedding = threads.pool("context-embed", EMBED_THREADS).submit(embed_query, self.embed, query)
+        embedding.add_done_callback(partial(_settle, self.vector))
+
+    def failed(self, error: BaseException) -> None:
+        """The turn failed: the search beside it must not wait for a time or a vector that will not come."""
+        self.at(clock.now())
+        if self.vector is not None and not self._embedding:
+            self._embedding = True
+            self.vector.set_exception(error)
+
     def _search(self, session: Session) -> dict:
         return retrieve(session, self.access, self.message, kinds=["memory"], per_retriever=PER_RETRIEVER,
                         vector=self.vector, embed_model=self.embed_model, now=self.now)
+
+
+def _settle(target: Future, done: Future) -> None:
+    error = done.exception()
+    if error is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(done.result())
 
 
 def _related(session: Session, access: Access, message: str, exclude: set[uuid.UUID], known: dict[uuid.UUID, Memory],
@@ -629,15 +653,15 @@ def _conversation_statement():
     message_id = bindparam("message_id", type_=PG_UUID(as_uuid=True))
     sent_at = (select(Message.sent_at).where(Message.id == message_id, Message.conversation_id == Conversation.id)
                .correlate(Conversation).scalar_subquery())
-    # Read here to save the turn two round trips: whether the current message is one the principal may
-    # see (any of its conversations), and the org's block language (block_language).
+    # Read here to save the turn three round trips: whether the current message is one the principal may
+    # see (any of its conversations), the org's block language (block_language) and its exclusion list.
     message_found = select(Message.id).where(Message.id == message_id).exists()
     language = (select(Organization.settings[LANGUAGE_SETTING].astext).where(Organization.id == Conversation.org_id)
                 .correlate(Conversation).scalar_subquery())
     return (select(Conversation.id, Conversation.org_id, Conversation.user_id, Conversation.phone,
                    Conversation.channel, Conversation.temporary, sent.label("sent"), recent.label("recent"),
                    sent_at.label("message_sent_at"), message_found.label("message_found"),
-                   language.label("org_language"))
+                   language.label("org_language"), list_column(Conversation.org_id).label("exclusions"))
             .where(Conversation.id == bindparam("conversation_id")))
 
 
@@ -728,8 +752,9 @@ def assemble_context(session: Session, access: Access | None, conversation_id: u
     try:
         return _assemble(session, access, conversation_id, message_text, now, message_id, language,
                          primary or session, search)
-    finally:
-        search.at(now or clock.now())  # the search must not wait for a turn that failed
+    except BaseException as error:
+        search.failed(error)
+        raise
 
 
 def _assemble(session: Session, access: Access, conversation_id: uuid.UUID | None, message_text: str,
@@ -741,6 +766,7 @@ def _assemble(session: Session, access: Access, conversation_id: uuid.UUID | Non
     # out serves them all (nested, a no-op when `primary` is `session`).
     with sorting_disabled(session), sorting_disabled(primary):
         conv, sent = _conversation(primary, access, conversation_id, message_id)
+        search.embed_with(from_column(conv.exclusions) if conv is not None else None, session)
         now = now or (conv.message_sent_at if conv is not None and conv.message_sent_at else None) \
             or clock.now()
         search.at(now)
