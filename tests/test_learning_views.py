@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from memory_core.backends.local_extractor.fallback import states_a_view
 from memory_core.backends.local_extractor.units import units
+from memory_core.backends.local_extractor.views import states_a_view
 from memory_core.domain.models import Memory
 from tests.test_learning_conversations import tell
 

@@ -401,7 +401,7 @@ def test_a_sentence_a_rule_reads_keeps_what_else_it_tells(backend):
 
 
 def test_a_statement_with_no_subject_reads_in_the_third_person():
-    from memory_core.backends.local_extractor.fallback import third_person
+    from memory_core.backends.local_extractor.third_person import third_person
 
     assert third_person("Lost my job as a banker, so I'm gonna start my own business", "self") == \
         "The person lost their job as a banker, so they're gonna start their own business"

@@ -1,5 +1,7 @@
 """The local backend's extractor, by concern: `text` (fold, names, sentences), `clauses` (questions,
-orders...), `names` (contacts named), `business` and `personal` rules, `subjects`, `fallback` (the generic fact) and `extractor` (LocalExtractor).
+orders...), `names` (contacts named), `business` and `personal` rules, `subjects`, `fallback` (the generic fact),
+with `speaker` (who a unit speaks of), `topics` (content words, topic families), `sensitive` (special categories),
+`third_person` (the note's sentence) and `views` (views and values of the writer's), and `extractor` (LocalExtractor).
 
 The date parser (`domain.dates`) and the attribute families (`domain.families`) are the domain's: the
 write ladder, search and compaction use them too. Only `text` is imported eagerly: the rest of the project

@@ -1,4 +1,5 @@
-"""What kind of sentence this is: a question, an order, a hypothetical, an injection, a request to remember."""
+"""What kind of sentence this is: a question, an order, a hypothetical, an injection, a request to remember;
+and the lead-in that frames a statement without being part of it ("recuerda que", "corrección:")."""
 from __future__ import annotations
 
 import re
@@ -12,6 +13,17 @@ REMEMBER_PREFIX = re.compile(
     r"que no se (?:me|te) olvide|"
     r"(?:please )?remember|note(?: down)?|make a note|keep in mind|bear in mind|fyi|for the record|just so you know)"
     r"(?:\s+(?:que|that|esto|this))?\s*[:,]?\s*")
+# Lead-ins that frame a statement without being part of it: requests to remember and corrections. The
+# bare words ("ojo", "update") only count before a colon or comma: "update my address" is an order.
+_LEAD_IN = re.compile(
+    r"^(?:(?:oye|vale|ok|bueno|pues|hola|ah|eh|mira|perdona|perdon|sorry|actually|oh)\s*,?\s+)*(?:(?:"
+    r"que no se (?:me|te) olvide|no (?:te )?olvides(?: que| de que)?|guardate(?: esto)?|acuerdate(?: de)?|"
+    r"apuntate|recuerda(?:lo)?|apunta|anota|ten(?:lo|edlo)? en cuenta|toma nota(?: de)?|para la proxima(?: vez)?|"
+    r"(?:para )?que conste|me equivoque|me he equivocado|lo de antes (?:estaba mal|no era asi)|no es asi|"
+    r"rectifico|corrijo|(?:please )?(?:remember|note(?: down)?(?: for next time)?|make a note|keep in mind|"
+    r"bear in mind)|fyi|for the record|just so you know)(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*"
+    r"|(?:importante|ojo|dato|nota|error(?: mio)?|correccion|no,? no|cambio de planes|correction|scratch that|"
+    r"my mistake|change of plans?|update|heads up)\s*[:,.!-]+\s*(?:que\s+|that\s+)?)")
 _QUESTION_START = re.compile(
     r"^(?:y\s+|and\s+)?(?:(?:a|de|con|en|para|por|desde|hasta)\s+)?(?:que|cual|cuales|cuanto|cuanta|cuantos|cuantas|"
     r"cuando|donde|adonde|quien|quienes|por que|sabes|what|which|when|where|how|who|whom|why|do|does|did|is|"
@@ -132,3 +144,12 @@ _ORDER_START = re.compile(
     r"could you)\b")
 DURABLE = re.compile(r"\b(?:siempre|a partir de ahora|de ahora en adelante|en adelante|de aqui en adelante|"
                       r"always|from now on|in future|in the future|going forward)\b")
+
+
+def strip_lead(s: Sentence) -> Sentence:
+    """The sentence without "recuerda que", "corrección:" and the like in front."""
+    for regex in (REMEMBER_PREFIX, _LEAD_IN):
+        m = regex.match(s.low)
+        if m and m.end() and m.end() < len(s.low):
+            s = Sentence.of(s.text[m.end():])
+    return s

@@ -18,27 +18,23 @@ from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
     SHORT_ANSWER_WORDS,
     VALUE_MAX_CHARS,
-    VIEW_CATEGORY,
     WRITER_NOTE_REMEMBER,
-    care_trade,
     closer,
     describes_the_topic,
-    event_what,
     generic_fact,
-    injury,
     note,
-    opens_on_dummy_it,
     says_more,
-    sensitive,
-    states_a_view,
     writer_statement,
 )
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, Pool, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
+from memory_core.backends.local_extractor.sensitive import care_trade, injury, sensitive
 from memory_core.backends.local_extractor.subjects import Subject, event_sentence, resolve_contact, sentence_for
 from memory_core.backends.local_extractor.text import Sentence, fold, is_english, normalise_name
+from memory_core.backends.local_extractor.third_person import event_what
 from memory_core.backends.local_extractor.units import asks, units
+from memory_core.backends.local_extractor.views import VIEW_CATEGORY, opens_on_dummy_it, states_a_view
 from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
@@ -229,7 +225,7 @@ class LocalExtractor:
                 fact = note(_joined(head, s), head_mentions or mentions, head_recent, context,
                             decision.top_category, decision.top_scope)
             if fact is None:
-                # A view the gate did not pass on its own is the writer's (see `fallback.states_a_view`).
+                # A view the gate did not pass on its own is the writer's (see `views.states_a_view`).
                 fact = note(s, mentions, recent, context, _view_category(decision, s), decision.top_scope)
             if fact is not None:
                 out.append(fact)
@@ -334,7 +330,7 @@ def _mentioned(s: Sentence, pool: Pool) -> tuple[list[Mention], Pool]:
 
 def _view_category(decision: GateDecision, s: Sentence) -> str:
     """The gate's category for a unit, but a view it did not pass, or one it passed with no category, is the
-    writer's (`fallback.VIEW_CATEGORY`): "It's so cool how taking care of ourselves helps us" is no business's."""
+    writer's (`views.VIEW_CATEGORY`): "It's so cool how taking care of ourselves helps us" is no business's."""
     if opens_on_dummy_it(s.text) or ((not decision.passes or decision.top_category == "nothing") and
                                      states_a_view(s.text)):
         return VIEW_CATEGORY  # "It's pretty cool to be working with such big brands" names no business
@@ -373,7 +369,7 @@ def note_worthy(decision: GateDecision, text: str, passed: bool = False) -> bool
 
 def told_plainly(text: str, loose: bool = False) -> bool:
     """A first-person statement of the writer's life (`fallback.writer_statement`, `loose` as there), a description
-    of what the talk is about (`fallback.describes_the_topic`) or a view of the writer's (`fallback.states_a_view`,
+    of what the talk is about (`fallback.describes_the_topic`) or a view of the writer's (`views.states_a_view`,
     kept whatever the gate gave it: its shape is the evidence, and the gate learnt from the day's messages)."""
     return writer_statement(text, loose=loose) or describes_the_topic(text) or states_a_view(text)
 
