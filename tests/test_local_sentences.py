@@ -446,3 +446,35 @@ def test_a_food_bank_is_no_bank_account(backend, text, kept):
 def test_a_pronoun_is_never_taken_for_a_hobby(backend, text):
     assert not any(f.attribute.startswith("aficion_") and f.value.split()[0].lower() in ("it", "eso")
                    for f in learn(backend, text))
+
+
+# --- whose "we" --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["Cobramos por transferencia, nunca en efectivo.", "We ship every order within 48 hours.",
+                                  "Los presupuestos los hacemos siempre por escrito.", "Our quotes include transport to the site."])
+def test_we_speaking_business_is_the_business(backend, text):
+    facts = learn(backend, text)
+    assert facts and {f.subject for f in facts} == {"org"}, facts
+
+
+@pytest.mark.parametrize("text", ["We love painting together lately, especially nature-inspired ones.",
+                                  "Los domingos comemos siempre en casa de mi suegra.",
+                                  "Uniting is essential for making a difference."])
+def test_we_of_the_writers_own_life_or_view_is_never_the_business(backend, text):
+    # The business's memories are shared with the whole org: what is not said to be the business's stays the writer's.
+    facts = learn(backend, text)
+    assert facts and {f.subject for f in facts} == {"self"}, facts
+
+
+@pytest.mark.parametrize("text", ["Let's keep going after our goals and making them happen.",
+                                  "Quite a week since we last talked - something awesome happened to me!",
+                                  "We're all in it together.", "It helps us grow and learn more about ourselves.",
+                                  "We both have so much potential!", "Sigamos adelante, que podemos con esto.",
+                                  "Hablamos mañana con más calma.", "Tenemos que vernos más a menudo."])
+def test_the_two_people_talking_teach_nothing(backend, text):
+    assert learn(backend, text) == []
+
+
+def test_we_talking_business_is_kept_even_in_the_words_of_an_exhortation(backend):
+    facts = learn(backend, "Sigamos cobrando por transferencia, nunca en efectivo.")
+    assert facts and {f.subject for f in facts} == {"org"}, facts

@@ -36,6 +36,7 @@ from memory_core.backends.local_extractor.speaker import (
     FIRST_SINGULAR,
     LISTENER,
     NO_SUBJECT,
+    between_us,
     first_singular,
 )
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
@@ -166,6 +167,22 @@ BUSINESS_THING = re.compile(
 
 # When "we" open or close: the business's hours ("a partir de enero cerramos los sábados", "we open at 9 now").
 _OPENING = re.compile(r"\b(?:abrimos|cerramos|we(?:'re| are)? (?:open|close|closed)(?:\b|\s))")
+# What only a business speaks of, beyond its premises and hours: its trade (the topic families of prices,
+# payment, invoicing, delivery, staff, taxes...), its work and its paperwork.
+_BUSINESS_TOPICS = ("descuento", "forma_pago", "precios", "plazo_pago", "facturacion", "entregas", "plantilla", "web",
+                    "seguros", "fiscal", "fundacion", "garantia", "herramientas", "relacion")
+_BUSINESS_WORDS = re.compile(
+    r"\b(?:horarios?|opening hours|abris|cerrais|do you (?:open|close)|trabajamos|we work|ship\w*|envi(?:amos|ar)|regimen|modulos|autonom[oa]s?|"
+    r"retencion\w*|nominas?|payroll|contrat\w*|contracts?|servicios?|services?|productos?|products?|catalog\w*|"
+    r"ventas?|sales?|obras?|reformas?|proyectos?|projects?|encargos?|jobs?|direccion|address|banco|bank|"
+    r"reuniones|meetings?|turnos?|shifts?|gestor\w*|contabilidad|accounting|accountant)\b")
+
+
+def speaks_business(s: Sentence) -> bool:
+    """The sentence speaks of what only a business has or does: "we/our" in it is the business, not the writer's
+    household or the two people talking ("cobramos por transferencia", "our quotes include transport")."""
+    return bool(BUSINESS_THING.search(s.low) or _OPENING.search(s.low) or _BUSINESS_WORDS.search(s.low) or
+                any(pattern.search(s.low) for pattern, own, _ in TOPICS if own in _BUSINESS_TOPICS))
 
 
 # A home said the way people say it: "our place in Cornwall", "a little place in the Algarve", "my place by the
@@ -314,6 +331,9 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
             "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
         return f"name:{normalise_name(business)}", business, kind
     singular, plural = bool(FIRST_SINGULAR.search(s.low)), bool(FIRST_PLURAL.search(s.low))
+    # "We" is the business only when the sentence speaks business; else it is the writer's own life ("we love
+    # being outdoors"), kept for the writer alone: what is not said to be the business's is never shared.
+    business = speaks_business(s) or trades_with(s) or (previous is not None and speaks_business(previous))
     if plural and not singular and not personal:
         # "We/our" with the business's premises or vehicles is the business's fact; "we" trading with someone
         # the gate took for a person ("el fisio de enfrente es cliente nuestro") is a customer's or supplier's.
@@ -326,6 +346,8 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
             return "org", "", "company"
         if category in ("person", "nothing") and trades_with(s):
             return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
+        if business and category in ("person", "preference", "company", "nothing"):
+            return "org", "", "company"  # "los presupuestos los hacemos por escrito"
     if category in ("customer", "supplier"):
         names = _names(s)
         if names and normalise_name(names[0]):
@@ -341,12 +363,14 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         if len(distinct) == 1:
             subject = contact_subject(next(iter(distinct.values())), 0.7)
             return subject.key, subject.label, subject.category
-        if personal or (singular and not plural):
+        if personal or (singular and not plural) or not business:
             return "self", "", "person" if personal else "preference"
         return "org", "", category
     if category == "company":
         if personal or (singular and not plural):
             return "self", "", "person"
+        if not business:  # "Uniting is essential for making a difference": a view, the writer's
+            return "self", "", "person" if plural else "preference"
         return "org", "", "company"
     if category in ("person", "preference", "event"):
         # "Odio el café", "I love sushi": a like or dislike is a preference, unless it is of the writer's family.
@@ -357,11 +381,11 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if singular or NO_SUBJECT.match(s.low):
         return "self", "", "preference"
     if plural:
-        return ("self", "", "person") if personal else ("org", "", "company")
+        return ("org", "", "company") if business and not personal else ("self", "", "person")
     names = _names(s)
     if names and normalise_name(names[0]) and not personal:
         return f"name:{normalise_name(names[0])}", names[0], "customer"
-    return ("org", "", "company") if scope == "shared" and not personal else ("self", "", "preference")
+    return ("org", "", "company") if scope == "shared" and business and not personal else ("self", "", "preference")
 
 
 # Reactions and opinions that hold no fact: about "it/that/this", or what the writer feels about it.
@@ -565,6 +589,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         return None  # a clause on a special category is refused; the message's other sentences are not
     if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
         return None  # "I had a great time yesterday!": how it went, no fact
+    if between_us(s) and not speaks_business(s):
+        return None  # "Let's keep going after our goals", "since we last talked": the two of them, talking
     if not mentions and not recent and previous is None and not view and not _about_someone(s):
         return None  # "It's peaceful and special", "I love it": a reaction, not a fact about anyone
     value = _safe(clean_value(s.text))

@@ -43,3 +43,22 @@ NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+|really\s+|also
                        r"thinking of|trying|working on)\b")
 # The listener, spoken to.
 LISTENER = re.compile(r"\b(?:you|your|you're|yours|yourself|tu|tus|contigo|usted|ustedes|os|vosotros)\b")
+# The two people talking, not a fact of either: an exhortation ("let's keep going", "sigamos así"), their talk
+# itself ("since we last talked", "hace mucho que no hablamos", "hablamos mañana"), the two of them ("we both") and
+# the "we" of everyone ("we're all in it together", "we can make a difference", "no estamos solos").
+_BETWEEN_US = re.compile(
+    r"^(?:(?:yeah|yes|so|and|ok|okay|definitely|sure|totally|agreed|absolutely|si|vale|venga|bueno|pues|y)\b[,!.]?\s*)*"
+    r"(?:[a-z]+,\s+)?(?:let'?s|let us|sigamos|hagamos|luchemos|continuemos|mantengamos|vamos a (?:seguir|por)|"
+    r"a por (?:ello|todas))\b"
+    r"|\b(?:since we (?:last )?(?:talked|spoke|chatted|caught up)|we (?:haven't|have not|hadn't) (?:talked|spoken|"
+    r"chatted|caught up)|(?:talk|chat|speak) (?:soon|later|tomorrow)|catch up soon|hace (?:mucho|tiempo|siglos) que no "
+    r"(?:hablamos|nos vemos)|hablamos (?:manana|luego|pronto|otro dia|con (?:mas )?calma)|nos vemos (?:pronto|manana|"
+    r"luego)|tenemos que vernos|we both|both of us|all in (?:it|this) together|estamos juntos|juntos podemos|"
+    r"no estamos solos|(?:we're|we are) not alone|make a difference|something bigger|podemos con (?:todo|esto))\b"
+    # ... and what "it" does to everyone: "it helps us grow", "it reminds us", "that makes us realize".
+    r"|^(?:it|that|this|they)\s+(?:really\s+|always\s+|just\s+)?(?:helps?|reminds?|makes?|brings?|gives?|shows?|"
+    r"teach(?:es)?|keeps?|lets?)\s+us\b")
+
+
+def between_us(s: Sentence) -> bool:
+    return bool(_BETWEEN_US.search(s.low))
