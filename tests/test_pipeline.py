@@ -195,6 +195,17 @@ def test_special_category_data_is_never_learnt_in_the_background(factory, system
     assert (out.outcome, out.policy) == ("refused", "special") and active(system_session) == []
 
 
+@pytest.mark.parametrize("text", ["Voy a Alcohólicos Anónimos los lunes", "Ya no voy a misa los domingos",
+                                  "My therapist says I should take Fridays off"])
+def test_a_routine_that_tells_health_or_faith_is_never_learnt(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = run(system_session, say(system_session, org, text, user=ana), backend)
+    assert (out.outcome, out.policy) == ("refused", "special") and active(system_session) == []
+    mid = say(system_session, org, "Voy a pilates los martes", user=ana, conversation="chat-2")
+    assert run(system_session, mid, backend).outcome == "learnt"  # a routine that tells neither is learnt
+
+
 def test_a_new_bank_account_is_an_unverified_proposal_that_never_replaces_the_old_one(factory, system_session, backend):
     org = factory.org()
     ana = factory.member(org, role="owner")

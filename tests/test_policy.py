@@ -19,7 +19,9 @@ from tests.support.migrations import migration
 
 
 def _seed() -> list[Exclusion]:
-    return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED]
+    return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED] + \
+        [Exclusion("special", name, pattern, None, description)
+         for name, pattern, description in migration("w2_special_patterns").ROWS]
 
 
 SEED = _seed()
@@ -119,6 +121,12 @@ def test_an_iban_is_a_bank_account_not_a_card():
     ("my colleague is gay", "sexual_orientation"),
     ("su origen étnico es gitano", "ethnicity"),
     ("usamos huella dactilar para fichar", "biometric"),
+    ("Voy a Alcohólicos Anónimos los lunes", "addiction"),
+    ("he has been sober since rehab", "addiction"),
+    ("mi psicóloga dice que descanse más", "mental_health"),
+    ("my therapist says I should slow down", "mental_health"),
+    ("Ya no voy a misa los domingos", "worship"),
+    ("we go to church every Sunday", "worship"),
 ])
 def test_special_categories(text, rule):
     result = verdict(text)
@@ -139,6 +147,11 @@ def test_special_categories(text, rule):
     "llámame al 600 123 456",
     "our contact at Acme is Laura, she prefers email",
     "a Hierros del Norte le hacemos un 5% de descuento",
+    "la nueva tienda está en la Calle de la Iglesia 5",
+    "our office moved to 12 Church Road",
+    "Voy a pilates los martes",
+    "our physiotherapist comes on Thursdays",
+    "la rehabilitación de la fachada acaba en mayo",
 ])
 def test_ordinary_business_facts_pass_clean(text):
     assert verdict(text).clean, (text, verdict(text))
