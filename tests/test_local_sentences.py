@@ -478,3 +478,12 @@ def test_the_two_people_talking_teach_nothing(backend, text):
 def test_we_talking_business_is_kept_even_in_the_words_of_an_exhortation(backend):
     facts = learn(backend, "Sigamos cobrando por transferencia, nunca en efectivo.")
     assert facts and {f.subject for f in facts} == {"org"}, facts
+
+
+@pytest.mark.parametrize("text", ["There's a new fantasy TV series coming out next month - can't wait!",
+                                  "\"The Santa Clause\" is a classic! It's so sweet.",
+                                  "One of the residents at the shelter, Cindy, wrote it."])
+def test_a_name_said_in_no_words_of_business_is_no_customer(backend, text):
+    # A customer's memory is shared with the whole org; a show, a film or a friend the writer mentions is theirs.
+    facts = learn(backend, text)
+    assert facts and {f.subject for f in facts} == {"self"}, facts

@@ -201,7 +201,9 @@ def test_a_routine_that_tells_health_or_faith_is_never_learnt(factory, system_se
     org = factory.org()
     ana = factory.member(org, role="owner")
     out = run(system_session, say(system_session, org, text, user=ana), backend)
-    assert (out.outcome, out.policy) == ("refused", "special") and active(system_session) == []
+    # refused by the policy, or not even passed by the gate ("ya no voy a misa" teaches it nothing)
+    assert out.outcome in ("refused", "ignored") and active(system_session) == []
+    assert out.policy in ("special", None)
     mid = say(system_session, org, "Voy a pilates los martes", user=ana, conversation="chat-2")
     assert run(system_session, mid, backend).outcome == "learnt"  # a routine that tells neither is learnt
 

@@ -383,7 +383,9 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if plural:
         return ("org", "", "company") if business and not personal else ("self", "", "person")
     names = _names(s)
-    if names and normalise_name(names[0]) and not personal:
+    # A name the gate gave no category is a customer only in words of business: "There's a new TV series coming
+    # out", "Cindy wrote it" are the writer's own notes, never the org's.
+    if names and normalise_name(names[0]) and business and not personal:
         return f"name:{normalise_name(names[0])}", names[0], "customer"
     return ("org", "", "company") if scope == "shared" and business and not personal else ("self", "", "preference")
 
