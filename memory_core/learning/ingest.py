@@ -25,13 +25,13 @@ from sqlalchemy.orm import Session
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
+from memory_core.domain.exclusions import load_exclusions
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.model_port import ModelBackend
 from memory_core.domain.models import Conversation, Message, Outbox
 from memory_core.domain.phones import normalise_phone
 from memory_core.domain.policy import check_text, redact
 from memory_core.domain.vocabulary import AREAS, MESSAGE_ROLES
-from memory_core.privacy.exclusions import load_exclusions
 
 log = logging.getLogger(__name__)
 

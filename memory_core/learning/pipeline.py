@@ -30,6 +30,7 @@ from memory_core.backends.local_extractor.units import units
 from memory_core.domain import audit, clock, deferred_rows, policy, subject_locks
 from memory_core.domain.access import Access, Principal, load_access, load_member_accesses
 from memory_core.domain.errors import Conflict, NotFound
+from memory_core.domain.exclusions import load_exclusions
 from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage, usage_row
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
@@ -40,7 +41,6 @@ from memory_core.domain.text import fold
 from memory_core.learning.contact_candidates import ContactIndex, ContactRow
 from memory_core.learning.context_reads import KnownToWriters, context_reads
 from memory_core.learning.subjects import resolve_subjects
-from memory_core.privacy.exclusions import load_exclusions
 from memory_core.privacy.my_memory import learning_paused, paused_among
 
 log = logging.getLogger(__name__)

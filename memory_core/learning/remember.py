@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from memory_core.domain import policy
 from memory_core.domain.access import Access, contact_visible
 from memory_core.domain.errors import InvalidInput, NotFound
+from memory_core.domain.exclusions import load_exclusions
 from memory_core.domain.ladder import Source, requested_level
 from memory_core.domain.model_port import Fact, ModelBackend
 from memory_core.domain.models import Contact, Organization
@@ -32,7 +33,6 @@ from memory_core.learning.pipeline import (
     write_all,
 )
 from memory_core.learning.subjects import resolve_subjects
-from memory_core.privacy.exclusions import load_exclusions
 from memory_core.privacy.my_memory import learning_paused
 
 RememberResult = Outcome

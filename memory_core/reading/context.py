@@ -61,6 +61,7 @@ from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
+from memory_core.domain.exclusions import from_column, list_column, load_exclusions
 from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES, value_named_family
 from memory_core.domain.models import (
     Contact,
@@ -76,7 +77,6 @@ from memory_core.domain.models import (
 from memory_core.domain.policy import Exclusion, redact
 from memory_core.domain.text import LANGUAGE_SETTING, fold, language_of
 from memory_core.domain.vocabulary import Level, Status
-from memory_core.privacy.exclusions import from_column, list_column, load_exclusions
 from memory_core.reading import profile_query, subject_query
 from memory_core.reading.dating import asks_when, line_date, tells_date
 from memory_core.reading.fence import MEMORY_HEADERS, RELATED_HEADERS, fenced, safe_label

@@ -84,9 +84,9 @@ from memory_core.domain.access import (
     template_params,
 )
 from memory_core.domain.errors import InvalidInput
+from memory_core.domain.exclusions import redacted
 from memory_core.domain.models import Contact, Document, Memory, Message, Organization
 from memory_core.domain.vocabulary import DOCUMENT_KINDS, EMBED_DIM, SEARCH_KINDS, TEXT_SEARCH_CONFIG, Level, Status
-from memory_core.privacy.exclusions import redacted
 from memory_core.reading import principal_size
 from memory_core.reading.dating import named_span
 from memory_core.reading.org_indexes import indexed_orgs, indexed_owners, message_indexed_orgs
