@@ -79,6 +79,10 @@ def learnt(session, org, user):
     ("¿Sigues yendo al gimnasio?", "no, lo dejé", "self", ("gimnasio", "no, lo dejé")),
     ("Do you still ride horses?", "yes", "self", ("ride horses", "yes")),
     ("¿Sigues yendo al coro?", "sí", "self", ("coro", "sí")),
+    # a yes or a no with what it adds, longer than a few words
+    ("Do you still volunteer?", "yes, every other Thursday at the community center", "self",
+     ("volunteer", "every other Thursday at the community center")),
+    ("¿Sigues con el teatro?", "no, lo dejé cuando nació mi segundo hijo", "self", ("teatro", "segundo hijo")),
 ])
 def test_a_short_reply_is_learnt_with_what_it_answers(factory, system_session, backend, question, text, subject,
                                                       said):
@@ -106,6 +110,8 @@ def test_a_pet_s_name_given_as_a_reply_is_the_pet_s_name(factory, system_session
     ("Want me to add it to your calendar?", "thanks!"),
     ("¿Te preparo la factura de Reformas Ibáñez?", "sí, porfa"),
     ("Do you want me to send it?", "yes"),
+    ("¿Te preparo la factura de Reformas Ibáñez?", "sí, y recuérdame llamar a Talleres García mañana"),
+    ("Shall I prepare the invoice for Harbor Foods?", "yes, and send a copy to their accounts email too please"),
 ])
 def test_a_reply_that_answers_nothing_is_not_learnt(factory, system_session, backend, question, text):
     org = factory.org()

@@ -145,6 +145,19 @@ def _yes_or_no(reply: str) -> tuple[bool | None, str]:
     return None, reply
 
 
+# A reply read with the question before it: up to this many words ("a las diez", "Marisa"), or up to
+# YES_NO_REPLY_WORDS when it opens with a yes or a no ("yes, every other Thursday at the community center").
+SHORT_ANSWER_WORDS = 6
+YES_NO_REPLY_WORDS = 12
+
+
+def reads_as_reply(message: str) -> bool:
+    """Whether a message is short enough to be read as the reply to the question before it."""
+    words = len(message.split())
+    low = fold(message.strip())
+    return words <= SHORT_ANSWER_WORDS or (words <= YES_NO_REPLY_WORDS and bool(_YES.match(low) or _NO.match(low)))
+
+
 def completed_answer(turn: str, answer: str) -> str | None:
     """The statement a short reply makes to the question the turn before it ends on, or None when that question is
     not one of the shapes read here."""

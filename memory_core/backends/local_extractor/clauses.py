@@ -100,9 +100,15 @@ _NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know
 _STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\s+(?:si|if)\b")
 
 
+# What may come before an order: a yes to the assistant's offer, an "and" ("sí, y recuérdame llamar a Talleres
+# García mañana", "yes, and send a copy to their accounts email").
+_BEFORE_ORDER = re.compile(r"^(?:(?:si|yes|yeah|yep|ok|okay|vale|claro|sure|and|y|also|tambien|ademas|plus)\b[\s,.!]*)+")
+
+
 def is_order(s: Sentence) -> bool:
     """An order for now ("mándale la factura"), not a standing instruction ("mándale siempre...")."""
-    return bool(_ORDER_START.match(s.low)) and not DURABLE.search(s.low)
+    start = _BEFORE_ORDER.match(s.low)
+    return bool(_ORDER_START.match(s.low[start.end():] if start else s.low)) and not DURABLE.search(s.low)
 
 
 _HYPOTHETICAL = re.compile(

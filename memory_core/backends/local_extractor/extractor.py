@@ -11,12 +11,11 @@ from dataclasses import replace
 from functools import lru_cache
 
 from memory_core.backends import RULE_READ_REMEMBER, RULE_READ_SPECIAL
-from memory_core.backends.local_extractor.answers import asks_what_lasts, completed_answer
+from memory_core.backends.local_extractor.answers import asks_what_lasts, completed_answer, reads_as_reply
 from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
-    SHORT_ANSWER_WORDS,
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
     closer,
@@ -137,7 +136,7 @@ class LocalExtractor:
     def reply_statement(message: str, previous: str | None) -> str | None:
         """The statement a short reply makes to the question before it ("a las diez" to "¿A qué hora abrís?" is
         "abrimos a las diez"), or None: a longer message, no question before it, or a question not read."""
-        if not previous or len(message.split()) > SHORT_ANSWER_WORDS:
+        if not previous or not reads_as_reply(message):
             return None
         return completed_answer(previous, message)
 

@@ -16,7 +16,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memory_core.backends.local_extractor.answers import completed_answer, question_of
+from memory_core.backends.local_extractor.answers import (
+    SHORT_ANSWER_WORDS,
+    completed_answer,
+    question_of,
+    reads_as_reply,
+)
 from memory_core.backends.local_extractor.clauses import is_order, statement, strip_lead
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
@@ -60,7 +65,6 @@ from memory_core.domain.policy import find_bank_account
 from memory_core.domain.vocabulary import GATE_CATEGORIES
 
 VALUE_MAX_CHARS = 200
-SHORT_ANSWER_WORDS = 6
 CONFIDENCE = 0.6
 
 # A capitalised first word that starts a sentence without naming anyone ("Cerramos", "Hemos", "Mañana").
@@ -583,7 +587,9 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     # turn that asks nothing it is a reaction ("Nice job, Maria!" to "I won!"), no answer.
     previous = Sentence.of(context.previous_assistant) if context.previous_assistant and \
         "?" in context.previous_assistant and \
-        len(next(split_sentences(s.low), "").split()) <= SHORT_ANSWER_WORDS else None
+        (reads_as_reply(next(split_sentences(s.text), "")) or reads_as_reply(whole)) else None
+    if previous is not None and is_order(Sentence.of(whole)):
+        return None  # "sí, y recuérdame llamar a Talleres García mañana": a yes to an offer, then an order
     # "yes" to "Do you still ride horses?" says what its question does ("I still ride horses").
     said = completed_answer(previous.text, whole) if previous is not None else None
     if not (_says_something(s) or view or (said and _says_something(Sentence.of(said)))) or is_order(s) or \
