@@ -487,3 +487,10 @@ def test_a_name_said_in_no_words_of_business_is_no_customer(backend, text):
     # A customer's memory is shared with the whole org; a show, a film or a friend the writer mentions is theirs.
     facts = learn(backend, text)
     assert facts and {f.subject for f in facts} == {"self"}, facts
+
+
+@pytest.mark.parametrize("text", ["We roast marshmallows around the campfire and just enjoy each other's company.",
+                                  "We've been working on our confidence and it's really been paying off!"])
+def test_business_words_in_phrases_that_mean_something_else_do_not_make_we_the_business(backend, text):
+    facts = learn(backend, text)
+    assert "org" not in {f.subject for f in facts}, facts

@@ -54,7 +54,14 @@ from memory_core.backends.local_extractor.text import (
     split_sentences,
 )
 from memory_core.backends.local_extractor.third_person import event_what, third_person
-from memory_core.backends.local_extractor.topics import BANK_TOPIC, STOP, TOPICS, content_words, trades_with
+from memory_core.backends.local_extractor.topics import (
+    BANK_TOPIC,
+    STOP,
+    TOPICS,
+    content_words,
+    trades_with,
+    without_idioms,
+)
 from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
 from memory_core.backends.local_extractor.views import states_a_view
 from memory_core.domain.dates import find_date
@@ -185,8 +192,9 @@ _BUSINESS_WORDS = re.compile(
 def speaks_business(s: Sentence) -> bool:
     """The sentence speaks of what only a business has or does: "we/our" in it is the business, not the writer's
     household or the two people talking ("cobramos por transferencia", "our quotes include transport")."""
-    return bool(BUSINESS_THING.search(s.low) or _OPENING.search(s.low) or _BUSINESS_WORDS.search(s.low) or
-                any(pattern.search(s.low) for pattern, own, _ in TOPICS if own in _BUSINESS_TOPICS))
+    low = without_idioms(s.low)
+    return bool(BUSINESS_THING.search(low) or _OPENING.search(low) or _BUSINESS_WORDS.search(low) or
+                any(pattern.search(low) for pattern, own, _ in TOPICS if own in _BUSINESS_TOPICS))
 
 
 # A home said the way people say it: "our place in Cornwall", "a little place in the Algarve", "my place by the
@@ -345,7 +353,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         # business with no name given: "the accountant upstairs pays us in cash".
         if names_a_place(s) and trades_with(s) and category not in ("customer", "supplier"):
             return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
-        if (BUSINESS_THING.search(s.low) or _OPENING.search(s.low)) and \
+        if (BUSINESS_THING.search(without_idioms(s.low)) or _OPENING.search(s.low)) and \
                 category in ("person", "preference", "company", "nothing"):
             return "org", "", "company"
         if category in ("person", "nothing") and trades_with(s):

@@ -96,10 +96,22 @@ _TRADE_TOPICS = ("plazo_pago", "forma_pago", "facturacion", "relacion")
 _TRADE = re.compile(r"\b(?:compra\w*|vend\w*|buys?|bought|sells?|sold)\b")
 
 
+# Business words in phrases that mean something else: "enjoy each other's company", "keep me company", "it's
+# paying off", "pay attention", "pagar el pato".
+_IDIOMS = re.compile(r"\b(?:(?:each other's|one another's|good) company|keep(?:s|ing)? (?:me|us|you|him|her|them) "
+                     r"company|pa(?:y|ys|id|ying) (?:off|attention|a visit|tribute|homage|respects)|pagar el pato)\b")
+
+
+def without_idioms(low: str) -> str:
+    """The folded text without the phrases whose business words mean something else."""
+    return _IDIOMS.sub(" ", low)
+
+
 def trades_with(s: Sentence) -> bool:
     """The sentence is the business's dealing with someone ("we", a trade word), not the writer's own
     life: "El dentista de la calle Alcalá nos debe dos facturas", not "tengo que pagar al dentista"."""
     if FIRST_SINGULAR.search(s.low) or not FIRST_PLURAL.search(s.low):
         return False
-    return bool(_TRADE.search(s.low) or SUPPLIER_WORDS.search(s.low) or
-                any(pattern.search(s.low) for pattern, own, _ in TOPICS if own in _TRADE_TOPICS))
+    low = without_idioms(s.low)
+    return bool(_TRADE.search(low) or SUPPLIER_WORDS.search(low) or
+                any(pattern.search(low) for pattern, own, _ in TOPICS if own in _TRADE_TOPICS))
