@@ -15,6 +15,7 @@ WEEKDAYS = {"lunes": 0, "martes": 1, "miercoles": 2, "jueves": 3, "viernes": 4, 
 DAY_WORDS = frozenset({"ayer", "anoche", "anteayer", "hoy", "manana", "yesterday", "today", "tonight", "tomorrow",
                        *WEEKDAYS, *MONTHS})
 _MONTH = "(?P<m>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+_FIRST_MONTH = _MONTH.replace("?P<m>", "?P<m1>")  # a span's first month, when it is not its last one's
 # Counts written as words ("en dos semanas", "in a week", "dentro de quince días").
 COUNTS = {"un": 1, "una": 1, "uno": 1, "a": 1, "an": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,
           "cuatro": 4, "four": 4, "cinco": 5, "five": 5, "seis": 6, "six": 6, "siete": 7, "seven": 7, "ocho": 8,
@@ -24,7 +25,10 @@ _COUNT = "(?:" + "|".join(sorted(COUNTS, key=len, reverse=True)) + ")"
 # "los viernes", "cada viernes" is every Friday, no date (Spanish weekdays in -s are the same in the plural).
 _WEEKDAY = "(?<!los )(?<!cada )(?P<w>" + "|".join(WEEKDAYS) + ")"
 _DATE_PATTERNS: list[tuple[str, str]] = [
-    ("range", rf"\b(?:del?|from)\s+(?:el\s+|the\s+)?(?P<d>\d{{1,2}})\s+(?:al|a|to|until)\s+(?:el\s+)?\d{{1,2}}\s+(?:de\s+)?{_MONTH}\b"),
+    # "del 10 al 24 de agosto", "del 24 de diciembre al 6 de enero", "from the 24th to the 31st of December", "from
+    # 3 to 10 July": its first day.
+    ("range", rf"\b(?:del?|from)\s+(?:el\s+|the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+(?:de\s+|of\s+)?{_FIRST_MONTH})?"
+              rf"\s+(?:al|a|to|until|till)\s+(?:el\s+|the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}\b"),
     ("dm", rf"\b(?:el\s+|on\s+(?:the\s+)?|the\s+)?(?:dia\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}(?:,?\s+(?:de\s+|del\s+)?(?P<y>\d{{4}}))?\b"),
     ("md", rf"\b(?:on\s+)?{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b"),
     ("numeric", r"\b(?:el\s+|on\s+)?(?P<d>\d{1,2})/(?P<mn>\d{1,2})(?:/(?P<y>\d{2,4}))?\b"),
@@ -57,6 +61,13 @@ _DATE_PATTERNS: list[tuple[str, str]] = [
     ("month", rf"\b(?:en|in|durante|during)\s+{_MONTH}\b"),
 ]
 _DATE_RES = [(kind, re.compile(p)) for kind, p in _DATE_PATTERNS]
+_RANGE = dict(_DATE_RES)["range"]
+
+
+def spans_days(low: str) -> bool:
+    """A folded date expression names a span of days ("del 1 al 15 de agosto", "from the 24th to the 31st of
+    December"), which find_date reads as its first day."""
+    return bool(_RANGE.fullmatch(low.strip()))
 
 
 def _future(today: dt.date, month: int, day: int, year: int | None) -> dt.date | None:
@@ -210,7 +221,7 @@ def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, in
         g = m.groupdict()
         date: dt.date | None
         if kind in ("range", "dm", "md"):
-            date = _future(today, MONTHS[g["m"]], int(g["d"]), int(g["y"]) if g.get("y") else None)
+            date = _future(today, MONTHS[g.get("m1") or g["m"]], int(g["d"]), int(g["y"]) if g.get("y") else None)
         elif kind == "numeric":
             date = _future(today, int(g["mn"]), int(g["d"]), int(g["y"]) if g.get("y") else None)
         elif kind == "after_tomorrow":

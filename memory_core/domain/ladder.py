@@ -109,11 +109,12 @@ def stored_attribute(fact: Fact) -> str:
     return fact.attribute
 
 
-def requested_level(fact: Fact, scope: str | None = None) -> str:
-    """The widest level a fact may get: personal for the person, shared for the business."""
+def requested_level(fact: Fact) -> str:
+    """The widest level a fact may get: personal for the person and their events (a meeting with a
+    customer is the writer's), shared for the business, its own events included (its closing days)."""
     if fact.category in PERSONAL_CATEGORIES or fact.subject == "self":
         return "personal"
-    if fact.category == "event" and scope != "shared":
+    if fact.category == "event" and fact.subject != "org":
         return "personal"
     return "shared"
 

@@ -16,6 +16,7 @@ from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
+    TRADE_SUBJECT,
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
     closer,
@@ -261,15 +262,19 @@ class LocalExtractor:
         for f in found:
             if order and not f.imperative:
                 continue
-            if f.target == "event" and (closer(s, mentions) or ("",))[0] in ("mention", "name"):
+            closing = (closer(s, mentions) or ("",))[0] if f.target == "event" else ""
+            if closing in ("mention", "name"):
                 # Another business's closing days ("Muebles Soler cierra del 10 al 25 de agosto", "printwise is
                 # shut until the 10th"): a note on that business with its days, as the generic note reads it, not
-                # the writer's own event. The writer's own closing ("cerramos del 1 al 15") stays their event.
+                # the writer's own event.
                 fact = note(s, mentions, recent, context, "event", context.gate_scope)
                 if fact is not None:
                     yield fact
                 continue
-            subject = self._subject(s, f, mentions, recent, values)
+            # The business's own closing days ("cerramos del 1 al 15 de agosto", "the shop will be closed from
+            # the 24th") are the business's event, shared; the writer's own ("cierro por vacaciones") theirs.
+            subject = Subject("org", "", "company") if closing == "org" else \
+                self._subject(s, f, mentions, recent, values)
             if subject is None:
                 continue
             stored = tuple(context.known_attributes.get(subject.key, ()))
@@ -329,11 +334,15 @@ def _mentioned(s: Sentence, pool: Pool) -> tuple[list[Mention], Pool]:
 
 def _view_category(decision: GateDecision, s: Sentence) -> str:
     """The gate's category for a unit, but a view it did not pass, or one it passed with no category, is the
-    writer's (`views.VIEW_CATEGORY`): "It's so cool how taking care of ourselves helps us" is no business's."""
+    writer's (`views.VIEW_CATEGORY`): "It's so cool how taking care of ourselves helps us" is no business's;
+    unless what it speaks of is the business's trade ("Refunds are only given as store credit")."""
     if opens_on_dummy_it(s.text) or ((not decision.passes or decision.top_category == "nothing") and
                                      states_a_view(s.text)):
+        if TRADE_SUBJECT.match(s.low):
+            return "company"
         return VIEW_CATEGORY  # "It's pretty cool to be working with such big brands" names no business
     return decision.top_category
+
 
 
 def _joined(first: Sentence, then: Sentence) -> Sentence:

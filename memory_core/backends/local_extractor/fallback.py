@@ -56,6 +56,7 @@ from memory_core.backends.local_extractor.text import (
 from memory_core.backends.local_extractor.third_person import event_what, third_person
 from memory_core.backends.local_extractor.topics import (
     BANK_TOPIC,
+    PAID_BY_TRANSFER,
     STOP,
     TOPICS,
     content_words,
@@ -64,7 +65,7 @@ from memory_core.backends.local_extractor.topics import (
 )
 from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
 from memory_core.backends.local_extractor.views import states_a_view
-from memory_core.domain.dates import find_date
+from memory_core.domain.dates import find_date, spans_days
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.model_port import ExtractionContext, Fact
@@ -186,7 +187,8 @@ _BUSINESS_WORDS = re.compile(
     r"\b(?:horarios?|opening hours|abris|cerrais|do you (?:open|close)|trabajamos|we work|ship\w*|envi(?:amos|ar)|regimen|modulos|autonom[oa]s?|"
     r"retencion\w*|nominas?|payroll|contrat\w*|contracts?|servicios?|services?|productos?|products?|catalog\w*|"
     r"ventas?|sales?|obras?|reformas?|proyectos?|projects?|encargos?|jobs?|direccion|address|banco|bank|"
-    r"reuniones|meetings?|turnos?|shifts?|gestor\w*|contabilidad|accounting|accountant)\b")
+    r"reuniones|meetings?|turnos?|shifts?|gestor\w*|contabilidad|accounting|accountant|devoluci\w+|returns|refunds?|"
+    r"reembolsos?|store credit|receipts?|tickets? de compra)\b")
 
 
 def speaks_business(s: Sentence) -> bool:
@@ -309,20 +311,35 @@ CORRECTION = re.compile(
     r"han cambiado|has changed|have changed|changed|cambiado|cambio|not anymore)\b")
 
 
+# The business's staff by their trade, as a sentence's subject: "El repartidor nuevo se llama Iván", "Our new
+# driver is Tom", "la nueva administrativa entra en septiembre". Not another's ("el repartidor de Transportes
+# Beltrán"), nor the writer's own ("my accountant").
+_STAFF = re.compile(
+    r"^(?:the|our|el|la|nuestr[oa])\s+(?:new\s+|nuev[oa]\s+)?(?:repartidor[a]?|administrativ[oa]|encargad[oa]|"
+    r"dependient[ea]|camarer[oa]|cociner[oa]|mecanic[oa]|comercial|recepcionista|contable|conductor[a]?|chofer|"
+    r"transportista|aprendiz|becari[oa]|secretari[oa]|tecnic[oa]|cajer[oa]|limpiador[a]?|jefe de taller|"
+    r"delivery (?:guy|driver|man|person)|driver|receptionist|shop assistant|sales assistant|cashier|bookkeeper|"
+    r"waiter|waitress|chef|cook|mechanic|sales rep|intern|apprentice|secretary|technician|foreman|cleaner|"
+    r"storekeeper|warehouse (?:guy|manager))(?:\s+nuev[oa])?\b(?!\s+(?:de|del|of|from|at|en|in)\b)")
+
+
 def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], category: str,
              scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
     on a personal topic and the business on a business one; a contact or a name only when named."""
+    if _STAFF.match(s.low) and not FIRST_SINGULAR.search(s.low) and \
+            all(m.contact.kind == "named" for m in mentions):
+        return "org", "", "company"  # the business's staff, named or not, is the business's
     if mentions and category not in ("person", "event"):
         best = min(mentions, key=lambda m: m.start)
         subject = contact_subject(best.contact, best.confidence)
         return subject.key, subject.label, subject.category
     closing = closer(s, mentions)
-    if closing is not None and (closing[0] != "org" or category != "event"):
+    if closing is not None:
         # Another business's closing days or hours are that business's, whatever category the gate gave ("Muebles
         # Soler cierra del 10 al 25 de agosto" read as an event): never the writer's own. The writer's business
-        # closing on a day ("cerramos del 1 al 15 de agosto") is the writer's event, as before; its hours
-        # ("el taller cierra los sábados") the business's.
+        # closing on a day ("cerramos del 1 al 15 de agosto") is the business's event, shared; its hours ("el
+        # taller cierra los sábados") the business's.
         kind, who = closing
         if kind == "mention":
             subject = contact_subject(who.contact, who.confidence)
@@ -331,7 +348,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
             trade = category if category in ("customer", "supplier") else \
                 "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
             return f"name:{normalise_name(who)}", who, trade
-        return "org", "", "company"
+        return "org", "", "event" if category == "event" else "company"
     business = _business_typed_lower(s)
     # A business's own words are no topic of the writer's life ("bright paints", "viveros del pueblo").
     personal = _personal_topic(s.low.replace(fold(business), " ") if business else s.low)
@@ -450,6 +467,12 @@ def _describes(s: Sentence) -> bool:
     return len(told) >= DESCRIPTION_WORDS
 
 
+# What a business's own rules speak of, as the subject of a sentence: its customers, orders, prices, returns...
+TRADE_SUBJECT = re.compile(
+    r"^(?:(?:the|our|los|las|el|la|nuestr[oa]s?)\s+)?(?:customers|clients|clientes|orders|pedidos|prices|precios|"
+    r"rates|tarifas?|invoices|facturas|deliveries|entregas|envios|shipments|payments|pagos|quotes|presupuestos|"
+    r"discounts|descuentos|refunds|reembolsos|returns|devoluciones|deposits|senales|opening hours|horarios?)\b")
+
 def _about_someone(s: Sentence) -> bool:
     """A note states something about the writer or a named subject, or describes what the talk is about;
     not a reaction to the talk."""
@@ -462,7 +485,7 @@ def _about_someone(s: Sentence) -> bool:
             return False
         return True
     return bool(_SOMEONE.search(s.low) or _TASTE.search(s.low) or first_singular(s) or
-                FIRST_PLURAL.search(s.low) or _names(s)
+                FIRST_PLURAL.search(s.low) or _names(s) or TRADE_SUBJECT.match(s.low) or closer(s, []) is not None
                 or NO_SUBJECT.match(s.low) or re.search(r"\d", s.low) or _view_of_the_writer(s))
 
 
@@ -588,7 +611,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
          category: str, scope: str | None) -> Fact | None:
     """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
     whole = context.message or ""
-    bank = bool(BANK_TOPIC.search(fold(whole)))
+    bank = bool(BANK_TOPIC.search(PAID_BY_TRANSFER.sub(" ", fold(whole)))) or find_bank_account(whole) is not None
     s = strip_lead(s)
     view = states_a_view(s.text)
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers; after a
@@ -625,7 +648,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         found = find_date(s.low, context.today, past=past)
         if found and (past or found[0] >= context.today):
             event_date, memory_category = found[0], "event"
-            if len(s.low) == len(s.text):
+            if len(s.low) == len(s.text) and not spans_days(s.low[found[1]:found[2]]):
                 value = _safe(clean_value(_without_span(s.text, found[1], found[2]))) or value
     if key in ("self", "org") and bank and memory_category != "event":
         return None  # the business's own account is only ever read by the bank-account rule

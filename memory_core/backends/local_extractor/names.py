@@ -150,6 +150,8 @@ _RUN_STOP = {"ahora", "el", "la", "los", "las", "nuestro", "nuestra", "mi", "our
              "cliente", "proveedor", "i", "we", "my", "now", "also", "and", "but", "recuerda", "remember", "que",
              "para", "de", "del", "un", "una", "al", "ok", "hola", "ojo", "nota", "iban", "nif", "cif",
              "note", "fyi", "since", "from", "today", "at", "in", "on", "for",
+             # A group spoken of as a whole: "Customers from abroad pay upfront", "Orders for Ibiza ship on Thursdays".
+             "customers", "clients", "clientes", "orders", "pedidos", "shipments", "envios", "deliveries", "entregas",
              # Taxes and documents written in capitals: "el IVA de Hierros Olano" names Hierros Olano.
              "iva", "irpf", "dni", "nie", "pdf", "vat", "swift", "bic", "sepa"}
 # Capitalised words that are never a subject's name: greetings, thanks, reactions, discourse markers.
@@ -163,6 +165,7 @@ perfecto perfect exacto exactly totally definitely absolutely honestly actually 
 por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um every each cada such
 they're theyre you're youre he's she's there's theres here's heres
 lunes martes miercoles jueves viernes sabado domingo monday tuesday wednesday thursday friday saturday sunday
+sabados domingos mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends
 enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
 march april may june july august september october november december christmas navidad easter
 """.split())
@@ -213,9 +216,19 @@ PLACED = re.compile(r"\b(?:de enfrente|de al lado|de arriba|de abajo|del barrio|
                     r"next door|upstairs|downstairs|down the (?:street|road)|round the corner|around the corner)\b")
 
 
+# Where a group of customers is, or where orders go: "los clientes de Lanzarote", "customers in Portugal", "los
+# envíos a Canarias", "orders for Ibiza". Not orders "de"/"from" someone: "los pedidos de Hierros Olano" are theirs.
+_GROUP_PLACE_BEFORE = re.compile(r"(?:^|\s)(?:clientes|customers|clients|buyers|compradores)\s+(?:de|del|from|in|on|en)"
+                                 r"\s+(?:(?:the|la|las|los|el)\s+)?$|(?:^|\s)(?:pedidos|envios|entregas|portes|orders|"
+                                 r"shipments|deliveries|parcels|paquetes)\s+(?:a|al|para|hacia|to|for)\s+"
+                                 r"(?:(?:the|la|las|los|el)\s+)?$")
+
+
 def in_place(s: Sentence, start: int, end: int) -> bool:
-    """The capitalised words at [start, end) name a street, square or road, not a person or a business."""
-    return bool(_PLACE_BEFORE.search(s.low[:start]) or _PLACE_WORD.search(s.low[start:end].strip(" .,")))
+    """The capitalised words at [start, end) name a street, square or road, or where a group of customers is or
+    orders go: not a person or a business (unless a company by its words, "los clientes de Hierros Olano")."""
+    return bool(_PLACE_BEFORE.search(s.low[:start]) or _PLACE_WORD.search(s.low[start:end].strip(" .,")) or
+                (_GROUP_PLACE_BEFORE.search(s.low[:start]) and not looks_like_company(s.text[start:end])))
 
 
 def names_a_place(s: Sentence) -> bool:

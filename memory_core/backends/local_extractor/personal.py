@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english
-from memory_core.domain.dates import find_date
+from memory_core.domain.dates import find_date, spans_days
 
 _NAME_CUES = [
     (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),
@@ -400,6 +400,10 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
     date, start, end = found
     if date < today and not past:
         return
+    # A span of days stays in the value, its last day with it ("cerramos por vacaciones del 1 al 15 de agosto"):
+    # the event's date is its first.
+    span = s.text[start:end].strip() if spans_days(s.low[start:end]) else ""
+    span = span[:1].lower() + span[1:]  # "Del 1 al 15 de agosto cerramos...": it follows the value
     rest = s.text[:start] + " " + s.text[end:]
     for m in reversed(list(_TIME.finditer(fold(rest)))):
         rest = rest[: m.start()] + " " + rest[m.end():]
@@ -410,6 +414,7 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
     low = fold(rest)
     if past:
         value = clean_value(rest)
+        value = f"{value} {span}" if span and value else value
         if any(regex.match(low) for regex in _PAST_EVENT_SHAPES) and 3 <= len(value) <= 120:
             yield Found("evento", value[:1].upper() + value[1:], "event", 0, event_date=date)
         return
@@ -420,6 +425,7 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
         value = clean_value(rest if mode == "whole" else rest[m.end():])
         if mode == "whole" and re.match(r"^(?:me voy|nos vamos|voy|vamos|i'm going|we're going)\s+(?:a|to)\s+\w+(?:ar|er|ir)\b", low):
             continue  # "voy a facturar": an intention, not a trip
+        value = f"{value} {span}" if span and value else value
         if 3 <= len(value) <= 120:
             yield Found("evento", value, "event", 0, event_date=date)
         return

@@ -36,6 +36,9 @@ BANK_TOPIC = re.compile(
     r"transferencias?,?\s+(?:al|a la|a|en)\s+\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
     r"santander|bbva|sabadell|caixabank|la caixa|bankinter|unicaja|(?<!-)ing|abanca|kutxabank|cajamar|ibercaja|"
     r"openbank|lloyds|barclays|hsbc|natwest|starling|monzo|revolut)\b")
+# Paying by transfer is a way to pay, not an account: "Clients in Portugal pay by bank transfer only".
+PAID_BY_TRANSFER = re.compile(r"\b(?:by|via|through|por|mediante|con)\s+(?:bank\s+)?transfers?(?:\s+bancarias?)?\b|"
+                              r"\b(?:por|mediante|con)\s+transferencias?(?:\s+bancarias?)?\b")
 TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, other) for p, own, other in (
     (r"\b(?:como te llamas|como quieres que te llame|como te llamo|tu nombre|your name|call you|what should i call)\b",
      "nombre", "persona_contacto"),

@@ -1,0 +1,144 @@
+"""The business's facts said without "we": its closing days, its staff, its rules for a group of customers or for
+orders to a place, its prices and returns. They are the business's, shared with the org, not the writer's own and
+not a customer named after a place (docs/decisions.md, 2026-12-06; tuned on evals/gate_business.jsonl, measured
+on evals/gate_business_heldout.jsonl)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import select
+
+from memory_core.domain.clock import FixedClock, use
+from memory_core.domain.dates import find_date, spans_days
+from memory_core.domain.models import Memory
+from memory_core.domain.text import fold
+from memory_core.learning.ingest import ingest_message
+from memory_core.learning.pipeline import process_message
+
+SUNDAY = dt.date(2026, 12, 6)
+
+
+@pytest.fixture
+def on_sunday():
+    """memoria's clock on Sunday 6 December 2026, when the messages below are sent."""
+    with use(FixedClock(dt.datetime(2026, 12, 6, 10, 0, tzinfo=dt.timezone.utc))):
+        yield
+
+
+def learnt(session, backend, org, user, text):
+    """The active memories one message taught: (subject, level, category, value, event_date)."""
+    r = ingest_message(session, channel="web", conversation="chat-1", external_id="m-1", org_id=org.id,
+                       user_id=user.id, phone=None, role="user", text=text)
+    session.commit()
+    out = process_message(session, r.message_id, backend)
+    session.commit()
+    assert out.outcome == "learnt", out.reason
+    rows = session.scalars(select(Memory).where(Memory.status == "active", (Memory.org_id == org.id) |
+                                                (Memory.owner_user_id == user.id))).all()
+    return [(m.subject, m.level, m.category, m.value, m.event_date) for m in rows]
+
+
+# --- the business's own closing days: an event the whole org sees, with its last day -------------------------------
+
+@pytest.mark.parametrize("text, first_day, last_day", [
+    ("El taller cierra del 1 al 15 de agosto", dt.date(2027, 8, 1), "15 de agosto"),
+    ("cerramos del 24 de diciembre al 6 de enero", dt.date(2026, 12, 24), "6 de enero"),
+    ("The shop will be closed from the 24th to the 31st of December.", dt.date(2026, 12, 24), "31st of December"),
+    ("La oficina cierra del 10 al 24 de agosto por vacaciones.", dt.date(2027, 8, 10), "24 de agosto"),
+])
+def test_the_business_s_closing_days_are_a_shared_event_that_keeps_its_last_day(
+        factory, system_session, backend, on_sunday, text, first_day, last_day):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    [(subject, level, category, value, event_date)] = learnt(system_session, backend, org, ana, text)
+    assert (subject, level, category, event_date) == ("org", "shared", "event", first_day)
+    assert last_day in value  # "closed on the 1st" alone would have the shop open on the 2nd
+
+
+def test_the_writer_s_own_holiday_keeps_its_span_and_stays_theirs(factory, system_session, backend, on_sunday):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    [(subject, level, category, value, event_date)] = learnt(
+        system_session, backend, org, ana, "I'm on holiday from the 3rd to the 10th of July.")
+    assert (subject, level, category, event_date) == ("self", "personal", "event", dt.date(2027, 7, 3))
+    assert "10th of July" in value
+
+
+@pytest.mark.parametrize("text, day", [
+    ("from the 24th to the 31st of December", dt.date(2026, 12, 24)),
+    ("from 3 to 10 July", dt.date(2027, 7, 3)),
+    ("del 24 de diciembre al 6 de enero", dt.date(2026, 12, 24)),
+    ("del 1 al 15 de agosto", dt.date(2027, 8, 1)),
+])
+def test_a_span_of_days_is_read_as_its_first_day(text, day):
+    found = find_date(fold(text), SUNDAY)
+    assert found is not None and found[0] == day
+    assert spans_days(fold(text)[found[1]:found[2]])
+
+
+def test_one_day_is_no_span():
+    found = find_date(fold("el 15 de agosto"), SUNDAY)
+    assert found is not None and not spans_days(fold("el 15 de agosto")[found[1]:found[2]])
+
+
+# --- a group of customers, or orders to a place: the business's rule, not a customer called Lanzarote --------------
+
+@pytest.mark.parametrize("text", [
+    "Los clientes de Lanzarote pagan siempre por adelantado",
+    "Customers from the islands always pay upfront.",
+    "Clients in Portugal pay by bank transfer only.",
+    "Orders for Ibiza ship on Thursdays.",
+    "los envíos a Portugal tardan 3 días",
+])
+def test_a_group_of_customers_or_a_destination_is_the_business_s_rule(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert {(s, level) for s, level, *_ in learnt(system_session, backend, org, ana, text)} == {("org", "shared")}
+
+
+def test_orders_from_a_named_business_stay_that_business_s(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    learnt_now = learnt(system_session, backend, org, ana, "Los pedidos de Hierros Olano salen los martes")
+    assert {(s, level) for s, level, *_ in learnt_now} == {("name:hierros olano", "shared")}
+
+
+def test_a_bank_account_is_still_no_note_of_the_business(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    r = ingest_message(system_session, channel="web", conversation="chat-1", external_id="m-1", org_id=org.id,
+                       user_id=ana.id, phone=None, role="user",
+                       text="Clients in Portugal pay by bank transfer to ES91 2100 0418 4502 0005 1332")
+    system_session.commit()
+    process_message(system_session, r.message_id, backend)
+    system_session.commit()
+    notes = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.subject == "org",
+                                                        Memory.status == "active")).all()
+    assert not any("2100" in (m.value + m.sentence) for m in notes)
+
+
+# --- staff by their trade, and rules in trade words --------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "El repartidor nuevo se llama Iván y empieza el lunes",
+    "The new delivery guy is called Tom, he starts next week.",
+    "Our new driver is Tom.",
+    "Refunds are only given as store credit.",
+    "las devoluciones se aceptan hasta 30 días con el ticket",
+])
+def test_the_business_s_staff_and_rules_are_shared(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert {(s, level) for s, level, *_ in learnt(system_session, backend, org, ana, text)} == {("org", "shared")}
+
+
+@pytest.mark.parametrize("text, subject, level", [
+    ("El repartidor de Transportes Beltrán se llama Iván", "name:transportes beltran", "shared"),
+    ("My sister is called Rocío.", "self", "personal"),
+])
+def test_someone_else_s_staff_and_the_writer_s_family_are_not_the_business_s(
+        factory, system_session, backend, text, subject, level):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert {(s, lv) for s, lv, *_ in learnt(system_session, backend, org, ana, text)} == {(subject, level)}
