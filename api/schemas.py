@@ -318,6 +318,13 @@ class FactIn(In):
     sentence: Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")]
     category: Literal["person", "company", "customer", "supplier", "preference", "event"]
     event_date: dt.date | None = None
+    event_until: dt.date | None = None  # the last day of an event that spans days
+
+    @model_validator(mode="after")
+    def _span_after_its_first_day(self):
+        if self.event_until is not None and (self.event_date is None or self.event_until < self.event_date):
+            raise ValueError("event_until needs an event_date on or before it")
+        return self
 
 
 class RememberIn(PrincipalIn):
@@ -377,6 +384,7 @@ class MyVersionOut(Out):
     hand_edited: bool
     origin: str
     event_date: dt.date | None
+    event_until: dt.date | None = None
     valid_from: dt.datetime
     valid_to: dt.datetime | None
     created_at: dt.datetime

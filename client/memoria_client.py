@@ -216,6 +216,7 @@ class MyMemory(TypedDict):
     hand_edited: bool
     origin: str
     event_date: str | None
+    event_until: str | None
     valid_from: str
     valid_to: str | None
     created_at: str

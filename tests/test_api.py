@@ -582,6 +582,22 @@ def test_remember_says_what_happened_and_why(client, world, factory, system_sess
         "subject": "self", "attribute": "tono", "value": "tú", "sentence": "s", "category": "preference"}}), 422)
 
 
+def test_remember_keeps_an_event_s_last_day_and_refuses_one_before_its_first(client, world, system_session):
+    ana, key = world["ana"], world["key_a"]
+    event = {"subject": "self", "attribute": "vacaciones", "value": "del 3 al 10 de julio",
+             "sentence": "Está de vacaciones del 3 al 10 de julio.", "category": "event", "event_date": "2027-07-03"}
+    learnt = call(client, "POST", "/remember", key, {"user_id": str(ana.id), "fact": {**event,
+                                                                                     "event_until": "2027-07-10"}})
+    assert learnt.status_code == 200, learnt.get_data(as_text=True)
+    assert system_session.scalar(select(Memory.event_until).where(Memory.attribute.startswith("vacaciones"))) == \
+        dt.date(2027, 7, 10)
+    refused = call(client, "POST", "/remember", key, {"user_id": str(ana.id), "fact": {
+        **event, "attribute": "viaje", "event_until": "2027-07-01"}})
+    _error(refused, 422)
+    assert "event_until" in refused.get_data(as_text=True)
+    assert system_session.scalar(select(func.count()).select_from(Memory).where(Memory.attribute.startswith("viaje"))) == 0
+
+
 def test_a_user_with_someone_elses_number_or_a_former_member_is_nobody(client, world, factory, system_session):
     org, key = world["a"], world["key_a"]
     pablo = factory.member(org, phone="+34622000111")

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from memory_core.domain.clock import FixedClock, use
-from memory_core.domain.dates import find_date, spans_days
+from memory_core.domain.dates import find_date, span_until
 from memory_core.domain.models import Memory
 from memory_core.domain.text import fold
 from memory_core.learning.ingest import ingest_message
@@ -27,7 +27,7 @@ def on_sunday():
 
 
 def learnt(session, backend, org, user, text):
-    """The active memories one message taught: (subject, level, category, value, event_date)."""
+    """The active memories one message taught: (subject, level, category, value, event_date, event_until)."""
     r = ingest_message(session, channel="web", conversation="chat-1", external_id="m-1", org_id=org.id,
                        user_id=user.id, phone=None, role="user", text=text)
     session.commit()
@@ -36,7 +36,7 @@ def learnt(session, backend, org, user, text):
     assert out.outcome == "learnt", out.reason
     rows = session.scalars(select(Memory).where(Memory.status == "active", (Memory.org_id == org.id) |
                                                 (Memory.owner_user_id == user.id))).all()
-    return [(m.subject, m.level, m.category, m.value, m.event_date) for m in rows]
+    return [(m.subject, m.level, m.category, m.value, m.event_date, m.event_until) for m in rows]
 
 
 # --- the business's own closing days: an event the whole org sees, with its last day -------------------------------
@@ -51,35 +51,37 @@ def test_the_business_s_closing_days_are_a_shared_event_that_keeps_its_last_day(
         factory, system_session, backend, on_sunday, text, first_day, last_day):
     org = factory.org()
     ana = factory.member(org, role="owner")
-    [(subject, level, category, value, event_date)] = learnt(system_session, backend, org, ana, text)
+    [(subject, level, category, value, event_date, event_until)] = learnt(system_session, backend, org, ana, text)
     assert (subject, level, category, event_date) == ("org", "shared", "event", first_day)
     assert last_day in value  # "closed on the 1st" alone would have the shop open on the 2nd
+    assert event_until is not None and event_until.day == int(last_day.split()[0].rstrip("stndrh"))
 
 
 def test_the_writer_s_own_holiday_keeps_its_span_and_stays_theirs(factory, system_session, backend, on_sunday):
     org = factory.org()
     ana = factory.member(org, role="owner")
-    [(subject, level, category, value, event_date)] = learnt(
+    [(subject, level, category, value, event_date, event_until)] = learnt(
         system_session, backend, org, ana, "I'm on holiday from the 3rd to the 10th of July.")
     assert (subject, level, category, event_date) == ("self", "personal", "event", dt.date(2027, 7, 3))
+    assert event_until == dt.date(2027, 7, 10)
     assert "10th of July" in value
 
 
-@pytest.mark.parametrize("text, day", [
-    ("from the 24th to the 31st of December", dt.date(2026, 12, 24)),
-    ("from 3 to 10 July", dt.date(2027, 7, 3)),
-    ("del 24 de diciembre al 6 de enero", dt.date(2026, 12, 24)),
-    ("del 1 al 15 de agosto", dt.date(2027, 8, 1)),
+@pytest.mark.parametrize("text, first, last", [
+    ("from the 24th to the 31st of December", dt.date(2026, 12, 24), dt.date(2026, 12, 31)),
+    ("from 3 to 10 July", dt.date(2027, 7, 3), dt.date(2027, 7, 10)),
+    ("del 24 de diciembre al 6 de enero", dt.date(2026, 12, 24), dt.date(2027, 1, 6)),
+    ("del 1 al 15 de agosto", dt.date(2027, 8, 1), dt.date(2027, 8, 15)),
 ])
-def test_a_span_of_days_is_read_as_its_first_day(text, day):
+def test_a_span_of_days_is_read_as_its_first_day_until_its_last(text, first, last):
     found = find_date(fold(text), SUNDAY)
-    assert found is not None and found[0] == day
-    assert spans_days(fold(text)[found[1]:found[2]])
+    assert found is not None and found[0] == first
+    assert span_until(fold(text)[found[1]:found[2]], first) == last
 
 
 def test_one_day_is_no_span():
     found = find_date(fold("el 15 de agosto"), SUNDAY)
-    assert found is not None and not spans_days(fold("el 15 de agosto")[found[1]:found[2]])
+    assert found is not None and span_until(fold("el 15 de agosto")[found[1]:found[2]], found[0]) is None
 
 
 # --- a group of customers, or orders to a place: the business's rule, not a customer called Lanzarote --------------

@@ -179,3 +179,23 @@ def test_rate_limit_windows_open_again_when_the_clock_says_so(tricky_clock, fact
         accounts.authenticate(s, "ana@example.test", "wrong", "10.0.0.1")
     assert s.execute(text("select count(*) from login_attempts where at > :t"),
                      {"t": tricky_clock.now() - SECOND}).scalar_one() == 3  # account from address, address, account
+
+
+def test_an_event_that_spans_days_is_served_until_its_last_day(tricky_clock, factory, system_session, database):
+    org = factory.org()
+    owner = factory.member(org, role="owner")
+    conv = factory.conversation(org, owner)
+    first = clock.today()
+    closed = factory.memory(org, attribute=f"evento_{first}", value="cerramos por vacaciones del 1 al 15",
+                            category="event", event_date=first, event_until=first + dt.timedelta(days=14))
+
+    def served() -> bool:
+        return any(i.memory_id == closed.id for i in _block(database, system_session, org, owner, conv).items)
+
+    assert served()
+    tricky_clock.advance(days=7)  # its first day is gone, the shop is still closed
+    assert served()
+    tricky_clock.advance(days=7)  # its last day
+    assert served()
+    tricky_clock.advance(days=1)
+    assert not served()

@@ -232,3 +232,18 @@ def test_the_pages_confirmation_forms_as_rendered_delete_a_row_and_forget_a_subj
     w.s.expire_all()
     assert w.s.get(Memory, note2) is None and w.s.get(Memory, diet) is None
     assert w.s.get(Memory, note) is not None and w.s.get(Memory, shared) is not None
+
+
+@pytest.mark.parametrize("language, shown", [("en", "from Aug 1, 2027 to Aug 15, 2027"),
+                                             ("es", "del 1 ago 2027 al 15 ago 2027")])
+def test_an_event_that_spans_days_shows_its_first_and_last_day(client, factory, system_session, w, language, shown):
+    import datetime as dt
+
+    w.member.ui_locale = language
+    system_session.commit()
+    factory.memory(None, level="personal", subject="self", attribute="evento_2027-08-01", value="vacaciones",
+                   sentence="Marta está de vacaciones.", category="event", owner=w.member,
+                   event_date=dt.date(2027, 8, 1), event_until=dt.date(2027, 8, 15))
+    sign_in(client, w.member)
+    page = client.get("/my-memory").get_data(as_text=True)
+    assert shown in page

@@ -164,15 +164,22 @@ def test_extract_returns_facts(fake_openai, backend):  # noqa: F811
          "sentence": "La persona de contacto en Acme es Lucía.", "category": "customer"},
         {"subject": "self", "attribute": "reunion_acme", "value": "14 de marzo",
          "sentence": "Tiene reunión con Acme el 14 de marzo.", "category": "event", "event_date": "2025-03-14"},
+        {"subject": "org", "attribute": "vacaciones", "value": "cerramos del 10 al 24 de agosto",
+         "sentence": "La empresa cierra del 10 al 24 de agosto.", "category": "event", "event_date": "2025-08-10",
+         "event_until": "2025-08-24"},
+        {"subject": "self", "attribute": "viaje", "value": "viaje a Bilbao", "sentence": "Viaja a Bilbao.",
+         "category": "event", "event_date": "2025-04-02", "event_until": "2025-03-30"},
     ])
     facts, usage = backend.extract(context)
 
     assert all(isinstance(f, Fact) for f in facts)
-    assert [f.subject for f in facts] == ["contact:c-17", "name:lucia gomez", "self"]
+    assert [f.subject for f in facts] == ["contact:c-17", "name:lucia gomez", "self", "org", "self"]
     assert facts[0].attribute == "plazo_pago" and facts[0].value == "60 días" and facts[0].category == "customer"
     assert facts[1].attribute == "persona_de_contacto"
     assert facts[2].event_date == dt.date(2025, 3, 14)
     assert facts[0].event_date is None
+    assert (facts[3].event_date, facts[3].event_until) == (dt.date(2025, 8, 10), dt.date(2025, 8, 24))
+    assert facts[4].event_until is None and facts[2].event_until is None  # a last day before the first is none
 
     [request] = fake_openai.requests_to("/chat/completions")
     body = request.body
@@ -181,7 +188,7 @@ def test_extract_returns_facts(fake_openai, backend):  # noqa: F811
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
     item = fmt["json_schema"]["schema"]["properties"]["facts"]["items"]
     assert set(item["required"]) == {"subject", "attribute", "value", "sentence", "category", "event_date",
-                                     "source_sentence", "corrects"}
+                                     "event_until", "source_sentence", "corrects"}
     system, user = body["messages"]
     assert "nunca instrucciones" in system["content"]
     payload = json.loads(user["content"])

@@ -167,7 +167,8 @@ Reglas:
 - value: el dato normalizado cuando la familia tiene tipo: días ("60 días"), fechas (AAAA-MM-DD), importes ("1.200 €"), porcentajes ("5%"), días de la semana, canales, nombres; si no, la frase del hecho sin marcadores del discurso ni vocativos.
 - sentence: una frase corta en tercera persona, en el idioma del mensaje, que se entienda sola ("Acme paga a 60 días.", "Melanie has two kids.").
 - category: person (la persona o su familia), company (su empresa), customer (un cliente), supplier (un proveedor), preference (cómo prefiere que se hagan las cosas) o event (algo con fecha).
-- event_date: la fecha del evento como AAAA-MM-DD, resolviendo fechas relativas ("ayer", "el viernes que viene", "last week") respecto a "hoy", que es cuando se envió el mensaje; null si no es un evento con fecha.
+- event_date: la fecha del evento como AAAA-MM-DD, resolviendo fechas relativas ("ayer", "el viernes que viene", "last week") respecto a "hoy", que es cuando se envió el mensaje; null si no es un evento con fecha. Si el evento dura varios días ("cerramos del 10 al 24 de agosto"), su primer día.
+- event_until: el último día de un evento que dura varios días, AAAA-MM-DD; null si dura un día o no es un evento.
 - corrects: true si la frase corrige o sustituye algo sabido del sujeto ("ahora lo lleva Lucía", "ya no", "now", "no longer", "me equivoqué"); false si no.
 - Nunca extraigas contraseñas, códigos de verificación, claves de API, números de tarjeta ni documentos de identidad.
 - Si no hay ningún hecho, devuelve "facts": []."""
@@ -206,10 +207,11 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
                     "sentence": {"type": "string"},
                     "category": {"type": "string", "enum": list(FACT_CATEGORIES)},
                     "event_date": {"type": ["string", "null"]},
+                    "event_until": {"type": ["string", "null"]},
                     "source_sentence": {"type": "string"},
                     "corrects": {"type": "boolean"},
                 },
-                "required": ["subject", "attribute", "value", "sentence", "category", "event_date",
+                "required": ["subject", "attribute", "value", "sentence", "category", "event_date", "event_until",
                              "source_sentence", "corrects"],
                 "additionalProperties": False,
             },
@@ -232,6 +234,7 @@ class _FactOut(BaseModel):
     sentence: str
     category: Literal["person", "company", "customer", "supplier", "preference", "event"]
     event_date: str | None
+    event_until: str | None = None  # required by the schema; a reply of an older prompt may lack it
     source_sentence: str
     corrects: bool
 
@@ -616,15 +619,23 @@ def parse_extraction_response(response: Any, context: ExtractionContext) -> list
             raise MalformedOutput("a fact has an empty value or sentence")
         if len(value) > MAX_VALUE_CHARS or len(sentence) > MAX_VALUE_CHARS:
             raise MalformedOutput("a fact's value or sentence is too long")
-        event_date = None
-        if raw.event_date not in (None, ""):
-            try:
-                event_date = dt.date.fromisoformat(raw.event_date.strip())
-            except ValueError as e:
-                raise MalformedOutput(f"event_date {raw.event_date!r} is not YYYY-MM-DD") from e
+        event_date, event_until = _day(raw.event_date, "event_date"), _day(raw.event_until, "event_until")
+        if event_until is not None and (event_date is None or event_until <= event_date):
+            event_until = None  # no span: an event of one day (or a last day the model got wrong)
         facts.append(Fact(subject=subject, attribute=attribute, value=value, sentence=sentence,
-                          category=raw.category, event_date=event_date, corrects=raw.corrects))
+                          category=raw.category, event_date=event_date, event_until=event_until,
+                          corrects=raw.corrects))
     return facts
+
+
+def _day(raw: str | None, field: str) -> dt.date | None:
+    """A YYYY-MM-DD the model wrote, or None; anything else is malformed output."""
+    if raw in (None, ""):
+        return None
+    try:
+        return dt.date.fromisoformat(raw.strip())
+    except ValueError as e:
+        raise MalformedOutput(f"{field} {raw!r} is not YYYY-MM-DD") from e
 
 
 def _words(text: str) -> list[str]:

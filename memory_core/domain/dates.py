@@ -28,7 +28,7 @@ _DATE_PATTERNS: list[tuple[str, str]] = [
     # "del 10 al 24 de agosto", "del 24 de diciembre al 6 de enero", "from the 24th to the 31st of December", "from
     # 3 to 10 July": its first day.
     ("range", rf"\b(?:del?|from)\s+(?:el\s+|the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+(?:de\s+|of\s+)?{_FIRST_MONTH})?"
-              rf"\s+(?:al|a|to|until|till)\s+(?:el\s+|the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}\b"),
+              rf"\s+(?:al|a|to|until|till)\s+(?:el\s+|the\s+)?(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}\b"),
     ("dm", rf"\b(?:el\s+|on\s+(?:the\s+)?|the\s+)?(?:dia\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?{_MONTH}(?:,?\s+(?:de\s+|del\s+)?(?P<y>\d{{4}}))?\b"),
     ("md", rf"\b(?:on\s+)?{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b"),
     ("numeric", r"\b(?:el\s+|on\s+)?(?P<d>\d{1,2})/(?P<mn>\d{1,2})(?:/(?P<y>\d{2,4}))?\b"),
@@ -64,10 +64,19 @@ _DATE_RES = [(kind, re.compile(p)) for kind, p in _DATE_PATTERNS]
 _RANGE = dict(_DATE_RES)["range"]
 
 
-def spans_days(low: str) -> bool:
-    """A folded date expression names a span of days ("del 1 al 15 de agosto", "from the 24th to the 31st of
-    December"), which find_date reads as its first day."""
-    return bool(_RANGE.fullmatch(low.strip()))
+def span_until(low: str, first: dt.date) -> dt.date | None:
+    """The last day of a folded date expression that names a span of days ("del 1 al 15 de agosto", "from the 24th
+    to the 31st of December", "del 24 de diciembre al 6 de enero"), which find_date read as `first`; None when it
+    names one day."""
+    m = _RANGE.fullmatch(low.strip())
+    if m is None:
+        return None
+    month, day = MONTHS[m.group("m")], int(m.group("d2"))
+    year = first.year + ((month, day) < (first.month, first.day))
+    try:
+        return dt.date(year, month, day)
+    except ValueError:  # "del 1 al 31 de junio"
+        return None
 
 
 def _future(today: dt.date, month: int, day: int, year: int | None) -> dt.date | None:

@@ -209,8 +209,8 @@ class _Writer:
             subject=f.subject, attribute=attribute or f.attribute, value=f.value, sentence=f.sentence,
             confidence=f.confidence, status=status, proposal_kind=proposal_kind, proposal_rule=rule,
             author_user_id=self.access.principal.user_id, author_phone=self.access.principal.phone,
-            origin=self.origin, event_date=f.event_date, embedding=self.vector(), embed_model=self.embed_model,
-            valid_from=self.at)
+            origin=self.origin, event_date=f.event_date, event_until=f.event_until, embedding=self.vector(),
+            embed_model=self.embed_model, valid_from=self.at)
         if status == "active":
             versions.supersede(self.s, replaces, row, at=self.at)
         else:

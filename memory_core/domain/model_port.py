@@ -99,6 +99,8 @@ class Fact:
     category: str  # person | company | customer | supplier | preference | event
     event_date: dt.date | None = None
     confidence: float = 0.8
+    # The last day of an event that spans days ("del 10 al 24 de agosto"): it is not past until then.
+    event_until: dt.date | None = None
     # The sentence corrects what was known about the subject ("ahora las lleva Lucía", "no longer"): it may
     # replace a fact of another attribute that means the same. Without it only the same family replaces.
     corrects: bool = False

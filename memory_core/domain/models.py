@@ -313,6 +313,8 @@ class Memory(Base):
                                                                        deferrable=True, initially="DEFERRED"))
     hand_edited: Mapped[bool] = mapped_column(Boolean, server_default=sql_text("false"))
     event_date: Mapped[dt.date | None] = mapped_column(Date)
+    # The last day of an event that spans days ("cerramos del 10 al 24 de agosto"); null for one day.
+    event_until: Mapped[dt.date | None] = mapped_column(Date)
     embedding: Mapped[Any] = mapped_column(BinaryVectorColumn(EMBED_DIM), nullable=True)
     embed_model: Mapped[str | None] = mapped_column(String(80))
     created_at: Mapped[dt.datetime] = _timestamp()

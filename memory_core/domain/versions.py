@@ -45,7 +45,8 @@ def new_version(s: Session, old: Memory, *, value: str, sentence: str, origin: s
                  sentence=sentence, confidence=old.confidence, pinned=old.pinned, status="active",
                  author_user_id=old.author_user_id, author_phone=old.author_phone,
                  author_former_member=old.author_former_member, origin=origin, hand_edited=hand_edited,
-                 event_date=old.event_date, decided_by=by, decided_at=now, valid_from=now)
+                 event_date=old.event_date, event_until=old.event_until, decided_by=by, decided_at=now,
+                 valid_from=now)
     s.add(row)
     return row
 

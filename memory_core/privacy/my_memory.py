@@ -398,6 +398,7 @@ def _memory_json(m: Memory) -> dict[str, Any]:
             "category": m.category, "subject": m.subject, "attribute": m.attribute, "value": m.value,
             "sentence": m.sentence, "status": m.status, "pinned": m.pinned, "hand_edited": m.hand_edited,
             "origin": m.origin, "event_date": m.event_date.isoformat() if m.event_date else None,
+            "event_until": m.event_until.isoformat() if m.event_until else None,
             "valid_from": m.valid_from.isoformat(), "valid_to": m.valid_to.isoformat() if m.valid_to else None,
             "created_at": m.created_at.isoformat()}
 

@@ -112,4 +112,5 @@ def past_events_not_served(today: dt.date, org_id: uuid.UUID | None = None):
     """Past events are history, never deleted: the reader stops serving them; this counts them."""
     in_org = (Memory.org_id == org_id,) if org_id is not None else ()
     return select(func.count()).select_from(Memory).where(and_(
-        Memory.status == Status.ACTIVE, Memory.category == Category.EVENT, Memory.event_date < today, *in_org))
+        Memory.status == Status.ACTIVE, Memory.category == Category.EVENT,
+        func.coalesce(Memory.event_until, Memory.event_date) < today, *in_org))

@@ -203,7 +203,9 @@ def age_weight(category: str, learnt: dt.datetime | None, now: dt.datetime) -> f
 
 
 def _not_past_event(today: dt.date):
-    return or_(Memory.category != "event", Memory.event_date.is_(None), Memory.event_date >= today)
+    """Not an event whose day, or whose span's last day, has gone."""
+    return or_(Memory.category != "event", Memory.event_date.is_(None),
+               func.coalesce(Memory.event_until, Memory.event_date) >= today)
 
 
 def _label(attribute: str, lang: str = "es", value: str | None = None) -> str:

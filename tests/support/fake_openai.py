@@ -224,9 +224,10 @@ class FakeOpenAI:
 
     def script_facts(self, text: str, facts: list[dict[str, Any]]) -> None:
         """Facts as the model would return them: subject, attribute, value, sentence, category, event_date,
-        source_sentence (default: the scripted text) and corrects (default false)."""
+        event_until (default null), source_sentence (default: the scripted text) and corrects (default false)."""
         with self._lock:
-            self._state.facts[text] = [dict({"event_date": None, "source_sentence": text, "corrects": False}, **f)
+            self._state.facts[text] = [dict({"event_date": None, "event_until": None, "source_sentence": text,
+                                             "corrects": False}, **f)
                                        for f in facts]
 
     def fail_next(self, n: int, kind: str, *, path: str | None = None, status: int = 500,

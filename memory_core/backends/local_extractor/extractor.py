@@ -284,7 +284,7 @@ class LocalExtractor:
             else:
                 sentence = sentence_for(f.attribute, subject, f.value, is_english(s.text))
             yield Fact(subject=subject.key, attribute=attribute, value=f.value, sentence=sentence,
-                       category=self._category(f, subject), event_date=f.event_date,
+                       category=self._category(f, subject), event_date=f.event_date, event_until=f.event_until,
                        confidence=round(min(f.confidence, subject.confidence), 2))
 
     @staticmethod

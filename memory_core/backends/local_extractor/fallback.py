@@ -65,7 +65,7 @@ from memory_core.backends.local_extractor.topics import (
 )
 from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
 from memory_core.backends.local_extractor.views import states_a_view
-from memory_core.domain.dates import find_date, spans_days
+from memory_core.domain.dates import find_date, span_until
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.model_port import ExtractionContext, Fact
@@ -640,7 +640,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         return None
     key, label, memory_category = resolved
     stored = tuple(context.known_attributes.get(key, ()))
-    event_date = None
+    event_date = event_until = None
     past = told_in_past(s.low, s.text)
     if memory_category == "event" or (past and key == "self"):
         # A dated event, coming or told in the past ("I ran a charity race last Saturday"): kept as an event
@@ -648,7 +648,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         found = find_date(s.low, context.today, past=past)
         if found and (past or found[0] >= context.today):
             event_date, memory_category = found[0], "event"
-            if len(s.low) == len(s.text) and not spans_days(s.low[found[1]:found[2]]):
+            event_until = span_until(s.low[found[1]:found[2]], event_date)  # a span keeps its days in the value
+            if len(s.low) == len(s.text) and event_until is None:
                 value = _safe(clean_value(_without_span(s.text, found[1], found[2]))) or value
     if key in ("self", "org") and bank and memory_category != "event":
         return None  # the business's own account is only ever read by the bank-account rule
@@ -678,7 +679,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         body = f"{label}: {body}"
     sentence = _safe(body[:1].upper() + body[1:]).rstrip(".!") + "."
     return Fact(subject=key, attribute=attribute, value=value, sentence=sentence, category=memory_category,
-                event_date=event_date, confidence=CONFIDENCE)
+                event_date=event_date, event_until=event_until, confidence=CONFIDENCE)
 
 
 # A short reply means little alone ("los sábados" to "¿Sigues con la hípica?", "three times a week" to "How often

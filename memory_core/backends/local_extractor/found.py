@@ -16,3 +16,4 @@ class Found:
     confidence: float = 0.9
     imperative: bool = False  # still read when the sentence is an order ("llámame Pablo")
     event_date: dt.date | None = None
+    event_until: dt.date | None = None  # the last day of an event that spans days

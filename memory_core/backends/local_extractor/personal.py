@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english
-from memory_core.domain.dates import find_date, spans_days
+from memory_core.domain.dates import find_date, span_until
 
 _NAME_CUES = [
     (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),
@@ -400,9 +400,10 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
     date, start, end = found
     if date < today and not past:
         return
-    # A span of days stays in the value, its last day with it ("cerramos por vacaciones del 1 al 15 de agosto"):
-    # the event's date is its first.
-    span = s.text[start:end].strip() if spans_days(s.low[start:end]) else ""
+    # A span of days stays in the value ("cerramos por vacaciones del 1 al 15 de agosto"): the event's date is its
+    # first day, and it lasts until its last.
+    until = span_until(s.low[start:end], date)
+    span = s.text[start:end].strip() if until else ""
     span = span[:1].lower() + span[1:]  # "Del 1 al 15 de agosto cerramos...": it follows the value
     rest = s.text[:start] + " " + s.text[end:]
     for m in reversed(list(_TIME.finditer(fold(rest)))):
@@ -416,7 +417,7 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
         value = clean_value(rest)
         value = f"{value} {span}" if span and value else value
         if any(regex.match(low) for regex in _PAST_EVENT_SHAPES) and 3 <= len(value) <= 120:
-            yield Found("evento", value[:1].upper() + value[1:], "event", 0, event_date=date)
+            yield Found("evento", value[:1].upper() + value[1:], "event", 0, event_date=date, event_until=until)
         return
     for regex, mode in _EVENT_SHAPES:
         m = regex.match(low)
@@ -427,7 +428,7 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
             continue  # "voy a facturar": an intention, not a trip
         value = f"{value} {span}" if span and value else value
         if 3 <= len(value) <= 120:
-            yield Found("evento", value, "event", 0, event_date=date)
+            yield Found("evento", value, "event", 0, event_date=date, event_until=until)
         return
 
 
