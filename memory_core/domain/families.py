@@ -50,6 +50,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "dia_entrega": ("dia_entrega", "dias_entrega", "dia_de_entrega", "dia_reparto", "delivery_day"),
     "deuda": ("deuda", "saldo_pendiente", "pendiente_cobro", "importe_pendiente", "debt"),
     "pedido_minimo": ("pedido_minimo", "importe_minimo", "minimum_order"),
+    "cambio_precios": ("cambio_precios", "subida_precios", "bajada_precios", "price_change", "price_increase"),
     "evento": ("evento", "agenda", "event"),
 }
 # Words that give a stored name away when it is not in the table ("dias_cobro_acme").

@@ -56,7 +56,7 @@ SINGLE_VALUED = frozenset({
     "nombre", "tono", "idioma", "pareja", "madre", "padre", "direccion", "regimen_iva", "regimen_irpf",
     "retencion_irpf", "nif", "razon_social", "actividad", "cuenta_bancaria", "email", "telefono", "descuento",
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
-    "moneda", "fundacion",
+    "moneda", "fundacion", "cambio_precios",
 })
 # A many-valued fact kept beside another of the same attribute is stored as `<attribute>__<n>`.
 NOTE_SEPARATOR = "__"

@@ -512,7 +512,57 @@ def _rule_bank_account(s: Sentence) -> Iterator[Found]:
     yield Found("cuenta_bancaria", account, "org" if _OWN.search(s.low) else "contact", at)
 
 
+# A change of prices: "los precios suben un 3% el 1 de enero", "Muebles Soler sube sus precios un 4% en febrero",
+# "Harbor Foods is putting its prices up 6% from May", "Printwise's prices are going up 3% next year". Whose prices
+# they are: a name before the verb that raises them or owning them ("X's prices", "los precios de X"), else the
+# business's (prices said with no owner, or "we"/"our"). A change of someone's rent or fee is theirs (a note).
+_PRICES = r"(?:precios?|tarifas?|prices?|rates?)"
+_PRICES_OF = r"(?:(?:sus|their|its|his|her|our|nuestr[oa]s|los|las|the|el|la)\s+)?"
+_VERB = (r"(?P<verb>suben|sube|subiran|subira|han subido|ha subido|bajan|baja|bajaran|bajara|han bajado|ha bajado|"
+         r"go up|goes up|going up|went up|gone up|increase[sd]?|increasing|rise[sn]?|rising|rose|go down|goes down|"
+         r"going down|went down|drop(?:s|ped)?|decrease[sd]?|decreasing|fall(?:s|en)?|fell)")
+_AGENT_VERB = (r"(?P<verb>sube|suben|subimos|subiremos|baja|bajan|bajamos|bajaremos|raise[sd]?|raising|"
+               r"puts?|putting|increase[sd]?|increasing|lower(?:s|ed|ing)?|cut(?:s|ting)?|reduce[sd]?|reducing)")
+_BY = r"\s+(?:up\s+|down\s+)?(?:(?:un|en|by|a)\s+)?(?P<n>\d{1,2}(?:[.,]\d{1,2})?)\s*(?:%|por ciento|percent)"
+_PRICE_CHANGES = [re.compile(p) for p in (
+    # "Muebles Soler sube sus precios un 4%", "we're lowering our prices 5%", "X is putting its prices up 6%"
+    rf"^(?P<who>.*?)\b(?:(?:is|are|was|were|'s|'re|will|va a|van a|vamos a)\s+)?{_AGENT_VERB}\s+{_PRICES_OF}{_PRICES}{_BY}",
+    # "los precios suben un 3%", "Printwise's prices are going up 3%", "los precios de Hierros Olano suben un 5%"
+    rf"^(?P<pre>.*?)\b{_PRICES_OF}(?:(?P<whose>[\w&.\- ]+?)'s\s+)?{_PRICES}(?:\s+de\s+(?P<of>[\w&.\- ]+?))?\s+"
+    rf"(?:(?:will|are|is|are going to|is going to|van a|va a)\s+)?{_VERB}{_BY}",
+)]
+_WHEN = re.compile(r"\s*(?P<when>(?:(?:from|desde|a partir de|starting|as of|in|en|on|el|the|next|this|este|esta|"
+                   r"el proximo|el mes|el ano)\s+)+[^,.;!?]{2,30}?)\s*(?:[,.;!?]|$)")
+_WHEN_BEFORE = re.compile(r"(?:from|desde|a partir de|starting|as of|in|en|on|next|this|este|esta|el proximo)\s+"
+                          r"[^,.;!?]{2,30}?,?")
+_WE = re.compile(r"\b(?:we|we're|we are|we'll|our|nosotros|vamos)\b|(?:amos|emos)\b")
+
+
+def _rule_price_change(s: Sentence) -> Iterator[Found]:
+    for regex in _PRICE_CHANGES:
+        m = regex.search(s.low)
+        if m is None or s.negated(m.start("verb")):
+            continue
+        up = not re.match(r"(?:baj|go down|goes down|going down|went down|drop|decreas|fall|fell|lower|cut|reduc)",
+                          m.group("verb"))
+        # When: said after the change ("un 3% el 1 de enero", "6% from May") or before it ("From March prices...").
+        groups = m.groupdict()
+        lead = "who" if groups.get("who") else "pre" if groups.get("pre") else None
+        before = lead is not None and _WHEN_BEFORE.fullmatch(groups[lead].strip())
+        when = _WHEN.match(s.low, m.end())
+        span = (when.start("when"), when.end("when")) if when else \
+            (m.start(lead), m.start(lead) + len(groups[lead].rstrip(" ,"))) if before else None
+        said = clean_value(s.text[span[0]:span[1]]) if span else ""
+        value = f"{'+' if up else '-'}{m.group('n').replace(',', '.')}%" + (f" {said[:1].lower()}{said[1:]}" if said else "")
+        who = next(((m.start(g), m.end(g)) for g in ("whose", "of") if groups.get(g)), None)
+        if who is None and lead == "who" and not before and not _WE.search(groups["who"]):
+            who = (m.start("who"), m.end("who"))
+        target = "contact_or_org" if who else "org"
+        yield Found("cambio_precios", value, target, m.start("verb"), who)
+        return
+
+
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
-                  _rule_delivery_day, _rule_money)
+                  _rule_delivery_day, _rule_money, _rule_price_change)

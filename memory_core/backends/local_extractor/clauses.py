@@ -115,7 +115,9 @@ _HYPOTHETICAL = re.compile(
     r"\b(?:si(?!\s*[,.!])|if|supongamos|suponiendo|supon|imagina|imaginemos|imagine|suppose|supposing|hipoteticamente|"
     r"hypothetically|en caso de que|en el caso de que|what if|ojala|a lo mejor|quizas?|tal vez|maybe|"
     r"perhaps|puede que|seria|podria|deberia|pagaria|tendria|would(?! rather)|might|could|creo que|me parece que|"
-    r"supongo que|no estoy segur[oa]|no se si|i think(?! (?:of|about)\b)|i guess|not sure)\b")
+    r"supongo que|no estoy segur[oa]|no se si|i think(?! (?:of|about)\b)|i guess|not sure)\b|"
+    # "igual subimos un 5%": "igual" opening a clause before its verb is "maybe" (not "igual que", "igual de").
+    r"(?:^|[,;]\s*)igual\s+(?!que\b|de\b|para\b|a\b|con\b|en\b|el\b|la\b|los\b|las\b|un\b|una\b)\w+")
 _INJECTION = re.compile(
     r"\b(?:ignor\w*|olvida\w*|forget|disregard|omite)\b.{0,40}\b(?:instruc\w*|indicaciones|reglas|rules|prompt|"
     r"anterior\w*|previous|above|todo lo)|\b(?:system prompt|prompt del sistema|you are now|ahora eres|"

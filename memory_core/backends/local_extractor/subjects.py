@@ -53,6 +53,7 @@ SENTENCE_TEMPLATES = {
     "dia_entrega": "{who} entrega cada {value}.",
     "deuda": "{who} debe {value}.",
     "pedido_minimo": "El pedido mínimo {of} es de {value}.",
+    "cambio_precios": "Los precios {of}: {value}.",
 }
 # The same sentences in English, for facts read from English text.
 SENTENCE_TEMPLATES_EN = {
@@ -73,6 +74,7 @@ SENTENCE_TEMPLATES_EN = {
     "comida_favorita": "The favourite food {of} is {value}.",
     "dia_entrega": "{who} delivers every {value}.",
     "deuda": "{who} owes {value}.",
+    "cambio_precios": "The prices {of}: {value}.",
     "pedido_minimo": "The minimum order {of} is {value}.",
 }
 # Many-valued attributes named after their value ("mascota_max"): the sentence by prefix.
