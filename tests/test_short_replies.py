@@ -83,6 +83,12 @@ def learnt(session, org, user):
     ("Do you still volunteer?", "yes, every other Thursday at the community center", "self",
      ("volunteer", "every other Thursday at the community center")),
     ("¿Sigues con el teatro?", "no, lo dejé cuando nació mi segundo hijo", "self", ("teatro", "segundo hijo")),
+    # a place said as a phrase, longer than a few words
+    ("¿Dónde tenéis el almacén?", "en el polígono de Vallecas, nave 4", "org", ("almacén", "Vallecas, nave 4")),
+    # whose by the question: the business's premises, or the person's own day at them
+    ("Is your shop open on Sundays?", "no, never on Sundays", "org", ("shop", "never")),
+    ("What time does the warehouse close on Fridays?", "half past five", "org", ("warehouse", "half past five")),
+    ("¿A qué hora sales de la oficina?", "a las seis normalmente", "self", ("sales de la oficina", "a las seis")),
 ])
 def test_a_short_reply_is_learnt_with_what_it_answers(factory, system_session, backend, question, text, subject,
                                                       said):

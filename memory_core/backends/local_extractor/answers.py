@@ -151,11 +151,19 @@ SHORT_ANSWER_WORDS = 6
 YES_NO_REPLY_WORDS = 12
 
 
+# A reply that is a place or a time, not a clause of its own: "en el polígono de Vallecas, nave 4", "at the back
+# of the old market, next to the bakery" (read with its question up to YES_NO_REPLY_WORDS).
+_PLACE_OR_TIME = re.compile(r"^(?:en (?:el|la|los|las|un|una|calle|avenida|plaza)|on|at|near|cerca de|junto a|al lado de|"
+                            r"a las|from|desde las|every|cada|next to|behind|detras de|opposite|enfrente de)\b")
+_CLAUSE = re.compile(r"\b(?:que|porque|because|but|pero|so|asi que|which|who|donde|where|when|cuando)\b")
+
+
 def reads_as_reply(message: str) -> bool:
     """Whether a message is short enough to be read as the reply to the question before it."""
     words = len(message.split())
     low = fold(message.strip())
-    return words <= SHORT_ANSWER_WORDS or (words <= YES_NO_REPLY_WORDS and bool(_YES.match(low) or _NO.match(low)))
+    return words <= SHORT_ANSWER_WORDS or (words <= YES_NO_REPLY_WORDS and bool(
+        _YES.match(low) or _NO.match(low) or (_PLACE_OR_TIME.match(low) and not _CLAUSE.search(low))))
 
 
 def completed_answer(turn: str, answer: str) -> str | None:

@@ -323,6 +323,26 @@ _STAFF = re.compile(
     r"storekeeper|warehouse (?:guy|manager))(?:\s+nuev[oa])?\b(?!\s+(?:de|del|of|from|at|en|in)\b)")
 
 
+# A question on the business's premises: when they open or close, where they are ("What time does the warehouse
+# close on Fridays?", "¿Dónde tenéis el almacén?", "Is your shop open on Sundays?"); its answer is the business's.
+_ASKS_PREMISES = re.compile(r"\b(?:abre|abren|abris|cierra|cierran|cerrais|open|opens|close|closes|closed|donde|where)\b")
+# A question on the person's own day, even at the premises ("¿A qué hora sales de la oficina?"): theirs.
+_ASKS_THE_PERSON = re.compile(r"\b(?:sales|entras|llegas|terminas|empiezas|acabas|vuelves|do you (?:leave|get|start|"
+                              r"finish|arrive|come|go)|are you (?:in|at|off|back))\b")
+
+
+def _asked_of(previous: Sentence | None) -> str | None:
+    """Whose the answer to the assistant's question is by the question alone: "self" when it asks about the person's
+    own day, "org" when it asks when the business's premises open or close or where they are; else None."""
+    if previous is None or _names(previous):
+        return None
+    if _ASKS_THE_PERSON.search(previous.low):
+        return "self"
+    if BUSINESS_THING.search(previous.low) and _ASKS_PREMISES.search(previous.low):
+        return "org"
+    return None
+
+
 def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], category: str,
              scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
@@ -330,6 +350,9 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if _STAFF.match(s.low) and not FIRST_SINGULAR.search(s.low) and \
             all(m.contact.kind == "named" for m in mentions):
         return "org", "", "company"  # the business's staff, named or not, is the business's
+    asked = None if mentions else _asked_of(previous)
+    if asked == "self" or (asked == "org" and not FIRST_SINGULAR.search(s.low)):
+        return (asked, "", "person") if asked == "self" else (asked, "", "company")
     if mentions and category not in ("person", "event"):
         best = min(mentions, key=lambda m: m.start)
         subject = contact_subject(best.contact, best.confidence)
