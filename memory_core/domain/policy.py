@@ -291,6 +291,19 @@ class Ruling:
     bank: bool = False  # a bank account: facts about a customer or supplier are only ever proposed
 
 
+_BANK_WORD = re.compile(r"\b(?:iban|swift|bic|ccc|cuenta|cuentas|account|accounts|bank|banks|banco|bancari[oa]s?|"
+                        r"sort code|transferencias?|transfer|entidad|remittance)\b")
+_PHONE_WORD = re.compile(r"\b(?:telefono|tlf|tfno|movil|numero|number|phone|mobile|whatsapp|fijo)\b")
+
+
+def phone_change(text: str) -> bool:
+    """A new phone number, not a bank account: a phone word, no bank word, and no run of digits long enough for an
+    account (the gate alone took "X ha cambiado de número, ahora es 644556677" for a bank change)."""
+    low = fold(text)
+    runs = [re.sub(r"\D", "", r) for r in re.findall(r"\d[\d \-]*\d", low)]
+    return bool(_PHONE_WORD.search(low)) and not _BANK_WORD.search(low) and all(len(r) <= 13 for r in runs)
+
+
 def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, *, explicit: bool = False,
            names: Iterable[str] = ()) -> Ruling:
     """The one policy decision, for the background (`explicit=False`) and for "remember that..." alike.
@@ -303,7 +316,7 @@ def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, 
         return Ruling(special=verdict.special is not None, bank=verdict.bank_account is not None)
     if gate.insult >= POLICY_THRESHOLD or insult_words(text):
         return Ruling("insult", REASONS["insult"])
-    bank = verdict.bank_account is not None or gate.bank_account >= POLICY_THRESHOLD
+    bank = verdict.bank_account is not None or (gate.bank_account >= POLICY_THRESHOLD and not phone_change(text))
     if explicit:
         special = verdict.special is not None or gate.special >= POLICY_THRESHOLD
         if special and about_someone_else(text, names):
