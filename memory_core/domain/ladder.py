@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,12 +30,12 @@ from sqlalchemy.orm import Session, defer
 from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core.adapters.vector_binary import sent_vector
-from memory_core.domain import audit, clock, subject_locks, versions
+from memory_core.domain import audit, clock, subject_locks, value_shapes, versions
 from memory_core.domain.access import Access
 from memory_core.domain.families import MEMBER_OF
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource, Organization
-from memory_core.domain.text import squash
+from memory_core.domain.text import fold, squash
 from memory_core.domain.vocabulary import CATEGORY_AREA
 
 # Two facts of one subject whose sentences are at least this similar are the same fact said again
@@ -56,7 +57,7 @@ SINGLE_VALUED = frozenset({
     "nombre", "tono", "idioma", "pareja", "madre", "padre", "direccion", "regimen_iva", "regimen_irpf",
     "retencion_irpf", "nif", "razon_social", "actividad", "cuenta_bancaria", "email", "telefono", "descuento",
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
-    "moneda", "fundacion",
+    "moneda", "fundacion", "residencia", "empleador", "dia_entrega",
 })
 # A many-valued fact kept beside another of the same attribute is stored as `<attribute>__<n>`.
 NOTE_SEPARATOR = "__"
@@ -118,6 +119,26 @@ def requested_level(fact: Fact, scope: str | None = None) -> str:
     return "shared"
 
 
+_WORD = re.compile(r"[a-z]{4,}")
+
+
+def _topic_words(sentence: str, subject: str) -> set[str]:
+    """A sentence's words of four letters or more, without its subject's name and the words of change."""
+    low = value_shapes.CHANGE.sub(" ", fold(sentence))
+    return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _COMMON
+
+
+def _note_topic(attribute: str) -> str | None:
+    """The topic a note's name starts with (nota_precios_cobra_litro: precios), or None."""
+    parts = attribute.split(NOTE_SEPARATOR, 1)[0].split("_")
+    return parts[1] if len(parts) > 2 and parts[0] == "nota" else None
+
+
+_COMMON = frozenset({"nos", "esta", "este", "estan", "ahora", "that", "this", "they", "their", "them", "with",
+                     "from", "have", "tiene", "tienen", "para", "pero", "como", "todo", "todos", "days", "dias",
+                     "euros", "pounds", "week", "semana", "cada", "every", "also", "tambien", "just", "solo"})
+
+
 def write_memory(session: Session, access: Access, org: Organization | None, fact: Fact, *,
                  source: Source | None = None, explicit: bool = False, level: str | None = None,
                  embed: Embed | None = None, embed_model: str | None = None, origin: str | None = None,
@@ -164,6 +185,7 @@ class Match:
     action: str  # merge | supersede | add
     memory: Memory | None = None
     attribute: str | None = None  # for add: the attribute to store it under (a note beside others)
+    value: str | None = None  # for supersede: the new value as the replaced fact says it, when it was a note
 
 
 @lru_cache(maxsize=64)
@@ -284,6 +306,9 @@ class _Writer:
                 return Match("merge", m)
         if same_family and family in SINGLE_VALUED:
             return Match("supersede", same_family[0])
+        shaped = self._shaped_update(candidates)
+        if shaped is not None:
+            return shaped
         if self.fact.corrects:
             closest = self._closest(candidates, CORRECTION_SIMILARITY)
             if closest is not None:
@@ -296,6 +321,39 @@ class _Writer:
         while attribute in taken:
             attribute, n = f"{self.fact.attribute.split(NOTE_SEPARATOR, 1)[0]}{NOTE_SEPARATOR}{n}", n + 1
         return Match("add", attribute=attribute)
+
+    def _shaped_update(self, candidates: list[Memory]) -> Match | None:
+        """A sentence saying something changed, with a value of the shape of a known fact of its subject but
+        another value (a term in days, a phone, an email, an amount, a time, weekdays), updates that fact: a
+        rule's fact keeps its attribute and takes the new value; two notes must share a word beyond the value.
+        The newest such fact is the one updated."""
+        f = self.fact
+        if not (f.corrects or value_shapes.CHANGE.search(fold(f.sentence))):
+            return None
+        new = value_shapes.shapes(f"{f.value} {f.sentence}")
+        own = value_shapes.family_shape(f.attribute)
+        if not new or (own is not None and own not in new):
+            return None
+        words = _topic_words(f.sentence, f.subject)
+        for m in sorted(candidates, key=lambda m: m.valid_from, reverse=True):
+            if m.category == "event":
+                continue
+            theirs = value_shapes.family_shape(m.attribute)
+            old = value_shapes.shapes(f"{m.value} {m.sentence}")
+            kinds = [k for k in ((own,) if own else (theirs,) if theirs else tuple(new))
+                     if k in new and k in old and not new[k] <= old[k]]
+            if not kinds:
+                continue
+            topic = _note_topic(f.attribute)
+            if own is None and theirs is None and not words & _topic_words(m.sentence, m.subject) \
+                    and (topic is None or topic != _note_topic(m.attribute)):
+                continue
+            if theirs is not None and own is None:
+                value = value_shapes.value_of(f"{f.value} {f.sentence}", theirs)
+                return Match("supersede", m, value=value) if value else None
+            # A rule's fact replacing a note keeps its own attribute.
+            return Match("supersede", m, attribute=f.attribute if own is not None else None)
+        return None
 
     def _merge(self, match: Memory) -> WriteResult:
         self._add_source(match)
@@ -312,7 +370,9 @@ class _Writer:
         if match.action == "merge":
             return self._merge(match.memory)
         if match.action == "supersede":
-            row = self._new_row(level, area, replaces=match.memory, attribute=match.memory.attribute)
+            if match.value is not None:
+                self.fact = dataclasses.replace(self.fact, value=match.value, category=match.memory.category)
+            row = self._new_row(level, area, replaces=match.memory, attribute=match.attribute or match.memory.attribute)
             self._audit("memory.superseded", row, superseded=str(match.memory.id))
             return WriteResult("superseded", memory=row, superseded=match.memory,
                                reason="Replaces an older value, kept as a version.")
