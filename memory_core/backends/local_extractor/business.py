@@ -47,6 +47,7 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:nos|me)\s+(?:da|dan|deja|dejan)\s+{_NUM}\s*dias\s+(?:para pagar|de plazo)",
     rf"\b(?:quedamos|quedado|acordamos|acordado|pactamos|pactado)\s+(?:en\s+)?(?:que\s+)?(?:nos\s+|les?\s+)?(?:pagar\w*|cobrar\w*|pague\w*)\s+a\s+{_NUM}\s*dias",
     rf"\b(?:cobramos|pagamos)\s+a\s+.{{1,40}}?\s+a\s+{_NUM}\s*dias",
+    rf"\b(?:we|i)\s+(?:pay|invoice|bill)\s+(?!us\b|them\b|it\b).{{1,40}}?\s+(?:at|in|within|on|after)\s+{_NUM}\s*days",
     rf"\bpays?\s+(?:us\s+|its invoices\s+|their invoices\s+)?(?:now\s+)?(?:at|in|within|on|after)\s+{_NUM}\s*days",
     rf"\bpayment terms?\b.{{0,30}}?\b(?:are|is|of)\s+(?:now\s+)?(?:net\s+)?{_NUM}(?:\s*days)?",
     rf"\b(?:we\s+)?give\s+(?:them|him|her)\s+{_NUM}\s*days",
@@ -126,7 +127,7 @@ _CONTACT_PERSON = [re.compile(p) for p in (
     r"\b(?:persona de\s+)?contacto(?:\s+principal)?(?:\s+(?:alli|ahi|there))?\s+(?:es|sera|ahora es|pasa a ser|is)\s+(?P<val>)",
     r"\bcontacto\s*:?\s+(?P<val>)",  # "Acme: contacto Laura"
     r"\b(?:persona|el|la)\s+con\s+(?:la que|el que|quien)\s+(?:hablo|hablamos|trato|tratamos)\s+(?:en|de)\s+(?P<who>.+?)\s+es\s+(?P<val>)",
-    r"\ben\s+(?P<who>.+?)\s+(?:hay que hablar con|tenemos que hablar con|hablamos con|hablo con|nos atiende|me atiende|preguntar por|pregunta por|lo lleva|la que manda es|el que manda es)\s+(?P<val>)",
+    r"\ben\s+(?P<who>.+?)\s+(?:(?:ahora|ya)\s+)?(?:hay que hablar con|tenemos que hablar con|hablamos con|hablo con|nos atiende|me atiende|preguntar por|pregunta por|lo lleva|nos lleva|me lleva|nos lleva la cuenta|la que manda es|el que manda es)\s+(?:(?:ahora|ya)\s+)?(?P<val>)",
     r"\b(?:quien|la que|el que)\s+(?:lleva|gestiona|se encarga de)\s+(?:las facturas|la facturacion|la contabilidad|los pagos|los cobros|las compras|pagar|cobrar|facturar)(?:\s+(?:en|de)\s+(?P<who>.+?))?\s+es\s+(?P<val>)",
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
     r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+contact(?: person)?\s+is\s+(?:now\s+)?(?P<val>)",
