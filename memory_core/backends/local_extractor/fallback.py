@@ -584,6 +584,25 @@ def _without_span(text: str, start: int, end: int) -> str:
     return re.sub(r"\s+([!?.,;:])", r"\1", out).strip()
 
 
+# A customer's or supplier's term said as a maybe, a wish or an "if" ("igual cambiamos a X a 90 días", "maybe we'll
+# move X to 60 days", "si X pagara a 30...") or as how it was once ("hace años X pagaba a 120", "back in 2019 X used
+# to deliver on fridays"): no note of what the contact does now.
+TENTATIVE = re.compile(r"^(?:igual|a lo mejor|quizas?|puede que|tal vez|maybe|perhaps)\b|\b(?:puede que|a lo mejor|"
+                        r"quizas?|tal vez|maybe|perhaps|might|ya veremos|we'll see|what if)\b|"
+                        r"\bif\b[^,.;]*\b(?:paid|were|was|had|did|moved|switched|changed|went|charged|delivered)\b|"
+                        r"\bsi\b[^,.;]*\b\w+(?:ara|iera|ase|iese)(?:n|mos)?\b")
+NO_LONGER_SO = re.compile(r"\b(?:used to|back in \d{4}|back then|years ago|in the past|(?<!desde )hace (?:\w+\s+)?(?:anos|"
+                           r"meses)|en su dia|antiguamente|solia|solian|(?:pag|cobr|entreg|llev|factur|abon|cerr|"
+                           r"repart)aban?|(?:serv|sirv|abr|repart|tra)ian?)\b")
+
+NOW_SO = re.compile(r"\b(?:ahora|now|nowadays|actualmente|hoy en dia|these days|currently|today)\b")
+
+
+def not_as_it_is(low: str) -> bool:
+    """The sentence tells a contact's terms as a maybe or an "if", or as they were once and not how they are now."""
+    return bool(TENTATIVE.search(low) or (NO_LONGER_SO.search(low) and not NOW_SO.search(low)))
+
+
 def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: ExtractionContext,
          category: str, scope: str | None) -> Fact | None:
     """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
@@ -616,6 +635,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     if resolved is None:
         return None
     key, label, memory_category = resolved
+    if key.startswith(("contact:", "name:")) and not_as_it_is(s.low):
+        return None  # "igual cambiamos a X a 90 días", "hace años X pagaba a 120": nothing X does now
     stored = tuple(context.known_attributes.get(key, ()))
     event_date = None
     past = told_in_past(s.low, s.text)
