@@ -296,12 +296,27 @@ _BANK_WORD = re.compile(r"\b(?:iban|swift|bic|ccc|cuenta|cuentas|account|account
 _PHONE_WORD = re.compile(r"\b(?:telefono|tlf|tfno|movil|numero|number|phone|mobile|whatsapp|fijo)\b")
 
 
-def phone_change(text: str) -> bool:
-    """A new phone number, not a bank account: a phone word, no bank word, and no run of digits long enough for an
-    account (the gate alone took "X ha cambiado de número, ahora es 644556677" for a bank change)."""
+# People and departments named after accounts: no bank account ("our new account manager", "the accounts email").
+_ACCOUNT_ROLES = re.compile(r"\b(?:account (?:manager|executive|rep|representative|director)s?|key accounts?|"
+                            r"accounts? (?:department|team|email|payable|receivable|office)|"
+                            r"(?:gestor|gestora|responsable|director|directora|ejecutivo|ejecutiva) de cuentas?|"
+                            r"departamento de cuentas)\b")
+
+
+def without_account_roles(low: str) -> str:
+    """Folded text without the roles and departments named after accounts ("account manager", "gestor de cuentas")."""
+    return _ACCOUNT_ROLES.sub(" ", low)
+
+
+def not_a_bank_change(text: str) -> bool:
+    """A new phone number or a new account manager, not a bank account: a phone word or an account role, no bank
+    word besides, and no run of digits long enough for an account (the gate alone took "X ha cambiado de número,
+    ahora es 644556677" and "X has a new account manager" for bank changes)."""
     low = fold(text)
+    rest = without_account_roles(low)
     runs = [re.sub(r"\D", "", r) for r in re.findall(r"\d[\d \-]*\d", low)]
-    return bool(_PHONE_WORD.search(low)) and not _BANK_WORD.search(low) and all(len(r) <= 13 for r in runs)
+    return (bool(_PHONE_WORD.search(rest)) or rest != low) and not _BANK_WORD.search(rest) and \
+        all(len(r) <= 13 for r in runs)
 
 
 def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, *, explicit: bool = False,
@@ -316,7 +331,7 @@ def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, 
         return Ruling(special=verdict.special is not None, bank=verdict.bank_account is not None)
     if gate.insult >= POLICY_THRESHOLD or insult_words(text):
         return Ruling("insult", REASONS["insult"])
-    bank = verdict.bank_account is not None or (gate.bank_account >= POLICY_THRESHOLD and not phone_change(text))
+    bank = verdict.bank_account is not None or (gate.bank_account >= POLICY_THRESHOLD and not not_a_bank_change(text))
     if explicit:
         special = verdict.special is not None or gate.special >= POLICY_THRESHOLD
         if special and about_someone_else(text, names):
