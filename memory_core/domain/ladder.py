@@ -120,11 +120,12 @@ def requested_level(fact: Fact, scope: str | None = None) -> str:
 
 
 _WORD = re.compile(r"[a-z]{4,}")
+_NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
 
 
 def _topic_words(sentence: str, subject: str) -> set[str]:
     """A sentence's words of four letters or more, without its subject's name and the words of change."""
-    low = value_shapes.CHANGE.sub(" ", fold(sentence))
+    low = value_shapes.CHANGE.sub(" ", value_shapes.without_values(fold(sentence)))
     return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _COMMON
 
 
@@ -309,6 +310,10 @@ class _Writer:
         shaped = self._shaped_update(candidates)
         if shaped is not None:
             return shaped
+        if same_family and self.fact.attribute.startswith("nota") and self._changes():
+            # A note of the same topic and words, said as a change ("nowadays I drink my tea plain" after "I drink
+            # my tea with honey"): the newest one is replaced, not kept beside it.
+            return Match("supersede", max(same_family, key=lambda m: m.valid_from))
         if self.fact.corrects:
             closest = self._closest(candidates, CORRECTION_SIMILARITY)
             if closest is not None:
@@ -322,19 +327,25 @@ class _Writer:
             attribute, n = f"{self.fact.attribute.split(NOTE_SEPARATOR, 1)[0]}{NOTE_SEPARATOR}{n}", n + 1
         return Match("add", attribute=attribute)
 
+    def _changes(self) -> bool:
+        """The fact is said as a change: the message corrects, or its sentence says something changed."""
+        return self.fact.corrects or bool(value_shapes.CHANGE.search(fold(self.fact.sentence)))
+
     def _shaped_update(self, candidates: list[Memory]) -> Match | None:
         """A sentence saying something changed, with a value of the shape of a known fact of its subject but
         another value (a term in days, a phone, an email, an amount, a time, weekdays), updates that fact: a
         rule's fact keeps its attribute and takes the new value; two notes must share a word beyond the value.
         The newest such fact is the one updated."""
         f = self.fact
-        if not (f.corrects or value_shapes.CHANGE.search(fold(f.sentence))):
+        if not self._changes():
             return None
         new = value_shapes.shapes(f"{f.value} {f.sentence}")
         own = value_shapes.family_shape(f.attribute)
         if not new or (own is not None and own not in new):
             return None
         words = _topic_words(f.sentence, f.subject)
+        # "new" alone may be a new thing beside the old one ("la tienda nueva de X está en..."), not a change of it.
+        said_changed = f.corrects or bool(value_shapes.CHANGE.search(_NEW.sub(" ", fold(f.sentence))))
         for m in sorted(candidates, key=lambda m: m.valid_from, reverse=True):
             if m.category == "event":
                 continue
@@ -345,11 +356,13 @@ class _Writer:
             if not kinds:
                 continue
             topic = _note_topic(f.attribute)
-            if own is None and theirs is None and not words & _topic_words(m.sentence, m.subject) \
+            identifying = bool(set(kinds) & value_shapes.IDENTIFYING) and said_changed
+            if own is None and theirs is None and not identifying \
+                    and not words & _topic_words(m.sentence, m.subject) \
                     and (topic is None or topic != _note_topic(m.attribute)):
                 continue
             if theirs is not None and own is None:
-                value = value_shapes.value_of(f"{f.value} {f.sentence}", theirs)
+                value = value_shapes.value_of(f"{f.value} {f.sentence}", theirs, f"{m.value} {m.sentence}")
                 return Match("supersede", m, value=value) if value else None
             # A rule's fact replacing a note keeps its own attribute.
             return Match("supersede", m, attribute=f.attribute if own is not None else None)
