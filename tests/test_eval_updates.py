@@ -1,0 +1,138 @@
+"""`memoria eval updates` and the updates it measures: a new value supersedes the old one (kept as a version),
+and only when it should. Each sequence runs through the real pipeline on a scratch org, as the eval does."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from app import cli
+from evals.updates import load_update_cases, run_case
+from memory_core.domain.errors import InvalidInput
+from memory_core.domain.text import fold
+
+TERMS = {"id": "u1", "messages": [{"text": "Talleres García paga a 30 días"},
+                                  {"text": "talleres garcía ahora paga a 60 días", "days_later": 5}],
+         "expect": [{"subject": "Talleres García", "holds": ["60"], "not_holds": ["30"]}], "supersessions": 1}
+
+
+def _dataset(tmp_path, cases) -> str:
+    path = tmp_path / "updates.jsonl"
+    path.write_text("\n".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_the_eval_scores_a_met_case_right_and_one_the_pipeline_cannot_meet_wrong(database, tmp_path):
+    unmet = TERMS | {"id": "u2", "expect": [{"subject": "Talleres García", "holds": ["90"]}], "supersessions": 0}
+    result = CliRunner().invoke(cli, ["eval", "updates", "--dataset", _dataset(tmp_path, [TERMS, unmet]), "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["n"] == 2 and report["cases_right"] == 1 and report["wrong"] == ["u2"]
+    assert report["holds_right"] == "1/2"
+    assert report["wrong_supersessions"] == 1 and report["missing_supersessions"] == 0
+    assert report["stale_left_active"] == 0
+
+
+def test_a_malformed_case_is_an_error_naming_its_line(tmp_path):
+    with pytest.raises(InvalidInput, match="line 2"):
+        load_update_cases(_dataset(tmp_path, [TERMS, {"id": "x", "messages": [], "expect": [], "supersessions": 0}]))
+
+
+def _run(database, backend, *texts, **first):
+    messages = [{"text": t} for t in texts]
+    messages[0] |= first
+    case = {"id": "t", "messages": messages, "expect": [], "supersessions": 0}
+    memories = run_case(database, backend, case, "test-updates")["memories"]
+    active = [m for m in memories if m["status"] == "active"]
+    superseded = [m for m in memories if m["status"] == "superseded"]
+    return active, superseded, memories
+
+
+def _says(memory, word):
+    return fold(word) in fold(f"{memory['value']} {memory['sentence']}")
+
+
+def test_a_change_with_a_value_of_the_known_facts_shape_updates_it(database, backend):
+    """"changed our delivery day to tuesdays" is a note; its weekdays update the delivery day, which keeps its name."""
+    active, superseded, _ = _run(database, backend, "Printwise delivers every friday",
+                                 "printwise changed our delivery day to tuesdays")
+    assert [(m["attribute"], m["value"]) for m in active] == [("dia_entrega", "tuesday")]
+    assert len(superseded) == 1 and superseded[0]["attribute"] == "dia_entrega" and _says(superseded[0], "friday")
+
+
+def test_a_note_with_a_new_amount_replaces_the_note_on_the_same_topic(database, backend):
+    active, superseded, _ = _run(database, backend, "Nordic Paper charges us 40 euros a box",
+                                 "nordic paper raised the price to 46 euros a box")
+    assert len(active) == 1 and _says(active[0], "46") and not _says(active[0], "40")
+    assert len(superseded) == 1 and _says(superseded[0], "40")
+
+
+def test_a_short_correction_replaces_the_value_just_given(database, backend):
+    active, superseded, _ = _run(database, backend, "Pinturas Sol paga a 60 días", "no, perdona, a 90")
+    assert [(m["subject"], m["attribute"], m["value"]) for m in active] == \
+        [("name:pinturas sol", "plazo_pago", "90 días")]
+    assert [m["value"] for m in superseded] == ["60 días"]
+
+
+def test_a_new_phone_number_is_no_bank_account(database, backend):
+    active, superseded, memories = _run(database, backend, "el móvil de Cristalería Prieto es 633221100",
+                                        "cristalería prieto ha cambiado de número, ahora es 644556677")
+    assert not [m for m in memories if m["status"] == "proposed"]
+    assert [(m["attribute"], m["value"]) for m in active] == [("telefono", "644556677")]
+    assert [m["value"] for m in superseded] == ["633221100"]
+
+
+def test_where_the_person_lives_now_replaces_where_they_lived(database, backend):
+    active, superseded, _ = _run(database, backend, "vivo en Bilbao", "ahora vivo en Sevilla")
+    assert [(m["attribute"], m["value"]) for m in active] == [("residencia", "Sevilla")]
+    assert [m["value"] for m in superseded] == ["Bilbao"]
+
+
+@pytest.mark.parametrize("later", [
+    "hace años bodegas arana pagaba a 120 días, un desastre",  # how it was once
+    "igual cambiamos a bodegas arana a 120 días",  # a maybe
+    "si bodegas arana pagara a 120 días iríamos mucho peor",  # an if
+])
+def test_a_story_a_maybe_or_an_if_neither_supersedes_nor_is_kept(database, backend, later):
+    active, superseded, _ = _run(database, backend, "Bodegas Arana paga a 30 días", later)
+    assert not superseded
+    assert [m["value"] for m in active] == ["30 días"]
+
+
+def test_another_customer_with_the_same_attribute_supersedes_nothing(database, backend):
+    active, superseded, _ = _run(database, backend, "Recambios Lozano paga a 30 días", "Recambios López paga a 90 días")
+    assert not superseded
+    assert sorted((m["subject"], m["value"]) for m in active) == \
+        [("name:recambios lopez", "90 días"), ("name:recambios lozano", "30 días")]
+
+
+def test_a_new_account_manager_is_the_contact_person_not_a_bank_account(database, backend):
+    active, superseded, memories = _run(database, backend, "our account manager at Bellini Catering is Laura Pike",
+                                        "bellini catering has a new account manager, Mark Owens")
+    assert not [m for m in memories if m["status"] == "proposed"]
+    assert [(m["attribute"], m["value"]) for m in active] == [("persona_contacto", "Mark Owens")]
+    assert [m["value"] for m in superseded] == ["Laura Pike"]
+
+
+def test_a_note_said_again_as_it_is_nowadays_replaces_the_note_of_the_same_words(database, backend):
+    active, superseded, _ = _run(database, backend, "I drink my tea with honey", "nowadays I drink my tea plain")
+    assert len(active) == 1 and _says(active[0], "plain")
+    assert len(superseded) == 1 and _says(superseded[0], "honey")
+
+
+def test_a_move_to_a_new_address_replaces_the_old_one_but_a_second_shop_does_not(database, backend):
+    active, superseded, _ = _run(database, backend, "Hierros Olano tiene el almacén en la calle Toledo 8",
+                                 "hierros olano se ha trasladado, ahora están en la avenida de Burgos 21")
+    assert len(active) == 1 and _says(active[0], "Burgos") and len(superseded) == 1 and _says(superseded[0], "Toledo")
+    active, superseded, _ = _run(database, backend, "Hierros Olano tiene el almacén en la calle Toledo 8",
+                                 "la tienda nueva de Hierros Olano está en la calle Alcalá 3")
+    assert not superseded and len(active) == 2
+
+
+def test_a_past_routine_of_a_supplier_is_not_taken_for_its_current_one(database, backend):
+    active, superseded, _ = _run(database, backend, "Printwise delivers on thursdays",
+                                 "printwise used to deliver on mondays, years ago")
+    assert not superseded
+    assert [(m["attribute"], m["value"]) for m in active] == [("dia_entrega", "Thursday")]
