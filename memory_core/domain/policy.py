@@ -298,9 +298,12 @@ _PHONE_WORD = re.compile(r"\b(?:telefono|tlf|tfno|movil|numero|number|phone|mobi
 
 # People and departments named after accounts: no bank account ("our new account manager", "the accounts email").
 _ACCOUNT_ROLES = re.compile(r"\b(?:account (?:manager|executive|rep|representative|director)s?|key accounts?|"
-                            r"accounts? (?:department|team|email|payable|receivable|office)|"
+                            r"accounts? (?:department|team|e-?mail|inbox|address|payable|receivable|office)|"
                             r"(?:gestor|gestora|responsable|director|directora|ejecutivo|ejecutiva) de cuentas?|"
                             r"departamento de cuentas)\b")
+
+
+_AN_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def without_account_roles(low: str) -> str:
@@ -309,14 +312,14 @@ def without_account_roles(low: str) -> str:
 
 
 def not_a_bank_change(text: str) -> bool:
-    """A new phone number or a new account manager, not a bank account: a phone word or an account role, no bank
-    word besides, and no run of digits long enough for an account (the gate alone took "X ha cambiado de número,
-    ahora es 644556677" and "X has a new account manager" for bank changes)."""
+    """A new phone number, email or account manager, not a bank account: a phone word, an email address or an
+    account role, no bank word besides, and no run of digits long enough for an account (the gate alone took "X ha
+    cambiado de número, ahora es 644556677" and "X has a new account manager" for bank changes)."""
     low = fold(text)
-    rest = without_account_roles(low)
+    rest = without_account_roles(_AN_EMAIL.sub(" email ", low))
     runs = [re.sub(r"\D", "", r) for r in re.findall(r"\d[\d \-]*\d", low)]
-    return (bool(_PHONE_WORD.search(rest)) or rest != low) and not _BANK_WORD.search(rest) and \
-        all(len(r) <= 13 for r in runs)
+    said = bool(_PHONE_WORD.search(rest)) or bool(_AN_EMAIL.search(low)) or rest != _AN_EMAIL.sub(" email ", low)
+    return said and not _BANK_WORD.search(rest) and all(len(r) <= 13 for r in runs)
 
 
 def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, *, explicit: bool = False,
