@@ -544,9 +544,15 @@ def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint
             # sharing a word with the clause is a different fact.
             if generic_name(name) and any(w in name.split("_") for w in words):
                 return name
-    key = "_".join(dict.fromkeys(re.sub(r"[^a-z0-9]+", "", w)[:8] for w in words if w[:1].isalpha()))
+    # "These days I take my coffee black" is named as "I take my coffee with milk" is: when it is said is no topic.
+    key = "_".join(dict.fromkeys(re.sub(r"[^a-z0-9]+", "", w)[:8] for w in words
+                                 if w[:1].isalpha() and w not in _WHEN_WORDS))
     key = "_".join(key.split("_")[:2]).strip("_")
     return "_".join(p for p in ("nota", topic, key) if p) if (topic or key) else "nota"
+
+
+_WHEN_WORDS = frozenset({"days", "dias", "nowadays", "lately", "ultimamente", "currently", "actualmente", "recently",
+                         "recientemente", "today", "hoy", "now", "ahora", "these", "estos", "estas"})
 
 
 def generic_name(name: str) -> bool:
