@@ -136,3 +136,20 @@ def test_a_past_routine_of_a_supplier_is_not_taken_for_its_current_one(database,
                                  "printwise used to deliver on mondays, years ago")
     assert not superseded
     assert [(m["attribute"], m["value"]) for m in active] == [("dia_entrega", "Thursday")]
+
+
+def test_a_new_invoices_email_of_a_contact_named_with_a_possessive_replaces_the_old_one(database, backend):
+    """"Oakridge Dental's" is Oakridge Dental, and a new email is no bank account."""
+    active, superseded, memories = _run(database, backend, "Oakridge Dental's accounts email is accounts@oakridge.com",
+                                        "oakridge dental changed their invoices email to billing@oakridge.com")
+    assert not [m for m in memories if m["status"] == "proposed"]
+    assert [(m["subject"], m["attribute"], m["value"]) for m in active] == \
+        [("name:oakridge dental", "email", "billing@oakridge.com")]
+    assert [m["value"] for m in superseded] == ["accounts@oakridge.com"]
+
+
+def test_these_days_is_no_part_of_what_a_note_is_about(database, backend):
+    active, superseded, _ = _run(database, backend, "I drink my coffee with oat milk",
+                                 "these days I drink my coffee with almond milk")
+    assert len(active) == 1 and _says(active[0], "almond")
+    assert len(superseded) == 1 and _says(superseded[0], "oat")

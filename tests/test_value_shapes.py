@@ -39,3 +39,8 @@ def test_a_new_phone_or_account_manager_is_no_bank_change_but_an_account_is():
     assert not_a_bank_change("bellini catering has a new account manager, Mark Owens")
     assert not not_a_bank_change("Acme has a new account manager and a new bank account")
     assert not not_a_bank_change("el número de cuenta nuevo de Acme es 2100 0418 4502 0005 1332")
+
+
+def test_an_email_change_is_no_bank_change_unless_it_speaks_of_one():
+    assert not_a_bank_change("oakridge dental changed their invoices email to billing@oakridge.com")
+    assert not not_a_bank_change("Acme nos ha dado su nueva cuenta, te la mando al email x@y.com")
