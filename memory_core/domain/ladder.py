@@ -32,6 +32,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from memory_core.adapters.vector_binary import sent_vector
 from memory_core.domain import audit, clock, subject_locks, value_shapes, versions
 from memory_core.domain.access import Access
+from memory_core.domain.families import FAMILIES as FAMILY_NAMES
 from memory_core.domain.families import MEMBER_OF
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource, Organization
@@ -57,7 +58,7 @@ SINGLE_VALUED = frozenset({
     "nombre", "tono", "idioma", "pareja", "madre", "padre", "direccion", "regimen_iva", "regimen_irpf",
     "retencion_irpf", "nif", "razon_social", "actividad", "cuenta_bancaria", "email", "telefono", "descuento",
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
-    "moneda", "fundacion", "residencia", "empleador", "dia_entrega",
+    "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
 })
 # A many-valued fact kept beside another of the same attribute is stored as `<attribute>__<n>`.
 NOTE_SEPARATOR = "__"
@@ -123,8 +124,16 @@ _WORD = re.compile(r"[a-z]{4,}")
 _NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
 
 
+def _rule_family(attribute: str) -> bool:
+    """The attribute is a rule's: its family holds one value (plazo_pago, hora_cierre...) or the table names it;
+    a dated event is not (a meeting moved to another day replaces it)."""
+    family = attribute_family(attribute)
+    return family != "evento" and (family in SINGLE_VALUED or family in FAMILY_NAMES)
+
+
 def _topic_words(sentence: str, subject: str) -> set[str]:
-    """A sentence's words of four letters or more, without its subject's name and the words of change."""
+    """The words of four letters or more of a note's value (its words as said, not the sentence that frames them:
+    "The person...") without its subject's name, its values and the words of change."""
     low = value_shapes.CHANGE.sub(" ", value_shapes.without_values(fold(sentence)))
     return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _COMMON
 
@@ -315,7 +324,11 @@ class _Writer:
             # my tea with honey"): the newest one is replaced, not kept beside it.
             return Match("supersede", max(same_family, key=lambda m: m.valid_from))
         if self.fact.corrects:
-            closest = self._closest(candidates, CORRECTION_SIMILARITY)
+            # Two rule facts of different families never replace each other by meaning ("la tienda cierra a las 20:00"
+            # is no new opening time): a correction by meaning replaces a note, or is one.
+            typed = _rule_family(self.fact.attribute)
+            closest = self._closest([m for m in candidates if not (typed and _rule_family(m.attribute))],
+                                    CORRECTION_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
         closest = self._closest(candidates, SAME_FACT_SIMILARITY)
@@ -343,7 +356,7 @@ class _Writer:
         own = value_shapes.family_shape(f.attribute)
         if not new or (own is not None and own not in new):
             return None
-        words = _topic_words(f.sentence, f.subject)
+        words = _topic_words(f.value, f.subject)
         # "new" alone may be a new thing beside the old one ("la tienda nueva de X está en..."), not a change of it.
         said_changed = f.corrects or bool(value_shapes.CHANGE.search(_NEW.sub(" ", fold(f.sentence))))
         for m in sorted(candidates, key=lambda m: m.valid_from, reverse=True):
@@ -358,7 +371,7 @@ class _Writer:
             topic = _note_topic(f.attribute)
             identifying = bool(set(kinds) & value_shapes.IDENTIFYING) and said_changed
             if own is None and theirs is None and not identifying \
-                    and not words & _topic_words(m.sentence, m.subject) \
+                    and not words & _topic_words(m.value, m.subject) \
                     and (topic is None or topic != _note_topic(m.attribute)):
                 continue
             if theirs is not None and own is None:

@@ -513,7 +513,40 @@ def _rule_bank_account(s: Sentence) -> Iterator[Found]:
     yield Found("cuenta_bancaria", account, "org" if _OWN.search(s.low) else "contact", at)
 
 
+# When the business opens or closes, every day it does: "cerramos a las 20:00", "la tienda abre a las 9", "we close at
+# 7pm", "from now on we open at 10am". A day named ("los sábados") is that day's hours, left to a note.
+_HOURS = re.compile(r"\b(?:(?P<es_open>abrimos|abre)|(?P<es_close>cerramos|cierra))\s+(?:ahora\s+|ya\s+)?a\s+las\s+"
+                    r"(?P<es>\d{1,2}(?:[:.]\d{2})?(?:\s*h)?)\b|\b(?:we|it|the shop|the office)\s+(?:now\s+)?(?:'re\s+)?"
+                    r"(?:(?P<en_open>opens?)|(?P<en_close>closes?))\s+(?:now\s+)?at\s+"
+                    r"(?P<en>\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)")
+_OURS = re.compile(r"^(?:(?:ahora|now|ya|desde \w+|from now on|a partir de (?:ahora|hoy|manana)),?\s+)?"
+                   r"(?:la tienda|el taller|la oficina|el almacen|el local|we|the shop|the office)?\s*")
+_DAY_NAMED = re.compile(r"\b(?:lunes|martes|miercoles|jueves|viernes|sabados?|domingos?|mondays?|tuesdays?|"
+                        r"wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekends?|fines de semana|festivos)\b")
+
+
+# From when the hours hold ("desde el lunes", "a partir de mañana", "from tomorrow"): no day of their own.
+_FROM_WHEN = re.compile(r"\b(?:desde|a partir de(?:l)?|from|starting)\s+(?:el\s+|this\s+|next\s+)?\w+")
+# One day's hours ("mañana cerramos a las 14", "today we close at 3"): no standing fact.
+_ONE_DAY = re.compile(r"\b(?:manana|hoy|esta (?:tarde|noche|semana)|este (?:finde|fin de semana)|tomorrow|today|tonight|"
+                      r"this (?:afternoon|evening|week|weekend))\b")
+
+
+def _rule_hours(s: Sentence) -> Iterator[Found]:
+    m = _HOURS.search(s.low)
+    standing = _FROM_WHEN.sub(" ", s.low)
+    if not m or _DAY_NAMED.search(standing) or _ONE_DAY.search(standing) or s.negated(m.start()) or "?" in s.text:
+        return
+    # Only the business's own hours, said in the first person or of its premises.
+    if not _OURS.fullmatch(s.low[: m.start()].strip() + (" " if m.start() else "")) and \
+            not s.low[m.start():].startswith(("abrimos", "cerramos", "we")):
+        return
+    opens = m.group("es_open") or m.group("en_open")
+    value = (m.group("es") or m.group("en")).strip()
+    yield Found("hora_apertura" if opens else "hora_cierre", value, "org", m.start())
+
+
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
-                  _rule_delivery_day, _rule_money)
+                  _rule_delivery_day, _rule_money, _rule_hours)

@@ -51,6 +51,8 @@ SENTENCE_TEMPLATES = {
     "dieta": "{who} sigue una dieta {value}.",
     "comida_favorita": "La comida favorita {of} es {value}.",
     "dia_entrega": "{who} entrega cada {value}.",
+    "hora_apertura": "{who} abre a las {value}.",
+    "hora_cierre": "{who} cierra a las {value}.",
     "deuda": "{who} debe {value}.",
     "pedido_minimo": "El pedido mínimo {of} es de {value}.",
 }
@@ -72,6 +74,7 @@ SENTENCE_TEMPLATES_EN = {
     "mudanza": "{who} moved house: {value}.", "dieta": "{who} is {value}.",
     "comida_favorita": "The favourite food {of} is {value}.",
     "dia_entrega": "{who} delivers every {value}.",
+    "hora_apertura": "{who} opens at {value}.", "hora_cierre": "{who} closes at {value}.",
     "deuda": "{who} owes {value}.",
     "pedido_minimo": "The minimum order {of} is {value}.",
 }
