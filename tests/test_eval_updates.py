@@ -153,3 +153,20 @@ def test_these_days_is_no_part_of_what_a_note_is_about(database, backend):
                                  "these days I drink my coffee with almond milk")
     assert len(active) == 1 and _says(active[0], "almond")
     assert len(superseded) == 1 and _says(superseded[0], "oat")
+
+
+def test_the_business_closing_time_is_learnt_and_a_new_one_replaces_it(database, backend):
+    active, superseded, _ = _run(database, backend, "cerramos a las 20:00", "desde el lunes cerramos a las 21:00")
+    assert [(m["subject"], m["attribute"], m["value"]) for m in active] == [("org", "hora_cierre", "21:00")]
+    assert [m["value"] for m in superseded] == ["20:00"]
+
+
+def test_a_closing_time_said_as_a_change_does_not_replace_the_opening_time(database, backend):
+    active, superseded, _ = _run(database, backend, "el almacén abre a las 8:00", "ahora la tienda cierra a las 20:00")
+    assert not superseded
+    assert sorted((m["attribute"], m["value"]) for m in active) == [("hora_apertura", "8:00"), ("hora_cierre", "20:00")]
+
+
+def test_one_days_hours_are_no_standing_hours(database, backend):
+    active, _, _ = _run(database, backend, "mañana cerramos a las 14")
+    assert not [m for m in active if m["attribute"].startswith("hora_")]
