@@ -273,6 +273,13 @@ _ADDRESS = [re.compile(p) for p in (
     # "ahora estamos en Calle Colón 12", "we're now at 12 Park Road": only when a street follows.
     r"\b(?P<who>estamos|we're|we are)\s+(?:ahora\s+|now\s+)?(?:en|at)\s+(?P<val>)(?=(?:la\s+)?(?:calle|c/|avda|"
     r"avenida|plaza|paseo|camino|carretera|poligono)\b|\d+[a-z]?\s+(?:\w+\s+){1,3}(?:street|road|avenue|lane)\b)",
+    # "Printwise is at 3 Low Road", "hilltop farms moved to 22 station road", "Vega se ha mudado a la calle Luna 3",
+    # "Vega está ahora en la avenida...": a business placed at a street, moving or not.
+    r"^(?!(?:i|we|you|he|she|it|they|the|a|an|my|our|your|his|her|their|this|that|yo|el|la|los|las|un|una|mi|tu|"
+    r"su|nuestro|nuestra|este|esta|ese|esa)\b)(?P<of>\S+(?:\s+\S+){0,3}?)\s+(?:is|are|'s|esta|estan|se ha mudado|se han mudado|se ha trasladado|"
+    r"se han trasladado|(?:has |have )?moved)\s+(?:now\s+|ahora\s+)?(?:(?:located|based)\s+)?(?:en|at|a|to)\s+"
+    r"(?P<val>)(?=(?:la\s+|el\s+)?(?:calle|c/|avda|avenida|plaza|paseo|camino|carretera|poligono)\b[^,.;]{0,40}?\d|"
+    r"\d+[a-z]?\s+(?:\w+\s+){1,3}(?:street|road|avenue|lane)\b)",
 )]
 _OWN_COMPANY = re.compile(r"(?:la|mi|nuestra|the|my|our)\s+(?:empresa|sociedad|negocio|company|business)")
 
