@@ -170,3 +170,19 @@ def test_a_closing_time_said_as_a_change_does_not_replace_the_opening_time(datab
 def test_one_days_hours_are_no_standing_hours(database, backend):
     active, _, _ = _run(database, backend, "mañana cerramos a las 14")
     assert not [m for m in active if m["attribute"].startswith("hora_")]
+
+
+def test_a_business_placed_at_a_street_and_moving_keeps_one_address(database, backend):
+    active, superseded, _ = _run(database, backend, "Printwise is at 3 Low Road",
+                                 "printwise's new address is 10 High Street")
+    assert [(m["subject"], m["attribute"], m["value"]) for m in active] == \
+        [("name:printwise", "direccion", "10 High Street")]
+    assert [m["value"] for m in superseded] == ["3 Low Road"]
+
+
+def test_someone_in_a_street_is_no_address():
+    from memory_core.backends.local_extractor.extractor import LocalExtractor
+    from memory_core.domain.model_port import ExtractionContext
+
+    facts, _ = LocalExtractor().extract(ExtractionContext(message="Laura está en la calle Mayor comprando"))
+    assert not [f for f in facts if f.attribute == "direccion"]
