@@ -124,6 +124,18 @@ _WORD = re.compile(r"[a-z]{4,}")
 _NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
 
 
+# Families of which a second value may be said beside the first: "kingsley timber now also delivers on thursdays".
+ADDED_WITH_ALSO = frozenset({"dia_entrega", "telefono", "email"})
+_OBJECT = re.compile(r"\b(?:for|por|per|para)\s+(?:the\s+|each\s+|every\s+|el\s+|la\s+|los\s+|las\s+|cada\s+)?"
+                     r"([a-z]{4,})")
+
+
+def _other_object(new: str, old: str) -> bool:
+    """Two notes say what they are for, and it is not the same ("... for installation", "... for delivery")."""
+    a, b = _OBJECT.search(fold(new)), _OBJECT.search(fold(old))
+    return bool(a and b and a.group(1)[:5] != b.group(1)[:5])
+
+
 def _rule_family(attribute: str) -> bool:
     """The attribute is a rule's: its family holds one value (plazo_pago, hora_cierre...) or the table names it;
     a dated event is not (a meeting moved to another day replaces it)."""
@@ -314,12 +326,13 @@ class _Writer:
         for m in same_family:
             if normalise(m.value) == value:
                 return Match("merge", m)
-        if same_family and family in SINGLE_VALUED:
+        if same_family and family in SINGLE_VALUED and not (family in ADDED_WITH_ALSO and self.fact.adds):
             return Match("supersede", same_family[0])
         shaped = self._shaped_update(candidates)
         if shaped is not None:
             return shaped
-        if same_family and self.fact.attribute.startswith("nota") and self._changes():
+        if same_family and self.fact.attribute.startswith("nota") and self._changes() and \
+                not _other_object(self.fact.value, max(same_family, key=lambda m: m.valid_from).value):
             # A note of the same topic and words, said as a change ("nowadays I drink my tea plain" after "I drink
             # my tea with honey"): the newest one is replaced, not kept beside it.
             return Match("supersede", max(same_family, key=lambda m: m.valid_from))
@@ -350,7 +363,7 @@ class _Writer:
         rule's fact keeps its attribute and takes the new value; two notes must share a word beyond the value.
         The newest such fact is the one updated."""
         f = self.fact
-        if not self._changes():
+        if not self._changes() or f.adds:
             return None
         new = value_shapes.shapes(f"{f.value} {f.sentence}")
         own = value_shapes.family_shape(f.attribute)
@@ -370,6 +383,8 @@ class _Writer:
                 continue
             topic = _note_topic(f.attribute)
             identifying = bool(set(kinds) & value_shapes.IDENTIFYING) and said_changed
+            if own is None and theirs is None and _other_object(f.value, m.value):
+                continue  # "now we charge 15 euros for delivery" is no new price for installation
             if own is None and theirs is None and not identifying \
                     and not words & _topic_words(m.value, m.subject) \
                     and (topic is None or topic != _note_topic(m.attribute)):

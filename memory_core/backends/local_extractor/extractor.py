@@ -296,7 +296,7 @@ class LocalExtractor:
                 sentence = sentence_for(f.attribute, subject, f.value, is_english(s.text))
             yield Fact(subject=subject.key, attribute=attribute, value=f.value, sentence=sentence,
                        category=self._category(f, subject), event_date=f.event_date,
-                       confidence=round(min(f.confidence, subject.confidence), 2))
+                       confidence=round(min(f.confidence, subject.confidence), 2), adds=bool(_ALSO.search(s.low)))
 
     @staticmethod
     def _subject(s: Sentence, f: Found, mentions: list[Mention], recent: list[Mention],
@@ -389,6 +389,8 @@ def told_plainly(text: str, loose: bool = False) -> bool:
     return writer_statement(text, loose=loose) or describes_the_topic(text) or states_a_view(text)
 
 
+# A value said beside the one known, not instead of it: "kingsley timber now also delivers on thursdays".
+_ALSO = re.compile(r"\b(?:also|too|as well|tambien|ademas)\b")
 # A message that takes back a value it just gave: "no perdona, es a 45", "sorry, my mistake, it's 30 days",
 # "actually it's 60, I got it wrong".
 _AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
