@@ -186,3 +186,19 @@ def test_someone_in_a_street_is_no_address():
 
     facts, _ = LocalExtractor().extract(ExtractionContext(message="Laura está en la calle Mayor comprando"))
     assert not [f for f in facts if f.attribute == "direccion"]
+
+
+def test_a_day_said_as_also_is_added_beside_the_known_one(database, backend):
+    active, superseded, _ = _run(database, backend, "Kingsley Timber delivers on mondays",
+                                 "kingsley timber now also delivers on thursdays")
+    assert not superseded
+    assert sorted(m["value"] for m in active) == ["Monday", "Thursday"]
+
+
+def test_a_price_for_something_else_is_no_new_price(database, backend):
+    active, superseded, _ = _run(database, backend, "we charge 40 euros an hour for installation",
+                                 "now we charge 15 euros for delivery")
+    assert not superseded and len(active) == 2
+    active, superseded, _ = _run(database, backend, "cobramos 30 euros por la revisión",
+                                 "ahora cobramos 45 euros por la revisión")
+    assert len(active) == 1 and _says(active[0], "45") and len(superseded) == 1
