@@ -393,7 +393,7 @@ def told_plainly(text: str, loose: bool = False) -> bool:
 _ALSO = re.compile(r"\b(?:also|too|as well|tambien|ademas)\b")
 # A message that takes back a value it just gave: "no perdona, es a 45", "sorry, my mistake, it's 30 days",
 # "actually it's 60, I got it wrong".
-_AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
+AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
                     r"me he equivocado|quise decir|queria decir|i mean|i meant|actually|en realidad|correction|"
                     r"corrijo|rectifico)\b|\b(?:i got it wrong|got that wrong|me he equivocado|me equivoque|"
                     r"i misremembered|my mistake|mi error|me lie)\b")
@@ -414,7 +414,7 @@ def amended_statement(message: str, subject: str | None, known: tuple[str, ...] 
     or payment term ("a 90" or "90 días"; a bare number only where the subject has a payment term known).
     None when the message is no such correction."""
     low = fold(message)
-    if subject is None or not _AMEND.search(low) or len(low.split()) > _AMEND_WORDS or "?" in low:
+    if subject is None or not AMEND.search(low) or len(low.split()) > _AMEND_WORDS or "?" in low:
         return None
     email = _AMEND_EMAIL.search(message)
     if email:
