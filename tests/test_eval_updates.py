@@ -202,3 +202,20 @@ def test_a_price_for_something_else_is_no_new_price(database, backend):
     active, superseded, _ = _run(database, backend, "cobramos 30 euros por la revisión",
                                  "ahora cobramos 45 euros por la revisión")
     assert len(active) == 1 and _says(active[0], "45") and len(superseded) == 1
+
+
+@pytest.mark.parametrize("first, correction, now, before", [
+    ("el alquiler del local son 800 euros al mes", "no perdona, 850", "850", "800"),
+    ("We pay Kingsley Motors at 30 days", "actually it's 60, I got it wrong", "60", "30"),
+])
+def test_a_number_taken_back_corrects_the_fact_just_taught(database, backend, first, correction, now, before):
+    active, superseded, _ = _run(database, backend, first, correction)
+    assert len(active) == 1 and _says(active[0], now) and not _says(active[0], before)
+    assert len(superseded) == 1 and _says(superseded[0], before)
+
+
+@pytest.mark.parametrize("later", ["sorry, I'm 5 minutes late", "no perdona, mañana te llamo a las 5",
+                                   "actually I have 2 questions"])
+def test_a_number_said_with_more_than_a_correction_corrects_nothing(database, backend, later):
+    active, superseded, _ = _run(database, backend, "Talleres García paga a 30 días", later)
+    assert not superseded and [m["value"] for m in active if m["subject"] == "name:talleres garcia"] == ["30 días"]
