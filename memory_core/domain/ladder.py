@@ -122,6 +122,9 @@ def requested_level(fact: Fact, scope: str | None = None) -> str:
 
 _WORD = re.compile(r"[a-z]{4,}")
 _NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
+# "new" said of the value itself is a change of it: "a new number", "su nuevo teléfono", "email nuevo".
+_NEW_VALUE = re.compile(r"\b(?:new|nuev[oa])\s+(?:phone\s+)?(?:number|phone|mobile|telefono|movil|tlf|e-?mail|correo|"
+                        r"address|direccion|domicilio)\b|\b(?:numero|telefono|movil|e-?mail|correo|direccion)\s+nuev[oa]\b")
 
 
 # Families of which a second value may be said beside the first: "kingsley timber now also delivers on thursdays".
@@ -371,7 +374,8 @@ class _Writer:
             return None
         words = _topic_words(f.value, f.subject)
         # "new" alone may be a new thing beside the old one ("la tienda nueva de X está en..."), not a change of it.
-        said_changed = f.corrects or bool(value_shapes.CHANGE.search(_NEW.sub(" ", fold(f.sentence))))
+        said_changed = f.corrects or bool(value_shapes.CHANGE.search(_NEW.sub(" ", fold(f.sentence)))
+                                          or _NEW_VALUE.search(fold(f"{f.value} {f.sentence}")))
         for m in sorted(candidates, key=lambda m: m.valid_from, reverse=True):
             if m.category == "event":
                 continue
@@ -383,8 +387,10 @@ class _Writer:
                 continue
             topic = _note_topic(f.attribute)
             identifying = bool(set(kinds) & value_shapes.IDENTIFYING) and said_changed
-            if own is None and theirs is None and _other_object(f.value, m.value):
-                continue  # "now we charge 15 euros for delivery" is no new price for installation
+            if own is None and theirs is None and (_other_object(f.value, m.value) or not said_changed):
+                # "now we charge 15 euros for delivery" is no new price for installation; "a new catalogue with
+                # boxes at 35 euros" no new price of a box.
+                continue
             if own is None and theirs is None and not identifying \
                     and not words & _topic_words(m.value, m.subject) \
                     and (topic is None or topic != _note_topic(m.attribute)):
