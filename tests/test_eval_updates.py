@@ -219,3 +219,12 @@ def test_a_number_taken_back_corrects_the_fact_just_taught(database, backend, fi
 def test_a_number_said_with_more_than_a_correction_corrects_nothing(database, backend, later):
     active, superseded, _ = _run(database, backend, "Talleres García paga a 30 días", later)
     assert not superseded and [m["value"] for m in active if m["subject"] == "name:talleres garcia"] == ["30 días"]
+
+
+def test_new_said_of_something_else_changes_no_price_but_a_new_number_changes_the_phone(database, backend):
+    active, superseded, _ = _run(database, backend, "Nordic Paper charges us 40 euros a box",
+                                 "nordic paper has a new catalogue with boxes at 35 euros for schools")
+    assert not superseded and len(active) == 2
+    active, superseded, _ = _run(database, backend, "the phone number for Redwood Builders is 07700900111",
+                                 "redwood builders have a new number: 07700900222")
+    assert len(active) == 1 and _says(active[0], "07700900222") and len(superseded) == 1
