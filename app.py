@@ -468,6 +468,36 @@ def eval_gate(dataset_path: str, as_json: bool, errors: bool) -> None:
         click.echo(f"  {kind}: {counts['handled']}/{counts['n']} handled")
 
 
+@eval_group.command("updates")
+@click.option("--dataset", "dataset_path", default="evals/updates.jsonl", show_default=True,
+              type=click.Path(exists=True, dir_okay=False), help="Updates dataset (JSONL).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics (each case's result in it).")
+def eval_updates(dataset_path: str, as_json: bool) -> None:
+    """Run each case's messages in order on a scratch org; score the active memories and the supersessions."""
+    import json
+
+    from evals.updates import eval_updates as run
+    from evals.updates import load_update_cases
+    from memory_core.backends import get_backend
+
+    cases, database = _eval_dataset(load_update_cases, dataset_path)
+    report = run(database, get_backend(), cases)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, default=str))
+        return
+    click.echo(f"n={report['n']} cases_right={report['cases_right']} holds_right={report['holds_right']} "
+               f"stale_left_active={report['stale_left_active']} "
+               f"wrong_supersessions={report['wrong_supersessions']} "
+               f"missing_supersessions={report['missing_supersessions']}")
+    for case in report["cases"]:
+        if case["right"]:
+            continue
+        click.echo(f"  {case['id']}: superseded {case['superseded']}/{case['expected_supersessions']} "
+                   f"checks={case['checks']}")
+        for m in case["memories"]:
+            click.echo(f"      [{m['status']}] {m['subject']} {m['attribute']}={m['value']!r}")
+
+
 @eval_group.command("extraction")
 @click.option("--dataset", "dataset_path", default="evals/extraction.jsonl", show_default=True,
               type=click.Path(exists=True, dir_okay=False), help="Extraction dataset (JSONL).")

@@ -48,6 +48,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "telefono": ("telefono", "movil", "phone", "numero_telefono"),
     "descuento": ("descuento", "descuento_habitual", "discount"),
     "dia_entrega": ("dia_entrega", "dias_entrega", "dia_de_entrega", "dia_reparto", "delivery_day"),
+    "residencia": ("residencia", "ciudad", "ciudad_residencia", "lugar_residencia", "vive_en", "residence"),
+    "empleador": ("empleador", "lugar_trabajo", "lugar_de_trabajo", "employer", "workplace"),
     "deuda": ("deuda", "saldo_pendiente", "pendiente_cobro", "importe_pendiente", "debt"),
     "pedido_minimo": ("pedido_minimo", "importe_minimo", "minimum_order"),
     "cambio_precios": ("cambio_precios", "subida_precios", "bajada_precios", "price_change", "price_increase"),

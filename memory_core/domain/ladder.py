@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,12 +30,13 @@ from sqlalchemy.orm import Session, defer
 from sqlalchemy.orm.attributes import set_committed_value
 
 from memory_core.adapters.vector_binary import sent_vector
-from memory_core.domain import audit, clock, subject_locks, versions
+from memory_core.domain import audit, clock, subject_locks, value_shapes, versions
 from memory_core.domain.access import Access
+from memory_core.domain.families import FAMILIES as FAMILY_NAMES
 from memory_core.domain.families import MEMBER_OF
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource, Organization
-from memory_core.domain.text import squash
+from memory_core.domain.text import fold, squash
 from memory_core.domain.vocabulary import CATEGORY_AREA
 
 # Two facts of one subject whose sentences are at least this similar are the same fact said again
@@ -56,7 +58,8 @@ SINGLE_VALUED = frozenset({
     "nombre", "tono", "idioma", "pareja", "madre", "padre", "direccion", "regimen_iva", "regimen_irpf",
     "retencion_irpf", "nif", "razon_social", "actividad", "cuenta_bancaria", "email", "telefono", "descuento",
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
-    "moneda", "fundacion", "cambio_precios",
+    "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
+    "cambio_precios",
 })
 # A many-valued fact kept beside another of the same attribute is stored as `<attribute>__<n>`.
 NOTE_SEPARATOR = "__"
@@ -119,6 +122,50 @@ def requested_level(fact: Fact) -> str:
     return "shared"
 
 
+_WORD = re.compile(r"[a-z]{4,}")
+_NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
+# "new" said of the value itself is a change of it: "a new number", "su nuevo teléfono", "email nuevo".
+_NEW_VALUE = re.compile(r"\b(?:new|nuev[oa])\s+(?:phone\s+)?(?:number|phone|mobile|telefono|movil|tlf|e-?mail|correo|"
+                        r"address|direccion|domicilio)\b|\b(?:numero|telefono|movil|e-?mail|correo|direccion)\s+nuev[oa]\b")
+
+
+# Families of which a second value may be said beside the first: "kingsley timber now also delivers on thursdays".
+ADDED_WITH_ALSO = frozenset({"dia_entrega", "telefono", "email"})
+_OBJECT = re.compile(r"\b(?:for|por|per|para)\s+(?:the\s+|each\s+|every\s+|el\s+|la\s+|los\s+|las\s+|cada\s+)?"
+                     r"([a-z]{4,})")
+
+
+def _other_object(new: str, old: str) -> bool:
+    """Two notes say what they are for, and it is not the same ("... for installation", "... for delivery")."""
+    a, b = _OBJECT.search(fold(new)), _OBJECT.search(fold(old))
+    return bool(a and b and a.group(1)[:5] != b.group(1)[:5])
+
+
+def _rule_family(attribute: str) -> bool:
+    """The attribute is a rule's: its family holds one value (plazo_pago, hora_cierre...) or the table names it;
+    a dated event is not (a meeting moved to another day replaces it)."""
+    family = attribute_family(attribute)
+    return family != "evento" and (family in SINGLE_VALUED or family in FAMILY_NAMES)
+
+
+def _topic_words(sentence: str, subject: str) -> set[str]:
+    """The words of four letters or more of a note's value (its words as said, not the sentence that frames them:
+    "The person...") without its subject's name, its values and the words of change."""
+    low = value_shapes.CHANGE.sub(" ", value_shapes.without_values(fold(sentence)))
+    return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _COMMON
+
+
+def _note_topic(attribute: str) -> str | None:
+    """The topic a note's name starts with (nota_precios_cobra_litro: precios), or None."""
+    parts = attribute.split(NOTE_SEPARATOR, 1)[0].split("_")
+    return parts[1] if len(parts) > 2 and parts[0] == "nota" else None
+
+
+_COMMON = frozenset({"nos", "esta", "este", "estan", "ahora", "that", "this", "they", "their", "them", "with",
+                     "from", "have", "tiene", "tienen", "para", "pero", "como", "todo", "todos", "days", "dias",
+                     "euros", "pounds", "week", "semana", "cada", "every", "also", "tambien", "just", "solo"})
+
+
 def write_memory(session: Session, access: Access, org: Organization | None, fact: Fact, *,
                  source: Source | None = None, explicit: bool = False, level: str | None = None,
                  embed: Embed | None = None, embed_model: str | None = None, origin: str | None = None,
@@ -165,6 +212,7 @@ class Match:
     action: str  # merge | supersede | add
     memory: Memory | None = None
     attribute: str | None = None  # for add: the attribute to store it under (a note beside others)
+    value: str | None = None  # for supersede: the new value as the replaced fact says it, when it was a note
 
 
 @lru_cache(maxsize=64)
@@ -283,10 +331,22 @@ class _Writer:
         for m in same_family:
             if normalise(m.value) == value:
                 return Match("merge", m)
-        if same_family and family in SINGLE_VALUED:
+        if same_family and family in SINGLE_VALUED and not (family in ADDED_WITH_ALSO and self.fact.adds):
             return Match("supersede", same_family[0])
+        shaped = self._shaped_update(candidates)
+        if shaped is not None:
+            return shaped
+        if same_family and self.fact.attribute.startswith("nota") and self._changes() and \
+                not _other_object(self.fact.value, max(same_family, key=lambda m: m.valid_from).value):
+            # A note of the same topic and words, said as a change ("nowadays I drink my tea plain" after "I drink
+            # my tea with honey"): the newest one is replaced, not kept beside it.
+            return Match("supersede", max(same_family, key=lambda m: m.valid_from))
         if self.fact.corrects:
-            closest = self._closest(candidates, CORRECTION_SIMILARITY)
+            # Two rule facts of different families never replace each other by meaning ("la tienda cierra a las 20:00"
+            # is no new opening time): a correction by meaning replaces a note, or is one.
+            typed = _rule_family(self.fact.attribute)
+            closest = self._closest([m for m in candidates if not (typed and _rule_family(m.attribute))],
+                                    CORRECTION_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
         closest = self._closest(candidates, SAME_FACT_SIMILARITY)
@@ -297,6 +357,52 @@ class _Writer:
         while attribute in taken:
             attribute, n = f"{self.fact.attribute.split(NOTE_SEPARATOR, 1)[0]}{NOTE_SEPARATOR}{n}", n + 1
         return Match("add", attribute=attribute)
+
+    def _changes(self) -> bool:
+        """The fact is said as a change: the message corrects, or its sentence says something changed."""
+        return self.fact.corrects or bool(value_shapes.CHANGE.search(fold(self.fact.sentence)))
+
+    def _shaped_update(self, candidates: list[Memory]) -> Match | None:
+        """A sentence saying something changed, with a value of the shape of a known fact of its subject but
+        another value (a term in days, a phone, an email, an amount, a time, weekdays), updates that fact: a
+        rule's fact keeps its attribute and takes the new value; two notes must share a word beyond the value.
+        The newest such fact is the one updated."""
+        f = self.fact
+        if not self._changes() or f.adds:
+            return None
+        new = value_shapes.shapes(f"{f.value} {f.sentence}")
+        own = value_shapes.family_shape(f.attribute)
+        if not new or (own is not None and own not in new):
+            return None
+        words = _topic_words(f.value, f.subject)
+        # "new" alone may be a new thing beside the old one ("la tienda nueva de X está en..."), not a change of it.
+        said_changed = f.corrects or bool(value_shapes.CHANGE.search(_NEW.sub(" ", fold(f.sentence)))
+                                          or _NEW_VALUE.search(fold(f"{f.value} {f.sentence}")))
+        for m in sorted(candidates, key=lambda m: m.valid_from, reverse=True):
+            if m.category == "event":
+                continue
+            theirs = value_shapes.family_shape(m.attribute)
+            old = value_shapes.shapes(f"{m.value} {m.sentence}")
+            kinds = [k for k in ((own,) if own else (theirs,) if theirs else tuple(new))
+                     if k in new and k in old and not new[k] <= old[k]]
+            if not kinds:
+                continue
+            topic = _note_topic(f.attribute)
+            identifying = bool(set(kinds) & value_shapes.IDENTIFYING) and said_changed
+            if own is None and theirs is None and (_other_object(f.value, m.value) or not said_changed):
+                # "now we charge 15 euros for delivery" is no new price for installation; "a new catalogue with
+                # boxes at 35 euros" no new price of a box.
+                continue
+            if own is None and theirs is None and not identifying \
+                    and not words & _topic_words(m.value, m.subject) \
+                    and (topic is None or topic != _note_topic(m.attribute)):
+                continue
+            if theirs is not None and own is None:
+                value = value_shapes.value_of(f"{f.value} {f.sentence}", theirs, f"{m.value} {m.sentence}")
+                return Match("supersede", m, value=value) if value else None
+            # A rule's fact replacing a note keeps its own attribute.
+            return Match("supersede", m, attribute=f.attribute if own is not None else None)
+        return None
 
     def _merge(self, match: Memory) -> WriteResult:
         self._add_source(match)
@@ -313,7 +419,9 @@ class _Writer:
         if match.action == "merge":
             return self._merge(match.memory)
         if match.action == "supersede":
-            row = self._new_row(level, area, replaces=match.memory, attribute=match.memory.attribute)
+            if match.value is not None:
+                self.fact = dataclasses.replace(self.fact, value=match.value, category=match.memory.category)
+            row = self._new_row(level, area, replaces=match.memory, attribute=match.attribute or match.memory.attribute)
             self._audit("memory.superseded", row, superseded=str(match.memory.id))
             return WriteResult("superseded", memory=row, superseded=match.memory,
                                reason="Replaces an older value, kept as a version.")

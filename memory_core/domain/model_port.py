@@ -104,6 +104,9 @@ class Fact:
     # The sentence corrects what was known about the subject ("ahora las lleva Lucía", "no longer"): it may
     # replace a fact of another attribute that means the same. Without it only the same family replaces.
     corrects: bool = False
+    # The sentence says the value beside the known one ("also delivers on thursdays", "también tienen el 612..."):
+    # where a second value may be held, it is added, not put in place of the first.
+    adds: bool = False
 
 
 class ModelBackend(Protocol):

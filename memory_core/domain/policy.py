@@ -291,6 +291,37 @@ class Ruling:
     bank: bool = False  # a bank account: facts about a customer or supplier are only ever proposed
 
 
+_BANK_WORD = re.compile(r"\b(?:iban|swift|bic|ccc|cuenta|cuentas|account|accounts|bank|banks|banco|bancari[oa]s?|"
+                        r"sort code|transferencias?|transfer|entidad|remittance)\b")
+_PHONE_WORD = re.compile(r"\b(?:telefono|tlf|tfno|movil|numero|number|phone|mobile|whatsapp|fijo)\b")
+
+
+# People and departments named after accounts: no bank account ("our new account manager", "the accounts email").
+_ACCOUNT_ROLES = re.compile(r"\b(?:account (?:manager|executive|rep|representative|director)s?|key accounts?|"
+                            r"accounts? (?:department|team|e-?mail|inbox|address|payable|receivable|office)|"
+                            r"(?:gestor|gestora|responsable|director|directora|ejecutivo|ejecutiva) de cuentas?|"
+                            r"departamento de cuentas)\b")
+
+
+_AN_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def without_account_roles(low: str) -> str:
+    """Folded text without the roles and departments named after accounts ("account manager", "gestor de cuentas")."""
+    return _ACCOUNT_ROLES.sub(" ", low)
+
+
+def not_a_bank_change(text: str) -> bool:
+    """A new phone number, email or account manager, not a bank account: a phone word, an email address or an
+    account role, no bank word besides, and no run of digits long enough for an account (the gate alone took "X ha
+    cambiado de número, ahora es 644556677" and "X has a new account manager" for bank changes)."""
+    low = fold(text)
+    rest = without_account_roles(_AN_EMAIL.sub(" email ", low))
+    runs = [re.sub(r"\D", "", r) for r in re.findall(r"\d[\d \-]*\d", low)]
+    said = bool(_PHONE_WORD.search(rest)) or bool(_AN_EMAIL.search(low)) or rest != _AN_EMAIL.sub(" email ", low)
+    return said and not _BANK_WORD.search(rest) and all(len(r) <= 13 for r in runs)
+
+
 def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, *, explicit: bool = False,
            names: Iterable[str] = ()) -> Ruling:
     """The one policy decision, for the background (`explicit=False`) and for "remember that..." alike.
@@ -303,7 +334,7 @@ def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, 
         return Ruling(special=verdict.special is not None, bank=verdict.bank_account is not None)
     if gate.insult >= POLICY_THRESHOLD or insult_words(text):
         return Ruling("insult", REASONS["insult"])
-    bank = verdict.bank_account is not None or gate.bank_account >= POLICY_THRESHOLD
+    bank = verdict.bank_account is not None or (gate.bank_account >= POLICY_THRESHOLD and not not_a_bank_change(text))
     if explicit:
         special = verdict.special is not None or gate.special >= POLICY_THRESHOLD
         if special and about_someone_else(text, names):

@@ -38,6 +38,7 @@ from memory_core.domain.models import Contact, Memory, MemorySource, Message, No
 from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
 from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.text import fold
+from memory_core.learning.amendments import amended_fact
 from memory_core.learning.contact_candidates import ContactIndex, ContactRow
 from memory_core.learning.context_reads import KnownToWriters, context_reads
 from memory_core.learning.subjects import resolve_subjects
@@ -496,6 +497,16 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     if ruling.refused:
         return Outcome("refused", ruling.reason, policy=ruling.refused, decision=decision)
     bank = ruling.bank
+    amended = None if bank else amended_fact(session, access, text, source.conversation_id if source else None,
+                                             sent_at or clock.now())
+    if amended is not None:
+        # "no perdona, es a 45", "actually it's 1,250": the number just given, taken back, whatever the gate said.
+        out = Outcome("ignored", decision=decision, facts=[amended])
+        write_all(session, access, org, [amended], backend, ledger, source, out, explicit=False, corrects=True,
+                  at=sent_at)
+        if known_to_writers is not None:
+            known_to_writers.wrote(out.writes)
+        return out
     if not decision.passes and verdict.bank_account is None:
         return Outcome("ignored", "Nothing durable to remember.", decision=decision)
     # Only a message the gate passed carries the gate's decision: a bank-account line it did not pass

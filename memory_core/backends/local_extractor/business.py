@@ -47,6 +47,7 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:nos|me)\s+(?:da|dan|deja|dejan)\s+{_NUM}\s*dias\s+(?:para pagar|de plazo)",
     rf"\b(?:quedamos|quedado|acordamos|acordado|pactamos|pactado)\s+(?:en\s+)?(?:que\s+)?(?:nos\s+|les?\s+)?(?:pagar\w*|cobrar\w*|pague\w*)\s+a\s+{_NUM}\s*dias",
     rf"\b(?:cobramos|pagamos)\s+a\s+.{{1,40}}?\s+a\s+{_NUM}\s*dias",
+    rf"\b(?:we|i)\s+(?:pay|invoice|bill)\s+(?!us\b|them\b|it\b).{{1,40}}?\s+(?:at|in|within|on|after)\s+{_NUM}\s*days",
     rf"\bpays?\s+(?:us\s+|its invoices\s+|their invoices\s+)?(?:now\s+)?(?:at|in|within|on|after)\s+{_NUM}\s*days",
     rf"\bpayment terms?\b.{{0,30}}?\b(?:are|is|of)\s+(?:now\s+)?(?:net\s+)?{_NUM}(?:\s*days)?",
     rf"\b(?:we\s+)?give\s+(?:them|him|her)\s+{_NUM}\s*days",
@@ -126,7 +127,7 @@ _CONTACT_PERSON = [re.compile(p) for p in (
     r"\b(?:persona de\s+)?contacto(?:\s+principal)?(?:\s+(?:alli|ahi|there))?\s+(?:es|sera|ahora es|pasa a ser|is)\s+(?P<val>)",
     r"\bcontacto\s*:?\s+(?P<val>)",  # "Acme: contacto Laura"
     r"\b(?:persona|el|la)\s+con\s+(?:la que|el que|quien)\s+(?:hablo|hablamos|trato|tratamos)\s+(?:en|de)\s+(?P<who>.+?)\s+es\s+(?P<val>)",
-    r"\ben\s+(?P<who>.+?)\s+(?:hay que hablar con|tenemos que hablar con|hablamos con|hablo con|nos atiende|me atiende|preguntar por|pregunta por|lo lleva|la que manda es|el que manda es)\s+(?P<val>)",
+    r"\ben\s+(?P<who>.+?)\s+(?:(?:ahora|ya)\s+)?(?:hay que hablar con|tenemos que hablar con|hablamos con|hablo con|nos atiende|me atiende|preguntar por|pregunta por|lo lleva|nos lleva|me lleva|nos lleva la cuenta|la que manda es|el que manda es)\s+(?:(?:ahora|ya)\s+)?(?P<val>)",
     r"\b(?:quien|la que|el que)\s+(?:lleva|gestiona|se encarga de)\s+(?:las facturas|la facturacion|la contabilidad|los pagos|los cobros|las compras|pagar|cobrar|facturar)(?:\s+(?:en|de)\s+(?P<who>.+?))?\s+es\s+(?P<val>)",
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
     r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+contact(?: person)?\s+is\s+(?:now\s+)?(?P<val>)",
@@ -272,6 +273,13 @@ _ADDRESS = [re.compile(p) for p in (
     # "ahora estamos en Calle Colón 12", "we're now at 12 Park Road": only when a street follows.
     r"\b(?P<who>estamos|we're|we are)\s+(?:ahora\s+|now\s+)?(?:en|at)\s+(?P<val>)(?=(?:la\s+)?(?:calle|c/|avda|"
     r"avenida|plaza|paseo|camino|carretera|poligono)\b|\d+[a-z]?\s+(?:\w+\s+){1,3}(?:street|road|avenue|lane)\b)",
+    # "Printwise is at 3 Low Road", "hilltop farms moved to 22 station road", "Vega se ha mudado a la calle Luna 3",
+    # "Vega está ahora en la avenida...": a business placed at a street, moving or not.
+    r"^(?!(?:i|we|you|he|she|it|they|the|a|an|my|our|your|his|her|their|this|that|yo|el|la|los|las|un|una|mi|tu|"
+    r"su|nuestro|nuestra|este|esta|ese|esa)\b)(?P<of>\S+(?:\s+\S+){0,3}?)\s+(?:is|are|'s|esta|estan|se ha mudado|se han mudado|se ha trasladado|"
+    r"se han trasladado|(?:has |have )?moved)\s+(?:now\s+|ahora\s+)?(?:(?:located|based)\s+)?(?:en|at|a|to)\s+"
+    r"(?P<val>)(?=(?:la\s+|el\s+)?(?:calle|c/|avda|avenida|plaza|paseo|camino|carretera|poligono)\b[^,.;]{0,40}?\d|"
+    r"\d+[a-z]?\s+(?:\w+\s+){1,3}(?:street|road|avenue|lane)\b)",
 )]
 _OWN_COMPANY = re.compile(r"(?:la|mi|nuestra|the|my|our)\s+(?:empresa|sociedad|negocio|company|business)")
 
@@ -562,7 +570,40 @@ def _rule_price_change(s: Sentence) -> Iterator[Found]:
         return
 
 
+# When the business opens or closes, every day it does: "cerramos a las 20:00", "la tienda abre a las 9", "we close at
+# 7pm", "from now on we open at 10am". A day named ("los sábados") is that day's hours, left to a note.
+_HOURS = re.compile(r"\b(?:(?P<es_open>abrimos|abre)|(?P<es_close>cerramos|cierra))\s+(?:ahora\s+|ya\s+)?a\s+las\s+"
+                    r"(?P<es>\d{1,2}(?:[:.]\d{2})?(?:\s*h)?)\b|\b(?:we|it|the shop|the office)\s+(?:now\s+)?(?:'re\s+)?"
+                    r"(?:(?P<en_open>opens?)|(?P<en_close>closes?))\s+(?:now\s+)?at\s+"
+                    r"(?P<en>\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)")
+_OURS = re.compile(r"^(?:(?:ahora|now|ya|desde \w+|from now on|a partir de (?:ahora|hoy|manana)),?\s+)?"
+                   r"(?:la tienda|el taller|la oficina|el almacen|el local|we|the shop|the office)?\s*")
+_DAY_NAMED = re.compile(r"\b(?:lunes|martes|miercoles|jueves|viernes|sabados?|domingos?|mondays?|tuesdays?|"
+                        r"wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekends?|fines de semana|festivos)\b")
+
+
+# From when the hours hold ("desde el lunes", "a partir de mañana", "from tomorrow"): no day of their own.
+_FROM_WHEN = re.compile(r"\b(?:desde|a partir de(?:l)?|from|starting)\s+(?:el\s+|this\s+|next\s+)?\w+")
+# One day's hours ("mañana cerramos a las 14", "today we close at 3"): no standing fact.
+_ONE_DAY = re.compile(r"\b(?:manana|hoy|esta (?:tarde|noche|semana)|este (?:finde|fin de semana)|tomorrow|today|tonight|"
+                      r"this (?:afternoon|evening|week|weekend))\b")
+
+
+def _rule_hours(s: Sentence) -> Iterator[Found]:
+    m = _HOURS.search(s.low)
+    standing = _FROM_WHEN.sub(" ", s.low)
+    if not m or _DAY_NAMED.search(standing) or _ONE_DAY.search(standing) or s.negated(m.start()) or "?" in s.text:
+        return
+    # Only the business's own hours, said in the first person or of its premises.
+    if not _OURS.fullmatch(s.low[: m.start()].strip() + (" " if m.start() else "")) and \
+            not s.low[m.start():].startswith(("abrimos", "cerramos", "we")):
+        return
+    opens = m.group("es_open") or m.group("en_open")
+    value = (m.group("es") or m.group("en")).strip()
+    yield Found("hora_apertura" if opens else "hora_cierre", value, "org", m.start())
+
+
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
-                  _rule_delivery_day, _rule_money, _rule_price_change)
+                  _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours)

@@ -22,6 +22,7 @@ from memory_core.backends.local_extractor.fallback import (
     closer,
     describes_the_topic,
     generic_fact,
+    not_as_it_is,
     note,
     says_more,
     writer_statement,
@@ -76,7 +77,7 @@ class LocalExtractor:
         # just before, in this message, else in the assistant's previous turn, else the conversation's.
         recent = find_mentions(Sentence.of(context.previous_assistant or ""), pool) or \
             carried_over(context.recent_subjects, pool)
-        answered = self._answer_facts(context, pool)
+        answered = self._answer_facts(context, pool) or self._amended_facts(context, pool, recent)
         if answered:
             return answered, Usage(purpose="extract", model=MODEL)
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
@@ -115,6 +116,17 @@ class LocalExtractor:
             return []
         s = Sentence.of(said)
         return list(self._sentence_facts(s, context, _mentioned(s, pool)[0], []))
+
+    def _amended_facts(self, context: ExtractionContext, pool: Pool, recent: list[Mention]) -> list[Fact]:
+        """A short correction of what was just said, naming no subject ("no perdona, a 90", "sorry, my mistake,
+        it's 30 days"): the statement it makes about the subject the talk was on, read by the rules, as a
+        correction (the ladder replaces the value said before)."""
+        said = amended_statement(context.message or "", recent[0].contact.name if recent else None,
+                                 context.known_attributes.get(_subject_key(recent[0]) if recent else "", ()))
+        if said is None or find_mentions(Sentence.of(context.message or ""), pool):
+            return []
+        s = Sentence.of(said)
+        return [replace(f, corrects=True) for f in self._sentence_facts(s, context, _mentioned(s, pool)[0], [])]
 
     def judged_as_stated(self, message: str, previous: str | None, decision: GateDecision) -> GateDecision:
         """The gate's decision on a short reply, or on the statement it makes when that one passes and the reply
@@ -178,6 +190,10 @@ class LocalExtractor:
         context = ExtractionContext(message=message, previous_assistant=previous)
         if self._answer_facts(context, known_subjects(context)):
             return True, bool(sensitive(Sentence.of(message)))
+        if amended_statement(message, "Acme") is not None:
+            # A correction of a value just given ("sorry, my mistake, it's 30 days"): the extractor reads it
+            # against the subject the talk was on (`_amended_facts`).
+            return True, False
         for unit in units(message):
             if unit.phatic:
                 continue
@@ -275,8 +291,8 @@ class LocalExtractor:
             # the 24th") are the business's event, shared; the writer's own ("cierro por vacaciones") theirs.
             subject = Subject("org", "", "company") if closing == "org" else \
                 self._subject(s, f, mentions, recent, values)
-            if subject is None:
-                continue
+            if subject is None or (subject.key.startswith(("contact:", "name:")) and not_as_it_is(s.low)):
+                continue  # "back in 2019 X used to deliver on fridays": not what X does now
             stored = tuple(context.known_attributes.get(subject.key, ()))
             attribute = reuse_attribute(f.attribute, stored)
             if f.target == "event":
@@ -285,7 +301,7 @@ class LocalExtractor:
                 sentence = sentence_for(f.attribute, subject, f.value, is_english(s.text))
             yield Fact(subject=subject.key, attribute=attribute, value=f.value, sentence=sentence,
                        category=self._category(f, subject), event_date=f.event_date, event_until=f.event_until,
-                       confidence=round(min(f.confidence, subject.confidence), 2))
+                       confidence=round(min(f.confidence, subject.confidence), 2), adds=bool(_ALSO.search(s.low)))
 
     @staticmethod
     def _subject(s: Sentence, f: Found, mentions: list[Mention], recent: list[Mention],
@@ -380,6 +396,48 @@ def told_plainly(text: str, loose: bool = False) -> bool:
     of what the talk is about (`fallback.describes_the_topic`) or a view of the writer's (`views.states_a_view`,
     kept whatever the gate gave it: its shape is the evidence, and the gate learnt from the day's messages)."""
     return writer_statement(text, loose=loose) or describes_the_topic(text) or states_a_view(text)
+
+
+# A value said beside the one known, not instead of it: "kingsley timber now also delivers on thursdays".
+_ALSO = re.compile(r"\b(?:also|too|as well|tambien|ademas)\b")
+# A message that takes back a value it just gave: "no perdona, es a 45", "sorry, my mistake, it's 30 days",
+# "actually it's 60, I got it wrong".
+AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
+                    r"me he equivocado|quise decir|queria decir|i mean|i meant|actually|en realidad|correction|"
+                    r"corrijo|rectifico)\b|\b(?:i got it wrong|got that wrong|me he equivocado|me equivoque|"
+                    r"i misremembered|my mistake|mi error|me lie)\b")
+_AMEND_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_AMEND_PHONE = re.compile(r"(?<![\w@.])\+?\d[\d \-]{7,16}\d(?![\w@])")
+_AMEND_DAYS = re.compile(r"\b(?:a|en|at|es a|son|it's|its|it is)\s+(\d{1,3})(?![.,]\d)(?:\s*(?:dias|days))?\b|"
+                         r"\b(\d{1,3})\s*(?:dias|days)\b")
+_AMEND_WORDS = 12
+
+
+def _subject_key(mention: Mention) -> str:
+    c = mention.contact
+    return f"name:{c.id}" if c.kind == "named" else f"contact:{c.id}"
+
+
+def amended_statement(message: str, subject: str | None, known: tuple[str, ...] = ()) -> str | None:
+    """The statement a short correction makes about `subject` (the talk's last one): a new email, phone number
+    or payment term ("a 90" or "90 días"; a bare number only where the subject has a payment term known).
+    None when the message is no such correction."""
+    low = fold(message)
+    if subject is None or not AMEND.search(low) or len(low.split()) > _AMEND_WORDS or "?" in low:
+        return None
+    email = _AMEND_EMAIL.search(message)
+    if email:
+        return f"El email de {subject} es {email.group()}"
+    phone = _AMEND_PHONE.search(message)
+    if phone and 9 <= len(re.sub(r"\D", "", phone.group())) <= 13:
+        return f"El teléfono de {subject} es {phone.group().strip()}"
+    days = _AMEND_DAYS.search(low)
+    if days:
+        said = bool(re.search(r"\d\s*(?:dias|days)\b|\b(?:a|en|es a)\s+\d", low))
+        n = int(days.group(1) or days.group(2))
+        if 1 <= n <= 365 and (said or reuse_attribute("plazo_pago", known) in known):
+            return f"{subject} paga a {n} días"
+    return None
 
 
 def extract(context: ExtractionContext) -> tuple[list[Fact], Usage]:

@@ -69,7 +69,7 @@ from memory_core.domain.dates import find_date, span_until
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.model_port import ExtractionContext, Fact
-from memory_core.domain.policy import find_bank_account
+from memory_core.domain.policy import find_bank_account, without_account_roles
 from memory_core.domain.vocabulary import GATE_CATEGORIES
 
 VALUE_MAX_CHARS = 200
@@ -569,7 +569,7 @@ def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint
     # hint is the question a short answer replies to: its topic counts when the answer has none.
     body = low.replace(fold(label), " ") if label else low
     contact = subject.startswith(("contact:", "name:"))
-    if contact and BANK_TOPIC.search(body):
+    if contact and BANK_TOPIC.search(without_account_roles(body)):
         return "cuenta_bancaria"
     topic, regex = "", None
     for text in (body, hint.replace(fold(label), " ") if label else hint):
@@ -590,9 +590,15 @@ def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint
             # sharing a word with the clause is a different fact.
             if generic_name(name) and any(w in name.split("_") for w in words):
                 return name
-    key = "_".join(dict.fromkeys(re.sub(r"[^a-z0-9]+", "", w)[:8] for w in words if w[:1].isalpha()))
+    # "These days I take my coffee black" is named as "I take my coffee with milk" is: when it is said is no topic.
+    key = "_".join(dict.fromkeys(re.sub(r"[^a-z0-9]+", "", w)[:8] for w in words
+                                 if w[:1].isalpha() and w not in _WHEN_WORDS))
     key = "_".join(key.split("_")[:2]).strip("_")
     return "_".join(p for p in ("nota", topic, key) if p) if (topic or key) else "nota"
+
+
+_WHEN_WORDS = frozenset({"days", "dias", "nowadays", "lately", "ultimamente", "currently", "actualmente", "recently",
+                         "recientemente", "today", "hoy", "now", "ahora", "these", "estos", "estas"})
 
 
 def generic_name(name: str) -> bool:
@@ -630,11 +636,31 @@ def _without_span(text: str, start: int, end: int) -> str:
     return re.sub(r"\s+([!?.,;:])", r"\1", out).strip()
 
 
+# A customer's or supplier's term said as a maybe, a wish or an "if" ("igual cambiamos a X a 90 días", "maybe we'll
+# move X to 60 days", "si X pagara a 30...") or as how it was once ("hace años X pagaba a 120", "back in 2019 X used
+# to deliver on fridays"): no note of what the contact does now.
+TENTATIVE = re.compile(r"^(?:igual|a lo mejor|quizas?|puede que|tal vez|maybe|perhaps)\b|\b(?:puede que|a lo mejor|"
+                        r"quizas?|tal vez|maybe|perhaps|might|ya veremos|we'll see|what if)\b|"
+                        r"\bif\b[^,.;]*\b(?:paid|were|was|had|did|moved|switched|changed|went|charged|delivered)\b|"
+                        r"\bsi\b[^,.;]*\b\w+(?:ara|iera|ase|iese)(?:n|mos)?\b")
+NO_LONGER_SO = re.compile(r"\b(?:used to|back in \d{4}|back then|years ago|in the past|(?<!desde )hace (?:\w+\s+)?(?:anos|"
+                           r"meses)|en su dia|antiguamente|solia|solian|(?:pag|cobr|entreg|llev|factur|abon|cerr|"
+                           r"repart)aban?|(?:serv|sirv|abr|repart|tra)ian?)\b")
+
+NOW_SO = re.compile(r"\b(?:ahora|now|nowadays|actualmente|hoy en dia|these days|currently|today)\b")
+
+
+def not_as_it_is(low: str) -> bool:
+    """The sentence tells a contact's terms as a maybe or an "if", or as they were once and not how they are now."""
+    return bool(TENTATIVE.search(low) or (NO_LONGER_SO.search(low) and not NOW_SO.search(low)))
+
+
 def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: ExtractionContext,
          category: str, scope: str | None) -> Fact | None:
     """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
     whole = context.message or ""
-    bank = bool(BANK_TOPIC.search(PAID_BY_TRANSFER.sub(" ", fold(whole)))) or find_bank_account(whole) is not None
+    bank = bool(BANK_TOPIC.search(without_account_roles(PAID_BY_TRANSFER.sub(" ", fold(whole))))) or \
+        find_bank_account(whole) is not None
     s = strip_lead(s)
     view = states_a_view(s.text)
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers; after a
@@ -662,6 +688,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     if resolved is None:
         return None
     key, label, memory_category = resolved
+    if key.startswith(("contact:", "name:")) and not_as_it_is(s.low):
+        return None  # "igual cambiamos a X a 90 días", "hace años X pagaba a 120": nothing X does now
     stored = tuple(context.known_attributes.get(key, ()))
     event_date = event_until = None
     past = told_in_past(s.low, s.text)

@@ -308,7 +308,8 @@ _NAME_BREAK = re.compile(r"\w{4,}mente")
 # on mondays"): a name typed in lower case stops before them.
 _NOTE_VERB = re.compile(
     r"(?:cierr|cerr|abr|sirv|entreg|repart|tra|mand|envi|pag|deb|cobr|compr|vend|trabaj|llev|factur|cambi|abon|mud)"
-    r"(?:a|an|e|en|io|aron|ieron)|cerro|(?:clos|open|deliver|ship|pay|owe|charg|buy|sell|work|mov|send|bring|order)"
+    r"(?:a|an|e|en|io|aron|ieron)|cerro|cambio|subio|(?:clos|open|deliver|ship|pay|owe|charg|buy|sell|work|mov|send|"
+    r"bring|order|chang|rais|switch)"
     r"(?:s|es|ed)?|shuts?|reopens?|paid|sold|bought|sent|brought")
 # What goes before a business named in the middle of a sentence typed in lower case: dealing with it ("ya no
 # trabajamos con reformas galan", "we stopped working with harbor logistics") or someone's role there ("the

@@ -185,7 +185,9 @@ _JOB = [
     (re.compile(rf"\bmy job is\s+(?:a|an)?\s*{_ROLE}(?=[,.;!]|$)"), "trabajo"),
 ]
 _EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm working|i am working|got a job|"
-                       r"got a new job|started working|empece a trabajar|me han contratado|i got hired)\s+"
+                       r"got a new job|started working|empece a trabajar|me han contratado|i got hired|"
+                       r"(?:he|hemos) empezado a trabajar|(?:i\s+)?started (?:a\s+)?(?:new\s+)?job|"
+                       r"(?:i\s+)?(?:just\s+)?started at|(?:i've|i have) started (?:a\s+)?(?:new\s+)?job)\s+"
                        r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+")
 _OWN_BUSINESS = re.compile(r"\b(?:starting|started|start|opening|opened|launching|launched|run|running)\s+"
                            r"(?:my|our)\s+own\s+(?:business|company|shop|store|bakery|restaurant|studio)|"
@@ -217,7 +219,7 @@ _HOME = [
     re.compile(r"\b(?:vivo|vivimos|i live|we live|i'm living|we're living|i am living|we are living)\s+(?:now\s+|ahora\s+)?"
                r"(?:en|in)\s+"),
     re.compile(r"\b(?:me he mudado|nos hemos mudado|me mude|nos mudamos|me mudo|nos mudamos|i moved|we moved|"
-               r"i've moved|we've moved|i'm moving|we're moving|just moved|moving)\s+"
+               r"i've moved|we've moved|i'm moving|we're moving|just moved|moving|^(?:finally\s+)?moved)\s+"
                # Only a manner or where from between the move and the place: "we moved the warehouse to Paterna"
                # moved the business's warehouse, not the person.
                r"(?:(?:back|over|out|away|recently|finally|again|here|there|house|ya|finalmente|otra vez|de nuevo|"

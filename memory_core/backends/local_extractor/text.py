@@ -19,7 +19,8 @@ LEGAL_SUFFIXES = (
 def name_tokens(name: str) -> tuple[str, ...]:
     """Folded word tokens of a name without its legal suffix ("Acme, S.L." -> ("acme",)).
     Cached: the same contact names are tokenised for every message of their org."""
-    tokens = re.findall(r"[a-z0-9]+", fold(name))
+    # An English possessive at its end is no part of the name ("Oakridge Dental's email", "Bright Paints' email").
+    tokens = re.findall(r"[a-z0-9]+", re.sub(r"(?<=\w)['’]s?\s*$", "", fold(name).strip()))
     stripped = True
     while stripped and tokens:
         stripped = False

@@ -1,0 +1,46 @@
+"""Shaped values (domain.value_shapes): what a sentence says a term, phone, email, address, amount, time, channel or
+weekdays is, so a change can be matched with the fact it changes."""
+from __future__ import annotations
+
+from memory_core.domain.policy import not_a_bank_change
+from memory_core.domain.value_shapes import CHANGE, shapes, value_of
+
+
+def test_shapes_read_each_kind_of_value_once_whatever_the_wording():
+    assert shapes("Green leaf bakery changed to 60 days") == {"days": {"60"}}
+    assert shapes("ha cambiado de número, ahora es 644 55 66 77") == {"phone": {"644556677"}}
+    assert shapes("el email es admin@acme.es") == {"email": {"admin@acme.es"}}
+    assert shapes("nos cobra el litro a 8 euros") == {"money": {"8"}}
+    assert shapes("we close at 7pm") == {"time": {"19:00"}} and shapes("cerramos a las 19:00") == {"time": {"19:00"}}
+    assert shapes("reparte los martes y jueves") == {"weekday": {"jueves martes"}}
+    assert shapes("delivers on tuesdays") == shapes("reparte los martes")
+    assert shapes("ahora están en la avenida de Burgos 21") == {"address": {"avenida de burgos 21"}}
+    assert shapes("send it by e-mail") == shapes("mándalo por correo") == {"channel": {"email"}}
+
+
+def test_one_day_is_no_routine_and_a_quantity_no_term():
+    assert shapes("nos ha pedido 200 macetas para el viernes") == {}
+
+
+def test_the_value_taken_is_the_one_the_old_fact_does_not_say():
+    assert value_of("ya no pedimos por email, ahora es todo por whatsapp", "channel", "pedidos por email") == "whatsapp"
+    assert value_of("printwise changed our delivery day to tuesdays", "weekday") == "tuesday"
+    assert value_of("no, a 90 días", "days") == "90 días"
+
+
+def test_a_change_is_said_in_words_not_by_any_value():
+    assert CHANGE.search("kingsley timber put the delivery charge up to 30 pounds")
+    assert CHANGE.search("nowadays i drink my tea plain")
+    assert not CHANGE.search("kingsley timber charges 25 pounds for delivery")
+
+
+def test_a_new_phone_or_account_manager_is_no_bank_change_but_an_account_is():
+    assert not_a_bank_change("Cristalería Prieto ha cambiado de número, ahora es 644556677")
+    assert not_a_bank_change("bellini catering has a new account manager, Mark Owens")
+    assert not not_a_bank_change("Acme has a new account manager and a new bank account")
+    assert not not_a_bank_change("el número de cuenta nuevo de Acme es 2100 0418 4502 0005 1332")
+
+
+def test_an_email_change_is_no_bank_change_unless_it_speaks_of_one():
+    assert not_a_bank_change("oakridge dental changed their invoices email to billing@oakridge.com")
+    assert not not_a_bank_change("Acme nos ha dado su nueva cuenta, te la mando al email x@y.com")
