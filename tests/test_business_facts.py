@@ -99,11 +99,14 @@ def test_a_group_of_customers_or_a_destination_is_the_business_s_rule(factory, s
     assert {(s, level) for s, level, *_ in learnt(system_session, backend, org, ana, text)} == {("org", "shared")}
 
 
-def test_orders_from_a_named_business_stay_that_business_s(factory, system_session, backend):
+@pytest.mark.parametrize("text, subject", [("Los pedidos de Hierros Olano salen los martes", "name:hierros olano"),
+                                           ("hacemos los pedidos a Lácteos Norte por email", "name:lacteos norte")])
+def test_orders_from_or_placed_with_a_named_business_stay_that_business_s(factory, system_session, backend, text,
+                                                                          subject):
     org = factory.org()
     ana = factory.member(org, role="owner")
-    learnt_now = learnt(system_session, backend, org, ana, "Los pedidos de Hierros Olano salen los martes")
-    assert {(s, level) for s, level, *_ in learnt_now} == {("name:hierros olano", "shared")}
+    learnt_now = learnt(system_session, backend, org, ana, text)
+    assert {(s, level) for s, level, *_ in learnt_now} == {(subject, "shared")}
 
 
 def test_a_bank_account_is_still_no_note_of_the_business(factory, system_session, backend):

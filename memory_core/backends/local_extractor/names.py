@@ -217,11 +217,12 @@ PLACED = re.compile(r"\b(?:de enfrente|de al lado|de arriba|de abajo|del barrio|
 
 
 # Where a group of customers is, or where orders go: "los clientes de Lanzarote", "customers in Portugal", "los
-# envíos a Canarias", "orders for Ibiza". Not orders "de"/"from" someone: "los pedidos de Hierros Olano" are theirs.
+# envíos a Canarias", "orders for Ibiza". Not orders "de"/"from" someone ("los pedidos de Hierros Olano" are theirs),
+# nor orders "a"/"to" someone: "hacemos los pedidos a Lácteos Norte" places them with a supplier.
 _GROUP_PLACE_BEFORE = re.compile(r"(?:^|\s)(?:clientes|customers|clients|buyers|compradores)\s+(?:de|del|from|in|on|en)"
-                                 r"\s+(?:(?:the|la|las|los|el)\s+)?$|(?:^|\s)(?:pedidos|envios|entregas|portes|orders|"
-                                 r"shipments|deliveries|parcels|paquetes)\s+(?:a|al|para|hacia|to|for)\s+"
-                                 r"(?:(?:the|la|las|los|el)\s+)?$")
+                                 r"\s+(?:(?:the|la|las|los|el)\s+)?$|(?:^|\s)(?:envios|entregas|portes|shipments|"
+                                 r"deliveries|parcels|paquetes)\s+(?:a|al|para|hacia|to|for)\s+(?:(?:the|la|las|los|el)\s+)?$|"
+                                 r"(?:^|\s)(?:pedidos|orders)\s+(?:para|hacia|for)\s+(?:(?:the|la|las|los|el)\s+)?$")
 
 
 def in_place(s: Sentence, start: int, end: int) -> bool:
