@@ -44,3 +44,17 @@ def test_a_new_phone_or_account_manager_is_no_bank_change_but_an_account_is():
 def test_an_email_change_is_no_bank_change_unless_it_speaks_of_one():
     assert not_a_bank_change("oakridge dental changed their invoices email to billing@oakridge.com")
     assert not not_a_bank_change("Acme nos ha dado su nueva cuenta, te la mando al email x@y.com")
+
+
+def test_a_note_said_as_a_change_restates_only_the_same_habit():
+    from memory_core.domain.ladder import _restates
+
+    assert _restates("nowadays I drink my tea plain", "I drink my tea with honey")
+    assert _restates("these days I take my coffee black", "I take my coffee with milk and sugar")
+    # notes that share a name but not what they say: chat is full of "now" and "new"
+    assert not _restates("I'm learning how to play the violin now",
+                         "How are you doing in school? — Doing good! Busy with studies")
+    assert not _restates("Anything cool? — I'm working on a new project",
+                         "Anything cool happening recently? — Their words touched me")
+    assert not _restates("[image: a photo of a turtle swimming in a tank]", "[image: a photo of a turtle on a log]")
+    assert not _restates("Exploring new cities is always so much fun", "Exploring new places can be so inspiring")

@@ -155,6 +155,31 @@ def _topic_words(sentence: str, subject: str) -> set[str]:
     return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _COMMON
 
 
+# Words that say nothing of what a note is about: pronouns, articles, auxiliaries, adverbs of degree.
+_FILLER = frozenset("""the and with for you your our his her their its this that these those yes con los las una unos
+unas del por para que mis tus sus nos nuestro nuestra nuestros have has had was were are can cant could would will
+just really also always still been being very much too not never muy tambien siempre todavia aun pero some""".split())
+
+
+def _lead(value: str) -> tuple[str, ...]:
+    """A note's first two words of substance, the words of change left out ("these days I take my coffee black":
+    take, coffee); of a reply, those of the reply, not of the question it answers ("Anything new? — ..."); none of a
+    described picture ("[image: a photo of ...]")."""
+    if value.startswith("["):
+        return ()
+    said = value.rsplit(" — ", 1)[-1]
+    words = [w for w in re.findall(r"[a-z]{3,}", value_shapes.CHANGE.sub(" ", fold(said))) if w not in _FILLER]
+    return tuple(words[:2])
+
+
+def _restates(new: str, old: str) -> bool:
+    """The new note says the same habit as the old one, another way: they open on the same two words of substance
+    ("I drink my tea with honey", "nowadays I drink my tea plain"); two notes that only share a name do not ("It's
+    amazing how books...", "it's been an amazing adventure")."""
+    lead = _lead(new)
+    return len(lead) == 2 and lead == _lead(old)
+
+
 def _note_topic(attribute: str) -> str | None:
     """The topic a note's name starts with (nota_precios_cobra_litro: precios), or None."""
     parts = attribute.split(NOTE_SEPARATOR, 1)[0].split("_")
@@ -336,11 +361,12 @@ class _Writer:
         shaped = self._shaped_update(candidates)
         if shaped is not None:
             return shaped
-        if same_family and self.fact.attribute.startswith("nota") and self._changes() and \
-                not _other_object(self.fact.value, max(same_family, key=lambda m: m.valid_from).value):
-            # A note of the same topic and words, said as a change ("nowadays I drink my tea plain" after "I drink
-            # my tea with honey"): the newest one is replaced, not kept beside it.
-            return Match("supersede", max(same_family, key=lambda m: m.valid_from))
+        newest = max(same_family, key=lambda m: m.valid_from) if same_family else None
+        if newest is not None and self.fact.attribute.startswith("nota") and self._changes() and \
+                not _other_object(self.fact.value, newest.value) and _restates(self.fact.value, newest.value):
+            # A note of the same habit, said as a change ("nowadays I drink my tea plain" after "I drink my tea
+            # with honey"): the newest one is replaced, not kept beside it.
+            return Match("supersede", newest)
         if self.fact.corrects:
             # Two rule facts of different families never replace each other by meaning ("la tienda cierra a las 20:00"
             # is no new opening time): a correction by meaning replaces a note, or is one.
