@@ -84,16 +84,21 @@ def test_one_day_is_no_span():
     assert found is not None and span_until(fold("el 15 de agosto")[found[1]:found[2]], found[0]) is None
 
 
-# --- a group of customers, or orders to a place: the business's rule, not a customer called Lanzarote --------------
+# --- a group of customers, orders to a place, staff by their trade, rules in trade words: the business's ---------
 
 @pytest.mark.parametrize("text", [
-    "Los clientes de Lanzarote pagan siempre por adelantado",
+    "Los clientes de Lanzarote pagan siempre por adelantado",  # not a customer called Lanzarote
     "Customers from the islands always pay upfront.",
     "Clients in Portugal pay by bank transfer only.",
     "Orders for Ibiza ship on Thursdays.",
     "los envíos a Portugal tardan 3 días",
+    "El repartidor nuevo se llama Iván y empieza el lunes",
+    "The new delivery guy is called Tom, he starts next week.",
+    "Our new driver is Tom.",
+    "Refunds are only given as store credit.",
+    "las devoluciones se aceptan hasta 30 días con el ticket",
 ])
-def test_a_group_of_customers_or_a_destination_is_the_business_s_rule(factory, system_session, backend, text):
+def test_the_business_s_rules_and_staff_are_shared_on_the_business(factory, system_session, backend, text):
     org = factory.org()
     ana = factory.member(org, role="owner")
     assert {(s, level) for s, level, *_ in learnt(system_session, backend, org, ana, text)} == {("org", "shared")}
@@ -121,21 +126,6 @@ def test_a_bank_account_is_still_no_note_of_the_business(factory, system_session
     notes = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.subject == "org",
                                                         Memory.status == "active")).all()
     assert not any("2100" in (m.value + m.sentence) for m in notes)
-
-
-# --- staff by their trade, and rules in trade words --------------------------------------------------------------
-
-@pytest.mark.parametrize("text", [
-    "El repartidor nuevo se llama Iván y empieza el lunes",
-    "The new delivery guy is called Tom, he starts next week.",
-    "Our new driver is Tom.",
-    "Refunds are only given as store credit.",
-    "las devoluciones se aceptan hasta 30 días con el ticket",
-])
-def test_the_business_s_staff_and_rules_are_shared(factory, system_session, backend, text):
-    org = factory.org()
-    ana = factory.member(org, role="owner")
-    assert {(s, level) for s, level, *_ in learnt(system_session, backend, org, ana, text)} == {("org", "shared")}
 
 
 @pytest.mark.parametrize("text, subject, level", [
