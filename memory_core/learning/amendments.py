@@ -54,4 +54,5 @@ def amended_fact(session: Session, access: Access, text: str, conversation_id: u
     value = _NUMBER.sub(numbers[0], last.value)
     sentence = last.sentence.replace(old[0], numbers[0])
     return Fact(subject=last.subject, attribute=last.attribute, value=value, sentence=sentence,
-                category=last.category, event_date=last.event_date, confidence=last.confidence, corrects=True)
+                category=last.category, event_date=last.event_date, event_until=last.event_until,
+                confidence=last.confidence, corrects=True)
