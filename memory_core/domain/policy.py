@@ -17,6 +17,7 @@ from stdnum.iso7064 import mod_97_10
 
 from memory_core.domain.model_port import GateDecision
 from memory_core.domain.text import fold
+from memory_core.domain.value_shapes import EMAIL
 
 log = logging.getLogger(__name__)
 
@@ -303,9 +304,6 @@ _ACCOUNT_ROLES = re.compile(r"\b(?:account (?:manager|executive|rep|representati
                             r"departamento de cuentas)\b")
 
 
-_AN_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-
-
 def without_account_roles(low: str) -> str:
     """Folded text without the roles and departments named after accounts ("account manager", "gestor de cuentas")."""
     return _ACCOUNT_ROLES.sub(" ", low)
@@ -316,9 +314,9 @@ def not_a_bank_change(text: str) -> bool:
     account role, no bank word besides, and no run of digits long enough for an account (the gate alone took "X ha
     cambiado de número, ahora es 644556677" and "X has a new account manager" for bank changes)."""
     low = fold(text)
-    rest = without_account_roles(_AN_EMAIL.sub(" email ", low))
+    rest = without_account_roles(EMAIL.sub(" email ", low))
     runs = [re.sub(r"\D", "", r) for r in re.findall(r"\d[\d \-]*\d", low)]
-    said = bool(_PHONE_WORD.search(rest)) or bool(_AN_EMAIL.search(low)) or rest != _AN_EMAIL.sub(" email ", low)
+    said = bool(_PHONE_WORD.search(rest)) or bool(EMAIL.search(low)) or rest != EMAIL.sub(" email ", low)
     return said and not _BANK_WORD.search(rest) and all(len(r) <= 13 for r in runs)
 
 

@@ -25,8 +25,8 @@ _CHANNEL = re.compile(r"\b(?:por|by|via|through|en|on|over)\s+(?:el\s+|the\s+)?"
                       r"(e-?mail|correo(?: postal| electronico)?|mail|whats ?app|telefono|phone|fax|sms|post|carta|"
                       r"burofax)\b")
 _DAYS = re.compile(r"\b(\d{1,3})\s*(?:dias|days|d)\b")
-_PHONE = re.compile(r"(?<![\w@.])\+?\d[\d \-]{7,16}\d(?![\w@])")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+PHONE = re.compile(r"(?<![\w@.])\+?\d[\d \-]{7,16}\d(?![\w@])")
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _MONEY = re.compile(r"(?:(?:€|£|\$)\s*(\d+(?:[.,]\d+)?)|\b(\d+(?:[.,]\d+)?)\s*(?:euros?|eur|€|pounds?|libras?|£|"
                     r"dolares|dollars?|\$))")
 _TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|h)\b|\b(\d{1,2})[:.](\d{2})\b")
@@ -56,19 +56,19 @@ def shapes(text: str) -> dict[str, set[str]]:
     """The shaped values in a text, by shape, each normalised so two wordings of one value compare equal."""
     low = fold(text)
     out: dict[str, set[str]] = {}
-    emails = _EMAIL.findall(low)
+    emails = EMAIL.findall(low)
     if emails:
         out["email"] = set(emails)
-    rest = _EMAIL.sub(" ", low)
+    rest = EMAIL.sub(" ", low)
     addresses = {" ".join(a.split()) for a in _ADDRESS.findall(rest)}
     if addresses:
         out["address"] = addresses
         rest = _ADDRESS.sub(" ", rest)
-    phones = {re.sub(r"\D", "", m) for m in _PHONE.findall(rest)}
+    phones = {re.sub(r"\D", "", m) for m in PHONE.findall(rest)}
     phones = {p for p in phones if 9 <= len(p) <= 13}
     if phones:
         out["phone"] = phones
-        rest = _PHONE.sub(" ", rest)
+        rest = PHONE.sub(" ", rest)
     channels = {_channel(c) for c in _CHANNEL.findall(rest)}
     if channels:
         out["channel"] = channels
@@ -99,7 +99,7 @@ def _weekdays(low: str) -> list[str]:
 
 def without_values(low: str) -> str:
     """A folded text without its shaped values: what is left says what they are about."""
-    for regex in (_EMAIL, _ADDRESS, _PHONE, _MONEY, _DAYS, _CHANNEL, _WEEKDAY, _TIME):
+    for regex in (EMAIL, _ADDRESS, PHONE, _MONEY, _DAYS, _CHANNEL, _WEEKDAY, _TIME):
         low = regex.sub(" ", low)
     return low
 
@@ -122,9 +122,9 @@ def _values(text: str, shape: str) -> list[str]:
     if shape == "days":
         return [f"{m.group(1)} días" for m in _DAYS.finditer(low)]
     if shape == "email":
-        return [m.group() for m in _EMAIL.finditer(low)]
+        return [m.group() for m in EMAIL.finditer(low)]
     if shape == "phone":
-        return [m.group().strip() for m in _PHONE.finditer(_EMAIL.sub(" ", low))
+        return [m.group().strip() for m in PHONE.finditer(EMAIL.sub(" ", low))
                 if 9 <= len(re.sub(r"\D", "", m.group())) <= 13]
     if shape == "channel":
         return [m.group(1) for m in _CHANNEL.finditer(low)]

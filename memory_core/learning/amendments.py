@@ -11,7 +11,7 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.backends.local_extractor.extractor import AMEND
+from memory_core.backends.local_extractor.extractor import AMEND, AMEND_WORDS
 from memory_core.domain.access import Access
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource
@@ -19,7 +19,6 @@ from memory_core.domain.text import fold
 
 # How far back the fact a correction takes back may have been taught (as the extractor's recent subjects).
 AMEND_WINDOW = dt.timedelta(minutes=30)
-AMEND_WORDS = 12
 # The words a correction of a number says besides it: the taking back, "it's", a unit.
 _SAYS_ONLY = frozenset("""
 no perdona perdon disculpa sorry oops my mistake mi error me equivoque he equivocado quise queria

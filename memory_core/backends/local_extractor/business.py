@@ -15,6 +15,7 @@ from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, nam
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
 from memory_core.domain.dates import COUNTS
 from memory_core.domain.policy import find_bank_account
+from memory_core.domain.value_shapes import EMAIL
 
 _NUM_WORDS = {"quince": 15, "veinte": 20, "treinta": 30, "cuarenta y cinco": 45, "sesenta": 60, "noventa": 90,
               "ciento veinte": 120, "fifteen": 15, "twenty": 20, "thirty": 30, "forty five": 45, "forty-five": 45,
@@ -482,7 +483,6 @@ def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
             yield Found("persona_contacto", " ".join(words), "contact_or_org", m.start())
 
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE = re.compile(r"(?<![\w+])(?:\+|00)?\d[\d .-]{7,15}\d(?!\w)")
 _EMAIL_CUE = re.compile(r"\b(?:email|e-mail|correo|mail|direccion de correo|email address)\b")
 _PHONE_CUE = re.compile(r"\b(?:telefono|movil|tlf|tel|phone|mobile)\b")
@@ -491,7 +491,7 @@ _OWN_BEFORE = re.compile(r"\b(?:nuestro|mi|our|my)\s+$")
 
 
 def _rule_email_phone(s: Sentence) -> Iterator[Found]:
-    for cue_re, value_re, attribute in ((_EMAIL_CUE, _EMAIL, "email"), (_PHONE_CUE, _PHONE, "telefono")):
+    for cue_re, value_re, attribute in ((_EMAIL_CUE, EMAIL, "email"), (_PHONE_CUE, _PHONE, "telefono")):
         cue = cue_re.search(s.low)
         found = value_re.search(s.text, cue.end()) if cue else None
         if not found or (attribute == "telefono" and find_bank_account(s.text)):

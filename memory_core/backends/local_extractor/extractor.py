@@ -40,6 +40,7 @@ from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.protected_topics import without_topic_mentions
+from memory_core.domain.value_shapes import EMAIL, PHONE
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES, GateCategory, GateScope
 
 MODEL = "local-extractor-v1"
@@ -360,7 +361,6 @@ def _view_category(decision: GateDecision, s: Sentence) -> str:
     return decision.top_category
 
 
-
 def _joined(first: Sentence, then: Sentence) -> Sentence:
     """Two adjacent units as one sentence for one note."""
     return Sentence.of(f"{first.text.rstrip(' .!;,')}. {then.text}")
@@ -406,11 +406,9 @@ AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my
                     r"me he equivocado|quise decir|queria decir|i mean|i meant|actually|en realidad|correction|"
                     r"corrijo|rectifico)\b|\b(?:i got it wrong|got that wrong|me he equivocado|me equivoque|"
                     r"i misremembered|my mistake|mi error|me lie)\b")
-_AMEND_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_AMEND_PHONE = re.compile(r"(?<![\w@.])\+?\d[\d \-]{7,16}\d(?![\w@])")
 _AMEND_DAYS = re.compile(r"\b(?:a|en|at|es a|son|it's|its|it is)\s+(\d{1,3})(?![.,]\d)(?:\s*(?:dias|days))?\b|"
                          r"\b(\d{1,3})\s*(?:dias|days)\b")
-_AMEND_WORDS = 12
+AMEND_WORDS = 12
 
 
 def _subject_key(mention: Mention) -> str:
@@ -423,12 +421,12 @@ def amended_statement(message: str, subject: str | None, known: tuple[str, ...] 
     or payment term ("a 90" or "90 días"; a bare number only where the subject has a payment term known).
     None when the message is no such correction."""
     low = fold(message)
-    if subject is None or not AMEND.search(low) or len(low.split()) > _AMEND_WORDS or "?" in low:
+    if subject is None or not AMEND.search(low) or len(low.split()) > AMEND_WORDS or "?" in low:
         return None
-    email = _AMEND_EMAIL.search(message)
+    email = EMAIL.search(message)
     if email:
         return f"El email de {subject} es {email.group()}"
-    phone = _AMEND_PHONE.search(message)
+    phone = PHONE.search(message)
     if phone and 9 <= len(re.sub(r"\D", "", phone.group())) <= 13:
         return f"El teléfono de {subject} es {phone.group().strip()}"
     days = _AMEND_DAYS.search(low)

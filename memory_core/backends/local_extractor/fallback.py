@@ -496,6 +496,7 @@ TRADE_SUBJECT = re.compile(
     r"rates|tarifas?|invoices|facturas|deliveries|entregas|envios|shipments|payments|pagos|quotes|presupuestos|"
     r"discounts|descuentos|refunds|reembolsos|returns|devoluciones|deposits|senales|opening hours|horarios?)\b")
 
+
 def _about_someone(s: Sentence) -> bool:
     """A note states something about the writer or a named subject, or describes what the talk is about;
     not a reaction to the talk."""
