@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from memory_core.domain.dates import EVENT_SPAN_MAX_DAYS
 from memory_core.domain.vocabulary import AREAS, DOCUMENT_KINDS, SEARCH_KINDS
 from memory_core.learning.ingest import MAX_TEXT_CHARS
 
@@ -324,6 +325,8 @@ class FactIn(In):
     def _span_after_its_first_day(self):
         if self.event_until is not None and (self.event_date is None or self.event_until < self.event_date):
             raise ValueError("event_until needs an event_date on or before it")
+        if self.event_until is not None and (self.event_until - self.event_date).days > EVENT_SPAN_MAX_DAYS:
+            raise ValueError(f"an event lasts at most {EVENT_SPAN_MAX_DAYS} days after its event_date")
         return self
 
 

@@ -596,6 +596,11 @@ def test_remember_keeps_an_event_s_last_day_and_refuses_one_before_its_first(cli
     _error(refused, 422)
     assert "event_until" in refused.get_data(as_text=True)
     assert system_session.scalar(select(func.count()).select_from(Memory).where(Memory.attribute.startswith("viaje"))) == 0
+    too_long = call(client, "POST", "/remember", key, {"user_id": str(ana.id), "fact": {
+        **event, "attribute": "viaje", "event_until": "2028-07-03"}})  # a year: no event, no span to search by
+    _error(too_long, 422)
+    assert "183 days" in too_long.get_data(as_text=True)
+    assert system_session.scalar(select(func.count()).select_from(Memory).where(Memory.attribute.startswith("viaje"))) == 0
 
 
 def test_a_user_with_someone_elses_number_or_a_former_member_is_nobody(client, world, factory, system_session):

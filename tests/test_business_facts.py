@@ -84,6 +84,13 @@ def test_one_day_is_no_span():
     assert found is not None and span_until(fold("el 15 de agosto")[found[1]:found[2]], found[0]) is None
 
 
+@pytest.mark.parametrize("text", ["del 1 de enero al 31 de diciembre", "from the 2nd of March to the 30th of November"])
+def test_a_span_longer_than_an_event_keeps_its_first_day_only(text):
+    """An event lasts at most EVENT_SPAN_MAX_DAYS: a year is no closure a date search could find by its days."""
+    found = find_date(fold(text), SUNDAY)
+    assert found is not None and span_until(fold(text)[found[1]:found[2]], found[0]) is None
+
+
 # --- a group of customers, orders to a place, staff by their trade, rules in trade words: the business's ---------
 
 @pytest.mark.parametrize("text", [

@@ -40,9 +40,12 @@ def dated_org(factory, system_session):
     for i in range(360):
         said = NOW - dt.timedelta(days=rng.choice([0, 1, 1, 1, 2, 5, 9, 12, 40, 70, 75, 200]),
                                   hours=rng.choice([0, 0, 3, 13]))
-        event = (NOW.date() - dt.timedelta(days=rng.choice([1, 8, 80]))) if rng.random() < 0.2 else None
+        event = (NOW.date() - dt.timedelta(days=rng.choice([1, 8, 80, 150]))) if rng.random() < 0.25 else None
+        # Some events span days, a few of them from before the span a query names into it.
+        until = event + dt.timedelta(days=rng.choice([5, 30, 120, 183])) if event and rng.random() < 0.5 else None
         fields = dict(category="event" if event else "company", subject="org", attribute=f"a{i}", value=f"v{i}",
-                      sentence=f"frase {i}", valid_from=said, event_date=event, embedding=[1.0] + [0.0] * 511,
+                      sentence=f"frase {i}", valid_from=said, event_date=event, event_until=until,
+                      embedding=[1.0] + [0.0] * 511,
                       status="active" if rng.random() < 0.9 else "superseded")
         kind = rng.choice(["personal", "phone", "private", "shared", "shared", "contacts", "hidden", "other"])
         if kind == "personal":
@@ -65,12 +68,14 @@ def dated_org(factory, system_session):
 
 
 def _every_visible_row(session, access, start, end, said):
-    """The statement before the arms: every visible active row's date compared with the span, latest first
-    (ties on the day: latest said, then id), cut at K, then in the retriever's order (score, then id)."""
+    """The statement before the arms: every visible active row whose days share one with the span (an event's from
+    its first to its last), latest first (ties on the day: latest said, then id), cut at K, then in the
+    retriever's order (score, then id)."""
     said_on = cast(func.timezone("UTC", Memory.valid_from), Date)
     col = func.coalesce(Memory.event_date, said_on) if said else Memory.event_date
     rows = session.execute(select(Memory.id, col.label("d"), Memory.valid_from).where(
-        memory_visible(access), Memory.status == "active", col >= start, col < end)).all()
+        memory_visible(access), Memory.status == "active", col < end,
+        func.coalesce(Memory.event_until, col) >= start)).all()
     rows.sort(key=lambda r: (r.d, r.valid_from, str(r.id)), reverse=True)
     kept = [(r.id, 1.0 / (1.0 + (end - r.d).days)) for r in rows[:K]]
     return [i for i, _ in sorted(kept, key=lambda x: (-x[1], str(x[0])))]
@@ -153,3 +158,36 @@ def test_the_messages_of_the_named_span_are_read_from_ranges_of_the_owners_and_t
         tx.rollback()
     for index in ("ix_messages_sent_user", "ix_messages_sent_org"):
         assert index in plan, plan
+
+
+@pytest.mark.parametrize("path", ["plain", "big principal"])
+def test_a_date_search_finds_an_event_on_any_of_its_days(database, system_session, factory, monkeypatch, path):
+    """"Cerramos del 10 al 24 de agosto" is found by a search for the 15th, and by one for the week of the 24th,
+    not by one for the 30th; an event of one day only by its day."""
+    if path == "big principal":
+        monkeypatch.setattr(search_module, "EXACT_SCAN_MAX", 0)
+    org = factory.org("Vacaciones")
+    ana = factory.member(org, role="member")
+    rows = {"closed": Memory(org_id=org.id, level="shared", area="general", category="event", subject="org",
+                             attribute="vacaciones", value="cerrado del 10 al 24 de agosto",
+                             sentence="La oficina cierra del 10 al 24 de agosto.", event_date=dt.date(2026, 8, 10),
+                             event_until=dt.date(2026, 8, 24), valid_from=NOW - dt.timedelta(days=120)),
+            "fair": Memory(org_id=org.id, level="shared", area="general", category="event", subject="org",
+                           attribute="feria", value="feria en Bilbao", sentence="Vamos a la feria de Bilbao.",
+                           event_date=dt.date(2026, 8, 12), valid_from=NOW - dt.timedelta(days=120))}
+    system_session.add_all(rows.values())
+    system_session.commit()
+    access = load_access(system_session, org.id, user_id=ana.id)
+    names = {m.id: name for name, m in rows.items()}
+
+    def found(query):
+        with database.unit_of_work(access.scope()) as uow:
+            got = retrieve(uow.session, access, query, kinds=["memory"], per_retriever=K, now=NOW,
+                           retrievers=["date"])["date"]
+        return {names[f.id] for f in got}
+
+    assert found("¿qué tenemos el 15 de agosto?") == {"closed"}
+    assert found("¿y el 12 de agosto?") == {"closed", "fair"}
+    assert found("¿qué hay el 24 de agosto?") == {"closed"}
+    assert found("¿qué hay el 30 de agosto?") == set()
+    assert found("¿qué pasó el 9 de agosto?") == set()

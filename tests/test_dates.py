@@ -8,10 +8,12 @@ import datetime as dt
 
 import pytest
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
 
 from jobs.retention import run_retention
 from memory_core.domain import clock
 from memory_core.domain.access import load_access
+from memory_core.domain.dates import EVENT_SPAN_MAX_DAYS
 from memory_core.domain.errors import InvalidCredentials, TooManyAttempts
 from memory_core.domain.models import LinkCode, LoginAttempt, Memory, MemoryTrace, User
 from memory_core.privacy import requests as privacy
@@ -199,3 +201,15 @@ def test_an_event_that_spans_days_is_served_until_its_last_day(tricky_clock, fac
     assert served()
     tricky_clock.advance(days=1)
     assert not served()
+
+
+@pytest.mark.parametrize("days", [0, -3, EVENT_SPAN_MAX_DAYS + 1])
+def test_the_memories_table_refuses_an_event_span_a_date_search_could_not_find(factory, system_session, days):
+    """The table holds no last day on or before the first, nor one further than EVENT_SPAN_MAX_DAYS: a date search
+    reads events from that many days back."""
+    org = factory.org()
+    first = dt.date(2027, 3, 1)
+    with pytest.raises(IntegrityError, match="memory_event_span_valid"):
+        factory.memory(org, attribute="obras", value="obras en el local", category="event", event_date=first,
+                       event_until=first + dt.timedelta(days=days))
+    system_session.rollback()

@@ -169,17 +169,20 @@ def test_extract_returns_facts(fake_openai, backend):  # noqa: F811
          "event_until": "2025-08-24"},
         {"subject": "self", "attribute": "viaje", "value": "viaje a Bilbao", "sentence": "Viaja a Bilbao.",
          "category": "event", "event_date": "2025-04-02", "event_until": "2025-03-30"},
+        {"subject": "self", "attribute": "curso", "value": "curso de inglés", "sentence": "Hace un curso de inglés.",
+         "category": "event", "event_date": "2025-01-10", "event_until": "2025-12-20"},
     ])
     facts, usage = backend.extract(context)
 
     assert all(isinstance(f, Fact) for f in facts)
-    assert [f.subject for f in facts] == ["contact:c-17", "name:lucia gomez", "self", "org", "self"]
+    assert [f.subject for f in facts] == ["contact:c-17", "name:lucia gomez", "self", "org", "self", "self"]
     assert facts[0].attribute == "plazo_pago" and facts[0].value == "60 días" and facts[0].category == "customer"
     assert facts[1].attribute == "persona_de_contacto"
     assert facts[2].event_date == dt.date(2025, 3, 14)
     assert facts[0].event_date is None
     assert (facts[3].event_date, facts[3].event_until) == (dt.date(2025, 8, 10), dt.date(2025, 8, 24))
     assert facts[4].event_until is None and facts[2].event_until is None  # a last day before the first is none
+    assert facts[5].event_date == dt.date(2025, 1, 10) and facts[5].event_until is None  # nor is a year's
 
     [request] = fake_openai.requests_to("/chat/completions")
     body = request.body

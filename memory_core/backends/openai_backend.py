@@ -83,6 +83,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory_core.backends.local_extractor.names import NOT_NAMES
 from memory_core.backends.local_extractor.text import normalise_name
+from memory_core.domain.dates import event_last_day
 from memory_core.domain.model_port import BackendError, ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.text import fold
 from memory_core.domain.vocabulary import EMBED_DIM, GATE_CATEGORIES, GATE_SCOPES
@@ -619,9 +620,9 @@ def parse_extraction_response(response: Any, context: ExtractionContext) -> list
             raise MalformedOutput("a fact has an empty value or sentence")
         if len(value) > MAX_VALUE_CHARS or len(sentence) > MAX_VALUE_CHARS:
             raise MalformedOutput("a fact's value or sentence is too long")
-        event_date, event_until = _day(raw.event_date, "event_date"), _day(raw.event_until, "event_until")
-        if event_until is not None and (event_date is None or event_until <= event_date):
-            event_until = None  # no span: an event of one day (or a last day the model got wrong)
+        event_date = _day(raw.event_date, "event_date")
+        # No span: an event of one day, or a last day the model got wrong.
+        event_until = event_last_day(event_date, _day(raw.event_until, "event_until"))
         facts.append(Fact(subject=subject, attribute=attribute, value=value, sentence=sentence,
                           category=raw.category, event_date=event_date, event_until=event_until,
                           corrects=raw.corrects))

@@ -64,6 +64,19 @@ _DATE_RES = [(kind, re.compile(p)) for kind, p in _DATE_PATTERNS]
 _RANGE = dict(_DATE_RES)["range"]
 
 
+# The longest an event may last, in days after its first: a closure, a holiday, a season, not a year. A date search
+# reads events from this many days before its span (reading/search.py); the memories table checks it.
+EVENT_SPAN_MAX_DAYS = 183
+
+
+def event_last_day(first: dt.date | None, last: dt.date | None) -> dt.date | None:
+    """The last day an event from `first` keeps: `last` when it comes after `first` by at most EVENT_SPAN_MAX_DAYS,
+    else None (an event of one day, a last day before the first, or a span too long to be one event)."""
+    if first is None or last is None or not first < last <= first + dt.timedelta(days=EVENT_SPAN_MAX_DAYS):
+        return None
+    return last
+
+
 def span_until(low: str, first: dt.date) -> dt.date | None:
     """The last day of a folded date expression that names a span of days ("del 1 al 15 de agosto", "from the 24th
     to the 31st of December", "del 24 de diciembre al 6 de enero"), which find_date read as `first`; None when it
@@ -74,7 +87,7 @@ def span_until(low: str, first: dt.date) -> dt.date | None:
     month, day = MONTHS[m.group("m")], int(m.group("d2"))
     year = first.year + ((month, day) < (first.month, first.day))
     try:
-        return dt.date(year, month, day)
+        return event_last_day(first, dt.date(year, month, day))
     except ValueError:  # "del 1 al 31 de junio"
         return None
 

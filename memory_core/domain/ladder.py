@@ -32,6 +32,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from memory_core.adapters.vector_binary import sent_vector
 from memory_core.domain import audit, clock, subject_locks, value_shapes, versions
 from memory_core.domain.access import Access
+from memory_core.domain.dates import event_last_day
 from memory_core.domain.families import FAMILIES as FAMILY_NAMES
 from memory_core.domain.families import MEMBER_OF
 from memory_core.domain.model_port import Fact
@@ -282,8 +283,8 @@ class _Writer:
             subject=f.subject, attribute=attribute or f.attribute, value=f.value, sentence=f.sentence,
             confidence=f.confidence, status=status, proposal_kind=proposal_kind, proposal_rule=rule,
             author_user_id=self.access.principal.user_id, author_phone=self.access.principal.phone,
-            origin=self.origin, event_date=f.event_date, event_until=f.event_until, embedding=self.vector(),
-            embed_model=self.embed_model, valid_from=self.at)
+            origin=self.origin, event_date=f.event_date, event_until=event_last_day(f.event_date, f.event_until),
+            embedding=self.vector(), embed_model=self.embed_model, valid_from=self.at)
         if status == "active":
             versions.supersede(self.s, replaces, row, at=self.at)
         else:

@@ -37,6 +37,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, defer, mapped_column
 
 from memory_core.adapters.vector_binary import BinaryVectorColumn
 from memory_core.domain import clock
+from memory_core.domain.dates import EVENT_SPAN_MAX_DAYS
 from memory_core.domain.vocabulary import (
     EMBED_DIM,
     TEXT_SEARCH_CONFIG,
@@ -330,6 +331,9 @@ class Memory(Base):
         CheckConstraint("level = 'shared' or owner_user_id is not null or owner_phone is not null",
                         name="memory_owned"),
         CheckConstraint("level = 'personal' or org_id is not null", name="memory_org_scoped"),
+        # An event that spans days ends after it starts, within dates.EVENT_SPAN_MAX_DAYS (w4_event_span_check).
+        CheckConstraint(f"event_until is null or (event_until > event_date and event_until <= event_date + "
+                        f"{EVENT_SPAN_MAX_DAYS})", name="memory_event_span_valid"),
         # Two active memories with the same org, level, owner, subject and attribute cannot exist.
         Index("uq_memories_active_fact",
               sql_text("coalesce(org_id, '00000000-0000-0000-0000-000000000000'::uuid)"), "level",

@@ -83,6 +83,7 @@ from memory_core.domain.access import (
     template,
     template_params,
 )
+from memory_core.domain.dates import EVENT_SPAN_MAX_DAYS
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.exclusions import redacted
 from memory_core.domain.models import Contact, Document, Memory, Message, Organization
@@ -473,7 +474,7 @@ def _exact_stmt(who, src: _Source, kinds, n_tokens: int, k: int):
 
 def _date_stmt(who, src: _Source, kinds, k: int, said: bool = False, arms: bool = False):
     """Rows dated inside the span the query names, latest first: messages by when they were sent,
-    host records by their date, memories by their event date or else the day they were said (`said`).
+    host records by their date, memories by the days of their event or else the day they were said (`said`).
     A big principal's memories (`arms`) are read arm by arm from index ranges (_date_memory_stmt): the
     same rows in the same order, for a statement that costs more to plan and far less to run there."""
     if src.model is Memory and arms:
@@ -492,8 +493,16 @@ def _date_stmt(who, src: _Source, kinds, k: int, said: bool = False, arms: bool 
     score = 1.0 / (1.0 + cast(age, Float) / (86400.0 if src.model is Message else 1.0))
     # Memories of one day: the latest said, then the higher id (as the arms read them).
     ties = (Memory.valid_from.desc(), Memory.id.desc()) if src.model is Memory else ()
+    within = _overlapping(col, start, end) if src.model is Memory else (col >= start, col < end)
     return (select(*_ident(src), score.label("s"), literal(0.0, Float).label("x"))
-            .where(*src.where(who, kinds), col >= start, col < end).order_by(sql_text("s desc"), *ties).limit(k))
+            .where(*src.where(who, kinds), *within).order_by(sql_text("s desc"), *ties).limit(k))
+
+
+def _overlapping(first, start, end) -> tuple:
+    """A memory dated from `first` (to its event_until, when it spans days) that shares a day with the span
+    [start, end): the index range of its first day widened by the longest span an event may have
+    (EVENT_SPAN_MAX_DAYS), so "what is on the 15th?" finds "closed from the 10th to the 24th"."""
+    return (first >= start - EVENT_SPAN_MAX_DAYS, first < end, func.coalesce(Memory.event_until, first) >= start)
 
 
 def _date_memory_stmt(who, k: int, said: bool):
@@ -512,7 +521,7 @@ def _date_memory_stmt(who, k: int, said: bool):
     moment = Memory.valid_from.type
     start_ts, end_ts = bindparam("q_from_ts", type_=moment), bindparam("q_to_ts", type_=moment)
     said_on = cast(func.timezone("UTC", Memory.valid_from), Date)
-    dated = [(Memory.event_date, [Memory.event_date.isnot(None), Memory.event_date >= start, Memory.event_date < end],
+    dated = [(Memory.event_date, [Memory.event_date.isnot(None), *_overlapping(Memory.event_date, start, end)],
               (Memory.event_date.desc(), Memory.valid_from.desc(), Memory.id.desc()))]
     if said:
         dated.append((said_on, [Memory.event_date.is_(None), Memory.valid_from >= start_ts, Memory.valid_from < end_ts],
