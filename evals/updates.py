@@ -84,7 +84,8 @@ def run_case(database: Database, backend: ModelBackend, case: dict, run_tag: str
                 or_(Memory.org_id == org_id, Memory.owner_user_id.in_(user_ids)))
                 .order_by(Memory.created_at)).all()
             rows = [{"subject": m.subject, "attribute": m.attribute, "value": m.value, "sentence": m.sentence,
-                     "status": m.status, "level": m.level, "owner": m.owner_user_id} for m in memories]
+                     "status": m.status, "level": m.level, "owner": m.owner_user_id, "category": m.category}
+                    for m in memories]
     finally:
         remove_scratch(database, org_id, user_ids)
     return score(case, rows, user_ids, contacts)

@@ -228,3 +228,23 @@ def test_new_said_of_something_else_changes_no_price_but_a_new_number_changes_th
     active, superseded, _ = _run(database, backend, "the phone number for Redwood Builders is 07700900111",
                                  "redwood builders have a new number: 07700900222")
     assert len(active) == 1 and _says(active[0], "07700900222") and len(superseded) == 1
+
+
+@pytest.mark.parametrize("before, after, now", [
+    ("No como carne", "He vuelto a comer carne", "vuelve a comer carne"),
+    ("I don't eat fish", "I've started eating fish again", "eats fish again"),
+    ("Soy vegetariana", "Ya no soy vegetariana", "ya no vegetariana"),
+])
+def test_eating_it_again_replaces_not_eating_it(database, backend, before, after, now):
+    active, superseded, _ = _run(database, backend, before, after)
+    assert [m["value"] for m in active] == [now]
+    assert len(superseded) == 1 and superseded[0]["attribute"] == active[0]["attribute"]
+
+
+@pytest.mark.parametrize("text, employer", [("Trabajo en el Santander desde 2019", "Santander"),
+                                            ("I work at Barclays", "Barclays"),
+                                            ("Trabajo en el Corte Inglés", "Corte Inglés")])
+def test_the_bank_one_works_at_is_an_employer_not_an_account(database, backend, text, employer):
+    active, _, memories = _run(database, backend, text)
+    assert not [m for m in memories if m["status"] == "proposed"]
+    assert [(m["attribute"], m["value"], m["category"]) for m in active] == [("empleador", employer, "person")]

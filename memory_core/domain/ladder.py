@@ -62,6 +62,15 @@ SINGLE_VALUED = frozenset({
     "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
     "cambio_precios",
 })
+# Families named after their object that hold one value each: what a person does not eat, food by food ("no come
+# carne", then "vuelve a comer carne").
+SINGLE_VALUED_PREFIXES = ("no_come_",)
+
+
+def single_valued(family: str) -> bool:
+    return family in SINGLE_VALUED or family.startswith(SINGLE_VALUED_PREFIXES)
+
+
 # A many-valued fact kept beside another of the same attribute is stored as `<attribute>__<n>`.
 NOTE_SEPARATOR = "__"
 
@@ -146,31 +155,53 @@ def _rule_family(attribute: str) -> bool:
     """The attribute is a rule's: its family holds one value (plazo_pago, hora_cierre...) or the table names it;
     a dated event is not (a meeting moved to another day replaces it)."""
     family = attribute_family(attribute)
-    return family != "evento" and (family in SINGLE_VALUED or family in FAMILY_NAMES)
+    return family != "evento" and (single_valued(family) or family in FAMILY_NAMES)
 
 
 def _topic_words(sentence: str, subject: str) -> set[str]:
     """The words of four letters or more of a note's value (its words as said, not the sentence that frames them:
     "The person...") without its subject's name, its values and the words of change."""
     low = value_shapes.CHANGE.sub(" ", value_shapes.without_values(fold(sentence)))
-    return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _COMMON
+    return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _FILLER
 
 
-# Words that say nothing of what a note is about: pronouns, articles, auxiliaries, adverbs of degree.
+# Words that say nothing of what a note is about: pronouns, articles, auxiliaries, adverbs of degree, words that
+# frame a sentence ("even though", "it's important"), units and words of time.
 _FILLER = frozenset("""the and with for you your our his her their its this that these those yes con los las una unos
 unas del por para que mis tus sus nos nuestro nuestra nuestros have has had was were are can cant could would will
-just really also always still been being very much too not never muy tambien siempre todavia aun pero some""".split())
+just really also always still been being very much too not never muy tambien siempre todavia aun pero some esta este
+estan ahora they them from tiene tienen como todo todos days dias euros pounds week semana cada every solo even
+though although important right""".split())
 
 
 def _lead(value: str) -> tuple[str, ...]:
     """A note's first two words of substance, the words of change left out ("these days I take my coffee black":
     take, coffee); of a reply, those of the reply, not of the question it answers ("Anything new? — ..."); none of a
     described picture ("[image: a photo of ...]")."""
-    if value.startswith("["):
+    if _pictured(value):
         return ()
-    said = value.rsplit(" — ", 1)[-1]
-    words = [w for w in re.findall(r"[a-z]{3,}", value_shapes.CHANGE.sub(" ", fold(said))) if w not in _FILLER]
+    words = [w for w in re.findall(r"[a-z]{3,}", value_shapes.CHANGE.sub(" ", fold(_said(value)))) if w not in _FILLER]
     return tuple(words[:2])
+
+
+def _said(value: str) -> str:
+    """A note's own words: of a reply, the reply, not the question it answers ("Anything new? — ...")."""
+    return value.rsplit(" — ", 1)[-1]
+
+
+def _pictured(value: str) -> bool:
+    """A described picture ("[image: a photo of ...]"): what one photo shows, which no later photo corrects."""
+    return value.startswith("[")
+
+
+def _same_topic(new: str, old: str, subject: str) -> bool:
+    """Two notes speak of the same thing: their own words share two of substance (by their first four letters:
+    "dance"/"dancing"), and neither is a picture. "This is my go-to place for writing inspiration" and "Right now
+    my writing is consuming me" share one."""
+    if _pictured(new) or _pictured(old):
+        return False
+    stems = [{w[:4] for w in _topic_words(_said(v), subject)} for v in (new, old)]
+    return len(stems[0] & stems[1]) >= 2
 
 
 def _restates(new: str, old: str) -> bool:
@@ -186,10 +217,6 @@ def _note_topic(attribute: str) -> str | None:
     parts = attribute.split(NOTE_SEPARATOR, 1)[0].split("_")
     return parts[1] if len(parts) > 2 and parts[0] == "nota" else None
 
-
-_COMMON = frozenset({"nos", "esta", "este", "estan", "ahora", "that", "this", "they", "their", "them", "with",
-                     "from", "have", "tiene", "tienen", "para", "pero", "como", "todo", "todos", "days", "dias",
-                     "euros", "pounds", "week", "semana", "cada", "every", "also", "tambien", "just", "solo"})
 
 
 def write_memory(session: Session, access: Access, org: Organization | None, fact: Fact, *,
@@ -357,7 +384,7 @@ class _Writer:
         for m in same_family:
             if normalise(m.value) == value:
                 return Match("merge", m)
-        if same_family and family in SINGLE_VALUED and not (family in ADDED_WITH_ALSO and self.fact.adds):
+        if same_family and single_valued(family) and not (family in ADDED_WITH_ALSO and self.fact.adds):
             return Match("supersede", same_family[0])
         shaped = self._shaped_update(candidates)
         if shaped is not None:
@@ -371,9 +398,13 @@ class _Writer:
         if self.fact.corrects:
             # Two rule facts of different families never replace each other by meaning ("la tienda cierra a las 20:00"
             # is no new opening time): a correction by meaning replaces a note, or is one.
+            # Nor does a note replace another note it is close to in meaning but not on the same topic ("It's
+            # important to help people..." and "It's important to help family..."; two photos).
             typed = _rule_family(self.fact.attribute)
-            closest = self._closest([m for m in candidates if not (typed and _rule_family(m.attribute))],
-                                    CORRECTION_SIMILARITY)
+            note = self.fact.attribute.startswith("nota")
+            closest = self._closest([m for m in candidates if not (typed and _rule_family(m.attribute)) and not (
+                note and m.attribute.startswith("nota") and not _same_topic(self.fact.value, m.value, m.subject))],
+                CORRECTION_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
         closest = self._closest(candidates, SAME_FACT_SIMILARITY)

@@ -324,10 +324,15 @@ class LocalExtractor:
         if f.target == "event":
             return "event"
         if subject.key == "self":
-            family = {"nombre", "hijo", "hija", "hijos", "pareja", "madre", "padre", "hermano", "hermana"}
-            member = f.attribute.split("_", 1)[0] in family or f.attribute.startswith("hermanos_")
-            return "person" if f.attribute in family or member else "preference"
+            member = f.attribute.split("_", 1)[0] in _WHO_ONE_IS or f.attribute.startswith("hermanos_")
+            return "person" if f.attribute in _WHO_ONE_IS or member else "preference"
         return subject.category
+
+
+# What the person's own facts of these attributes say is who they are (kin, name, work, home), not a taste: the
+# profile does not let them fade as it does preferences.
+_WHO_ONE_IS = frozenset({"nombre", "hijo", "hija", "hijos", "pareja", "madre", "padre", "hermano", "hermana",
+                         "trabajo", "trabajo_anterior", "empleador", "residencia", "idioma"})
 
 
 def _news_of(who: str) -> dict:

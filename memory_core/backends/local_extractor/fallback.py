@@ -59,6 +59,7 @@ from memory_core.backends.local_extractor.topics import (
     PAID_BY_TRANSFER,
     STOP,
     TOPICS,
+    WORKS_AT,
     content_words,
     trades_with,
     without_idioms,
@@ -660,7 +661,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
          category: str, scope: str | None) -> Fact | None:
     """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
     whole = context.message or ""
-    bank = bool(BANK_TOPIC.search(without_account_roles(PAID_BY_TRANSFER.sub(" ", fold(whole))))) or \
+    bank = bool(BANK_TOPIC.search(without_account_roles(WORKS_AT.sub(" ", PAID_BY_TRANSFER.sub(" ", fold(whole)))))) or \
         find_bank_account(whole) is not None
     s = strip_lead(s)
     view = states_a_view(s.text)

@@ -188,7 +188,7 @@ _EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm wor
                        r"got a new job|started working|empece a trabajar|me han contratado|i got hired|"
                        r"(?:he|hemos) empezado a trabajar|(?:i\s+)?started (?:a\s+)?(?:new\s+)?job|"
                        r"(?:i\s+)?(?:just\s+)?started at|(?:i've|i have) started (?:a\s+)?(?:new\s+)?job)\s+"
-                       r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+")
+                       r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+(?:el\s+|la\s+|the\s+)?")
 _OWN_BUSINESS = re.compile(r"\b(?:starting|started|start|opening|opened|launching|launched|run|running)\s+"
                            r"(?:my|our)\s+own\s+(?:business|company|shop|store|bakery|restaurant|studio)|"
                            r"\b(?:montando|monte|he montado|abriendo|abri|he abierto)\s+(?:mi|nuestro|nuestra)\s+"
@@ -308,8 +308,17 @@ _DIETS = {"vegetariano": "vegetariana", "vegetariana": "vegetariana", "vegano": 
           "flexitariana": "flexitariana", "flexitarian": "flexitarian"}
 _DIET = re.compile(r"\b(?:soy|somos|i'm|i am|we're|we are|i've been|i went|i'm going|i've gone)\s+(?:\w+\s+){0,2}?"
                    r"(?P<d>" + "|".join(_DIETS) + r")\b")
+_FOODS = r"(?P<v>carne|pescado|cerdo|gluten|lacteos|marisco|meat|fish|pork|dairy|seafood|red meat|carne roja)"
 _NO_EAT = re.compile(r"\b(?:no como|no comemos|i don'?t eat|i do not eat|we don'?t eat|i never eat|nunca como)\s+"
-                     r"(?P<v>carne|pescado|cerdo|gluten|lacteos|marisco|meat|fish|pork|dairy|seafood|red meat|carne roja)\b")
+                     + _FOODS + r"\b")
+# Eating it again: the same fact (no_come_<food>) with its new value, which replaces "no come carne".
+_EAT_AGAIN = re.compile(r"\b(?:(?:he|hemos) vuelto a comer|vuelvo a comer|volvemos a comer|volvi a comer|ya como|"
+                        r"i(?:'ve| have)? started eating|i(?:'m| am) eating|i eat|we eat|back to eating)\s+" + _FOODS +
+                        r"\b(?P<again>\s+(?:again|otra vez|de nuevo))?")
+# "ya no soy vegetariana", "I'm not vegan anymore", "I'm no longer vegetarian".
+_DIET_GIVEN_UP = re.compile(r"\b(?:ya no soy|ya no somos|i'm no longer|i am no longer|we're no longer)\s+(?P<d>"
+                            + "|".join(_DIETS) + r")\b|\b(?:i'm not|i am not|we're not)\s+(?P<d2>"
+                            + "|".join(_DIETS) + r")\s+(?:anymore|any more)\b")
 _FAVOURITE_FOOD = re.compile(r"\b(?:mi comida favorita (?:es|son)|mi plato favorito es|my favou?rite (?:food|dish|meal) is|"
                              r"my favou?rite foods are)\s+(?P<v>[^,.;!?]{2,40})")
 
@@ -317,12 +326,25 @@ _FAVOURITE_FOOD = re.compile(r"\b(?:mi comida favorita (?:es|son)|mi plato favor
 def _rule_diet(s: Sentence) -> Iterator[Found]:
     """Diet and food: "soy vegetariana", "I don't eat pork", "my favourite food is sushi"."""
     m = _DIET.search(s.low)
-    if m and not s.negated(m.start()):
+    given_up = _DIET_GIVEN_UP.search(s.low)
+    if given_up:
+        diet = _DIETS[given_up.group("d") or given_up.group("d2")]
+        yield Found("dieta", f"ya no {diet}" if s.low.startswith("ya") else f"no longer {diet}", "self",
+                    given_up.start())
+    elif m and not s.negated(m.start()):
         yield Found("dieta", _DIETS[m.group("d")], "self", m.start())
     m = _NO_EAT.search(s.low)
+    again = _EAT_AGAIN.search(s.low)
     if m:
         yield Found(f"no_come_{fold(m.group('v')).replace(' ', '_')}", f"no come {m.group('v')}"
                     if s.low.startswith(("no", "nunca")) else f"doesn't eat {m.group('v')}", "self", m.start())
+    elif again and (again.group("again") or not again.group().startswith(("i eat", "we eat", "i'm eating",
+                                                                          "i am eating"))):
+        # "I eat meat" alone says no change; "again", "he vuelto a", "ya como" do.
+        food = again.group("v")
+        english = again.group().startswith(("i", "we", "back"))
+        yield Found(f"no_come_{fold(food).replace(' ', '_')}", f"eats {food} again" if english
+                    else f"vuelve a comer {food}", "self", again.start())
     m = _FAVOURITE_FOOD.search(s.low)
     if m and not s.negated(m.start()):
         yield Found("comida_favorita", clean_value(s.text[m.start("v"): m.end("v")]), "self", m.start())

@@ -36,6 +36,9 @@ BANK_TOPIC = re.compile(
     r"transferencias?,?\s+(?:al|a la|a|en)\s+\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
     r"santander|bbva|sabadell|caixabank|la caixa|bankinter|unicaja|(?<!-)ing|abanca|kutxabank|cajamar|ibercaja|"
     r"openbank|lloyds|barclays|hsbc|natwest|starling|monzo|revolut)\b")
+# A bank one works at is an employer, not an account: "trabajo en el Santander", "my wife works at Barclays".
+WORKS_AT = re.compile(r"\b(?:trabaj\w*|curr(?:o|a|as|an)|works?|working|worked|employed)\s+(?:(?!con\b|with\b)\w+\s+){0,3}?"
+                      r"(?:en|para|at|for|in)\s+(?:el\s+|la\s+|the\s+)?\w+(?:\s+bank)?")
 # Paying by transfer is a way to pay, not an account: "Clients in Portugal pay by bank transfer only".
 PAID_BY_TRANSFER = re.compile(r"\b(?:by|via|through|por|mediante|con)\s+(?:bank\s+)?transfers?(?:\s+bancarias?)?\b|"
                               r"\b(?:por|mediante|con)\s+transferencias?(?:\s+bancarias?)?\b")
