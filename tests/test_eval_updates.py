@@ -248,3 +248,15 @@ def test_the_bank_one_works_at_is_an_employer_not_an_account(database, backend, 
     active, _, memories = _run(database, backend, text)
     assert not [m for m in memories if m["status"] == "proposed"]
     assert [(m["attribute"], m["value"], m["category"]) for m in active] == [("empleador", employer, "person")]
+
+
+@pytest.mark.parametrize("before, after", [
+    ("This is my go-to place for writing inspiration", "Right now my writing is consuming me"),
+    ("Even though mine is small, I rely on them for strength", "Even though I kept falling off, now I keep trying"),
+])
+def test_a_note_said_with_now_replaces_no_note_on_another_topic(database, backend, before, after):
+    """"now" in a message makes it a correction, which may replace the note closest in meaning: only one on the
+    same topic, not one that merely opens the same way."""
+    active, superseded, _ = _run(database, backend, before, after)
+    assert not superseded
+    assert any(m["value"] == before for m in active)
