@@ -196,12 +196,12 @@ def _pictured(value: str) -> bool:
 
 def _same_topic(new: str, old: str, subject: str) -> bool:
     """Two notes speak of the same thing: their own words share two of substance (by their first four letters:
-    "dance"/"dancing"), and neither is a picture. "This is my go-to place for writing inspiration" and "Right now
-    my writing is consuming me" share one."""
+    "dance"/"dancing"), or the one the shorter says ("abrimos de 9 a 14"), and neither is a picture. "This is my
+    go-to place for writing inspiration" and "Right now my writing is consuming me" share one of their two."""
     if _pictured(new) or _pictured(old):
         return False
     stems = [{w[:4] for w in _topic_words(_said(v), subject)} for v in (new, old)]
-    return len(stems[0] & stems[1]) >= 2
+    return len(stems[0] & stems[1]) >= min(2, *map(len, stems)) > 0
 
 
 def _restates(new: str, old: str) -> bool:

@@ -11,11 +11,11 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.backends.local_extractor.extractor import AMEND, AMEND_WORDS
 from memory_core.domain.access import Access
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource
 from memory_core.domain.text import fold
+from memory_core.domain.value_shapes import AMEND, AMEND_WORDS
 
 # How far back the fact a correction takes back may have been taught (as the extractor's recent subjects).
 AMEND_WINDOW = dt.timedelta(minutes=30)

@@ -40,7 +40,7 @@ from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.protected_topics import without_topic_mentions
-from memory_core.domain.value_shapes import EMAIL, PHONE
+from memory_core.domain.value_shapes import AMEND, AMEND_WORDS, EMAIL, PHONE
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES, GateCategory, GateScope
 
 MODEL = "local-extractor-v1"
@@ -407,13 +407,8 @@ def told_plainly(text: str, loose: bool = False) -> bool:
 _ALSO = re.compile(r"\b(?:also|too|as well|tambien|ademas)\b")
 # A message that takes back a value it just gave: "no perdona, es a 45", "sorry, my mistake, it's 30 days",
 # "actually it's 60, I got it wrong".
-AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
-                    r"me he equivocado|quise decir|queria decir|i mean|i meant|actually|en realidad|correction|"
-                    r"corrijo|rectifico)\b|\b(?:i got it wrong|got that wrong|me he equivocado|me equivoque|"
-                    r"i misremembered|my mistake|mi error|me lie)\b")
 _AMEND_DAYS = re.compile(r"\b(?:a|en|at|es a|son|it's|its|it is)\s+(\d{1,3})(?![.,]\d)(?:\s*(?:dias|days))?\b|"
                          r"\b(\d{1,3})\s*(?:dias|days)\b")
-AMEND_WORDS = 12
 
 
 def _subject_key(mention: Mention) -> str:
