@@ -144,3 +144,33 @@ def test_someone_else_s_staff_and_the_writer_s_family_are_not_the_business_s(
     org = factory.org()
     ana = factory.member(org, role="owner")
     assert {(s, lv) for s, lv, *_ in learnt(system_session, backend, org, ana, text)} == {(subject, level)}
+
+
+# --- the business's accountant, tax adviser, lawyer and insurer: one at a time, by name ------------------------------
+
+@pytest.mark.parametrize("text, attribute, name", [
+    ("Our accountant is Helen Price", "contable", "Helen Price"),
+    ("Nuestra contable es Helen Price", "contable", "Helen Price"),
+    ("Sam Green is our new lawyer.", "abogado", "Sam Green"),
+    ("Nuestro gestor es Pedro Ruiz", "gestoria", "Pedro Ruiz"),
+])
+def test_the_business_s_accountant_or_lawyer_is_the_business_s_by_name(factory, system_session, backend, text,
+                                                                        attribute, name):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert learnt(system_session, backend, org, ana, text) == [("org", "shared", "company", name, None, None)]
+    assert system_session.scalar(select(Memory.attribute).where(Memory.org_id == org.id)) == attribute
+
+
+def test_a_new_accountant_replaces_the_last(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    learnt(system_session, backend, org, ana, "Our accountant is Helen Price")
+    r = ingest_message(system_session, channel="web", conversation="chat-1", external_id="m-2", org_id=org.id,
+                       user_id=ana.id, phone=None, role="user", text="Our new accountant is Mark Evans")
+    system_session.commit()
+    process_message(system_session, r.message_id, backend)
+    system_session.commit()
+    rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.attribute == "contable")
+                                  .order_by(Memory.created_at)).all()
+    assert [(m.value, m.status) for m in rows] == [("Helen Price", "superseded"), ("Mark Evans", "active")]

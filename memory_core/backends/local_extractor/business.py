@@ -475,12 +475,19 @@ def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
             return
     m = _KEEPER_BEFORE.search(s.low)
     if m and not s.negated(m.start()):
-        run = re.search(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+[A-ZÁÉÍÓÚÑ][\w'\-]*){0,2})$", s.text[: m.start()])
-        words = run.group(1).split() if run else []
-        while words and fold(words[0]) in NOT_NAMES | NAME_STOP:  # "Now Lucy Sanchis handles..."
-            words = words[1:]
-        if words and fold(words[0]) not in _ASKING:
-            yield Found("persona_contacto", " ".join(words), "contact_or_org", m.start())
+        name = _name_before(s, m.start())
+        if name:
+            yield Found("persona_contacto", name, "contact_or_org", m.start())
+
+
+def _name_before(s: Sentence, end: int) -> str | None:
+    """The capitalised name that ends at `end` ("Now Lucy Sanchis| handles..."), without the words that open a
+    sentence; None for a question's "who" or "what"."""
+    run = re.search(r"([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+[A-ZÁÉÍÓÚÑ][\w'\-]*){0,2})$", s.text[:end])
+    words = run.group(1).split() if run else []
+    while words and fold(words[0]) in NOT_NAMES | NAME_STOP:
+        words = words[1:]
+    return " ".join(words) if words and fold(words[0]) not in _ASKING else None
 
 
 _PHONE = re.compile(r"(?<![\w+])(?:\+|00)?\d[\d .-]{7,15}\d(?!\w)")
@@ -603,7 +610,37 @@ def _rule_hours(s: Sentence) -> Iterator[Found]:
     yield Found("hora_apertura" if opens else "hora_cierre", value, "org", m.start())
 
 
+# The business's own accountant, tax adviser, lawyer or insurer, by name: "Our accountant is Helen Price", "nuestra
+# gestoría nueva es Gestoría Martín", "Sam Green is our lawyer". One at a time: a new one replaces the last.
+_ROLES = {"contable": "contable", "accountant": "contable", "bookkeeper": "contable", "gestor": "gestoria",
+          "gestora": "gestoria", "gestoria": "gestoria", "asesor fiscal": "gestoria", "asesora fiscal": "gestoria",
+          "asesor": "gestoria", "asesora": "gestoria", "asesoria": "gestoria", "tax advisor": "gestoria",
+          "tax adviser": "gestoria", "abogado": "abogado", "abogada": "abogado", "lawyer": "abogado",
+          "solicitor": "abogado", "attorney": "abogado", "aseguradora": "aseguradora", "insurer": "aseguradora",
+          "insurance broker": "aseguradora", "corredor de seguros": "aseguradora"}
+_ROLE = "(?P<role>" + "|".join(sorted(_ROLES, key=len, reverse=True)) + ")"
+_PROVIDER = re.compile(r"^(?:(?:ahora|now|from now on|a partir de (?:ahora|hoy)),?\s+)?(?:our|nuestr[oa])\s+"
+                       rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}(?:\s+nuev[oa])?\s+(?:is now|now is|ahora es|es ahora|is|es|"
+                       r"se llama|sera|will be)\s+")
+_PROVIDER_AFTER = re.compile(rf"\s+(?:is|es|sera|will be)\s+(?:now\s+|ahora\s+)?(?:our|nuestr[oa])\s+"
+                             rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}\b")
+
+
+def _rule_provider(s: Sentence) -> Iterator[Found]:
+    m = _PROVIDER.search(s.low)
+    if m:
+        name = name_at(s, m.end(), strong=False)
+        if name:
+            yield Found(_ROLES[m.group("role")], name, "org", m.start())
+        return
+    m = _PROVIDER_AFTER.search(s.low)
+    if m and not s.negated(m.start()):
+        name = _name_before(s, m.start())
+        if name:
+            yield Found(_ROLES[m.group("role")], name, "org", m.start())
+
+
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
-                  _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours)
+                  _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider)

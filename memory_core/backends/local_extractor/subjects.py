@@ -56,6 +56,10 @@ SENTENCE_TEMPLATES = {
     "deuda": "{who} debe {value}.",
     "pedido_minimo": "El pedido mínimo {of} es de {value}.",
     "cambio_precios": "Los precios {of}: {value}.",
+    "contable": "El contable {of} es {value}.",
+    "gestoria": "La gestoría {of} es {value}.",
+    "abogado": "El abogado {of} es {value}.",
+    "aseguradora": "La aseguradora {of} es {value}.",
 }
 # The same sentences in English, for facts read from English text.
 SENTENCE_TEMPLATES_EN = {
@@ -79,6 +83,8 @@ SENTENCE_TEMPLATES_EN = {
     "deuda": "{who} owes {value}.",
     "cambio_precios": "The prices {of}: {value}.",
     "pedido_minimo": "The minimum order {of} is {value}.",
+    "contable": "The accountant {of} is {value}.", "gestoria": "The tax adviser {of} is {value}.",
+    "abogado": "The lawyer {of} is {value}.", "aseguradora": "The insurer {of} is {value}.",
 }
 # Many-valued attributes named after their value ("mascota_max"): the sentence by prefix.
 PREFIX_TEMPLATES = {
