@@ -98,6 +98,8 @@ def test_a_span_longer_than_an_event_keeps_its_first_day_only(text):
     "Customers from the islands always pay upfront.",
     "Clients in Portugal pay by bank transfer only.",
     "Orders for Ibiza ship on Thursdays.",
+    "los pedidos de Mallorca salen los miércoles",  # a region, not a customer called Mallorca
+    "Orders from Scotland take three days to arrive.",
     "los envíos a Portugal tardan 3 días",
     "El repartidor nuevo se llama Iván y empieza el lunes",
     "The new delivery guy is called Tom, he starts next week.",

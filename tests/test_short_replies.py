@@ -85,6 +85,10 @@ def learnt(session, org, user):
     ("¿Sigues con el teatro?", "no, lo dejé cuando nació mi segundo hijo", "self", ("teatro", "segundo hijo")),
     # a place said as a phrase, longer than a few words
     ("¿Dónde tenéis el almacén?", "en el polígono de Vallecas, nave 4", "org", ("almacén", "Vallecas, nave 4")),
+    # ... and so is a manner
+    ("¿Cómo te gusta el gin-tonic?", "con mucho hielo y una rodaja de limón", "self", ("gin-tonic", "rodaja de limón")),
+    ("How do you like your steak?", "with a bit of pink in the middle and lots of pepper", "self",
+     ("steak", "lots of pepper")),
     # whose by the question: the business's premises, or the person's own day at them
     ("Is your shop open on Sundays?", "no, never on Sundays", "org", ("shop", "never")),
     ("What time does the warehouse close on Fridays?", "half past five", "org", ("warehouse", "half past five")),

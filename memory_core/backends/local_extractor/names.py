@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from memory_core.backends.local_extractor.places import PLACES
 from memory_core.backends.local_extractor.text import LEGAL_SUFFIXES, Sentence, fold, name_tokens, normalise_tax_id
 from memory_core.backends.local_extractor.units import FUNCTION_WORDS
 from memory_core.domain.dates import COUNTS
@@ -225,11 +226,19 @@ _GROUP_PLACE_BEFORE = re.compile(r"(?:^|\s)(?:clientes|customers|clients|buyers|
                                  r"(?:^|\s)(?:pedidos|orders)\s+(?:para|hacia|for)\s+(?:(?:the|la|las|los|el)\s+)?$")
 
 
+# Orders or customers "de"/"from" a name are that name's, unless it is a known region ("los pedidos de Mallorca").
+_GROUP_FROM_BEFORE = re.compile(r"(?:^|\s)(?:pedidos|orders|envios|entregas|shipments|deliveries|clientes|customers|"
+                                r"clients)\s+(?:de|del|from)\s+(?:(?:the|la|las|los|el)\s+)?$")
+
+
 def in_place(s: Sentence, start: int, end: int) -> bool:
     """The capitalised words at [start, end) name a street, square or road, or where a group of customers is or
-    orders go: not a person or a business (unless a company by its words, "los clientes de Hierros Olano")."""
-    return bool(_PLACE_BEFORE.search(s.low[:start]) or _PLACE_WORD.search(s.low[start:end].strip(" .,")) or
-                (_GROUP_PLACE_BEFORE.search(s.low[:start]) and not looks_like_company(s.text[start:end])))
+    orders go or come from: not a person or a business (unless a company by its words, "los clientes de Hierros
+    Olano"; orders "de" a name are that name's unless it is a known region, places.PLACES)."""
+    before, said = s.low[:start], s.low[start:end].strip(" .,")
+    return bool(_PLACE_BEFORE.search(before) or _PLACE_WORD.search(said) or
+                (_GROUP_PLACE_BEFORE.search(before) and not looks_like_company(s.text[start:end])) or
+                (_GROUP_FROM_BEFORE.search(before) and said in PLACES))
 
 
 def names_a_place(s: Sentence) -> bool:
