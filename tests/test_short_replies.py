@@ -85,6 +85,10 @@ def learnt(session, org, user):
     ("¿Sigues con el teatro?", "no, lo dejé cuando nació mi segundo hijo", "self", ("teatro", "segundo hijo")),
     # a place said as a phrase, longer than a few words
     ("¿Dónde tenéis el almacén?", "en el polígono de Vallecas, nave 4", "org", ("almacén", "Vallecas, nave 4")),
+    # a question typed without its "¿", after an interjection
+    ("jo, y a qué hora abrís los sábados?", "a las diez", "org", ("sábados", "a las diez")),
+    # what a customer owes, said roughly
+    ("How much does Harbor Foods owe you?", "about 3,600 euros", "name:harbor foods", ("3.600",)),
     # ... and so is a manner
     ("¿Cómo te gusta el gin-tonic?", "con mucho hielo y una rodaja de limón", "self", ("gin-tonic", "rodaja de limón")),
     ("How do you like your steak?", "with a bit of pink in the middle and lots of pepper", "self",

@@ -49,6 +49,7 @@ _EN_NOT_ON_THE_PERSON = re.compile(r"^(?:want|need|mind|know|think|agree|remembe
 _ES_PERSON = {"te": "me", "os": "nos", "tu": "mi", "tus": "mis", "vuestro": "nuestro", "vuestra": "nuestra",
               "vuestros": "nuestros", "vuestras": "nuestras", "ti": "mi", "contigo": "conmigo"}
 _EN_PERSON = {"you": "I", "your": "my", "yours": "mine", "yourself": "myself"}
+_EN_OBJECT = _EN_PERSON | {"you": "me"}  # after the verb: "How much do they owe you?" -> "they owe me"
 # What a business does: "What time do you open?" is asked of the business, "we open at ten".
 _EN_BUSINESS_VERBS = {"open", "close", "deliver", "ship", "charge", "invoice", "sell", "stock"}
 # Second person to first: the irregular ones; the rest by their ending ("vives" -> "vivo", "abrís" -> "abrimos").
@@ -88,10 +89,16 @@ def asks_what_lasts(turn: str) -> str | None:
     return "person" if _STILL_EN.match(question) else None
 
 
+# What may open a question typed without its "¿", before what it asks: "uf, cuánto te deben?", "y dónde vive?".
+_OPENER = re.compile(r"^(?:(?:uf+|uy|vaya|jo|jope|ostras|hala|anda|ah|oh|eh|bueno|pues|vale|ok|y|and|so|well|wow|"
+                     r"hmm)\b[\s,!.]*)+", re.IGNORECASE)
+
+
 def question_of(turn: str) -> str:
-    """The question a turn ends on: its last sentence that asks one, from its "¿" when it has one; else ""."""
+    """The question a turn ends on: its last sentence that asks one, from its "¿" when it has one, else without the
+    words that open it ("uf, ..."); "" when it asks none."""
     asked = next((part for part in reversed(list(split_sentences(turn))) if part.endswith("?")), "")
-    return clean_value(asked[asked.rfind("¿"):] if "¿" in asked else asked)
+    return clean_value(asked[asked.rfind("¿"):] if "¿" in asked else _OPENER.sub("", asked))
 
 
 def _person(text: str, table: dict[str, str]) -> str:
@@ -228,12 +235,12 @@ def _english(question: str, reply: str) -> str | None | bool:
     if not m:
         return False
     verb = m.group("verb")
-    if re.search(rf"\b{verb}", fold(reply)):
-        return None  # "she lives in Leeds": the reply says it whole
+    if re.search(rf"\b{verb}", fold(reply)) or re.match(r"(?:i|we|i'm|we're|my|our)\b", fold(reply)):
+        return None  # "she lives in Leeds", "I teach": the reply says it whole
     if fold(m.group("aux")) == "does":
         verb = _third(verb)
     unit = m.group("unit") if m.group("unit") and _BARE_NUMBER.match(fold(reply)) else ""
-    rest = _person(m.group("rest"), _EN_PERSON)
+    rest = _person(m.group("rest"), _EN_OBJECT)
     subject = "we" if m.group("subj").lower() == "you" and verb in _EN_BUSINESS_VERBS else \
         _person(m.group("subj"), _EN_PERSON)
     return " ".join(p for p in (subject, verb + rest, reply, unit) if p)

@@ -392,9 +392,11 @@ def _rule_delivery_day(s: Sentence) -> Iterator[Found]:
 # Amounts a family knows the type of, normalised as "1.200 €": what a contact owes, a minimum order.
 _MONEY = (r"(?P<a>(?P<pre>[€$£])\s*(?P<n1>\d[\d.,]*)|(?P<n2>\d[\d.,]*)\s*(?P<post>€|euros?|eur|dollars?|\$|"
           r"pounds?|libras?|£))")
+# "unos 3.600 euros", "about 3,600 euros": the amount as said, which the value keeps without the "about".
+_ABOUT = r"(?:unos\s+|unas\s+|alrededor de\s+|cerca de\s+|casi\s+|about\s+|around\s+|nearly\s+|almost\s+|roughly\s+)?"
 _MONEY_FACTS = [(re.compile(p), attribute) for p, attribute in (
-    (rf"\b(?:nos|me)\s+debe(?:n)?\s+(?:todavia\s+|aun\s+|still\s+)?{_MONEY}", "deuda"),
-    (rf"\bowes?\s+(?:us|me)\s+(?:still\s+)?{_MONEY}", "deuda"),
+    (rf"\b(?:nos|me)\s+debe(?:n)?\s+(?:todavia\s+|aun\s+|still\s+)?{_ABOUT}{_MONEY}", "deuda"),
+    (rf"\bowes?\s+(?:us|me)\s+(?:still\s+)?{_ABOUT}{_MONEY}", "deuda"),
     (rf"\b(?:el\s+)?pedido\s+minimo(?:\s+(?:de|para)\s+(?P<of>.+?))?\s+es\s+(?:ahora\s+)?(?:de\s+)?{_MONEY}",
      "pedido_minimo"),
     (rf"\b(?:(?P<of>\S+(?:\s+\S+){{0,3}}?)'s\s+)?minimum\s+order(?:\s+(?:at|for|with)\s+(?P<of2>.+?))?\s+is\s+"
