@@ -196,7 +196,7 @@ def test_special_category_data_is_never_learnt_in_the_background(factory, system
 
 
 @pytest.mark.parametrize("text", ["Voy a Alcohólicos Anónimos los lunes", "Ya no voy a misa los domingos",
-                                  "My therapist says I should take Fridays off"])
+                                  "My therapist says I should take Fridays off", "He dejado de fumar hace tres meses"])
 def test_a_routine_that_tells_health_or_faith_is_never_learnt(factory, system_session, backend, text):
     org = factory.org()
     ana = factory.member(org, role="owner")

@@ -21,7 +21,8 @@ from tests.support.migrations import migration
 def _seed() -> list[Exclusion]:
     return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED] + \
         [Exclusion("special", name, pattern, None, description)
-         for name, pattern, description in migration("w2_special_patterns").ROWS]
+         for seeded in ("w2_special_patterns", "w5_special_smoking")
+         for name, pattern, description in migration(seeded).ROWS]
 
 
 SEED = _seed()
@@ -127,6 +128,10 @@ def test_an_iban_is_a_bank_account_not_a_card():
     ("my therapist says I should slow down", "mental_health"),
     ("Ya no voy a misa los domingos", "worship"),
     ("we go to church every Sunday", "worship"),
+    ("He dejado de fumar hace tres meses", "smoking_drinking"),
+    ("I quit drinking last year", "smoking_drinking"),
+    ("mi socio fuma como un carretero, fumador de toda la vida", "smoking_drinking"),
+    ("she vapes at work", "smoking_drinking"),
 ])
 def test_special_categories(text, rule):
     result = verdict(text)
@@ -152,6 +157,8 @@ def test_special_categories(text, rule):
     "Voy a pilates los martes",
     "our physiotherapist comes on Thursdays",
     "la rehabilitación de la fachada acaba en mayo",
+    "no se puede fumar en la tienda",  # a rule of the premises, no one's habit
+    "the smoking area is behind the warehouse",
 ])
 def test_ordinary_business_facts_pass_clean(text):
     assert verdict(text).clean, (text, verdict(text))

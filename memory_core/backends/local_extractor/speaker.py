@@ -16,7 +16,9 @@ FIRST_SINGULAR = re.compile(r"\b(?:yo|me|mi|mis|conmigo|i|i'm|i've|i'd|my|myself
 # message the gate already passed (`loose`).
 _FIRST_SINGULAR_PRETERITE = re.compile(r"\b(?:fui|estuve|tuve|hice|puse|pude|supe|quise|anduve|conduje|traduje)\b")
 _FIRST_SINGULAR_VERB = re.compile(r"\b(?:he\s+(?:\w+(?:ado|ido)|hecho|puesto|visto|escrito|dicho|vuelto|abierto|roto)|"
-                                  r"tengo|estoy|voy|salgo|hago|vengo|sigo|llevo|empiezo|acabo|necesito|quiero|puedo)\b")
+                                  r"tengo|estoy|voy|salgo|hago|vengo|sigo|llevo|empiezo|acabo|necesito|quiero|puedo|"
+                                  r"juego|practico|entreno|corro|nado|bailo|canto|toco|pinto|estudio|"
+                                  r"(?<!el )(?<!mi )(?<!tu )(?<!su )(?<!un )trabajo)\b")
 
 
 # "Le ayudo los fines de semana", "les pago en mano": "le"/"les" (never an article) and a verb in "-o" as typed.
