@@ -111,10 +111,12 @@ def is_order(s: Sentence) -> bool:
     return bool(_ORDER_START.match(s.low[start.end():] if start else s.low)) and not DURABLE.search(s.low)
 
 
+# The words of a maybe (folded): here and in what a contact's terms are said as (fallback.TENTATIVE).
+MAYBE = r"a lo mejor|quizas?|tal vez|maybe|perhaps|puede que|might"
 _HYPOTHETICAL = re.compile(
     r"\b(?:si(?!\s*[,.!])|if|supongamos|suponiendo|supon|imagina|imaginemos|imagine|suppose|supposing|hipoteticamente|"
-    r"hypothetically|en caso de que|en el caso de que|what if|ojala|a lo mejor|quizas?|tal vez|maybe|"
-    r"perhaps|puede que|seria|podria|deberia|pagaria|tendria|would(?! rather)|might|could|creo que|me parece que|"
+    rf"hypothetically|en caso de que|en el caso de que|what if|ojala|{MAYBE}|"
+    r"seria|podria|deberia|pagaria|tendria|would(?! rather)|could|creo que|me parece que|"
     r"supongo que|no estoy segur[oa]|no se si|i think(?! (?:of|about)\b)|i guess|not sure)\b|"
     # "igual subimos un 5%": "igual" opening a clause before its verb is "maybe" (not "igual que", "igual de").
     r"(?:^|[,;]\s*)igual\s+(?!que\b|de\b|para\b|a\b|con\b|en\b|el\b|la\b|los\b|las\b|un\b|una\b)\w+")

@@ -22,7 +22,7 @@ from memory_core.backends.local_extractor.answers import (
     question_of,
     reads_as_reply,
 )
-from memory_core.backends.local_extractor.clauses import is_order, statement, strip_lead
+from memory_core.backends.local_extractor.clauses import MAYBE, is_order, statement, strip_lead
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
     Mention,
@@ -641,8 +641,7 @@ def _without_span(text: str, start: int, end: int) -> str:
 # A customer's or supplier's term said as a maybe, a wish or an "if" ("igual cambiamos a X a 90 días", "maybe we'll
 # move X to 60 days", "si X pagara a 30...") or as how it was once ("hace años X pagaba a 120", "back in 2019 X used
 # to deliver on fridays"): no note of what the contact does now.
-TENTATIVE = re.compile(r"^(?:igual|a lo mejor|quizas?|puede que|tal vez|maybe|perhaps)\b|\b(?:puede que|a lo mejor|"
-                        r"quizas?|tal vez|maybe|perhaps|might|ya veremos|we'll see|what if)\b|"
+TENTATIVE = re.compile(rf"^igual\b|\b(?:{MAYBE}|ya veremos|we'll see|what if)\b|"
                         r"\bif\b[^,.;]*\b(?:paid|were|was|had|did|moved|switched|changed|went|charged|delivered)\b|"
                         r"\bsi\b[^,.;]*\b\w+(?:ara|iera|ase|iese)(?:n|mos)?\b")
 NO_LONGER_SO = re.compile(r"\b(?:used to|back in \d{4}|back then|years ago|in the past|(?<!desde )hace (?:\w+\s+)?(?:anos|"
