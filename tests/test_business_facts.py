@@ -176,3 +176,33 @@ def test_a_new_accountant_replaces_the_last(factory, system_session, backend):
     rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.attribute == "contable")
                                   .order_by(Memory.created_at)).all()
     assert [(m.value, m.status) for m in rows] == [("Helen Price", "superseded"), ("Mark Evans", "active")]
+
+
+# --- birthdays and anniversaries: every year, not an event that is past once its day is ------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("Mi cumpleaños es el 3 de mayo", "3 de mayo"),
+    ("El cumpleaños de mi hija es el 20 de febrero", "20 de febrero"),
+    ("my husband's birthday is on March 14th", "March 14th"),
+    ("Our wedding anniversary is June 2nd", "June 2nd"),
+])
+def test_a_birthday_is_the_person_s_every_year_not_a_dated_event(factory, system_session, backend, on_sunday, text,
+                                                                  value):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert learnt(system_session, backend, org, ana, text) == [("self", "personal", "person", value, None, None)]
+
+
+def test_a_birthday_said_again_replaces_the_one_said_before(factory, system_session, backend, on_sunday):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    learnt(system_session, backend, org, ana, "El cumpleaños de mi hija es el 20 de febrero")
+    r = ingest_message(system_session, channel="web", conversation="chat-1", external_id="m-2", org_id=org.id,
+                       user_id=ana.id, phone=None, role="user", text="perdona, el cumpleaños de mi hija es el 21 de febrero")
+    system_session.commit()
+    process_message(system_session, r.message_id, backend)
+    system_session.commit()
+    rows = system_session.scalars(select(Memory).where(Memory.owner_user_id == ana.id)).all()
+    assert {(m.attribute, m.value, m.status) for m in rows} == {("cumpleanos_hija", "20 de febrero", "superseded"),
+                                                                ("cumpleanos_hija", "21 de febrero", "active")}
+    assert all("hija" in m.sentence for m in rows)

@@ -60,11 +60,11 @@ SINGLE_VALUED = frozenset({
     "retencion_irpf", "nif", "razon_social", "actividad", "cuenta_bancaria", "email", "telefono", "descuento",
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
     "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
-    "cambio_precios", "contable", "gestoria", "abogado", "aseguradora",
+    "cambio_precios", "contable", "gestoria", "abogado", "aseguradora", "cumpleanos", "aniversario",
 })
 # Families named after their object that hold one value each: what a person does not eat, food by food ("no come
-# carne", then "vuelve a comer carne").
-SINGLE_VALUED_PREFIXES = ("no_come_",)
+# carne", then "vuelve a comer carne"); a relative's birthday.
+SINGLE_VALUED_PREFIXES = ("no_come_", "cumpleanos_")
 
 
 def single_valued(family: str) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english
-from memory_core.domain.dates import find_date, span_until
+from memory_core.domain.dates import MONTHS, find_date, span_until
 
 _NAME_CUES = [
     (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),
@@ -456,4 +456,32 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
         return
 
 
-PERSONAL_RULES = (_rule_pets, _rule_job, _rule_home, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)
+# A birthday or an anniversary comes back every year: a fact of the person (no event that is past once its day is),
+# the day as said. "Mi cumpleaños es el 3 de mayo", "my daughter's birthday is on March 14th", "cumplo años el 9 de
+# julio", "nuestro aniversario es el 2 de junio".
+KIN = {"hija": "hija", "hijo": "hijo", "mujer": "mujer", "esposa": "mujer", "marido": "marido", "esposo": "marido",
+       "madre": "madre", "padre": "padre", "hermano": "hermano", "hermana": "hermana", "pareja": "pareja",
+       "daughter": "hija", "son": "hijo", "wife": "mujer", "husband": "marido", "mother": "madre", "mum": "madre",
+       "mom": "madre", "father": "padre", "dad": "padre", "brother": "hermano", "sister": "hermana",
+       "partner": "pareja"}
+_MONTH_WORD = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+_DAY_OF_YEAR = (rf"(?:el\s+(?:dia\s+)?|on\s+(?:the\s+)?|the\s+)?(?P<day>\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?"
+                rf"{_MONTH_WORD}|{_MONTH_WORD}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b")
+_KIN_WORD = "(?P<kin>" + "|".join(sorted(KIN, key=len, reverse=True)) + ")"
+_YEARLY = re.compile(
+    rf"\b(?:(?:mi|my)\s+(?:{_KIN_WORD}(?:'s)?\s+)?(?P<b>cumpleanos|cumple|birthday)|el\s+(?P<b2>cumpleanos|cumple)\s+de\s+"
+    rf"mi\s+{_KIN_WORD.replace('kin', 'kin2')}|(?P<b3>cumplo anos)|(?:nuestro|our)\s+(?:wedding\s+)?"
+    rf"(?P<a>aniversario|anniversary)(?:\s+de\s+boda)?)\s+(?:es\s+|is\s+|sera\s+|will be\s+)?{_DAY_OF_YEAR}")
+
+
+def _rule_yearly(s: Sentence) -> Iterator[Found]:
+    m = _YEARLY.search(s.low)
+    if m is None or s.negated(m.start()):
+        return
+    day = clean_value(s.text[m.start("day"):m.end("day")])
+    kin = m.group("kin") or m.group("kin2")
+    attribute = "aniversario" if m.group("a") else f"cumpleanos_{KIN[kin]}" if kin else "cumpleanos"
+    yield Found(attribute, day, "self", m.start())
+
+
+PERSONAL_RULES = (_rule_yearly, _rule_pets, _rule_job, _rule_home, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)

@@ -56,6 +56,8 @@ SENTENCE_TEMPLATES = {
     "deuda": "{who} debe {value}.",
     "pedido_minimo": "El pedido mínimo {of} es de {value}.",
     "cambio_precios": "Los precios {of}: {value}.",
+    "cumpleanos": "{who} cumple años el {value}.",
+    "aniversario": "El aniversario {of} es el {value}.",
     "contable": "El contable {of} es {value}.",
     "gestoria": "La gestoría {of} es {value}.",
     "abogado": "El abogado {of} es {value}.",
@@ -83,6 +85,7 @@ SENTENCE_TEMPLATES_EN = {
     "deuda": "{who} owes {value}.",
     "cambio_precios": "The prices {of}: {value}.",
     "pedido_minimo": "The minimum order {of} is {value}.",
+    "cumpleanos": "The birthday {of} is on {value}.", "aniversario": "The anniversary {of} is on {value}.",
     "contable": "The accountant {of} is {value}.", "gestoria": "The tax adviser {of} is {value}.",
     "abogado": "The lawyer {of} is {value}.", "aseguradora": "The insurer {of} is {value}.",
 }
@@ -92,6 +95,7 @@ PREFIX_TEMPLATES = {
     "aficion_": ("A {whom} le gusta {value}.", "{who} enjoys {value}."),
     "instrumento_": ("{who} toca {value}.", "{who} plays the {value}."),
     "no_come_": ("{who} {value}.", "{who} {value}."),
+    "cumpleanos_": ("El cumpleaños de {kin} {of} es el {value}.", "The birthday of the {kin} {of} is on {value}."),
     # One named member of a plural relation ("tengo dos críos, Pau y Marina"): a fact each.
     "hijos_": ("Uno de los hijos {of} se llama {value}.", "One of the children {of} is called {value}."),
     "hijo_": ("{who} tiene un hijo que se llama {value}.", "{who} has a son called {value}."),
@@ -190,7 +194,15 @@ def sentence_for(attribute: str, subject: Subject, value: str, english: bool = F
         value = f"a {value}" if value == "fin de mes" and not english else value
     if english:
         value = english_value(value)
-    return template.format(who=who, of=of, whom=whom, value=value, attribute=attribute.replace("_", " "))
+    kin = _KIN_SAID.get(attribute.rsplit("_", 1)[-1], ("", ""))[english]
+    return template.format(who=who, of=of, whom=whom, value=value, kin=kin, attribute=attribute.replace("_", " "))
+
+
+# A relative named in an attribute ("cumpleanos_hija"), as a sentence says them.
+_KIN_SAID = {"hija": ("la hija", "daughter"), "hijo": ("el hijo", "son"), "mujer": ("la mujer", "wife"),
+             "marido": ("el marido", "husband"), "madre": ("la madre", "mother"), "padre": ("el padre", "father"),
+             "hermano": ("el hermano", "brother"), "hermana": ("la hermana", "sister"),
+             "pareja": ("la pareja", "partner")}
 
 
 # Values are stored in one canonical (Spanish) form, so a term said in either language supersedes the other;
