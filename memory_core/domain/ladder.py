@@ -218,7 +218,6 @@ def _note_topic(attribute: str) -> str | None:
     return parts[1] if len(parts) > 2 and parts[0] == "nota" else None
 
 
-
 def write_memory(session: Session, access: Access, org: Organization | None, fact: Fact, *,
                  source: Source | None = None, explicit: bool = False, level: str | None = None,
                  embed: Embed | None = None, embed_model: str | None = None, origin: str | None = None,
@@ -402,9 +401,13 @@ class _Writer:
             # important to help people..." and "It's important to help family..."; two photos).
             typed = _rule_family(self.fact.attribute)
             note = self.fact.attribute.startswith("nota")
-            closest = self._closest([m for m in candidates if not (typed and _rule_family(m.attribute)) and not (
-                note and m.attribute.startswith("nota") and not _same_topic(self.fact.value, m.value, m.subject))],
-                CORRECTION_SIMILARITY)
+
+            def replaceable(m: Memory) -> bool:
+                if typed and _rule_family(m.attribute):
+                    return False
+                return not (note and m.attribute.startswith("nota")) or _same_topic(self.fact.value, m.value, m.subject)
+
+            closest = self._closest([m for m in candidates if replaceable(m)], CORRECTION_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
         closest = self._closest(candidates, SAME_FACT_SIMILARITY)
