@@ -250,6 +250,13 @@ def test_the_bank_one_works_at_is_an_employer_not_an_account(database, backend, 
     assert [(m["attribute"], m["value"], m["category"]) for m in active] == [("empleador", employer, "person")]
 
 
+def test_the_bank_someone_at_a_customer_works_at_is_no_account_of_that_customer(database, backend):
+    """The same rule for a note on a contact: the bank is where Luis works, no new account of Hierros Olano."""
+    active, _, memories = _run(database, backend, "Luis, el contable de Hierros Olano, trabaja en el Santander los lunes")
+    assert not [m for m in memories if m["status"] == "proposed" or m["attribute"] == "cuenta_bancaria"]
+    assert [m["subject"] for m in active] == ["name:hierros olano"]
+
+
 @pytest.mark.parametrize("before, after", [
     ("This is my go-to place for writing inspiration", "Right now my writing is consuming me"),
     ("Even though mine is small, I rely on them for strength", "Even though I kept falling off, now I keep trying"),

@@ -55,12 +55,10 @@ from memory_core.backends.local_extractor.text import (
 )
 from memory_core.backends.local_extractor.third_person import event_what, third_person
 from memory_core.backends.local_extractor.topics import (
-    BANK_TOPIC,
-    PAID_BY_TRANSFER,
     STOP,
     TOPICS,
-    WORKS_AT,
     content_words,
+    speaks_of_a_bank,
     trades_with,
     without_idioms,
 )
@@ -70,7 +68,7 @@ from memory_core.domain.dates import find_date, span_until
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.model_port import ExtractionContext, Fact
-from memory_core.domain.policy import find_bank_account, without_account_roles
+from memory_core.domain.policy import find_bank_account
 from memory_core.domain.vocabulary import GATE_CATEGORIES
 
 VALUE_MAX_CHARS = 200
@@ -571,7 +569,7 @@ def _attribute(low: str, subject: str, stored: tuple[str, ...], label: str, hint
     # hint is the question a short answer replies to: its topic counts when the answer has none.
     body = low.replace(fold(label), " ") if label else low
     contact = subject.startswith(("contact:", "name:"))
-    if contact and BANK_TOPIC.search(without_account_roles(body)):
+    if contact and speaks_of_a_bank(body):
         return "cuenta_bancaria"
     topic, regex = "", None
     for text in (body, hint.replace(fold(label), " ") if label else hint):
@@ -660,8 +658,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
          category: str, scope: str | None) -> Fact | None:
     """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
     whole = context.message or ""
-    bank = bool(BANK_TOPIC.search(without_account_roles(WORKS_AT.sub(" ", PAID_BY_TRANSFER.sub(" ", fold(whole)))))) or \
-        find_bank_account(whole) is not None
+    bank = speaks_of_a_bank(fold(whole)) or find_bank_account(whole) is not None
     s = strip_lead(s)
     view = states_a_view(s.text)
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers; after a

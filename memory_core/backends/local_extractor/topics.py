@@ -7,6 +7,7 @@ import re
 from memory_core.backends.local_extractor.speaker import FIRST_PLURAL, FIRST_SINGULAR
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS
 from memory_core.backends.local_extractor.text import Sentence
+from memory_core.domain.policy import without_account_roles
 
 # Function words and fillers: never a topic word.
 STOP = set("""
@@ -42,6 +43,12 @@ WORKS_AT = re.compile(r"\b(?:trabaj\w*|curr(?:o|a|as|an)|works?|working|worked|e
 # Paying by transfer is a way to pay, not an account: "Clients in Portugal pay by bank transfer only".
 PAID_BY_TRANSFER = re.compile(r"\b(?:by|via|through|por|mediante|con)\s+(?:bank\s+)?transfers?(?:\s+bancarias?)?\b|"
                               r"\b(?:por|mediante|con)\s+transferencias?(?:\s+bancarias?)?\b")
+
+
+def speaks_of_a_bank(low: str) -> bool:
+    """Folded text names a bank, an account or a transfer to one: not paying by transfer, the bank someone works
+    at, nor a role named after accounts ("account manager")."""
+    return bool(BANK_TOPIC.search(without_account_roles(WORKS_AT.sub(" ", PAID_BY_TRANSFER.sub(" ", low)))))
 TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, other) for p, own, other in (
     (r"\b(?:como te llamas|como quieres que te llame|como te llamo|tu nombre|your name|call you|what should i call)\b",
      "nombre", "persona_contacto"),
