@@ -102,7 +102,10 @@ def member_attribute(relation: str, name: str) -> str:
     """The attribute of one named member of a plural relation: hija_lucia, hijos_pau, hermano_luis."""
     base = _MEMBER_OF.get(relation, _RELATIVES[relation])
     return f"{base}_{re.sub(r'[^a-z0-9]+', '_', fold(name)).strip('_')}"
-_REL = "(?P<rel>" + "|".join(sorted(_RELATIVES, key=len, reverse=True)) + ")"
+
+
+_RELATIVE = "|".join(sorted(_RELATIVES, key=len, reverse=True))
+_REL = f"(?P<rel>{_RELATIVE})"
 _FAMILY = [
     (re.compile(rf"\b(?:mi|mis|my)\s+{_REL}(?:\s+(?:mayor|menor|pequeno|pequena|pequenos|little|older|younger|eldest|youngest))?(?:(?:'s|s'|')\s+names?\s+(?:is|are)|\s+se llaman?|\s+is called|\s+is named|\s+are called)\s+"), True),
     (re.compile(rf"\b(?:tengo|tenemos|i have|we have|i've got|we've got)\s+(?:un|una|dos|tres|cuatro|cinco|a|an|two|three|four|five|\d)\s+"
@@ -459,15 +462,10 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
 # A birthday or an anniversary comes back every year: a fact of the person (no event that is past once its day is),
 # the day as said. "Mi cumpleaños es el 3 de mayo", "my daughter's birthday is on March 14th", "cumplo años el 9 de
 # julio", "nuestro aniversario es el 2 de junio".
-KIN = {"hija": "hija", "hijo": "hijo", "mujer": "mujer", "esposa": "mujer", "marido": "marido", "esposo": "marido",
-       "madre": "madre", "padre": "padre", "hermano": "hermano", "hermana": "hermana", "pareja": "pareja",
-       "daughter": "hija", "son": "hijo", "wife": "mujer", "husband": "marido", "mother": "madre", "mum": "madre",
-       "mom": "madre", "father": "padre", "dad": "padre", "brother": "hermano", "sister": "hermana",
-       "partner": "pareja"}
 _MONTH_WORD = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _DAY_OF_YEAR = (rf"(?:el\s+(?:dia\s+)?|on\s+(?:the\s+)?|the\s+)?(?P<day>\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?"
                 rf"{_MONTH_WORD}|{_MONTH_WORD}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b")
-_KIN_WORD = "(?P<kin>" + "|".join(sorted(KIN, key=len, reverse=True)) + ")"
+_KIN_WORD = f"(?P<kin>{_RELATIVE})"
 _YEARLY = re.compile(
     rf"\b(?:(?:mi|my)\s+(?:{_KIN_WORD}(?:'s)?\s+)?(?P<b>cumpleanos|cumple|birthday)|el\s+(?P<b2>cumpleanos|cumple)\s+de\s+"
     rf"mi\s+{_KIN_WORD.replace('kin', 'kin2')}|(?P<b3>cumplo anos)|(?:nuestro|our)\s+(?:wedding\s+)?"
@@ -480,7 +478,7 @@ def _rule_yearly(s: Sentence) -> Iterator[Found]:
         return
     day = clean_value(s.text[m.start("day"):m.end("day")])
     kin = m.group("kin") or m.group("kin2")
-    attribute = "aniversario" if m.group("a") else f"cumpleanos_{KIN[kin]}" if kin else "cumpleanos"
+    attribute = "aniversario" if m.group("a") else f"cumpleanos_{_RELATIVES[kin]}" if kin else "cumpleanos"
     yield Found(attribute, day, "self", m.start())
 
 

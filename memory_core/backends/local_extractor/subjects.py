@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, in_place, name_runs, typed_lower, typed_lower_name
 from memory_core.backends.local_extractor.text import Sentence, normalise_name
+from memory_core.domain.labels import ENGLISH_LABELS
 from memory_core.domain.model_port import KnownContact
 
 SUPPLIER_WORDS = re.compile(r"\b(?:proveedor|proveedora|proveedores|supplier|vendor|nos vende|nos suministra|"
@@ -194,15 +195,16 @@ def sentence_for(attribute: str, subject: Subject, value: str, english: bool = F
         value = f"a {value}" if value == "fin de mes" and not english else value
     if english:
         value = english_value(value)
-    kin = _KIN_SAID.get(attribute.rsplit("_", 1)[-1], ("", ""))[english]
+    kin = _relative_said(attribute.rsplit("_", 1)[-1], english) if "{kin}" in template else ""
     return template.format(who=who, of=of, whom=whom, value=value, kin=kin, attribute=attribute.replace("_", " "))
 
 
-# A relative named in an attribute ("cumpleanos_hija"), as a sentence says them.
-_KIN_SAID = {"hija": ("la hija", "daughter"), "hijo": ("el hijo", "son"), "mujer": ("la mujer", "wife"),
-             "marido": ("el marido", "husband"), "madre": ("la madre", "mother"), "padre": ("el padre", "father"),
-             "hermano": ("el hermano", "brother"), "hermana": ("la hermana", "sister"),
-             "pareja": ("la pareja", "partner")}
+_ARTICLE = {"hija": "la", "pareja": "la", "madre": "la", "hermana": "la", "hijos": "los"}
+
+
+def _relative_said(relative: str, english: bool) -> str:
+    """A relative named in an attribute ("cumpleanos_hija", see personal.RELATIVES) as a sentence says them."""
+    return ENGLISH_LABELS.get(relative, relative) if english else f"{_ARTICLE.get(relative, 'el')} {relative}"
 
 
 # Values are stored in one canonical (Spanish) form, so a term said in either language supersedes the other;
