@@ -26,13 +26,19 @@ def on_sunday():
         yield
 
 
-def learnt(session, backend, org, user, text):
-    """The active memories one message taught: (subject, level, category, value, event_date, event_until)."""
-    r = ingest_message(session, channel="web", conversation="chat-1", external_id="m-1", org_id=org.id,
+def say(session, backend, org, user, text, external_id="m-1"):
+    """One message of `user` in the web chat, stored and processed by the pipeline; what it made of it."""
+    r = ingest_message(session, channel="web", conversation="chat-1", external_id=external_id, org_id=org.id,
                        user_id=user.id, phone=None, role="user", text=text)
     session.commit()
     out = process_message(session, r.message_id, backend)
     session.commit()
+    return out
+
+
+def learnt(session, backend, org, user, text):
+    """The active memories one message taught: (subject, level, category, value, event_date, event_until)."""
+    out = say(session, backend, org, user, text)
     assert out.outcome == "learnt", out.reason
     rows = session.scalars(select(Memory).where(Memory.status == "active", (Memory.org_id == org.id) |
                                                 (Memory.owner_user_id == user.id))).all()
@@ -126,12 +132,7 @@ def test_orders_from_or_placed_with_a_named_business_stay_that_business_s(factor
 def test_a_bank_account_is_still_no_note_of_the_business(factory, system_session, backend):
     org = factory.org()
     ana = factory.member(org, role="owner")
-    r = ingest_message(system_session, channel="web", conversation="chat-1", external_id="m-1", org_id=org.id,
-                       user_id=ana.id, phone=None, role="user",
-                       text="Clients in Portugal pay by bank transfer to ES91 2100 0418 4502 0005 1332")
-    system_session.commit()
-    process_message(system_session, r.message_id, backend)
-    system_session.commit()
+    say(system_session, backend, org, ana, "Clients in Portugal pay by bank transfer to ES91 2100 0418 4502 0005 1332")
     notes = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.subject == "org",
                                                         Memory.status == "active")).all()
     assert not any("2100" in (m.value + m.sentence) for m in notes)
@@ -168,11 +169,7 @@ def test_a_new_accountant_replaces_the_last(factory, system_session, backend):
     org = factory.org()
     ana = factory.member(org, role="owner")
     learnt(system_session, backend, org, ana, "Our accountant is Helen Price")
-    r = ingest_message(system_session, channel="web", conversation="chat-1", external_id="m-2", org_id=org.id,
-                       user_id=ana.id, phone=None, role="user", text="Our new accountant is Mark Evans")
-    system_session.commit()
-    process_message(system_session, r.message_id, backend)
-    system_session.commit()
+    say(system_session, backend, org, ana, "Our new accountant is Mark Evans", external_id="m-2")
     rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.attribute == "contable")
                                   .order_by(Memory.created_at)).all()
     assert [(m.value, m.status) for m in rows] == [("Helen Price", "superseded"), ("Mark Evans", "active")]
@@ -197,11 +194,7 @@ def test_a_birthday_said_again_replaces_the_one_said_before(factory, system_sess
     org = factory.org()
     ana = factory.member(org, role="owner")
     learnt(system_session, backend, org, ana, "El cumpleaños de mi hija es el 20 de febrero")
-    r = ingest_message(system_session, channel="web", conversation="chat-1", external_id="m-2", org_id=org.id,
-                       user_id=ana.id, phone=None, role="user", text="perdona, el cumpleaños de mi hija es el 21 de febrero")
-    system_session.commit()
-    process_message(system_session, r.message_id, backend)
-    system_session.commit()
+    say(system_session, backend, org, ana, "perdona, el cumpleaños de mi hija es el 21 de febrero", external_id="m-2")
     rows = system_session.scalars(select(Memory).where(Memory.owner_user_id == ana.id)).all()
     assert {(m.attribute, m.value, m.status) for m in rows} == {("cumpleanos_hija", "20 de febrero", "superseded"),
                                                                 ("cumpleanos_hija", "21 de febrero", "active")}
