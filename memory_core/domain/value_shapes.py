@@ -42,14 +42,19 @@ _SAME_CHANNEL = {"mail": "email", "correo": "email", "correoelectronico": "email
                  "post": "correopostal", "carta": "correopostal"}
 _SAID = {"miercoles": "miércoles", "sabado": "sábado"}
 
-# A short message that takes back what was just said ("no perdona, es a 45", "sorry, my mistake, it's 30 days"), of
-# at most AMEND_WORDS words: the extractor reads the statement it makes about the talk's subject, and the pipeline
-# replaces the number of the writer's last fact (learning/amendments.py).
-AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
+# The words that take back what was just said, in a message of at most AMEND_WORDS words (`takes_back`).
+_AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
                     r"me he equivocado|quise decir|queria decir|i mean|i meant|actually|en realidad|correction|"
                     r"corrijo|rectifico)\b|\b(?:i got it wrong|got that wrong|me he equivocado|me equivoque|"
                     r"i misremembered|my mistake|mi error|me lie)\b")
 AMEND_WORDS = 12
+
+
+def takes_back(low: str) -> bool:
+    """A folded message is a short one that takes back what was just said ("no perdona, es a 45", "sorry, my mistake,
+    it's 30 days"), and asks nothing: the extractor reads the statement it makes about the talk's subject, and the
+    pipeline replaces the number of the writer's last fact (learning/amendments.py)."""
+    return bool(_AMEND.search(low)) and len(low.split()) <= AMEND_WORDS and "?" not in low
 
 # A sentence that says something has changed (beyond the pipeline's corrections: "ahora", "no longer"...).
 CHANGE = re.compile(

@@ -15,7 +15,7 @@ from memory_core.domain.access import Access
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource
 from memory_core.domain.text import fold
-from memory_core.domain.value_shapes import AMEND, AMEND_WORDS
+from memory_core.domain.value_shapes import takes_back
 
 # How far back the fact a correction takes back may have been taught (as the extractor's recent subjects).
 AMEND_WINDOW = dt.timedelta(minutes=30)
@@ -33,7 +33,7 @@ def amended_fact(session: Session, access: Access, text: str, conversation_id: u
     """The last fact taught in the conversation by this writer with its one number replaced by the message's, or
     None: no correction, no number in it, no such fact, or a fact with no number or several."""
     low = fold(text)
-    if conversation_id is None or not AMEND.search(low) or len(low.split()) > AMEND_WORDS or "?" in text:
+    if conversation_id is None or not takes_back(low):
         return None
     numbers = _NUMBER.findall(text)
     if len(numbers) != 1 or len([w for w in re.findall(r"[a-z']+", low) if w not in _SAYS_ONLY]) > 1:

@@ -40,7 +40,7 @@ from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
 from memory_core.domain.protected_topics import without_topic_mentions
-from memory_core.domain.value_shapes import AMEND, AMEND_WORDS, EMAIL, PHONE
+from memory_core.domain.value_shapes import EMAIL, PHONE, takes_back
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES, GateCategory, GateScope
 
 MODEL = "local-extractor-v1"
@@ -421,7 +421,7 @@ def amended_statement(message: str, subject: str | None, known: tuple[str, ...] 
     or payment term ("a 90" or "90 días"; a bare number only where the subject has a payment term known).
     None when the message is no such correction."""
     low = fold(message)
-    if subject is None or not AMEND.search(low) or len(low.split()) > AMEND_WORDS or "?" in low:
+    if subject is None or not takes_back(low):
         return None
     email = EMAIL.search(message)
     if email:
