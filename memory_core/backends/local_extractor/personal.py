@@ -309,8 +309,9 @@ _DIETS = {"vegetariano": "vegetariana", "vegetariana": "vegetariana", "vegano": 
           "vegetarian": "vegetarian", "vegan": "vegan", "pescetarian": "pescatarian", "pescatarian": "pescatarian",
           "pescetariano": "pescetariana", "pescetariana": "pescetariana", "flexitariano": "flexitariana",
           "flexitariana": "flexitariana", "flexitarian": "flexitarian"}
+_DIET_WORD = "|".join(_DIETS)
 _DIET = re.compile(r"\b(?:soy|somos|i'm|i am|we're|we are|i've been|i went|i'm going|i've gone)\s+(?:\w+\s+){0,2}?"
-                   r"(?P<d>" + "|".join(_DIETS) + r")\b")
+                   rf"(?P<d>{_DIET_WORD})\b")
 _FOODS = r"(?P<v>carne|pescado|cerdo|gluten|lacteos|marisco|meat|fish|pork|dairy|seafood|red meat|carne roja)"
 _NO_EAT = re.compile(r"\b(?:no como|no comemos|i don'?t eat|i do not eat|we don'?t eat|i never eat|nunca como)\s+"
                      + _FOODS + r"\b")
@@ -319,9 +320,9 @@ _EAT_AGAIN = re.compile(r"\b(?:(?:he|hemos) vuelto a comer|vuelvo a comer|volvem
                         r"i(?:'ve| have)? started eating|i(?:'m| am) eating|i eat|we eat|back to eating)\s+" + _FOODS +
                         r"\b(?P<again>\s+(?:again|otra vez|de nuevo))?")
 # "ya no soy vegetariana", "I'm not vegan anymore", "I'm no longer vegetarian".
-_DIET_GIVEN_UP = re.compile(r"\b(?:ya no soy|ya no somos|i'm no longer|i am no longer|we're no longer)\s+(?P<d>"
-                            + "|".join(_DIETS) + r")\b|\b(?:i'm not|i am not|we're not)\s+(?P<d2>"
-                            + "|".join(_DIETS) + r")\s+(?:anymore|any more)\b")
+_DIET_GIVEN_UP = re.compile(rf"\b(?:ya no soy|ya no somos|i'm no longer|i am no longer|we're no longer)\s+(?P<d>"
+                            rf"{_DIET_WORD})\b|\b(?:i'm not|i am not|we're not)\s+(?P<d2>{_DIET_WORD})\s+"
+                            r"(?:anymore|any more)\b")
 _FAVOURITE_FOOD = re.compile(r"\b(?:mi comida favorita (?:es|son)|mi plato favorito es|my favou?rite (?:food|dish|meal) is|"
                              r"my favou?rite foods are)\s+(?P<v>[^,.;!?]{2,40})")
 
