@@ -141,11 +141,13 @@ def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:
     tokens = sum((t or 0) for _, _, _, t in ledger)
     if errors is not None:
         for row, out in results:
-            if out.expect != row["expect"] or (out.decision is not None and out.decision.passes != row["remember"]):
+            if out.expect != row["expect"] or (out.decision is not None and out.decision.passes != row["remember"]) \
+                    or ("subject" in row and not _placed_right(row, out)) or ("holds" in row and not _holds(row, out)):
                 errors.append({"id": row["id"], "text": row["text"], "expect": row["expect"], "got": out.expect,
                                "remember": row["remember"],
                                "p_remember": round(out.decision.remember, 3) if out.decision else None,
-                               "outcome": out.outcome, "reason": out.reason})
+                               "outcome": out.outcome, "reason": out.reason,
+                               "kept": [f"{m.subject} · {m.attribute} = {m.value}" for m in _kept(out)]})
     # Lines that say on whom their fact belongs ("subject": null for a line that must teach nothing): right when
     # the outcome is, and what was learnt or proposed is on that subject alone.
     placed = [_placed_right(row, out) for row, out in results if "subject" in row]

@@ -190,6 +190,32 @@ def test_a_birthday_is_the_person_s_every_year_not_a_dated_event(factory, system
     assert learnt(system_session, backend, org, ana, text) == [("self", "personal", "person", value, None, None)]
 
 
+@pytest.mark.parametrize("text, attribute, value", [
+    ("Hoy es mi cumpleaños, cumplo 41", "cumpleanos", "6 de diciembre"),
+    ("Mañana es el cumple de mi hermana", "cumpleanos_hermana", "7 de diciembre"),
+    ("Mi cumpleaños es el jueves que viene", "cumpleanos", "10 de diciembre"),
+    ("Tomorrow is my wife's birthday", "cumpleanos_pareja", "December 7"),
+    ("It's our anniversary on Saturday", "aniversario", "December 12"),
+])
+def test_a_birthday_told_by_when_it_falls_is_the_day_of_the_year_it_falls_on(
+        factory, system_session, backend, on_sunday, text, attribute, value):
+    """"Hoy es mi cumpleaños" sent on 6 December: the person's birthday is the 6th of December, every year."""
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert learnt(system_session, backend, org, ana, text) == [("self", "personal", "person", value, None, None)]
+    assert system_session.scalar(select(Memory.attribute).where(Memory.owner_user_id == ana.id)) == attribute
+
+
+@pytest.mark.parametrize("text", ["La fiesta de mi cumpleaños es el sábado", "¡Feliz cumpleaños!",
+                                  "I'm going to my brother's birthday party on Saturday"])
+def test_a_party_or_a_greeting_is_no_birthday(factory, system_session, backend, on_sunday, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, text)
+    assert not system_session.scalars(select(Memory.attribute).where(
+        Memory.owner_user_id == ana.id, Memory.attribute.like("cumpleanos%"))).all()
+
+
 def test_a_birthday_said_again_replaces_the_one_said_before(factory, system_session, backend, on_sunday):
     org = factory.org()
     ana = factory.member(org, role="owner")
@@ -199,3 +225,112 @@ def test_a_birthday_said_again_replaces_the_one_said_before(factory, system_sess
     assert {(m.attribute, m.value, m.status) for m in rows} == {("cumpleanos_hija", "20 de febrero", "superseded"),
                                                                 ("cumpleanos_hija", "21 de febrero", "active")}
     assert all("hija" in m.sentence for m in rows)
+
+
+# --- the business's own bank: a fact of the business, not an account change to verify -------------------------------
+
+@pytest.mark.parametrize("text, bank", [
+    ("Tenemos la cuenta de la empresa en el Santander", "Santander"),
+    ("La cuenta de la tienda la tenemos en Bankinter", "Bankinter"),
+    ("Our business account is with Barclays", "Barclays"),
+    ("Nuestro banco es el Sabadell", "Sabadell"),
+])
+def test_the_business_s_own_bank_is_learnt_as_the_business_s(factory, system_session, backend, text, bank):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert learnt(system_session, backend, org, ana, text) == [("org", "shared", "company", bank, None, None)]
+
+
+def test_moving_the_business_s_account_replaces_its_bank_and_proposes_nothing(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    learnt(system_session, backend, org, ana, "Tenemos la cuenta de la empresa en el Santander")
+    out = say(system_session, backend, org, ana, "Hemos pasado la cuenta del negocio a CaixaBank", external_id="m-2")
+    assert out.outcome == "learnt", out.reason
+    rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id)).all()
+    assert {(m.attribute, m.value, m.status) for m in rows} == {("banco", "Santander", "superseded"),
+                                                                ("banco", "CaixaBank", "active")}  # no proposal
+
+
+def test_a_supplier_s_new_bank_is_still_an_account_change_to_verify(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = say(system_session, backend, org, ana, "Talleres García tiene la cuenta nueva en el BBVA")
+    assert out.outcome == "proposed"
+    assert not system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.attribute == "banco")).all()
+
+
+@pytest.mark.parametrize("text, attribute, name", [
+    ("La asesoría que nos lleva los impuestos ahora es Asesores Beltrán", "gestoria", "Asesores Beltrán"),
+    ("The firm that does our payroll is now Clarke Accounting", "gestoria", "Clarke Accounting"),
+    ("La empresa que nos lleva la contabilidad es Cuentas Claras", "contable", "Cuentas Claras"),
+])
+def test_an_adviser_named_by_the_work_they_do_for_the_business(factory, system_session, backend, text, attribute,
+                                                                name):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert learnt(system_session, backend, org, ana, text) == [("org", "shared", "company", name, None, None)]
+    assert system_session.scalar(select(Memory.attribute).where(Memory.org_id == org.id)) == attribute
+
+
+# --- pastimes: one fact each, which giving it up replaces -------------------------------------------------------------
+
+@pytest.mark.parametrize("text, attribute, value", [
+    ("Juego al pádel los martes", "aficion_padel", "pádel los martes"),
+    ("Voy a clases de cerámica los jueves", "aficion_ceramica", "cerámica los jueves"),
+    ("I play tennis on Sundays", "aficion_tennis", "tennis on Sundays"),
+    ("He dejado las clases de cerámica", "aficion_ceramica", "cerámica (lo ha dejado)"),
+    ("Ya no voy a yoga", "aficion_yoga", "yoga (lo ha dejado)"),
+    ("I don't play tennis anymore", "aficion_tennis", "tennis (gave it up)"),
+])
+def test_a_pastime_done_or_given_up_is_the_person_s(factory, system_session, backend, on_sunday, text, attribute,
+                                                     value):
+    """Going to yoga is no one's health: "ya no voy a yoga" is learnt, not refused as special-category data."""
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert learnt(system_session, backend, org, ana, text) == [("self", "personal", "preference", value, None, None)]
+    assert system_session.scalar(select(Memory.attribute).where(Memory.owner_user_id == ana.id)) == attribute
+
+
+def test_giving_up_a_pastime_replaces_doing_it(factory, system_session, backend, on_sunday):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    learnt(system_session, backend, org, ana, "Juego al pádel los martes")
+    say(system_session, backend, org, ana, "Al final he dejado el pádel", external_id="m-2")
+    rows = system_session.scalars(select(Memory).where(Memory.owner_user_id == ana.id)).all()
+    assert {(m.attribute, m.value, m.status) for m in rows} == {("aficion_padel", "pádel los martes", "superseded"),
+                                                                ("aficion_padel", "pádel (lo ha dejado)", "active")}
+
+
+@pytest.mark.parametrize("text", ["Mañana voy a yoga", "Ayer jugué al pádel con Luis", "Mañana voy al partido de fútbol"])
+def test_a_pastime_done_once_is_no_standing_pastime(factory, system_session, backend, on_sunday, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, text)
+    assert not system_session.scalars(select(Memory.attribute).where(
+        Memory.owner_user_id == ana.id, Memory.attribute.like("aficion%"))).all()
+
+
+# --- what a customer owes, said in reply to a question that names the customer ---------------------------------------
+
+@pytest.mark.parametrize("question, reply, subject, value", [
+    ("¿Qué tal va el cobro con Hierros Olano?", "Nos deben unos 2.400 euros", "name:hierros olano", "2.400 €"),
+    ("Has Harbor Foods paid the last invoice?", "they still owe us around 900 pounds", "name:harbor foods", "900 £"),
+])
+def test_a_debt_told_in_reply_is_the_debt_of_the_customer_asked_about(factory, system_session, backend, question,
+                                                                       reply, subject, value):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    ingest_message(system_session, channel="web", conversation="chat-1", external_id="a-1", org_id=org.id,
+                   user_id=ana.id, phone=None, role="assistant", text=question)
+    out = say(system_session, backend, org, ana, reply)
+    assert out.outcome == "learnt", out.reason
+    rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.status == "active")).all()
+    assert [(m.subject, m.attribute, m.value) for m in rows] == [(subject, "deuda", value)]
+
+
+def test_the_business_s_home_deliveries_are_the_business_s(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    [(subject, level, *_)] = learnt(system_session, backend, org, ana, "We stopped doing home deliveries in October")
+    assert (subject, level) == ("org", "shared")

@@ -9,11 +9,18 @@ MONTHS = {"enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 
            "septiembre": 9, "setiembre": 9, "octubre": 10, "noviembre": 11, "diciembre": 12,
            "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
            "september": 9, "october": 10, "november": 11, "december": 12}
+_MONTH_NAMES_ES = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+                   "noviembre", "diciembre")
 WEEKDAYS = {"lunes": 0, "martes": 1, "miercoles": 2, "jueves": 3, "viernes": 4, "sabado": 5, "domingo": 6,
              "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
 # Words that name a day on their own ("Yesterday, I went to a fair", "Ayer, fui a la feria"), folded.
 DAY_WORDS = frozenset({"ayer", "anoche", "anteayer", "hoy", "manana", "yesterday", "today", "tonight", "tomorrow",
                        *WEEKDAYS, *MONTHS})
+
+
+def day_of_year(day: dt.date, english: bool = False) -> str:
+    """The day and month of `day` as said in the language: "3 de mayo", "May 3"."""
+    return f"{day:%B} {day.day}" if english else f"{day.day} de {_MONTH_NAMES_ES[day.month - 1]}"
 _MONTH = "(?P<m>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _FIRST_MONTH = _MONTH.replace("?P<m>", "?P<m1>")  # a span's first month, when it is not its last one's
 # Counts written as words ("en dos semanas", "in a week", "dentro de quince días").

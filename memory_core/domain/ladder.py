@@ -47,6 +47,9 @@ SAME_FACT_SIMILARITY = 0.92
 # closest to in meaning, at least this close, whatever its attribute.
 CORRECTION_SIMILARITY = 0.70
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
+# The business's own bank, named without an account number ("la cuenta de la empresa la tenemos en Bankinter"): a
+# fact like any other, not an account change to verify.
+OWN_BANK = "banco"
 PERSONAL_CATEGORIES = ("person", "preference")
 # Things a person has several of: each value is a fact of its own, not a correction of the last one.
 MANY_VALUED = ("hijo", "hija", "hermano", "hermana")
@@ -60,11 +63,12 @@ SINGLE_VALUED = frozenset({
     "retencion_irpf", "nif", "razon_social", "actividad", "cuenta_bancaria", "email", "telefono", "descuento",
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
     "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
-    "cambio_precios", "contable", "gestoria", "abogado", "aseguradora", "cumpleanos", "aniversario",
+    "cambio_precios", "contable", "gestoria", "abogado", "aseguradora", "banco", "cumpleanos", "aniversario",
 })
 # Families named after their object that hold one value each: what a person does not eat, food by food ("no come
-# carne", then "vuelve a comer carne"); a relative's birthday.
-SINGLE_VALUED_PREFIXES = ("no_come_", "cumpleanos_")
+# carne", then "vuelve a comer carne"); a relative's birthday; a pastime ("pádel los martes", then "pádel (lo ha
+# dejado)").
+SINGLE_VALUED_PREFIXES = ("no_come_", "cumpleanos_", "aficion_")
 
 
 def single_valued(family: str) -> bool:

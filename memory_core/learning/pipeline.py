@@ -31,7 +31,7 @@ from memory_core.domain import audit, clock, deferred_rows, policy, subject_lock
 from memory_core.domain.access import Access, Principal, load_access, load_member_accesses
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.exclusions import load_exclusions
-from memory_core.domain.ladder import BANK_ATTRIBUTES, Source, WriteResult, requested_level, write_memory
+from memory_core.domain.ladder import BANK_ATTRIBUTES, OWN_BANK, Source, WriteResult, requested_level, write_memory
 from memory_core.domain.ledger import record_usage, usage_row
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain.models import Contact, Memory, MemorySource, Message, Notification, Organization
@@ -157,7 +157,8 @@ _BANK_WORDS = re.compile(r"(iban|cuenta|account|bank|banco|swift|bic|ccc|remitta
 def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionContext,
                category: str = "supplier") -> list[Fact]:
     """In a message about a new bank account, every fact about a customer or supplier is that account:
-    it is written as `cuenta_bancaria`, which the ladder only ever proposes (never applies)."""
+    it is written as `cuenta_bancaria`, which the ladder only ever proposes (never applies). The business's own
+    bank named without an account number (`OWN_BANK`) is no one's account change."""
     def bankish(f: Fact) -> bool:
         compact = re.sub(r"[\s\-]", "", f.value.upper())
         return (f.attribute in BANK_ATTRIBUTES or bool(_BANK_WORDS.search(fold(f.attribute)))
@@ -172,7 +173,8 @@ def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionCon
             out.append(replace(f, attribute=BANK_ATTRIBUTES[0], value=verdict.bank_account or f.value))
         else:
             out.append(f)
-    if not any(f.attribute in BANK_ATTRIBUTES for f in out):
+    if not any(f.attribute in BANK_ATTRIBUTES for f in out) and not (
+            verdict.bank_account is None and any(f.subject == "org" and f.attribute == OWN_BANK for f in out)):
         # The extractor found no fact about a contact. The change must still wait for an owner or
         # admin: link it to the one contact the message names, else to the name it mentions.
         named = [c for c in context.contacts if fold(c.name) in fold(context.message)

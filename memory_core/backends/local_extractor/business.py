@@ -614,13 +614,13 @@ def _rule_hours(s: Sentence) -> Iterator[Found]:
 
 # The business's own accountant, tax adviser, lawyer or insurer, by name: "Our accountant is Helen Price", "nuestra
 # gestoría nueva es Gestoría Martín", "Sam Green is our lawyer". One at a time: a new one replaces the last.
-_ROLES = {"contable": "contable", "accountant": "contable", "bookkeeper": "contable", "gestor": "gestoria",
+_ADVISERS = {"contable": "contable", "accountant": "contable", "bookkeeper": "contable", "gestor": "gestoria",
           "gestora": "gestoria", "gestoria": "gestoria", "asesor fiscal": "gestoria", "asesora fiscal": "gestoria",
           "asesor": "gestoria", "asesora": "gestoria", "asesoria": "gestoria", "tax advisor": "gestoria",
           "tax adviser": "gestoria", "abogado": "abogado", "abogada": "abogado", "lawyer": "abogado",
           "solicitor": "abogado", "attorney": "abogado", "aseguradora": "aseguradora", "insurer": "aseguradora",
           "insurance broker": "aseguradora", "corredor de seguros": "aseguradora"}
-_ROLE = "(?P<role>" + "|".join(sorted(_ROLES, key=len, reverse=True)) + ")"
+_ROLE = "(?P<role>" + "|".join(sorted(_ADVISERS, key=len, reverse=True)) + ")"
 _PROVIDER = re.compile(r"^(?:(?:ahora|now|from now on|a partir de (?:ahora|hoy)),?\s+)?(?:our|nuestr[oa])\s+"
                        rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}(?:\s+nuev[oa])?\s+(?:is now|now is|ahora es|es ahora|is|es|"
                        r"se llama|sera|will be)\s+")
@@ -633,16 +633,57 @@ def _rule_provider(s: Sentence) -> Iterator[Found]:
     if m:
         name = name_at(s, m.end(), strong=False)
         if name:
-            yield Found(_ROLES[m.group("role")], name, "org", m.start())
+            yield Found(_ADVISERS[m.group("role")], name, "org", m.start())
         return
     m = _PROVIDER_AFTER.search(s.low)
     if m and not s.negated(m.start()):
         name = _name_before(s, m.start())
         if name:
-            yield Found(_ROLES[m.group("role")], name, "org", m.start())
+            yield Found(_ADVISERS[m.group("role")], name, "org", m.start())
+        return
+    m = _BY_WORK.search(s.low)
+    if m:
+        name = name_at(s, m.end(), strong=False)
+        if name:
+            yield Found(_WORK[m.group("work")], name, "org", m.start())
+
+
+# Who does a piece of the business's paperwork, by that work: "la asesoría que nos lleva los impuestos ahora es
+# Asesores Beltrán", "the firm that does our payroll is now Clarke Accounting".
+_WORK = {"impuestos": "gestoria", "nominas": "gestoria", "papeles": "gestoria", "payroll": "gestoria",
+         "taxes": "gestoria", "tax returns": "gestoria", "contabilidad": "contable", "cuentas": "contable",
+         "libros": "contable", "books": "contable", "bookkeeping": "contable", "accounts": "contable",
+         "seguros": "aseguradora", "insurance": "aseguradora"}
+_BY_WORK = re.compile(r"^(?:(?:ahora|now),?\s+)?(?:the|la|el|quien|who)\s*(?:\w+\s+)?(?:que|that|who)?\s+(?:nos\s+)?"
+                      r"(?:does|do|handles?|keeps?|runs?|lleva|llevan|hace|hacen|gestiona|gestionan)\s+"
+                      r"(?:our|los|las|la|el|nuestr[oa]s?)\s+(?P<work>" + "|".join(sorted(_WORK, key=len, reverse=True)) +
+                      r")\s+(?:is now|now is|is|are|ahora es|es ahora|es|son|ahora son)\s+")
+# The business's own bank, without an account number: "la cuenta de la tienda la tenemos en Bankinter", "our business
+# account is with Barclays", "nuestro banco es el Sabadell", "hemos pasado la cuenta del negocio a CaixaBank". A
+# customer's or supplier's bank is their account (the policy's), and the bank one works at an employer.
+_BANKS = ("la caixa", "caixabank", "bbva", "santander", "sabadell", "bankinter", "unicaja", "abanca", "kutxabank",
+          "cajamar", "ibercaja", "openbank", "ing", "lloyds", "barclays", "hsbc", "natwest", "starling", "monzo",
+          "revolut", "santander uk", "deutsche bank", "evo banco", "triodos")
+_BANK_NAME = r"(?:el\s+|la\s+|the\s+)?(?P<bank>" + "|".join(sorted(_BANKS, key=len, reverse=True)) + \
+    r"|(?:banco|caja)\s+\w+(?:\s+\w+)?|\w+\s+bank)\b"
+_OWN_ACCOUNT = r"(?:cuentas?|account|accounts|banking)(?:\s+(?:de la empresa|del negocio|de la tienda|de empresa|del taller|" \
+    r"de la oficina|business|company))?"
+_OWN_BANK = re.compile(
+    rf"\b(?:(?:(?:la|las|nuestras?|our)\s+)?(?:business\s+|company\s+)?{_OWN_ACCOUNT}\s+(?:(?:la|las)\s+)?(?:tenemos|llevamos|"
+    rf"esta|estan|es|is|are)\s+(?:en|con|with|at|in)\s+|(?:tenemos|llevamos)\s+(?:la|las)\s+{_OWN_ACCOUNT}\s+(?:en|con)\s+|"
+    rf"we\s+bank\s+with\s+|(?:nuestro banco|our bank)\s+(?:es|is)\s+|(?:hemos pasado|pasamos|hemos movido|movimos|"
+    rf"hemos cambiado|cambiamos|we(?:'ve| have)?\s+(?:moved|switched|changed))\s+(?:la|las|our)\s+(?:business\s+)?"
+    rf"{_OWN_ACCOUNT}\s+(?:a|al|to)\s+){_BANK_NAME}")
+
+
+def _rule_own_bank(s: Sentence) -> Iterator[Found]:
+    m = _OWN_BANK.search(s.low)
+    if m and not s.negated(m.start()):
+        bank = s.text[m.start("bank"):m.end("bank")]
+        yield Found("banco", bank if any(c.isupper() for c in bank) else bank.title(), "org", m.start())
 
 
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
-                  _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider)
+                  _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider, _rule_own_bank)

@@ -29,7 +29,13 @@ from memory_core.backends.local_extractor.fallback import (
 )
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, Pool, find_mentions, introduced_subjects, name_at
-from memory_core.backends.local_extractor.personal import PERSONAL_RULES, rule_event
+from memory_core.backends.local_extractor.personal import (
+    PERSONAL_RULES,
+    YEARLY_WORDS,
+    rule_event,
+    rule_yearly_on,
+    yearly,
+)
 from memory_core.backends.local_extractor.sensitive import care_trade, injury, sensitive
 from memory_core.backends.local_extractor.subjects import Subject, event_sentence, resolve_contact, sentence_for
 from memory_core.backends.local_extractor.text import Sentence, fold, is_english, normalise_name
@@ -75,9 +81,8 @@ class LocalExtractor:
         pool = known_subjects(context)
         keep = pool.index.keep
         # "Le pagamos a 10 días", "el contacto allí es Marisa", "and they pay at 45 days": the subject named
-        # just before, in this message, else in the assistant's previous turn, else the conversation's.
-        recent = find_mentions(Sentence.of(context.previous_assistant or ""), pool) or \
-            carried_over(context.recent_subjects, pool)
+        # just before, in this message, else the one the talk was on (`_recent`).
+        recent, pool = _recent(context, pool)
         answered = self._answer_facts(context, pool) or self._amended_facts(context, pool, recent)
         if answered:
             return answered, Usage(purpose="extract", model=MODEL)
@@ -195,11 +200,12 @@ class LocalExtractor:
             # A correction of a value just given ("sorry, my mistake, it's 30 days"): the extractor reads it
             # against the subject the talk was on (`_amended_facts`).
             return True, False
+        recent, pool = _recent(context, known_subjects(context))
         for unit in units(message):
             if unit.phatic:
                 continue
             s = unit.sentence
-            if any(True for _ in self._sentence_facts(s, context, [], [])):
+            if any(True for _ in self._sentence_facts(s, context, _mentioned(s, pool)[0], recent)):
                 return True, bool(sensitive(s))
         return False, False
 
@@ -274,7 +280,7 @@ class LocalExtractor:
         order = is_order(s)
         found: list[Found] = [f for rule in RULES for f in rule(s)]
         if not found:
-            found = list(rule_event(s, context.today))
+            found = list(rule_yearly_on(s, context.today)) or list(rule_event(s, context.today))
         values = {f.value for f in found}
         for f in found:
             if order and not f.imperative:
@@ -343,6 +349,14 @@ def _news_of(who: str) -> dict:
             "scope": {s: float(s == scope) for s in GATE_SCOPES}}
 
 
+def _recent(context: ExtractionContext, pool: Pool) -> tuple[list[Mention], Pool]:
+    """The subject the talk was on before the message: named in the assistant's previous turn (a business it
+    brings in by name too: "¿Qué tal va el cobro con Hierros Olano?" then "nos deben unos 2.400 euros"), else the
+    conversation's; and the pool with the names that turn introduced."""
+    asked, pool = _mentioned(Sentence.of(context.previous_assistant or ""), pool)
+    return asked or carried_over(context.recent_subjects, pool), pool
+
+
 def _mentioned(s: Sentence, pool: Pool) -> tuple[list[Mention], Pool]:
     """The subjects the sentence names, and the pool with the names it introduces when it names no known one."""
     mentions = find_mentions(s, pool)
@@ -383,7 +397,7 @@ def _tells_more(s: Sentence, found: list[Fact], mentions: list[Mention]) -> bool
     values read ("el gimnasio Vértice me alquila 20 bicis de spinning y me paga a 45 días": a term, and a
     rental), by a word more than the writer's."""
     if all(f.subject == "self" for f in found):
-        return says_more(s, [f.value for f in found])
+        return says_more(s, [f.value for f in found] + [YEARLY_WORDS for f in found if yearly(f.attribute)][:1])
     names = [s.text[m.start:m.end] for m in mentions]
     return says_more(s, [f.value for f in found] + names, CONTACT_MORE_WORDS)
 

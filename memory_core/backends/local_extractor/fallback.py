@@ -187,7 +187,8 @@ _BUSINESS_WORDS = re.compile(
     r"retencion\w*|nominas?|payroll|contrat\w*|contracts?|servicios?|services?|productos?|products?|catalog\w*|"
     r"ventas?|sales?|obras?|reformas?|proyectos?|projects?|encargos?|jobs?|direccion|address|banco|bank|"
     r"reuniones|meetings?|turnos?|shifts?|gestor\w*|contabilidad|accounting|accountant|devoluci\w+|returns|refunds?|"
-    r"reembolsos?|store credit|receipts?|tickets? de compra)\b")
+    r"reembolsos?|store credit|receipts?|tickets? de compra|deliver\w*|repart(?:imos|iamos|o|os)|mercadillos?|stalls?|"
+    r"puesto de|(?:do|doing|did|hacemos|haciamos|hacer)\s+(?:the|el|la)\s+(?:\w+\s+)?(?:market|mercadillo|feria))\b")
 
 
 def speaks_business(s: Sentence) -> bool:
@@ -207,9 +208,14 @@ _OWN_PLACE = re.compile(r"\b(?:our|my|a|his|her|their)\s+(?:(?:little|small|tiny
 _LEISURE_PLACE = re.compile(r"\b(?:beach|playa|pueblo|village|seaside|countryside|lake)\b")
 
 
+_AT_THE_CUSTOMERS = re.compile(r"\bhome\s+(?:deliver\w*|visits?|service|installations?)\b")
+
+
 def _personal_topic(low: str) -> bool:
     """A topic of the writer's own life (family, home, pets, hobbies), a home of theirs however said, a resort
-    where the business has nothing, or a move of no business premise."""
+    where the business has nothing, or a move of no business premise. A service brought to the customer's home
+    ("home deliveries") is no home of the writer's."""
+    low = _AT_THE_CUSTOMERS.sub(" ", low)
     if PERSONAL_TOPIC.search(low) or _OWN_PLACE.search(low):
         return True
     return bool((_LEISURE_PLACE.search(low) or _MOVING.search(low)) and not BUSINESS_THING.search(low))

@@ -154,7 +154,10 @@ _RUN_STOP = {"ahora", "el", "la", "los", "las", "nuestro", "nuestra", "mi", "our
              # A group spoken of as a whole: "Customers from abroad pay upfront", "Orders for Ibiza ship on Thursdays".
              "customers", "clients", "clientes", "orders", "pedidos", "shipments", "envios", "deliveries", "entregas",
              # Taxes and documents written in capitals: "el IVA de Hierros Olano" names Hierros Olano.
-             "iva", "irpf", "dni", "nie", "pdf", "vat", "swift", "bic", "sepa"}
+             "iva", "irpf", "dni", "nie", "pdf", "vat", "swift", "bic", "sepa",
+             # A question's opening word: "Has Harbor Foods paid?", "Did Printwise call?".
+             "has", "have", "had", "did", "does", "do", "is", "are", "was", "were", "can", "could", "will", "would",
+             "should", "how", "what", "when", "where", "why", "who", "cuando", "como", "donde", "cuanto"}
 # Capitalised words that are never a subject's name: greetings, thanks, reactions, discourse markers.
 NOT_NAMES = frozenset("""
 thanks thank gracias wow woah hey hi hello hola yep yes yeah yup nope lol lmao omg ok okay vale bueno buena
@@ -180,7 +183,8 @@ fontaneria hermanos supermercado almacenes bodegas hotel inmobiliaria logistica 
 studio estudio agencia seguros autos motor motors garage garaje imprenta papeleria libreria peluqueria
 """.split())
 _BUSINESS_CUE = re.compile(r"\b(?:cliente|clientes|proveedor|proveedora|proveedores|customer|customers|client|clients|"
-                           r"supplier|suppliers|vendor|empresa|company|firm|negocio)\b")
+                           r"supplier|suppliers|vendor|empresa|company|firm|negocio|facturas?|invoices?|cobro|pagado|"
+                           r"paid|owes?|debe|deben)\b")
 
 
 def looks_like_company(name: str) -> bool:

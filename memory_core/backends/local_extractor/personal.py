@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english
-from memory_core.domain.dates import MONTHS, find_date, span_until
+from memory_core.domain.dates import DAY_WORDS, MONTHS, day_of_year, find_date, span_until
 
 _NAME_CUES = [
     (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),
@@ -287,6 +287,56 @@ def _rule_hobbies(s: Sentence) -> Iterator[Found]:
                 return
 
 
+# Sports and classes done week after week, and giving them up: "juego al pádel los martes", "voy a clases de cerámica",
+# "I do yoga on Mondays"; "ya no voy a yoga", "he dejado las clases de cerámica", "I quit the choir". One fact a
+# pastime (aficion_<pastime>): giving it up is its new value, which replaces the one that said they did it.
+_PASTIMES = {"futbol": "fútbol", "padel": "pádel", "tenis": "tenis", "baloncesto": "baloncesto", "golf": "golf",
+             "yoga": "yoga", "pilates": "pilates", "natacion": "natación", "crossfit": "crossfit", "boxeo": "boxeo",
+             "running": "running", "ciclismo": "ciclismo", "escalada": "escalada", "ajedrez": "ajedrez",
+             "ceramica": "cerámica", "baile": "baile", "salsa": "salsa", "flamenco": "flamenco", "teatro": "teatro",
+             "coro": "coro", "surf": "surf", "esqui": "esquí", "senderismo": "senderismo", "hipica": "hípica",
+             "judo": "judo", "karate": "kárate", "zumba": "zumba", "spinning": "spinning", "gimnasio": "gimnasio",
+             "gym": "gym", "piscina": "piscina", "voleibol": "voleibol", "rugby": "rugby",
+             "football": "football", "soccer": "soccer", "tennis": "tennis", "basketball": "basketball",
+             "swimming": "swimming", "boxing": "boxing", "cycling": "cycling", "climbing": "climbing", "chess": "chess",
+             "pottery": "pottery", "dance": "dance", "dancing": "dancing", "theatre": "theatre", "theater": "theater",
+             "choir": "choir", "surfing": "surfing", "skiing": "skiing", "hiking": "hiking",
+             "volleyball": "volleyball", "cricket": "cricket", "badminton": "badminton",
+             "squash": "squash", "ping pong": "ping pong"}
+_PASTIME = r"(?P<x>" + "|".join(sorted(_PASTIMES, key=len, reverse=True)) + r")\b"
+_CLASSES = r"(?:(?:a\s+)?(?:las\s+|la\s+)?clases?\s+de\s+|(?:el|la|al|a la|the|my)\s+)?"
+_DOES = re.compile(r"\b(?:juego|jugamos|practico|hago|voy|vamos|estoy apuntad[oa]|me he apuntado|me apunte|i play|we play|"
+                   r"i do|i go|i've been going|i started|i take|i joined|i signed up for)\s+(?:a\s+|al\s+|to\s+)?"
+                   + _CLASSES + _PASTIME + r"(?!\s+(?:match|partido|final|game|tournament|torneo)\b)")
+_GAVE_UP = re.compile(r"\b(?:ya no\s+(?:juego|jugamos|practico|hago|voy|vamos)|(?:lo\s+)?(?:he|hemos)\s+dejado|deje|dejamos|"
+                      r"i(?:'ve| have)?\s+(?:quit|gave up|given up|stopped|dropped)|i\s+no longer\s+(?:play|do|go)|"
+                      r"i\s+don'?t\s+(?:play|do|go))\s+(?:a\s+|al\s+|to\s+|going\s+to\s+|doing\s+|playing\s+)?"
+                      + _CLASSES + _PASTIME)
+
+
+def _rule_pastime(s: Sentence) -> Iterator[Found]:
+    english = is_english(s.text)
+    m = _GAVE_UP.search(s.low)
+    if m and (not m.group().startswith("i don") or re.search(r"\b(?:anymore|any more)\b", s.low[m.end():])):
+        x = _PASTIMES[m.group("x")]
+        yield Found(f"aficion_{fold(x).replace(' ', '_')}", f"{x} (gave it up)" if english else f"{x} (lo ha dejado)",
+                    "self", m.start())
+        return
+    m = _DOES.search(s.low)
+    if m and not s.negated(m.start()) and not _ONCE.search(s.low):
+        x = _PASTIMES[m.group("x")]
+        rest = clean_value(s.text[m.end("x"):])
+        when = rest if _WEEKLY.match(fold(rest)) else ""
+        yield Found(f"aficion_{fold(x).replace(' ', '_')}", f"{x} {when}".strip(), "self", m.start())
+
+
+# Once, not week after week: "mañana voy a yoga", "ayer jugué al pádel", "I went climbing last Sunday".
+_ONCE = re.compile(r"\b(?:ya|ayer|anoche|manana|hoy|esta tarde|esta noche|el otro dia|yesterday|last|tomorrow|today|"
+                   r"tonight|this (?:afternoon|evening|weekend))\b")
+# When a pastime is done: "los martes", "on Mondays", "every weekend", "dos veces por semana".
+_WEEKLY = re.compile(r"^(?:los|todos los|cada|on|every|twice|three times|dos veces|tres veces|una vez)\b[\w\s]{0,30}$")
+
+
 _NOT_HOBBIES = ("being", "having", "doing", "getting", "seeing", "hear", "hearing", "ser", "estar", "tener", "hacer")
 _ACTIVITY = re.compile(r"[a-záéíóúñ]{2,}(?:ing|ar|er|ir)(?:\s+[a-záéíóúñ]{2,}){0,2}$")
 
@@ -483,4 +533,37 @@ def _rule_yearly(s: Sentence) -> Iterator[Found]:
     yield Found(attribute, day, "self", m.start())
 
 
-PERSONAL_RULES = (_rule_yearly, _rule_pets, _rule_job, _rule_home, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)
+# The same day told by when it falls ("hoy es mi cumpleaños", "mañana es el cumple de mi hermana", "it's my birthday
+# next Tuesday", "hoy cumplo 41"): the day of the year it resolves to, against the day the message was sent. Not the
+# day of a party for it ("la fiesta de mi cumpleaños es el sábado") nor of a gift.
+_YEARLY_WHOSE = re.compile(
+    rf"\b(?:(?:mi|my)\s+(?:{_KIN_WORD}(?:'s)?\s+)?(?:cumpleanos|cumple|birthday)|(?:el\s+)?(?:cumpleanos|cumple)\s+de\s+"
+    rf"mi\s+{_KIN_WORD.replace('kin', 'kin2')}|cumplo\s+\d{{1,3}}\b|i\s+turn\s+\d{{1,3}}\b|(?:nuestro|our)\s+(?:wedding\s+)?"
+    rf"(?P<a>aniversario|anniversary))(?!\s+(?:party|dinner|cake|present|gift))")
+_FOR_THE_DAY = re.compile(r"\b(?:fiesta|cena|comida|regalo|tarta|celebracion|party|dinner|present|gift)\s+"
+                          r"(?:de|del|para|por|for)\s+(?:el\s+)?$")
+
+
+# What those rules read besides the day ("pasado mañana es el cumple de mi hermana" tells nothing more than its fact).
+YEARLY_WORDS = " ".join(["cumpleanos cumple birthday aniversario anniversary wedding boda cumplo turn next proximo "
+                         "viene pasado", *_RELATIVES, *DAY_WORDS])
+
+
+def yearly(attribute: str) -> bool:
+    """Whether a fact of `attribute` is a day that comes back every year (a birthday, an anniversary)."""
+    return attribute.startswith(("cumpleanos", "aniversario"))
+
+
+def rule_yearly_on(s: Sentence, today: dt.date) -> Iterator[Found]:
+    m = _YEARLY_WHOSE.search(s.low)
+    if m is None or s.negated(m.start()) or _FOR_THE_DAY.search(s.low[:m.start()]) or _YEARLY.search(s.low):
+        return
+    found = find_date(s.low, today, past=told_in_past(s.low, s.text))
+    if found is None:
+        return
+    kin = m.group("kin") or m.group("kin2")
+    attribute = "aniversario" if m.group("a") else f"cumpleanos_{_RELATIVES[kin]}" if kin else "cumpleanos"
+    yield Found(attribute, day_of_year(found[0], is_english(s.text)), "self", m.start())
+
+
+PERSONAL_RULES = (_rule_yearly, _rule_pets, _rule_job, _rule_home, _rule_pastime, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)

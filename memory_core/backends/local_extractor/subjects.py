@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, in_place, name_runs, typed_lower, typed_lower_name
 from memory_core.backends.local_extractor.text import Sentence, normalise_name
+from memory_core.domain.dates import day_of_year
 from memory_core.domain.labels import ENGLISH_LABELS
 from memory_core.domain.model_port import KnownContact
 
@@ -63,6 +64,7 @@ SENTENCE_TEMPLATES = {
     "gestoria": "La gestoría {of} es {value}.",
     "abogado": "El abogado {of} es {value}.",
     "aseguradora": "La aseguradora {of} es {value}.",
+    "banco": "El banco {of} es {value}.",
 }
 # The same sentences in English, for facts read from English text.
 SENTENCE_TEMPLATES_EN = {
@@ -89,6 +91,7 @@ SENTENCE_TEMPLATES_EN = {
     "cumpleanos": "The birthday {of} is on {value}.", "aniversario": "The anniversary {of} is on {value}.",
     "contable": "The accountant {of} is {value}.", "gestoria": "The tax adviser {of} is {value}.",
     "abogado": "The lawyer {of} is {value}.", "aseguradora": "The insurer {of} is {value}.",
+    "banco": "The bank {of} is {value}.",
 }
 # Many-valued attributes named after their value ("mascota_max"): the sentence by prefix.
 PREFIX_TEMPLATES = {
@@ -159,10 +162,6 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
     return None
 
 
-_MONTHS_ES = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
-              "noviembre", "diciembre")
-
-
 def event_sentence(date: dt.date | None, what: str, english: bool = False) -> str:
     """A dated event as a sentence in the language it was told in: "El 3 de mayo de 2023: Fui al concierto.",
     "On 6 May 2023: The person went to a pottery class."."""
@@ -171,7 +170,7 @@ def event_sentence(date: dt.date | None, what: str, english: bool = False) -> st
         return f"{'Event' if english else 'Evento'}: {what}."
     if english:
         return f"On {date.day} {date:%B} {date.year}: {what}."
-    return f"El {date.day} de {_MONTHS_ES[date.month - 1]} de {date.year}: {what}."
+    return f"El {day_of_year(date)} de {date.year}: {what}."
 
 
 def sentence_for(attribute: str, subject: Subject, value: str, english: bool = False) -> str:
