@@ -234,6 +234,7 @@ def test_a_birthday_said_again_replaces_the_one_said_before(factory, system_sess
     ("La cuenta de la tienda la tenemos en Bankinter", "Bankinter"),
     ("Our business account is with Barclays", "Barclays"),
     ("Nuestro banco es el Sabadell", "Sabadell"),
+    ("Cambiamos el banco de la empresa al Sabadell el mes pasado", "Sabadell"),
 ])
 def test_the_business_s_own_bank_is_learnt_as_the_business_s(factory, system_session, backend, text, bank):
     org = factory.org()
@@ -264,6 +265,8 @@ def test_a_supplier_s_new_bank_is_still_an_account_change_to_verify(factory, sys
     ("La asesoría que nos lleva los impuestos ahora es Asesores Beltrán", "gestoria", "Asesores Beltrán"),
     ("The firm that does our payroll is now Clarke Accounting", "gestoria", "Clarke Accounting"),
     ("La empresa que nos lleva la contabilidad es Cuentas Claras", "contable", "Cuentas Claras"),
+    ("Our payroll is done by Hughes & Co now", "gestoria", "Hughes & Co"),
+    ("Los impuestos nos los lleva Asesoría Pons y Asociados", "gestoria", "Asesoría Pons y Asociados"),
 ])
 def test_an_adviser_named_by_the_work_they_do_for_the_business(factory, system_session, backend, text, attribute,
                                                                 name):
@@ -316,6 +319,8 @@ def test_a_pastime_done_once_is_no_standing_pastime(factory, system_session, bac
 @pytest.mark.parametrize("question, reply, subject, value", [
     ("¿Qué tal va el cobro con Hierros Olano?", "Nos deben unos 2.400 euros", "name:hierros olano", "2.400 €"),
     ("Has Harbor Foods paid the last invoice?", "they still owe us around 900 pounds", "name:harbor foods", "900 £"),
+    ("¿Ha pagado ya Construcciones Pereda?", "Nos debe todavía unos 800 euros", "name:construcciones pereda", "800 €"),
+    ("How much does Northwind Supplies owe us now?", "about 1,200 euros", "name:northwind supplies", "1.200 €"),
 ])
 def test_a_debt_told_in_reply_is_the_debt_of_the_customer_asked_about(factory, system_session, backend, question,
                                                                        reply, subject, value):

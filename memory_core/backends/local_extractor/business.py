@@ -395,8 +395,8 @@ _MONEY = (r"(?P<a>(?P<pre>[€$£])\s*(?P<n1>\d[\d.,]*)|(?P<n2>\d[\d.,]*)\s*(?P<
 # "unos 3.600 euros", "about 3,600 euros": the amount as said, which the value keeps without the "about".
 _ABOUT = r"(?:unos\s+|unas\s+|alrededor de\s+|cerca de\s+|casi\s+|about\s+|around\s+|nearly\s+|almost\s+|roughly\s+)?"
 _MONEY_FACTS = [(re.compile(p), attribute) for p, attribute in (
-    (rf"\b(?:nos|me)\s+debe(?:n)?\s+(?:todavia\s+|aun\s+|still\s+)?{_ABOUT}{_MONEY}", "deuda"),
-    (rf"\bowes?\s+(?:us|me)\s+(?:still\s+)?{_ABOUT}{_MONEY}", "deuda"),
+    (rf"\b(?:nos|me)\s+debe(?:n)?\s+(?:(?:todavia|aun|ya|ahora)\s+)*{_ABOUT}{_MONEY}", "deuda"),
+    (rf"\bowes?\s+(?:us|me)\s+(?:(?:still|now|already)\s+)*{_ABOUT}{_MONEY}", "deuda"),
     (rf"\b(?:el\s+)?pedido\s+minimo(?:\s+(?:de|para)\s+(?P<of>.+?))?\s+es\s+(?:ahora\s+)?(?:de\s+)?{_MONEY}",
      "pedido_minimo"),
     (rf"\b(?:(?P<of>\S+(?:\s+\S+){{0,3}}?)'s\s+)?minimum\s+order(?:\s+(?:at|for|with)\s+(?P<of2>.+?))?\s+is\s+"
@@ -468,6 +468,8 @@ _ASKING = {"quien", "who", "que", "what", "el", "la"}
 
 
 def _rule_accounts_keeper(s: Sentence) -> Iterator[Found]:
+    if _WORK_DONE_BY.search(s.low):
+        return  # "los impuestos nos los lleva Asesoría Pons": the business's adviser (`_rule_provider`)
     m = _KEEPER_AFTER.search(s.low)
     if m and not s.negated(m.start()):
         at = next(m.start(g) for g in ("val", "val2", "val3") if m.group(g) is not None)
@@ -628,10 +630,19 @@ _PROVIDER_AFTER = re.compile(rf"\s+(?:is|es|sera|will be)\s+(?:now\s+|ahora\s+)?
                              rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}\b")
 
 
+# A firm's name as written, "&" and "y" inside it: "Hughes & Co", "Sanz y Asociados".
+_FIRM = re.compile(r"\s*([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+(?:&\s+|y\s+|and\s+)?[A-ZÁÉÍÓÚÑ][\w'\-]*){0,3})")
+
+
+def _firm_at(s: Sentence, start: int) -> str | None:
+    m = _FIRM.match(s.text, start)
+    return m.group(1) if m and fold(m.group(1).split()[0]) not in NAME_STOP else None
+
+
 def _rule_provider(s: Sentence) -> Iterator[Found]:
     m = _PROVIDER.search(s.low)
     if m:
-        name = name_at(s, m.end(), strong=False)
+        name = _firm_at(s, m.end())
         if name:
             yield Found(_ADVISERS[m.group("role")], name, "org", m.start())
         return
@@ -641,9 +652,9 @@ def _rule_provider(s: Sentence) -> Iterator[Found]:
         if name:
             yield Found(_ADVISERS[m.group("role")], name, "org", m.start())
         return
-    m = _BY_WORK.search(s.low)
+    m = _BY_WORK.search(s.low) or _WORK_DONE_BY.search(s.low)
     if m:
-        name = name_at(s, m.end(), strong=False)
+        name = _firm_at(s, m.end())
         if name:
             yield Found(_WORK[m.group("work")], name, "org", m.start())
 
@@ -658,6 +669,15 @@ _BY_WORK = re.compile(r"^(?:(?:ahora|now),?\s+)?(?:the|la|el|quien|who)\s*(?:\w+
                       r"(?:does|do|handles?|keeps?|runs?|lleva|llevan|hace|hacen|gestiona|gestionan)\s+"
                       r"(?:our|los|las|la|el|nuestr[oa]s?)\s+(?P<work>" + "|".join(sorted(_WORK, key=len, reverse=True)) +
                       r")\s+(?:is now|now is|is|are|ahora es|es ahora|es|son|ahora son)\s+")
+# The same said of the work: "our payroll is done by Hughes & Co now", "la contabilidad nos la lleva Cuentas Claras".
+# (Who keeps the accounts said so is the accounts keeper's: `_rule_accounts_keeper`.)
+_PAPERWORK = [work for work, role in _WORK.items() if role != "contable"]
+_WORK_DONE_BY = re.compile(r"^(?:(?:ahora|now),?\s+)?(?:our|los|las|la|el|nuestr[oa]s?)\s+(?P<work>" +
+                           "|".join(sorted(_PAPERWORK, key=len, reverse=True)) + r")\s+(?:(?:is|are)\s+(?:now\s+)?"
+                           r"(?:done|handled|kept|managed|run|prepared)\s+by|nos\s+(?:los|las|la|lo)\s+"
+                           r"(?:lleva|llevan|hace|hacen|gestiona|gestionan)(?:\s+ahora)?)\s+")
+
+
 # The business's own bank, without an account number: "la cuenta de la tienda la tenemos en Bankinter", "our business
 # account is with Barclays", "nuestro banco es el Sabadell", "hemos pasado la cuenta del negocio a CaixaBank". A
 # customer's or supplier's bank is their account (the policy's), and the bank one works at an employer.
@@ -673,7 +693,14 @@ _OWN_BANK = re.compile(
     rf"esta|estan|es|is|are)\s+(?:en|con|with|at|in)\s+|(?:tenemos|llevamos)\s+(?:la|las)\s+{_OWN_ACCOUNT}\s+(?:en|con)\s+|"
     rf"we\s+bank\s+with\s+|(?:nuestro banco|our bank)\s+(?:es|is)\s+|(?:hemos pasado|pasamos|hemos movido|movimos|"
     rf"hemos cambiado|cambiamos|we(?:'ve| have)?\s+(?:moved|switched|changed))\s+(?:la|las|our)\s+(?:business\s+)?"
-    rf"{_OWN_ACCOUNT}\s+(?:a|al|to)\s+){_BANK_NAME}")
+    rf"{_OWN_ACCOUNT}\s+(?:a|al|to)\s+|(?:hemos cambiado|cambiamos|we(?:'ve| have)?\s+(?:changed|switched))\s+"
+    rf"(?:el banco|de banco|banks?|our bank)(?:\s+(?:de la empresa|del negocio|business|company))?\s+(?:a|al|to)\s+)"
+    rf"{_BANK_NAME}")
+
+
+def names_own_bank(low: str) -> bool:
+    """Folded text names the business's own bank ("cambiamos el banco de la empresa al Sabadell"): no one's account."""
+    return bool(_OWN_BANK.search(low))
 
 
 def _rule_own_bank(s: Sentence) -> Iterator[Found]:

@@ -22,6 +22,7 @@ from memory_core.backends.local_extractor.answers import (
     question_of,
     reads_as_reply,
 )
+from memory_core.backends.local_extractor.business import names_own_bank
 from memory_core.backends.local_extractor.clauses import MAYBE, is_order, statement, strip_lead
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
@@ -681,6 +682,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
         return None  # a clause on a special category is refused; the message's other sentences are not
     if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
         return None  # "I had a great time yesterday!": how it went, no fact
+    if names_own_bank(s.low):
+        return None  # "cambiamos el banco de la empresa al Sabadell": the business's bank, the rule's fact
     if between_us(s) and not speaks_business(s):
         return None  # "Let's keep going after our goals", "since we last talked": the two of them, talking
     if not mentions and not recent and previous is None and not view and not _about_someone(s):

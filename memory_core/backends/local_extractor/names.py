@@ -204,7 +204,8 @@ def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...]) -> tuple[K
         if not key or key in _index(known).named_ids or in_place(s, start, end):
             continue
         company = looks_like_company(text)
-        if company or (business and (start > 0 or " " in text)):
+        opens = not s.text[:start].strip("¿¡\"'«“ ")  # the sentence's first word ("¿Ha pagado ya...?")
+        if company or (business and (not opens or " " in text)):
             out.append(KnownContact(id=key, name=text, kind="named"))
     return tuple(out)
 
