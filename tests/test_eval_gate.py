@@ -131,3 +131,15 @@ def test_eval_extraction_prints_recall_and_precision(database):
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["cases"] >= 50 and 0 <= report["recall"] <= 1 and "cost_per_1000_usd" in report
+
+
+def test_eval_gate_errors_list_a_line_learnt_on_the_wrong_subject_with_what_it_kept(database, tmp_path):
+    """A line learnt as expected but on another subject than its label's is an error too, shown with its memory."""
+    line = dict(LINES[0], id="w1", subject="name:talleres ibarra", holds=["60"])
+    result = CliRunner().invoke(cli, ["eval", "gate", "--dataset", _dataset(tmp_path, [line]),
+                                        "--json", "--errors"], catch_exceptions=False)
+    report = json.loads(result.stdout)
+    assert report["subject_lines"] == {"n": 1, "right": 0} and report["expect_accuracy"] == 1.0
+    [miss] = [json.loads(row) for row in result.stderr.splitlines() if row.startswith("{")]
+    assert miss["id"] == "w1" and miss["got"] == "learn"
+    assert miss["kept"] == ["name:talleres garcia · plazo_pago = 60 días"]
