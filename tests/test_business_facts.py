@@ -305,6 +305,15 @@ def test_giving_up_a_pastime_replaces_doing_it(factory, system_session, backend,
                                                                 ("aficion_padel", "pádel (lo ha dejado)", "active")}
 
 
+@pytest.mark.parametrize("text", ["Al final he dejado el pádel, me destrozaba la rodilla",
+                                  "I quit running, it was wrecking my knees"])
+def test_a_pastime_given_up_for_an_injury_is_health_and_refused(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert say(system_session, backend, org, ana, text).outcome == "refused"
+    assert not system_session.scalars(select(Memory).where(Memory.owner_user_id == ana.id)).all()
+
+
 @pytest.mark.parametrize("text", ["Mañana voy a yoga", "Ayer jugué al pádel con Luis", "Mañana voy al partido de fútbol"])
 def test_a_pastime_done_once_is_no_standing_pastime(factory, system_session, backend, on_sunday, text):
     org = factory.org()

@@ -353,7 +353,11 @@ def _recent(context: ExtractionContext, pool: Pool) -> tuple[list[Mention], Pool
     """The subject the talk was on before the message: named in the assistant's previous turn (a business it
     brings in by name too: "¿Qué tal va el cobro con Hierros Olano?" then "nos deben unos 2.400 euros"), else the
     conversation's; and the pool with the names that turn introduced."""
-    asked, pool = _mentioned(Sentence.of(context.previous_assistant or ""), pool)
+    question = Sentence.of(context.previous_assistant or "")
+    asked = find_mentions(question, pool)
+    if not asked and (introduced := introduced_subjects(question, pool, asked=True)):
+        pool = pool + introduced
+        asked = find_mentions(question, pool)
     return asked or carried_over(context.recent_subjects, pool), pool
 
 

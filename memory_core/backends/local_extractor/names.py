@@ -183,8 +183,10 @@ fontaneria hermanos supermercado almacenes bodegas hotel inmobiliaria logistica 
 studio estudio agencia seguros autos motor motors garage garaje imprenta papeleria libreria peluqueria
 """.split())
 _BUSINESS_CUE = re.compile(r"\b(?:cliente|clientes|proveedor|proveedora|proveedores|customer|customers|client|clients|"
-                           r"supplier|suppliers|vendor|empresa|company|firm|negocio|facturas?|invoices?|cobro|pagado|"
-                           r"paid|owes?|debe|deben)\b")
+                           r"supplier|suppliers|vendor|empresa|company|firm|negocio)\b")
+# What the assistant asks about a customer's payments brings that customer in by name: "¿Ha pagado ya Construcciones
+# Pereda?", "Has Harbor Foods paid the last invoice?".
+_PAYMENT_CUE = re.compile(r"\b(?:facturas?|invoices?|cobro|cobrar|pagado|paid|pay|owes?|debe|deben)\b")
 
 
 def looks_like_company(name: str) -> bool:
@@ -194,10 +196,11 @@ def looks_like_company(name: str) -> bool:
         tuple(words[-1:]) in LEGAL_SUFFIXES
 
 
-def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...]) -> tuple[KnownContact, ...]:
+def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...], asked: bool = False) -> tuple[KnownContact, ...]:
     """Businesses a sentence brings in by name ("tenemos un cliente nuevo, Hierros Olano"), as named
-    subjects the next sentences may go on about; never a greeting, a weekday or a lone opening word."""
-    business = bool(_BUSINESS_CUE.search(s.low))
+    subjects the next sentences may go on about; never a greeting, a weekday or a lone opening word. `asked`: the
+    sentence is the assistant's question, where one asked to pay is brought in too."""
+    business = bool(_BUSINESS_CUE.search(s.low) or (asked and _PAYMENT_CUE.search(s.low)))
     out = []
     for text, start, end in names_in(s):
         key = " ".join(name_tokens(text))

@@ -32,7 +32,8 @@ _BODY = (r"(?:brazos?|piernas?|tobillos?|munecas?|rodillas?|espalda|manos?|dedos
 _HURT = (r"(?:rot[oa]s?|partid[oa]s?|torcid[oa]s?|cortad[oa]s?|dislocad[oa]s?|lesionad[oa]s?|quemad[oa]s?|"
          r"escayolad[oa]s?|vendad[oa]s?|hinchad[oa]s?|duele|duelen|dolor|operan|operad[oa]|operar(?:me|le)?|broke|"
          r"broken|sprained|twisted|cut|hurt|hurts|injured|fractured|dislocated|pulled|bruised|burnt|burned|sore|"
-         r"aching|aches|swollen|operation|surgery)")
+         r"aching|aches|swollen|operation|surgery|destroza\w*|machaca\w*|fastidia\w*|killing|wrecked|wrecking|"
+         r"ruined|ruining|dolia|dolian)")
 INJURY = re.compile(rf"\b(?:{_HURT}(?:\s+\w+){{0,2}}\s+{_BODY}|{_BODY}(?:\s+\w+){{0,2}}\s+{_HURT})\b")
 # Sayings that name a body part and a hurt but tell of none: "I cut my teeth in retail", "you're pulling my leg".
 _NO_INJURY = re.compile(r"\bcut (?:\w+ )?teeth\b|\bpull(?:s|ed|ing)? (?:\w+ )?legs?\b")
