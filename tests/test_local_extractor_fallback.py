@@ -380,3 +380,19 @@ def test_a_pronoun_such_or_others_names_no_business():
                            ("Doing good and helping others brings joy", None),
                            ("It's pretty cool to be working with such big brands!", None)):
         assert not any(f.subject.startswith("name:") for f in facts(text, contacts=(), previous=previous)), text
+
+
+def test_where_a_home_or_a_customer_is_is_no_one_s_name():
+    """"Our holiday home in Cornwall" is the writer's, never a subject called Cornwall the org would share; "Harbor
+    Foods in Leeds" is Harbor Foods."""
+    [fact] = facts("Our holiday home in Cornwall needs a new roof", category="supplier")
+    assert fact.subject == "self"
+    [fact] = facts("Tenemos un piso en Benidorm que alquilamos en verano", category="person")
+    assert fact.subject == "self"
+    assert {f.subject for f in facts("Harbor Foods in Leeds pays at 30 days")} == {"name:harbor foods"}
+
+
+def test_a_place_in_reply_to_where_the_shop_is_is_the_business_s():
+    [fact] = facts("in the old town, next to the market", category="person", scope="personal",
+                   previous="Where's your shop?")
+    assert fact.subject == "org" and "shop" in fact.value and "old town" in fact.value

@@ -161,7 +161,7 @@ YES_NO_REPLY_WORDS = 12
 # A reply that is a place, a time or a manner, not a clause of its own: "en el polígono de Vallecas, nave 4", "at the
 # back of the old market, next to the bakery", "con mucho hielo y una rodaja de limón" (read with its question up to
 # YES_NO_REPLY_WORDS).
-_PLACE_OR_TIME = re.compile(r"^(?:en (?:el|la|los|las|un|una|calle|avenida|plaza)|on|at|near|cerca de|junto a|al lado de|"
+_PLACE_OR_TIME = re.compile(r"^(?:en (?:el|la|los|las|un|una|calle|avenida|plaza)|in (?:the|a|an)|on|at|near|cerca de|junto a|al lado de|"
                             r"a las|from|desde las|every|cada|next to|behind|detras de|opposite|enfrente de|"
                             r"con|sin|with|without)\b")
 _CLAUSE = re.compile(r"\b(?:que|porque|because|but|pero|so|asi que|which|who|donde|where|when|cuando)\b")

@@ -239,12 +239,19 @@ _GROUP_FROM_BEFORE = re.compile(r"(?:^|\s)(?:pedidos|orders|envios|entregas|ship
                                 r"clients)\s+(?:de|del|from)\s+(?:(?:the|la|las|los|el)\s+)?$")
 
 
+# Where a home is ("our holiday home in Cornwall", "tenemos un piso en Benidorm"), or a known place after "in"/"en".
+_HOME_IN_BEFORE = re.compile(r"\b(?:home|house|place|cottage|flat|apartment|cabin|villa|chalet|casa|piso|apartamento|"
+                             r"casita)\s+(?:\w+\s+)?(?:in|en|at|near|cerca de)\s+$")
+_IN_BEFORE = re.compile(r"\b(?:in|en)\s+$")
+
+
 def in_place(s: Sentence, start: int, end: int) -> bool:
     """The capitalised words at [start, end) name a street, square or road, or where a group of customers is or
     orders go or come from: not a person or a business (unless a company by its words, "los clientes de Hierros
     Olano"; orders "de" a name are that name's unless it is a known region, places.PLACES)."""
     before, said = s.low[:start], s.low[start:end].strip(" .,")
-    return bool(_PLACE_BEFORE.search(before) or _PLACE_WORD.search(said) or
+    return bool(_PLACE_BEFORE.search(before) or _PLACE_WORD.search(said) or _HOME_IN_BEFORE.search(before) or
+                (_IN_BEFORE.search(before) and said in PLACES) or
                 (_GROUP_PLACE_BEFORE.search(before) and not looks_like_company(s.text[start:end])) or
                 (_GROUP_FROM_BEFORE.search(before) and said in PLACES))
 

@@ -1,7 +1,8 @@
 """Regions, islands, provinces and countries a business ships to or sells in, folded: "los pedidos de Mallorca",
 "orders from Scotland" are a place's, not a customer called Mallorca. Spain's communities, provinces, islands and
-larger cities, the countries around it, and Britain's and Ireland's nations and some regions. Santander is left
-out: it is a bank as often as a city."""
+larger cities, the countries around it, and Britain's and Ireland's nations, some regions and larger cities.
+Santander is left out: it is a bank as often as a city (and Sabadell is one only after "in"/"en" or "de": a bank
+named as the business's is read first, business._OWN_BANK)."""
 from __future__ import annotations
 
 PLACES = frozenset({
@@ -17,5 +18,9 @@ PLACES = frozenset({
     "bilbao", "vigo", "gijon", "pamplona", "logrono", "valladolid", "la coruna", "a coruna", "coruna",
     "san sebastian", "donostia", "portugal", "francia", "france", "andorra", "italia", "italy", "alemania",
     "germany", "marruecos", "morocco", "europa", "europe", "scotland", "wales", "england", "northern ireland",
-    "ireland", "the highlands", "cornwall", "devon", "yorkshire", "kent", "london", "the midlands"
+    "ireland", "the highlands", "cornwall", "devon", "yorkshire", "kent", "london", "the midlands",
+    "leeds", "manchester", "birmingham", "liverpool", "bristol", "glasgow", "edinburgh", "cardiff", "belfast",
+    "dublin", "cork", "sheffield", "newcastle", "nottingham", "leicester", "brighton", "oxford", "cambridge", "york",
+    "benidorm", "marbella", "elche", "cartagena", "jerez", "getafe", "alcala de henares", "mostoles", "badalona",
+    "sabadell", "terrassa", "hospitalet", "torrevieja", "santiago de compostela", "ferrol", "aviles", "ponferrada"
 })
