@@ -45,6 +45,13 @@ def learnt(session, backend, org, user, text):
     return [(m.subject, m.level, m.category, m.value, m.event_date, m.event_until) for m in rows]
 
 
+def said_then(session, backend, org, user, first, then, *where):
+    """`first` learnt, then `then` said in the same chat: (attribute, value, status) of the memories `where` picks."""
+    learnt(session, backend, org, user, first)
+    say(session, backend, org, user, then, external_id="m-2")
+    return {(m.attribute, m.value, m.status) for m in session.scalars(select(Memory).where(*where)).all()}
+
+
 # --- the business's own closing days: an event the whole org sees, with its last day -------------------------------
 
 @pytest.mark.parametrize("text, first_day, last_day", [
@@ -219,12 +226,11 @@ def test_a_party_or_a_greeting_is_no_birthday(factory, system_session, backend, 
 def test_a_birthday_said_again_replaces_the_one_said_before(factory, system_session, backend, on_sunday):
     org = factory.org()
     ana = factory.member(org, role="owner")
-    learnt(system_session, backend, org, ana, "El cumpleaños de mi hija es el 20 de febrero")
-    say(system_session, backend, org, ana, "perdona, el cumpleaños de mi hija es el 21 de febrero", external_id="m-2")
-    rows = system_session.scalars(select(Memory).where(Memory.owner_user_id == ana.id)).all()
-    assert {(m.attribute, m.value, m.status) for m in rows} == {("cumpleanos_hija", "20 de febrero", "superseded"),
-                                                                ("cumpleanos_hija", "21 de febrero", "active")}
-    assert all("hija" in m.sentence for m in rows)
+    assert said_then(system_session, backend, org, ana, "El cumpleaños de mi hija es el 20 de febrero",
+                     "perdona, el cumpleaños de mi hija es el 21 de febrero", Memory.owner_user_id == ana.id) == {
+        ("cumpleanos_hija", "20 de febrero", "superseded"), ("cumpleanos_hija", "21 de febrero", "active")}
+    assert all("hija" in sentence for sentence in system_session.scalars(select(Memory.sentence).where(
+        Memory.owner_user_id == ana.id)))
 
 
 # --- the business's own bank: a fact of the business, not an account change to verify -------------------------------
@@ -245,12 +251,9 @@ def test_the_business_s_own_bank_is_learnt_as_the_business_s(factory, system_ses
 def test_moving_the_business_s_account_replaces_its_bank_and_proposes_nothing(factory, system_session, backend):
     org = factory.org()
     ana = factory.member(org, role="owner")
-    learnt(system_session, backend, org, ana, "Tenemos la cuenta de la empresa en el Santander")
-    out = say(system_session, backend, org, ana, "Hemos pasado la cuenta del negocio a CaixaBank", external_id="m-2")
-    assert out.outcome == "learnt", out.reason
-    rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id)).all()
-    assert {(m.attribute, m.value, m.status) for m in rows} == {("banco", "Santander", "superseded"),
-                                                                ("banco", "CaixaBank", "active")}  # no proposal
+    assert said_then(system_session, backend, org, ana, "Tenemos la cuenta de la empresa en el Santander",
+                     "Hemos pasado la cuenta del negocio a CaixaBank", Memory.org_id == org.id) == {
+        ("banco", "Santander", "superseded"), ("banco", "CaixaBank", "active")}  # and no proposal
 
 
 def test_a_supplier_s_new_bank_is_still_an_account_change_to_verify(factory, system_session, backend):
@@ -298,11 +301,9 @@ def test_a_pastime_done_or_given_up_is_the_person_s(factory, system_session, bac
 def test_giving_up_a_pastime_replaces_doing_it(factory, system_session, backend, on_sunday):
     org = factory.org()
     ana = factory.member(org, role="owner")
-    learnt(system_session, backend, org, ana, "Juego al pádel los martes")
-    say(system_session, backend, org, ana, "Al final he dejado el pádel", external_id="m-2")
-    rows = system_session.scalars(select(Memory).where(Memory.owner_user_id == ana.id)).all()
-    assert {(m.attribute, m.value, m.status) for m in rows} == {("aficion_padel", "pádel los martes", "superseded"),
-                                                                ("aficion_padel", "pádel (lo ha dejado)", "active")}
+    assert said_then(system_session, backend, org, ana, "Juego al pádel los martes", "Al final he dejado el pádel",
+                     Memory.owner_user_id == ana.id) == {("aficion_padel", "pádel los martes", "superseded"),
+                                                         ("aficion_padel", "pádel (lo ha dejado)", "active")}
 
 
 @pytest.mark.parametrize("text", ["Al final he dejado el pádel, me destrozaba la rodilla",
