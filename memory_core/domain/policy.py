@@ -292,6 +292,10 @@ class Ruling:
     bank: bool = False  # a bank account: facts about a customer or supplier are only ever proposed
 
 
+# Banks by name, folded: Spain's and Britain's, and the app-only ones people pay through.
+BANKS = ("la caixa", "caixabank", "bbva", "santander", "sabadell", "bankinter", "unicaja", "abanca", "kutxabank",
+         "cajamar", "ibercaja", "openbank", "ing", "lloyds", "barclays", "hsbc", "natwest", "starling", "monzo",
+         "revolut", "n26", "deutsche bank", "evo banco", "triodos")
 _BANK_WORD = re.compile(r"\b(?:iban|swift|bic|ccc|cuenta|cuentas|account|accounts|bank|banks|banco|bancari[oa]s?|"
                         r"sort code|transferencias?|transfer|entidad|remittance)\b")
 _PHONE_WORD = re.compile(r"\b(?:telefono|tlf|tfno|movil|numero|number|phone|mobile|whatsapp|fijo)\b")

@@ -35,7 +35,7 @@ from memory_core.domain.ladder import BANK_ATTRIBUTES, OWN_BANK, Source, WriteRe
 from memory_core.domain.ledger import record_usage, usage_row
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, ModelBackend, Usage
 from memory_core.domain.models import Contact, Memory, MemorySource, Message, Notification, Organization
-from memory_core.domain.policy import Exclusion, PolicyVerdict, check_text
+from memory_core.domain.policy import BANKS, Exclusion, PolicyVerdict, check_text
 from memory_core.domain.protected_topics import without_topic_mentions
 from memory_core.domain.text import fold
 from memory_core.learning.amendments import amended_fact
@@ -196,9 +196,8 @@ def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionCon
 
 # Capitalised words that start a sentence or name a bank, not the customer or supplier.
 _NOT_NAMES = {"a", "el", "la", "los", "las", "esto", "este", "esta", "ese", "esa", "admin", "note", "nota", "the",
-              "mr", "mrs", "ms", "sr", "sra", "ai", "ia", "iban", "la caixa", "caixabank", "bbva", "santander",
-              "sabadell", "bankinter", "cajamar", "hsbc", "barclays", "ing", "unicaja", "abanca", "kutxabank",
-              "ibercaja", "openbank", "revolut", "n26", "wise", "paypal", "urgente", "ojo", "oye", "hola"}
+              "mr", "mrs", "ms", "sr", "sra", "ai", "ia", "iban", *BANKS, "wise", "paypal", "urgente", "ojo", "oye",
+              "hola"}
 _CAPITALISED = re.compile(r"[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*"
                           r"(?:\s+(?:de|del|y|e|&)?\s*[A-ZÁÉÍÓÚÑ][\wÁÉÍÓÚÑáéíóúñü'’&.-]*)*")
 

@@ -14,7 +14,7 @@ from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
 from memory_core.domain.dates import COUNTS
-from memory_core.domain.policy import find_bank_account
+from memory_core.domain.policy import BANKS, find_bank_account
 from memory_core.domain.value_shapes import EMAIL
 
 _NUM_WORDS = {"quince": 15, "veinte": 20, "treinta": 30, "cuarenta y cinco": 45, "sesenta": 60, "noventa": 90,
@@ -681,10 +681,7 @@ _WORK_DONE_BY = re.compile(r"^(?:(?:ahora|now),?\s+)?(?:our|los|las|la|el|nuestr
 # The business's own bank, without an account number: "la cuenta de la tienda la tenemos en Bankinter", "our business
 # account is with Barclays", "nuestro banco es el Sabadell", "hemos pasado la cuenta del negocio a CaixaBank". A
 # customer's or supplier's bank is their account (the policy's), and the bank one works at an employer.
-_BANKS = ("la caixa", "caixabank", "bbva", "santander", "sabadell", "bankinter", "unicaja", "abanca", "kutxabank",
-          "cajamar", "ibercaja", "openbank", "ing", "lloyds", "barclays", "hsbc", "natwest", "starling", "monzo",
-          "revolut", "santander uk", "deutsche bank", "evo banco", "triodos")
-_BANK_NAME = r"(?:el\s+|la\s+|the\s+)?(?P<bank>" + "|".join(sorted(_BANKS, key=len, reverse=True)) + \
+_BANK_NAME = r"(?:el\s+|la\s+|the\s+)?(?P<bank>" + "|".join(sorted(BANKS, key=len, reverse=True)) + \
     r"|(?:banco|caja)\s+\w+(?:\s+\w+)?|\w+\s+bank)\b"
 _OWN_ACCOUNT = r"(?:cuentas?|account|accounts|banking)(?:\s+(?:de la empresa|del negocio|de la tienda|de empresa|del taller|" \
     r"de la oficina|business|company))?"

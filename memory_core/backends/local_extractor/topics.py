@@ -7,7 +7,7 @@ import re
 from memory_core.backends.local_extractor.speaker import FIRST_PLURAL, FIRST_SINGULAR
 from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS
 from memory_core.backends.local_extractor.text import Sentence
-from memory_core.domain.policy import without_account_roles
+from memory_core.domain.policy import BANKS, without_account_roles
 
 # Function words and fillers: never a topic word.
 STOP = set("""
@@ -35,8 +35,7 @@ BANK_TOPIC = re.compile(
     r"bank details|sort code|account number|cuenta (?:de|del|en)\s+\w+|(?:otra|nueva) cuenta|cuenta nueva|"
     r"(?:new|another|different) account|banco(?! de (?:alimentos|sangre|tiempo))|bancari[oa]s?|entidad|(?<!food )(?<!blood )(?<!river )bank(?! holidays?)|banking|"
     r"transferencias?,?\s+(?:al|a la|a|en)\s+\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
-    r"santander|bbva|sabadell|caixabank|la caixa|bankinter|unicaja|(?<!-)ing|abanca|kutxabank|cajamar|ibercaja|"
-    r"openbank|lloyds|barclays|hsbc|natwest|starling|monzo|revolut)\b")
+    r"(?<!-)(?:" + "|".join(sorted(BANKS, key=len, reverse=True)) + r"))\b")  # (not the "-ing" of a split word)
 # A bank one works at is an employer, not an account: "trabajo en el Santander", "my wife works at Barclays".
 WORKS_AT = re.compile(r"\b(?:trabaj\w*|curr(?:o|a|as|an)|works?|working|worked|employed)\s+(?:(?!con\b|with\b)\w+\s+){0,3}?"
                       r"(?:en|para|at|for|in)\s+(?:el\s+|la\s+|the\s+)?\w+(?:\s+bank)?")
