@@ -76,9 +76,9 @@ def learnt(session, org, user):
     ("How do you take your coffee?", "with oat milk", "self", ("coffee", "oat milk")),
     ("¿Sigues yendo al coro?", "sí, cada dos jueves", "self", ("coro", "cada dos jueves")),
     ("Do you still go to choir practice?", "yes, every other Thursday", "self", ("choir", "every other Thursday")),
-    ("¿Sigues yendo al gimnasio?", "no, lo dejé", "self", ("gimnasio", "no, lo dejé")),
+    ("¿Sigues yendo al gimnasio?", "no, lo dejé", "self", ("gimnasio", "lo ha dejado")),  # a pastime given up
     ("Do you still ride horses?", "yes", "self", ("ride horses", "yes")),
-    ("¿Sigues yendo al coro?", "sí", "self", ("coro", "sí")),
+    ("¿Sigues yendo al coro?", "sí", "self", ("coro",)),
     # a yes or a no with what it adds, longer than a few words
     ("Do you still volunteer?", "yes, every other Thursday at the community center", "self",
      ("volunteer", "every other Thursday at the community center")),

@@ -24,7 +24,7 @@ ENGLISH_LABELS = {
     "horario": "opening hours", "entregas": "deliveries", "precios": "prices", "facturacion": "invoicing",
     "avisos": "reminders", "estilo_respuesta": "answer style", "plantilla": "staff", "web": "website",
     "seguros": "insurance", "fiscal": "tax", "fundacion": "founded", "moneda": "currency", "garantia": "warranty",
-    "herramientas": "tools", "socio": "partner", "regimen_iva": "VAT scheme",
+    "herramientas": "tools", "socio": "partner", "regimen_iva": "VAT scheme", "pasatiempo": "pastime",
     "retencion_irpf": "income tax withholding", "aficion": "hobby", "instrumento": "instrument",
     "no_come": "does not eat", "nota": "note", "trabajo_anterior": "previous job",
 }

@@ -154,10 +154,15 @@ class LocalExtractor:
     @staticmethod
     def reply_statement(message: str, previous: str | None) -> str | None:
         """The statement a short reply makes to the question before it ("a las diez" to "¿A qué hora abrís?" is
-        "abrimos a las diez"), or None: a longer message, no question before it, or a question not read."""
-        if not previous or not reads_as_reply(message):
+        "abrimos a las diez"), or None: a longer message, no question before it, or a question not read. An amount
+        or a number said first and then gone on about is the reply too ("still about 1,200 euros, they keep saying
+        next week" to "How much does Northwind owe us now?")."""
+        if not previous:
             return None
-        return completed_answer(previous, message)
+        if reads_as_reply(message):
+            return completed_answer(previous, message)
+        head, *rest = re.split(r",(?!\d)", message, maxsplit=1)  # (not the comma of "1,200")
+        return completed_answer(previous, head) if rest and re.search(r"\d", head) and reads_as_reply(head) else None
 
     def writer_notes(self, message: str) -> bool:
         """Some unit of the message is a note worth keeping though the gate did not pass it alone."""

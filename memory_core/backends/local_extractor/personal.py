@@ -289,7 +289,7 @@ def _rule_hobbies(s: Sentence) -> Iterator[Found]:
 
 # Sports and classes done week after week, and giving them up: "juego al pádel los martes", "voy a clases de cerámica",
 # "I do yoga on Mondays"; "ya no voy a yoga", "he dejado las clases de cerámica", "I quit the choir". One fact a
-# pastime (aficion_<pastime>): giving it up is its new value, which replaces the one that said they did it.
+# pastime (pasatiempo_<pastime>): giving it up is its new value, which replaces the one that said they did it.
 _PASTIMES = {"futbol": "fútbol", "padel": "pádel", "tenis": "tenis", "baloncesto": "baloncesto", "golf": "golf",
              "yoga": "yoga", "pilates": "pilates", "natacion": "natación", "crossfit": "crossfit", "boxeo": "boxeo",
              "running": "running", "ciclismo": "ciclismo", "escalada": "escalada", "ajedrez": "ajedrez",
@@ -319,7 +319,7 @@ def _rule_pastime(s: Sentence) -> Iterator[Found]:
     m = _GAVE_UP.search(s.low)
     if m and (not m.group().startswith("i don") or re.search(r"\b(?:anymore|any more)\b", s.low[m.end():])):
         x = _PASTIMES[m.group("x")]
-        yield Found(f"aficion_{fold(x).replace(' ', '_')}", f"{x} (gave it up)" if english else f"{x} (lo ha dejado)",
+        yield Found(f"pasatiempo_{fold(x).replace(' ', '_')}", f"{x} (gave it up)" if english else f"{x} (lo ha dejado)",
                     "self", m.start())
         return
     m = _DOES.search(s.low)
@@ -327,7 +327,7 @@ def _rule_pastime(s: Sentence) -> Iterator[Found]:
         x = _PASTIMES[m.group("x")]
         rest = clean_value(s.text[m.end("x"):])
         when = rest if _WEEKLY.match(fold(rest)) else ""
-        yield Found(f"aficion_{fold(x).replace(' ', '_')}", f"{x} {when}".strip(), "self", m.start())
+        yield Found(f"pasatiempo_{fold(x).replace(' ', '_')}", f"{x} {when}".strip(), "self", m.start())
 
 
 # Once, not week after week: "mañana voy a yoga", "ayer jugué al pádel", "I went climbing last Sunday".

@@ -97,6 +97,7 @@ SENTENCE_TEMPLATES_EN = {
 PREFIX_TEMPLATES = {
     "mascota_": ("{who} tiene una mascota: {value}.", "{who} has a pet: {value}."),
     "aficion_": ("A {whom} le gusta {value}.", "{who} enjoys {value}."),
+    "pasatiempo_": ("Pasatiempo {of}: {value}.", "Pastime {of}: {value}."),
     "instrumento_": ("{who} toca {value}.", "{who} plays the {value}."),
     "no_come_": ("{who} {value}.", "{who} {value}."),
     "cumpleanos_": ("El cumpleaños de {kin} {of} es el {value}.", "The birthday of the {kin} {of} is on {value}."),
