@@ -238,7 +238,12 @@ class Database:
         # pool_timeout: a caller waits at most this long for a connection, then gets sqlalchemy's
         # TimeoutError (the web answers 503 with Retry-After) instead of waiting forever.
         # No pool_pre_ping: a connection is pinged at checkout only after sitting idle (adapters.pool_ping).
-        pool = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_timeout": pool_timeout}
+        # pool_use_lifo: the connection used last is the next one handed out, so a process that is not busy keeps
+        # working on the few connections whose statements are prepared and whose PostgreSQL backends have the
+        # catalog and the principal's pages at hand; first in, first out handed each turn the connection idle the
+        # longest, and every pooled connection prepared every statement of a principal (a big org's name the org).
+        pool = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_timeout": pool_timeout,
+                "pool_use_lifo": True}
         self.engine: Engine = _engine(app_url, **pool)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.system_engine: Engine | None = None
