@@ -342,3 +342,8 @@ def test_time_clauses_negative_contractions_and_even_if_do_not_make_a_question_o
     for text in ("cuando viene el técnico", "When does Acme pay?", "Cuando llegue el pedido, mándame la factura",
                  "si Acme pagara a 90 días", "creo que Acme paga a 60 días", "I think Acme pays at 60 days"):
         assert not statement(Sentence.of(text)), text
+
+
+def test_a_business_s_address_said_with_a_plural_possessive():
+    """"Hilltop Farms' address is 4 Mill Lane" is Hilltop Farms' address, as "Printwise's address is..." was."""
+    assert triples("Hilltop Farms' address is 4 Mill Lane") == {("name:hilltop farms", "direccion", "4 Mill Lane")}

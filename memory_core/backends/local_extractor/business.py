@@ -270,7 +270,7 @@ def _rule_regime(s: Sentence) -> Iterator[Found]:
 _ADDRESS = [re.compile(p) for p in (
     r"\b(?P<who>nuestra|mi|la|our|my|the)\s+(?:nueva\s+|new\s+)?(?:direccion|domicilio|sede|oficina|address|office address)(?:\s+fiscal|\s+social)?(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es ahora|ahora es|esta en|sera|es|is now|is)\s*:?\s+(?P<val>)",
     r"\b(?P<who>nos hemos mudado|nos mudamos|nos trasladamos|we(?:'ve| have)? moved)\s+(?:a|to)\s+(?P<val>)",
-    r"(?P<of>\S+(?:\s+\S+){0,3}?)'s\s+(?:new\s+)?address\s+is\s+(?P<val>)",
+    r"(?P<of>\S+(?:\s+\S+){0,3}?)(?:'s|(?<=s)')\s+(?:new\s+)?address\s+is\s+(?P<val>)",  # "Hilltop Farms' address"
     # "ahora estamos en Calle Colón 12", "we're now at 12 Park Road": only when a street follows.
     r"\b(?P<who>estamos|we're|we are)\s+(?:ahora\s+|now\s+)?(?:en|at)\s+(?P<val>)(?=(?:la\s+)?(?:calle|c/|avda|"
     r"avenida|plaza|paseo|camino|carretera|poligono)\b|\d+[a-z]?\s+(?:\w+\s+){1,3}(?:street|road|avenue|lane)\b)",
