@@ -21,6 +21,8 @@ DAY_WORDS = frozenset({"ayer", "anoche", "anteayer", "hoy", "manana", "yesterday
 def day_of_year(day: dt.date, english: bool = False) -> str:
     """The day and month of `day` as said in the language: "3 de mayo", "May 3"."""
     return f"{day:%B} {day.day}" if english else f"{day.day} de {_MONTH_NAMES_ES[day.month - 1]}"
+
+
 _MONTH = "(?P<m>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _FIRST_MONTH = _MONTH.replace("?P<m>", "?P<m1>")  # a span's first month, when it is not its last one's
 # Counts written as words ("en dos semanas", "in a week", "dentro de quince días").

@@ -14,6 +14,7 @@ from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
 from memory_core.domain.dates import COUNTS
+from memory_core.domain.ladder import OWN_BANK
 from memory_core.domain.policy import BANKS, find_bank_account
 from memory_core.domain.value_shapes import EMAIL
 
@@ -704,7 +705,7 @@ def _rule_own_bank(s: Sentence) -> Iterator[Found]:
     m = _OWN_BANK.search(s.low)
     if m and not s.negated(m.start()):
         bank = s.text[m.start("bank"):m.end("bank")]
-        yield Found("banco", bank if any(c.isupper() for c in bank) else bank.title(), "org", m.start())
+        yield Found(OWN_BANK, bank if any(c.isupper() for c in bank) else bank.title(), "org", m.start())
 
 
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,

@@ -315,11 +315,10 @@ _GAVE_UP = re.compile(r"\b(?:ya no\s+(?:juego|jugamos|practico|hago|voy|vamos)|(
 
 
 def _rule_pastime(s: Sentence) -> Iterator[Found]:
-    english = is_english(s.text)
     m = _GAVE_UP.search(s.low)
     if m and (not m.group().startswith("i don") or re.search(r"\b(?:anymore|any more)\b", s.low[m.end():])):
         x = _PASTIMES[m.group("x")]
-        yield Found(f"pasatiempo_{fold(x).replace(' ', '_')}", f"{x} (gave it up)" if english else f"{x} (lo ha dejado)",
+        yield Found(_pastime_attribute(x), f"{x} (gave it up)" if is_english(s.text) else f"{x} (lo ha dejado)",
                     "self", m.start())
         return
     m = _DOES.search(s.low)
@@ -327,7 +326,11 @@ def _rule_pastime(s: Sentence) -> Iterator[Found]:
         x = _PASTIMES[m.group("x")]
         rest = clean_value(s.text[m.end("x"):])
         when = rest if _WEEKLY.match(fold(rest)) else ""
-        yield Found(f"pasatiempo_{fold(x).replace(' ', '_')}", f"{x} {when}".strip(), "self", m.start())
+        yield Found(_pastime_attribute(x), f"{x} {when}".strip(), "self", m.start())
+
+
+def _pastime_attribute(pastime: str) -> str:
+    return f"pasatiempo_{fold(pastime).replace(' ', '_')}"
 
 
 # Once, not week after week: "mañana voy a yoga", "ayer jugué al pádel", "I went climbing last Sunday".
@@ -518,8 +521,8 @@ _DAY_OF_YEAR = (rf"(?:el\s+(?:dia\s+)?|on\s+(?:the\s+)?|the\s+)?(?P<day>\d{{1,2}
                 rf"{_MONTH_WORD}|{_MONTH_WORD}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b")
 _KIN_WORD = f"(?P<kin>{_RELATIVE})"
 _YEARLY = re.compile(
-    rf"\b(?:(?:mi|my)\s+(?:{_KIN_WORD}(?:'s)?\s+)?(?P<b>cumpleanos|cumple|birthday)|el\s+(?P<b2>cumpleanos|cumple)\s+de\s+"
-    rf"mi\s+{_KIN_WORD.replace('kin', 'kin2')}|(?P<b3>cumplo anos)|(?:nuestro|our)\s+(?:wedding\s+)?"
+    rf"\b(?:(?:mi|my)\s+(?:{_KIN_WORD}(?:'s)?\s+)?(?:cumpleanos|cumple|birthday)|el\s+(?:cumpleanos|cumple)\s+de\s+"
+    rf"mi\s+{_KIN_WORD.replace('kin', 'kin2')}|cumplo anos|(?:nuestro|our)\s+(?:wedding\s+)?"
     rf"(?P<a>aniversario|anniversary)(?:\s+de\s+boda)?)\s+(?:es\s+|is\s+|sera\s+|will be\s+)?{_DAY_OF_YEAR}")
 
 
@@ -527,10 +530,13 @@ def _rule_yearly(s: Sentence) -> Iterator[Found]:
     m = _YEARLY.search(s.low)
     if m is None or s.negated(m.start()):
         return
-    day = clean_value(s.text[m.start("day"):m.end("day")])
+    yield Found(_yearly_attribute(m), clean_value(s.text[m.start("day"):m.end("day")]), "self", m.start())
+
+
+def _yearly_attribute(m: re.Match) -> str:
+    """The fact a match of `_YEARLY` or `_YEARLY_WHOSE` is: an anniversary, a relative's birthday, the person's."""
     kin = m.group("kin") or m.group("kin2")
-    attribute = "aniversario" if m.group("a") else f"cumpleanos_{_RELATIVES[kin]}" if kin else "cumpleanos"
-    yield Found(attribute, day, "self", m.start())
+    return "aniversario" if m.group("a") else f"cumpleanos_{_RELATIVES[kin]}" if kin else "cumpleanos"
 
 
 # The same day told by when it falls ("hoy es mi cumpleaños", "mañana es el cumple de mi hermana", "it's my birthday
@@ -561,9 +567,7 @@ def rule_yearly_on(s: Sentence, today: dt.date) -> Iterator[Found]:
     found = find_date(s.low, today, past=told_in_past(s.low, s.text))
     if found is None:
         return
-    kin = m.group("kin") or m.group("kin2")
-    attribute = "aniversario" if m.group("a") else f"cumpleanos_{_RELATIVES[kin]}" if kin else "cumpleanos"
-    yield Found(attribute, day_of_year(found[0], is_english(s.text)), "self", m.start())
+    yield Found(_yearly_attribute(m), day_of_year(found[0], is_english(s.text)), "self", m.start())
 
 
 PERSONAL_RULES = (_rule_yearly, _rule_pets, _rule_job, _rule_home, _rule_pastime, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)

@@ -48,6 +48,8 @@ def speaks_of_a_bank(low: str) -> bool:
     """Folded text names a bank, an account or a transfer to one: not paying by transfer, the bank someone works
     at, nor a role named after accounts ("account manager")."""
     return bool(BANK_TOPIC.search(without_account_roles(WORKS_AT.sub(" ", PAID_BY_TRANSFER.sub(" ", low)))))
+
+
 TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, other) for p, own, other in (
     (r"\b(?:como te llamas|como quieres que te llame|como te llamo|tu nombre|your name|call you|what should i call)\b",
      "nombre", "persona_contacto"),
