@@ -279,6 +279,27 @@ def test_an_adviser_named_by_the_work_they_do_for_the_business(factory, system_s
     assert system_session.scalar(select(Memory.attribute).where(Memory.org_id == org.id)) == attribute
 
 
+
+@pytest.mark.parametrize("text, whose", [("Our accountant is Priya Patel", ("org", "shared", "company")),
+                                         ("My accountant is Priya Patel", ("self", "personal", "person")),
+                                         ("Mi contable es Priya Patel", ("self", "personal", "person"))])
+def test_our_accountant_is_the_business_s_and_my_accountant_the_writer_s(factory, system_session, backend, text,
+                                                                          whose):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert learnt(system_session, backend, org, ana, text) == [(*whose, "Priya Patel", None, None)]
+
+
+def test_a_name_given_in_reply_is_the_adviser_asked_about(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    ingest_message(system_session, channel="web", conversation="chat-1", external_id="a-1", org_id=org.id,
+                   user_id=ana.id, phone=None, role="assistant", text="What's your accountant's name?")
+    out = say(system_session, backend, org, ana, "Helen Price")
+    assert out.outcome == "learnt", out.reason
+    m = system_session.scalars(select(Memory).where(Memory.owner_user_id == ana.id)).one()
+    assert (m.attribute, m.value, m.sentence) == ("contable", "Helen Price", "The accountant of the person is Helen Price.")
+
 # --- pastimes: one fact each, which giving it up replaces -------------------------------------------------------------
 
 @pytest.mark.parametrize("text, attribute, value", [
@@ -351,3 +372,62 @@ def test_the_business_s_home_deliveries_are_the_business_s(factory, system_sessi
     ana = factory.member(org, role="owner")
     [(subject, level, *_)] = learnt(system_session, backend, org, ana, "We stopped doing home deliveries in October")
     assert (subject, level) == ("org", "shared")
+
+
+# --- how the business works with a customer: who to ask for, whose name the invoices carry -----------------------------
+
+@pytest.mark.parametrize("text, subject, attribute, value", [
+    ("At Riverside Deli ask for Tom when you deliver, he signs the notes", "name:riverside deli", "persona_contacto",
+     "Tom"),
+    ("En Bodegas Ortiz hay que preguntar por Luis", "name:bodegas ortiz", "persona_contacto", "Luis"),
+    ("Para Panadería Molina las facturas van a nombre de Pan Molina S.L.", "name:panaderia molina", "razon_social",
+     "Pan Molina S.L."),
+    ("Las facturas de Bodegas Álvarez van ahora a nombre de Álvarez e Hijos S.L.", "name:bodegas alvarez",
+     "razon_social", "Álvarez e Hijos S.L."),
+    # the legal name is the fact's value, never its subject
+    ("Invoices for Riverside Deli are made out to Riverside Foods Ltd", "name:riverside deli", "razon_social",
+     "Riverside Foods Ltd"),
+])
+def test_a_customer_s_contact_and_legal_name_are_the_customer_s(factory, system_session, backend, text, subject,
+                                                                 attribute, value):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = say(system_session, backend, org, ana, text)
+    assert out.outcome == "learnt", out.reason
+    rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.status == "active")).all()
+    assert (subject, attribute, value) in {(m.subject, m.attribute, m.value) for m in rows}
+    assert {m.level for m in rows} == {"shared"}
+
+
+def test_the_legal_name_reads_in_the_language_it_was_told_in(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, "Invoices for Riverside Deli are made out to Riverside Foods Ltd")
+    assert system_session.scalar(select(Memory.sentence).where(Memory.org_id == org.id)) == \
+        "The legal name of Riverside Deli is Riverside Foods Ltd."
+
+
+def test_an_invoice_asked_for_is_no_legal_name(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, "invoice Talleres García as usual")
+    assert not system_session.scalars(select(Memory).where(Memory.attribute == "razon_social")).all()
+
+
+@pytest.mark.parametrize("text", ["We stopped selling the oat milk, nobody bought it",
+                                  "We've stopped stocking Coca-Cola", "Hemos dejado de vender la tarta de queso"])
+def test_what_the_business_stops_selling_is_the_business_s(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert {(subject, level) for subject, level, *_ in learnt(system_session, backend, org, ana, text)} == \
+        {("org", "shared")}
+
+
+@pytest.mark.parametrize("text", ["Mrs Okafor is allergic to nuts, so nothing with almonds in her orders",
+                                  "El niño de los Ruiz tiene alergia a la leche"])
+def test_a_customer_s_allergy_is_health_and_refused(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    out = say(system_session, backend, org, ana, text)
+    assert (out.outcome, out.policy) == ("refused", "special")
+    assert not system_session.scalars(select(Memory).where(Memory.org_id == org.id)).all()

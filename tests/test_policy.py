@@ -21,7 +21,7 @@ from tests.support.migrations import migration
 def _seed() -> list[Exclusion]:
     return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED] + \
         [Exclusion("special", name, pattern, None, description)
-         for seeded in ("w2_special_patterns", "w5_special_smoking")
+         for seeded in ("w2_special_patterns", "w5_special_smoking", "w6_special_allergies")
          for name, pattern, description in migration(seeded).ROWS]
 
 
@@ -132,6 +132,9 @@ def test_an_iban_is_a_bank_account_not_a_card():
     ("I quit drinking last year", "smoking_drinking"),
     ("mi socio fuma como un carretero, fumador de toda la vida", "smoking_drinking"),
     ("she vapes at work", "smoking_drinking"),
+    ("Mrs Okafor is allergic to nuts, so nothing with almonds in her orders", "allergies"),
+    ("Soy alérgica al marisco", "allergies"),
+    ("el niño de los Ruiz tiene alergia a la leche", "allergies"),
 ])
 def test_special_categories(text, rule):
     result = verdict(text)
@@ -159,6 +162,9 @@ def test_special_categories(text, rule):
     "la rehabilitación de la fachada acaba en mayo",
     "no se puede fumar en la tienda",  # a rule of the premises, no one's habit
     "the smoking area is behind the warehouse",
+    "la carta de alérgenos está colgada en la entrada",  # a menu's allergens are no one's health
+    "tenemos pan sin gluten para celíacos",
+    "every dish lists its allergens",
 ])
 def test_ordinary_business_facts_pass_clean(text):
     assert verdict(text).clean, (text, verdict(text))

@@ -134,6 +134,9 @@ _CONTACT_PERSON = [re.compile(p) for p in (
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
     r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+contact(?: person)?\s+is\s+(?:now\s+)?(?P<val>)",
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:we|i)\s+(?:deal|talk|speak)\s+(?:with|to)\s+(?P<val>)",
+    # "At Riverside Deli ask for Tom when you deliver"
+    r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:(?:always|just|you(?:'ll)? (?:need|have) to|we (?:need|have) to)\s+)?"
+    r"(?:ask for|talk to|speak to|speak with|talk with)\s+(?P<val>)",
     # "nuestro comercial en Acme es Javi", "the account manager at Acme is Tom"
     rf"\b(?:el|la|nuestro|nuestra|our|the)\s+(?:nuevo\s+|nueva\s+|new\s+)?(?:{_ROLES})\s+(?:de|del|en|at|of|from)\s+"
     r"(?P<who>.+?)\s+(?:es|is)\s+(?:ahora\s+|now\s+)?(?P<val>)",
@@ -325,14 +328,40 @@ def _rule_tax_id(s: Sentence) -> Iterator[Found]:
 
 _COMPANY_NAME = re.compile(r"\b(?:nuestra empresa|mi empresa|la empresa|our company|my company)\s+(?:se llama|is called|is named)\s+")
 _ACTIVITY = re.compile(r"\b(?:nos dedicamos a|me dedico a|we specialise in|we specialize in)\s+(?P<val>)")
+# A company's legal name as written: capitalised words, then its form ("Pan Molina S.L.", "Hoteles del Sol SA",
+# "Okafor Trading Ltd").
+_LEGAL_NAME = re.compile(r"([A-ZÁÉÍÓÚÑ0-9][\w&'.\-]*(?:\s+(?:de\s+|del\s+|y\s+|e\s+|&\s+)?[A-ZÁÉÍÓÚÑ0-9][\w&'.\-]*)*"
+                         r"(?:,?\s+(?:S\.?\s?[LA]\.?(?:U\.?)?|Ltd\.?|Limited|LLC|Inc\.?|plc))?)")
+# The name a customer's invoices are made out to: "para Panadería Molina las facturas van a nombre de Pan Molina
+# S.L.", "a Hotel Sol hay que facturarle a nombre de Hoteles del Sol SA", "invoices for Riverside Deli are made out
+# to Riverside Foods Ltd". (The invoice itself, "invoice Talleres García", is an order, not this.)
+_MADE_OUT = (r"(?:van|va|tienen que ir|tiene que ir|deben ir|se hacen|se hace|salen|hay que hacerlas|hay que hacerla)\s+"
+             r"(?:siempre\s+|ahora\s+)?a nombre de")
+_MADE_OUT_EN = (r"(?:go|goes|are made out|is made out|should be made out|must be made out|are addressed|should be "
+                r"addressed|should go|must go|need to go|need to be made out)\s+(?:now\s+)?to")
+_BILLED_AS = [re.compile(p) for p in (
+    rf"\b(?:las\s+|la\s+)?facturas?\s+(?:de|para|a)\s+(?P<who>.+?)\s+{_MADE_OUT}\s+",
+    rf"\b(?:para|con|a)\s+(?P<who>.+?),?\s+(?:las\s+|la\s+)?facturas?\s+{_MADE_OUT}\s+",
+    r"\ba\s+(?P<who>.+?),?\s+(?:hay que|tenemos que|hay que)\s+facturar(?:le|les)?\s+(?:siempre\s+)?a nombre de\s+",
+    rf"\b(?:the\s+)?(?:invoices?|bills?)\s+(?:for|to)\s+(?P<who>.+?)\s+{_MADE_OUT_EN}\s+",
+    rf"\bfor\s+(?P<who>.+?),?\s+(?:the\s+)?(?:invoices?|bills?)\s+{_MADE_OUT_EN}\s+",
+    r"\b(?:invoice|bill)\s+(?P<who>.+?)\s+(?:as|under the name(?: of)?|in the name of)\s+",
+)]
 
 
 def _rule_company(s: Sentence) -> Iterator[Found]:
     m = _COMPANY_NAME.search(s.low)
     if m and not s.negated(m.start()):
-        run = re.match(r"([A-ZÁÉÍÓÚÑ0-9][\w&'.\-]*(?:\s+(?:de\s+|del\s+|y\s+|&\s+)?[A-ZÁÉÍÓÚÑ0-9][\w&'.\-]*)*(?:,?\s+S\.?\s?[LA]\.?(?:U\.?)?)?)", s.text[m.end():])
+        run = _LEGAL_NAME.match(s.text[m.end():])
         if run:
             yield Found("razon_social", run.group(1).strip(" ,"), "org", m.start())
+    for regex in _BILLED_AS:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()):
+            run = _LEGAL_NAME.match(s.text[m.end():])
+            if run and fold(run.group(1)) not in NAME_STOP:
+                yield Found("razon_social", run.group(1).strip(" ,"), "contact", m.start(), (m.start("who"), m.end("who")))
+                break
     m = _ACTIVITY.search(s.low)
     if m and not s.negated(m.start()):
         value = clean_value(s.text[m.start("val"):])
@@ -624,9 +653,9 @@ _ADVISERS = {"contable": "contable", "accountant": "contable", "bookkeeper": "co
           "solicitor": "abogado", "attorney": "abogado", "aseguradora": "aseguradora", "insurer": "aseguradora",
           "insurance broker": "aseguradora", "corredor de seguros": "aseguradora"}
 _ROLE = "(?P<role>" + "|".join(sorted(_ADVISERS, key=len, reverse=True)) + ")"
-_PROVIDER = re.compile(r"^(?:(?:ahora|now|from now on|a partir de (?:ahora|hoy)),?\s+)?(?:our|nuestr[oa])\s+"
-                       rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}(?:\s+nuev[oa])?\s+(?:is now|now is|ahora es|es ahora|is|es|"
-                       r"se llama|sera|will be)\s+")
+_PROVIDER = re.compile(r"^(?:(?:ahora|now|from now on|a partir de (?:ahora|hoy)),?\s+)?(?P<whose>our|nuestr[oa]|my|mi)\s+"
+                       rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}(?:\s+nuev[oa])?(?:'s name)?\s+(?:is now|now is|ahora es|es ahora|"
+                       r"is|es|se llama|sera|will be)\s+")
 _PROVIDER_AFTER = re.compile(rf"\s+(?:is|es|sera|will be)\s+(?:now\s+|ahora\s+)?(?:our|nuestr[oa])\s+"
                              rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}\b")
 
@@ -645,7 +674,10 @@ def _rule_provider(s: Sentence) -> Iterator[Found]:
     if m:
         name = _firm_at(s, m.end())
         if name:
-            yield Found(_ADVISERS[m.group("role")], name, "org", m.start())
+            # "our accountant" is the business's; "my accountant" the writer's own (the business's too only where
+            # the writer says so)
+            yield Found(_ADVISERS[m.group("role")], name, "self" if m.group("whose") in ("my", "mi") else "org",
+                        m.start())
         return
     m = _PROVIDER_AFTER.search(s.low)
     if m and not s.negated(m.start()):

@@ -340,10 +340,11 @@ class LocalExtractor:
         return subject.category
 
 
-# What the person's own facts of these attributes say is who they are (kin, name, work, home), not a taste: the
-# profile does not let them fade as it does preferences.
+# What the person's own facts of these attributes say is who they are (kin, name, work, home, the advisers they
+# use), not a taste: the profile does not let them fade as it does preferences.
 _WHO_ONE_IS = frozenset({"nombre", "hijo", "hija", "hijos", "pareja", "madre", "padre", "hermano", "hermana",
-                         "trabajo", "trabajo_anterior", "empleador", "residencia", "cumpleanos", "aniversario"})
+                         "trabajo", "trabajo_anterior", "empleador", "residencia", "cumpleanos", "aniversario",
+                         "contable", "gestoria", "abogado", "aseguradora"})
 
 
 def _news_of(who: str) -> dict:

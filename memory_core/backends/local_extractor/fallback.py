@@ -189,7 +189,11 @@ _BUSINESS_WORDS = re.compile(
     r"ventas?|sales?|obras?|reformas?|proyectos?|projects?|encargos?|jobs?|direccion|address|banco|bank|"
     r"reuniones|meetings?|turnos?|shifts?|gestor\w*|contabilidad|accounting|accountant|devoluci\w+|returns|refunds?|"
     r"reembolsos?|store credit|receipts?|tickets? de compra|deliver\w*|repart(?:imos|iamos|o|os)|mercadillos?|stalls?|"
-    r"puesto de|(?:do|doing|did|hacemos|haciamos|hacer)\s+(?:the|el|la)\s+(?:\w+\s+)?(?:market|mercadillo|feria))\b")
+    r"puesto de|(?:do|doing|did|hacemos|haciamos|hacer)\s+(?:the|el|la)\s+(?:\w+\s+)?(?:market|mercadillo|feria)|"
+    # what the business sells or stocks ("we've stopped stocking Coca-Cola", "ya no vendemos prensa"), not a
+    # thing the household sold once ("we sold the car")
+    r"(?:we|we're|we've|we are|we have|we don't|we no longer|we never)\s+(?:\w+\s+){0,2}?(?:sell|selling|stock|"
+    r"stocking|carry|carrying)|vendemos|vendiamos|(?:dejado|dejar|dejamos) de vender)\b")
 
 
 def speaks_business(s: Sentence) -> bool:

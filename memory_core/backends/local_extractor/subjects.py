@@ -91,7 +91,9 @@ SENTENCE_TEMPLATES_EN = {
     "cumpleanos": "The birthday {of} is on {value}.", "aniversario": "The anniversary {of} is on {value}.",
     "contable": "The accountant {of} is {value}.", "gestoria": "The tax adviser {of} is {value}.",
     "abogado": "The lawyer {of} is {value}.", "aseguradora": "The insurer {of} is {value}.",
-    "banco": "The bank {of} is {value}.",
+    "banco": "The bank {of} is {value}.", "razon_social": "The legal name {of} is {value}.",
+    "nif": "The tax ID {of} is {value}.", "cuenta_bancaria": "The bank account {of} is {value}.",
+    "socio": "The partner {of} is {value}.",
 }
 # Many-valued attributes named after their value ("mascota_max"): the sentence by prefix.
 PREFIX_TEMPLATES = {
@@ -134,6 +136,10 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
         inside = [m for m in mentions if m.start >= found.who[0] and m.end <= found.who[1]]
         if inside:
             return contact_subject(inside[0].contact, inside[0].confidence)
+    # A name that is the fact's value ("invoices for Riverside Deli are made out to Riverside Foods Ltd") is not
+    # its subject.
+    said = [(at, at + len(v)) for v in values if v and (at := s.text.find(v)) >= 0]
+    mentions = [m for m in mentions if not any(m.start < end and start < m.end for start, end in said)]
     if mentions:
         best = min(mentions, key=lambda m: (m.start > found.at, abs(m.start - found.at)))
         if best.contact.kind == "named" and best.start == 0 and typed_lower(s) and \

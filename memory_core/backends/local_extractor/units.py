@@ -250,9 +250,17 @@ def without_listener_gift(low: str) -> str:
     return _YOUR_GIFT.sub(" ", low)
 
 
+# "you" as anyone who does the job ("ask for Tom when you deliver", "if you call them after five nobody answers",
+# "cuando vayas a entregar, pregunta por Luis"): an instruction about a customer, not about the listener.
+_ANYONE_YOU = re.compile(r"\b(?:when|whenever|if|once|before|after|cuando|si|antes de que|despues de que)\s+"
+                         r"(?:you|you're|tu)\s+(?:\w+\s+)?(?:deliver\w*|call\w*|ring\w*|phone\w*|go|get there|"
+                         r"arrive\w*|visit\w*|order\w*|invoice\w*|send\w*|drop\w*|pick\w*|book\w*|"
+                         r"vayas|llames|llegues|entregues|pidas|factures|mandes|envies|pases)\b")
+
+
 def about_listener(text: str) -> bool:
     """A unit about the person spoken to ("you're so talented", "tu perro es precioso"), not the writer."""
-    low = without_listener_gift(fold(text))
+    low = _ANYONE_YOU.sub(" ", without_listener_gift(fold(text)))
     return bool(_SECOND.search(low)) and not _FIRST.search(low)
 
 
