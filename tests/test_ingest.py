@@ -243,3 +243,23 @@ def test_a_message_embedded_at_ingest_is_stored_with_its_vector_and_without_it_w
     assert failed.stored and failed.queued and second.embedding is None  # stored all the same: the worker embeds it
     ledger = system_session.scalars(select(UsageLedger.message_id).where(UsageLedger.purpose == "embed")).all()
     assert ledger == [first.id]
+
+
+def test_the_org_s_own_exclusions_redact_in_a_new_and_in_an_existing_conversation(factory, system_session):
+    """The conversation read brings the org's exclusion list: the first message (a new conversation) and the
+    next (one that exists) are both stored with the org's secret replaced, and another org's rule is not applied."""
+    from memory_core.domain.models import PolicyExclusion
+
+    org, other = factory.org(), factory.org()
+    ana = factory.member(org, role="owner")
+    system_session.add_all([
+        PolicyExclusion(org_id=org.id, kind="secret", name="proyecto_fenix", pattern=r"proyecto f(e|é)nix"),
+        PolicyExclusion(org_id=other.id, kind="secret", name="talleres", pattern=r"talleres")])
+    system_session.commit()
+    first = _web(system_session, org, ana, external_id="m1", text="el proyecto Fénix arranca el lunes")
+    second = _web(system_session, org, ana, external_id="m2", text="Talleres García y el proyecto Fenix, a 60 días")
+    system_session.commit()
+    texts = [system_session.get(Message, r.message_id).text for r in (first, second)]
+    assert texts[0].startswith("el [secret") and "Fénix" not in texts[0]
+    assert texts[1].startswith("Talleres García y el [secret") and "Fenix" not in texts[1]
+    assert first.conversation_id == second.conversation_id

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from memory_core.adapters.rows import rows as read_rows
 from memory_core.domain import clock
 from memory_core.domain.errors import Conflict, InvalidInput, InvalidSentAt
-from memory_core.domain.exclusions import load_exclusions
+from memory_core.domain.exclusions import from_column, list_column, load_exclusions
 from memory_core.domain.ledger import record_usage
 from memory_core.domain.model_port import ModelBackend
 from memory_core.domain.models import Conversation, Message, Outbox
@@ -158,7 +158,11 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
         # May read memory, never add to it: no conversation, message or outbox row.
         return IngestResult(temporary=True)
 
-    exclusions = load_exclusions(session, org_id)
+    # The conversation, read with the org's exclusion list (one statement where there were two); a new one's
+    # list is read alone.
+    conv = read_rows(session, _CONVERSATION_WITH_EXCLUSIONS,
+                     _conversation_key(channel, conversation, org_id, user_id, phone)).first()
+    exclusions = from_column(conv.exclusions) if conv is not None else load_exclusions(session, org_id)
     text = redact(text, exclusions)  # every secret replaced by its mark before anything stores or indexes it
     find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
             "scope_user": user_id}
@@ -173,7 +177,7 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
             return IngestResult()  # nothing was stored, so nothing to delete
         # An edit that arrives before its original (webhooks do that) is simply the message's first version.
 
-    conv = _conversation(session, channel, conversation, org_id, user_id, phone)
+    conv = _conversation(session, channel, conversation, org_id, user_id, phone, conv)
     values = dict(conversation_id=conv.id, channel=channel, external_id=external_id, org_id=org_id,
                   user_id=user_id, phone=phone, visibility=visibility, area=area, role=role, text=text,
                   sent_at=sent_at, edited_at=now if event == "edited" else None)
@@ -217,6 +221,8 @@ _CONVERSATION_BY_EXTERNAL_ID = select(Conversation.id, Conversation.user_id, Con
                                       Conversation.temporary).where(
     Conversation.channel == bindparam("channel", type_=String), Conversation.id_scope == _id_scope_param(),
     Conversation.external_id == bindparam("external_id", type_=String))
+_CONVERSATION_WITH_EXCLUSIONS = _CONVERSATION_BY_EXTERNAL_ID.add_columns(
+    list_column(bindparam("exclusions_org", type_=PG_UUID(as_uuid=True))).label("exclusions"))
 
 
 # A new message and its outbox row (Core statements built once: the ORM's unit of work is not needed for two
@@ -260,12 +266,16 @@ def _delete(session: Session, message: Message) -> IngestResult:
     return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
 
 
-def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone) -> Row:
-    """The conversation's id, user_id, phone and temporary, created if it is new."""
-    find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
-            "scope_user": user_id}
-    # Most messages join a conversation that exists: read it first, insert only when it is not there.
-    conv = read_rows(session, _CONVERSATION_BY_EXTERNAL_ID, find).first()
+def _conversation_key(channel: str, external_id: str, org_id, user_id, phone) -> dict:
+    """The bind parameters that find a conversation in its writer's namespace (and its org's exclusion list)."""
+    return {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
+            "scope_user": user_id, "exclusions_org": org_id}
+
+
+def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone, conv: Row | None) -> Row:
+    """The conversation's id, user_id, phone and temporary (`conv`, as read a moment ago), created if it is new."""
+    find = _conversation_key(channel, external_id, org_id, user_id, phone)
+    # Most messages join a conversation that exists: it was read first, and is inserted only when it is not there.
     if conv is None:
         session.execute(
             pg_insert(Conversation).values(channel=channel, external_id=external_id, org_id=org_id, user_id=user_id,
