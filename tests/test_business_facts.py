@@ -431,3 +431,65 @@ def test_a_customer_s_allergy_is_health_and_refused(factory, system_session, bac
     out = say(system_session, backend, org, ana, text)
     assert (out.outcome, out.policy) == ("refused", "special")
     assert not system_session.scalars(select(Memory).where(Memory.org_id == org.id)).all()
+
+
+# --- the business's staff, its hours on one weekday, a customer off credit ------------------------------------------
+
+@pytest.mark.parametrize("text", ["Marta libra los lunes y los martes", "Jake only works Saturdays, he's still at college",
+                                  "La chica nueva de la tienda se llama Aisha",
+                                  "Our Saturday girl, Emma, is leaving at the end of the month"])
+def test_the_business_s_staff_is_the_business_s(factory, system_session, backend, text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert {(subject, level) for subject, level, *_ in learnt(system_session, backend, org, ana, text)} == \
+        {("org", "shared")}
+
+
+def test_a_relative_s_days_off_stay_the_writer_s(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert {(subject, level) for subject, level, *_ in
+            learnt(system_session, backend, org, ana, "Mi hermana libra los lunes")} == {("self", "personal")}
+
+
+@pytest.mark.parametrize("text, attribute, value, sentence", [
+    ("Ahora cerramos a las 8 los viernes", "hora_cierre_viernes", "8 los viernes",
+     "La empresa cierra a las 8 los viernes."),
+    ("We open at 10 on Sundays", "hora_apertura_domingo", "10 on Sundays", "The business opens at 10 on Sundays."),
+])
+def test_hours_of_one_weekday_are_that_day_s_beside_the_usual_ones(factory, system_session, backend, text, attribute,
+                                                                    value, sentence):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    learnt(system_session, backend, org, ana, "Cerramos a las 7")
+    say(system_session, backend, org, ana, text, external_id="m-2")
+    rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id, Memory.status == "active")).all()
+    assert {(m.attribute, m.value, m.sentence) for m in rows} >= {("hora_cierre", "7", "La empresa cierra a las 7."),
+                                                                   (attribute, value, sentence)}
+
+
+def test_one_day_s_closing_is_no_weekday_s_hours(factory, system_session, backend, on_sunday):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, "El sábado cerramos a las 2")
+    assert not system_session.scalars(select(Memory).where(Memory.attribute.like("hora_%"))).all()
+
+
+@pytest.mark.parametrize("text, subject", [("A Talleres Ruiz no le vendas más a crédito, que no paga",
+                                            "name:talleres ruiz"),
+                                           ("Harbor Foods is cash only now", "name:harbor foods")])
+def test_a_customer_off_credit_pays_on_the_spot(factory, system_session, backend, text, subject):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, text)
+    assert (subject, "al contado") in {(m.subject, m.value) for m in system_session.scalars(
+        select(Memory).where(Memory.org_id == org.id, Memory.attribute == "plazo_pago"))}
+
+
+def test_the_days_of_an_early_payment_discount_are_no_payment_term(factory, system_session, backend):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, "Kingsley Timber gives us 3% off if we pay within 10 days")
+    rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id)).all()
+    assert ("descuento", "3%") in {(m.attribute, m.value) for m in rows}
+    assert "plazo_pago" not in {m.attribute for m in rows}

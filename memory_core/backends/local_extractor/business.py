@@ -81,7 +81,27 @@ _CASH_VALUES = {"upfront": "por adelantado", "in advance": "por adelantado", "po
                 "cash on delivery": "a la entrega", "on delivery": "a la entrega"}
 
 
+# A term said as a discount's condition ("3% off if we pay within 10 days", "un 2% si pagamos a 10 días"): the
+# discount's, not the contact's payment term.
+_IF_BEFORE = re.compile(r"\b(?:if|si|when|cuando|provided)\s+(?:\w+\s+){0,2}$")
+# No more selling on credit ("a Talleres Ruiz no le vendas más a crédito", "a Bodegas Ortiz no les fiemos", "Harbor
+# Foods is cash only now"): the customer pays on the spot from now on.
+_NO_CREDIT = re.compile(r"\bno\s+(?:le|les)\s+(?:(?:vendas|vendamos|vendemos|sirvas|sirvamos|des|demos)\s+"
+                        r"(?:nada\s+)?(?:mas\s+)?(?:a credito|fiado)|fies|fiemos)\b|"
+                        r"\bcash only\b")
+
+
 def _rule_payment_terms(s: Sentence) -> Iterator[Found]:
+    m = _NO_CREDIT.search(s.low)
+    if m:  # said as an order ("no le vendas más a crédito"), it is a standing one
+        yield Found("plazo_pago", "al contado", "contact", m.start(), imperative=True)
+        return
+    for found in _payment_terms(s):
+        if not _IF_BEFORE.search(s.low[:found.at]):
+            yield found
+
+
+def _payment_terms(s: Sentence) -> Iterator[Found]:
     # The term a correction names, first: "ya no nos paga a 30, ahora a 45 días" (the 30 is the old term).
     m = _NOW_TERMS.search(s.low)
     if m and (value := _days(m.group("n"))) and not s.negated(m.start("now")):
@@ -630,18 +650,37 @@ _ONE_DAY = re.compile(r"\b(?:manana|hoy|esta (?:tarde|noche|semana)|este (?:find
                       r"this (?:afternoon|evening|week|weekend))\b")
 
 
+# The one weekday some hours are for, every week ("cerramos a las 8 los viernes", "we open at 10 on Sundays"), with
+# the words that lead to it.
+_ON_DAY = re.compile(rf"(?:\b(?:los|el|on|every|cada)\s+)?\b(?P<d>{_DAY})\b")
+
+
 def _rule_hours(s: Sentence) -> Iterator[Found]:
     m = _HOURS.search(s.low)
     standing = _FROM_WHEN.sub(" ", s.low)
-    if not m or _DAY_NAMED.search(standing) or _ONE_DAY.search(standing) or s.negated(m.start()) or "?" in s.text:
+    if not m or _ONE_DAY.search(standing) or s.negated(m.start()) or "?" in s.text:
         return
     # Only the business's own hours, said in the first person or of its premises.
     if not _OURS.fullmatch(s.low[: m.start()].strip() + (" " if m.start() else "")) and \
             not s.low[m.start():].startswith(("abrimos", "cerramos", "we")):
         return
     opens = m.group("es_open") or m.group("en_open")
-    value = (m.group("es") or m.group("en")).strip()
-    yield Found("hora_apertura" if opens else "hora_cierre", value, "org", m.start())
+    attribute, value = "hora_apertura" if opens else "hora_cierre", (m.group("es") or m.group("en")).strip()
+    if _DAY_NAMED.search(standing):
+        # Hours of one weekday are that day's fact, beside the business's usual hours, not instead of them.
+        days = list(_ON_DAY.finditer(s.low))
+        if len(days) != 1 or _DAY_NAMED.search(standing.replace(days[0].group(), " ")):
+            return  # several days, a weekend or holidays: the note keeps them as said
+        day, said = days[0], s.text[days[0].start():days[0].end()]
+        name = fold(_day_name(day.group("d"), False))
+        name = list(_DAYS_ES)[_DAYS_EN.index(name)] if name in _DAYS_EN else name  # one key in both languages
+        english = day.group("d").startswith(_DAYS_EN)
+        lead = day.group().split()[0]
+        if not (lead in ("los", "every", "cada") or day.group("d").endswith("s") and (english or lead != "el")):
+            return  # "el sábado cerramos a las 2", "on Saturday": that one day, no standing hours
+        said = said[:1].lower() + said[1:] if english else said.lower()  # "on Sundays", "los viernes"
+        attribute, value = f"{attribute}_{name}", f"{value} {said}"
+    yield Found(attribute, value, "org", m.start())
 
 
 # The business's own accountant, tax adviser, lawyer or insurer, by name: "Our accountant is Helen Price", "nuestra

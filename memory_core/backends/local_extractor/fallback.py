@@ -330,7 +330,22 @@ _STAFF = re.compile(
     r"transportista|aprendiz|becari[oa]|secretari[oa]|tecnic[oa]|cajer[oa]|limpiador[a]?|jefe de taller|"
     r"delivery (?:guy|driver|man|person)|driver|receptionist|shop assistant|sales assistant|cashier|bookkeeper|"
     r"waiter|waitress|chef|cook|mechanic|sales rep|intern|apprentice|secretary|technician|foreman|cleaner|"
-    r"storekeeper|warehouse (?:guy|manager))(?:\s+nuev[oa])?\b(?!\s+(?:de|del|of|from|at|en|in)\b)")
+    r"storekeeper|warehouse (?:guy|manager)|"
+    # someone the business employs, named by when they work or that they are new: "la chica nueva", "our Saturday
+    # girl", "el chaval de los findes"
+    r"(?:saturday|sunday|weekend|part-time|new)\s+(?:girl|boy|lad|guy|helper|assistant)|"
+    r"(?:chic[oa]|chaval(?:a)?|emplead[oa]|trabajador[a]?)\s+(?:nuev[oa]|de los (?:sabados|findes|fines de semana)))"
+    r"(?:\s+nuev[oa])?\b(?!\s+(?:de|del|of|from|at|en|in)\b(?!\s+(?:la tienda|el taller|la oficina|el almacen|"
+    r"el bar|the shop|the office)\b))")
+# Someone named alone by their working days, shifts or days off ("Marta libra los lunes", "Jake only works
+# Saturdays"): the business's staff. (Where someone works, "trabaja en un banco", is no shift.)
+_WEEKDAYS = r"(?:lunes|martes|miercoles|jueves|viernes|sabados?|domingos?|mondays?|tuesdays?|wednesdays?|" \
+            r"thursdays?|fridays?|saturdays?|sundays?)"
+_SHIFT = re.compile(
+    r"^[a-z]+\s+(?:solo\s+|only\s+|just\s+|ahora\s+|now\s+)?(?:libra|libran|trabaja|works|is off|has|tiene|entra|"
+    r"starts|sale|finishes|hace|does)\s+(?:(?:los|el|las|on|the|de|a las|at|libre\s+(?:los|el))\s+)?"
+    rf"(?:{_WEEKDAYS}|mananas|tardes|noches|fines de semana|findes|mornings|afternoons|evenings|nights|weekends|"
+    r"turnos? de \w+|(?:morning|evening|night|early|late) shifts?|\w+ off)\b")
 
 
 # A question on the business's premises: when they open or close, where they are ("What time does the warehouse
@@ -353,11 +368,17 @@ def _asked_of(previous: Sentence | None) -> str | None:
     return None
 
 
+def _works_shifts(s: Sentence) -> bool:
+    """Someone named by their first name alone, then when they work ("Marta libra los lunes")."""
+    first = s.text.split(maxsplit=1)[0] if s.text else ""
+    return first[:1].isupper() and fold(first) not in STOP and fold(first) not in NOT_NAMES and bool(_SHIFT.match(s.low))
+
+
 def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], category: str,
              scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
     on a personal topic and the business on a business one; a contact or a name only when named."""
-    if _STAFF.match(s.low) and not FIRST_SINGULAR.search(s.low) and \
+    if (_STAFF.match(s.low) or _works_shifts(s)) and not FIRST_SINGULAR.search(s.low) and \
             all(m.contact.kind == "named" for m in mentions):
         return "org", "", "company"  # the business's staff, named or not, is the business's
     asked = None if mentions else _asked_of(previous)

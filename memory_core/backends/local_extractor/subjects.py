@@ -100,6 +100,8 @@ PREFIX_TEMPLATES = {
     "mascota_": ("{who} tiene una mascota: {value}.", "{who} has a pet: {value}."),
     "aficion_": ("A {whom} le gusta {value}.", "{who} enjoys {value}."),
     "pasatiempo_": ("Pasatiempo {of}: {value}.", "Pastime {of}: {value}."),
+    "hora_apertura_": ("{who} abre a las {value}.", "{who} opens at {value}."),
+    "hora_cierre_": ("{who} cierra a las {value}.", "{who} closes at {value}."),
     "instrumento_": ("{who} toca {value}.", "{who} plays the {value}."),
     "no_come_": ("{who} {value}.", "{who} {value}."),
     "cumpleanos_": ("El cumpleaños de {kin} {of} es el {value}.", "The birthday of the {kin} {of} is on {value}."),
