@@ -362,7 +362,7 @@ _MADE_OUT_EN = (r"(?:go|goes|are made out|is made out|should be made out|must be
 _BILLED_AS = [re.compile(p) for p in (
     rf"\b(?:las\s+|la\s+)?facturas?\s+(?:de|para|a)\s+(?P<who>.+?)\s+{_MADE_OUT}\s+",
     rf"\b(?:para|con|a)\s+(?P<who>.+?),?\s+(?:las\s+|la\s+)?facturas?\s+{_MADE_OUT}\s+",
-    r"\ba\s+(?P<who>.+?),?\s+(?:hay que|tenemos que|hay que)\s+facturar(?:le|les)?\s+(?:siempre\s+)?a nombre de\s+",
+    r"\ba\s+(?P<who>.+?),?\s+(?:hay que|tenemos que)\s+facturar(?:le|les)?\s+(?:siempre\s+)?a nombre de\s+",
     rf"\b(?:the\s+)?(?:invoices?|bills?)\s+(?:for|to)\s+(?P<who>.+?)\s+{_MADE_OUT_EN}\s+",
     rf"\bfor\s+(?P<who>.+?),?\s+(?:the\s+)?(?:invoices?|bills?)\s+{_MADE_OUT_EN}\s+",
     r"\b(?:invoice|bill)\s+(?P<who>.+?)\s+(?:as|under the name(?: of)?|in the name of)\s+",
