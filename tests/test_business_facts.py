@@ -493,3 +493,38 @@ def test_the_days_of_an_early_payment_discount_are_no_payment_term(factory, syst
     rows = system_session.scalars(select(Memory).where(Memory.org_id == org.id)).all()
     assert ("descuento", "3%") in {(m.attribute, m.value) for m in rows}
     assert "plazo_pago" not in {m.attribute for m in rows}
+
+
+# --- when the business's things fall due: the van's inspection and insurance, the shop's lease ------------------------
+
+@pytest.mark.parametrize("text, attribute, whose", [
+    ("La furgoneta pasa la ITV en marzo", "vencimiento_itv_furgoneta", ("org", "shared")),
+    ("The van's insurance renews on the 1st of June", "vencimiento_seguro_furgoneta", ("org", "shared")),
+    ("El alquiler del local vence en 2028", "vencimiento_alquiler_local", ("org", "shared")),
+    ("My car's MOT is due in May", "vencimiento_itv_coche", ("self", "personal")),
+])
+def test_when_a_thing_falls_due_is_its_owner_s(factory, system_session, backend, on_sunday, text, attribute, whose):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    [(subject, level, *_)] = learnt(system_session, backend, org, ana, text)
+    assert (subject, level) == whose
+    assert system_session.scalar(select(Memory.attribute).where(Memory.status == "active", (
+        Memory.org_id == org.id) | (Memory.owner_user_id == ana.id))) == attribute
+
+
+def test_next_year_s_inspection_replaces_this_year_s(factory, system_session, backend, on_sunday):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert said_then(system_session, backend, org, ana, "La furgoneta pasa la ITV en marzo",
+                     "La furgoneta pasa la ITV en abril", Memory.org_id == org.id) == {
+        ("vencimiento_itv_furgoneta", "La furgoneta pasa la ITV en marzo", "superseded"),
+        ("vencimiento_itv_furgoneta", "La furgoneta pasa la ITV en abril", "active")}
+
+
+@pytest.mark.parametrize("text", ["¿Cuándo pasa la ITV la furgoneta?", "la factura 2024-0153 vence el 15 de marzo"])
+def test_a_question_or_an_invoice_s_due_date_is_no_thing_falling_due(factory, system_session, backend, on_sunday,
+                                                                      text):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    say(system_session, backend, org, ana, text)
+    assert not system_session.scalars(select(Memory).where(Memory.attribute.like("vencimiento%"))).all()

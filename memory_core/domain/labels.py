@@ -27,6 +27,7 @@ ENGLISH_LABELS = {
     "herramientas": "tools", "socio": "partner", "regimen_iva": "VAT scheme", "pasatiempo": "pastime",
     "retencion_irpf": "income tax withholding", "aficion": "hobby", "instrumento": "instrument",
     "no_come": "does not eat", "nota": "note", "trabajo_anterior": "previous job",
+    "hora_apertura": "opening time", "hora_cierre": "closing time", "vencimiento": "falls due",
 }
 # Where the stored name, with its underscores as spaces, is not how Spanish writes it.
 SPANISH_LABELS = {
@@ -36,7 +37,7 @@ SPANISH_LABELS = {
     "retencion_irpf": "retención de IRPF", "plazo_pago": "plazo de pago", "forma_pago": "forma de pago",
     "persona_contacto": "persona de contacto", "formato_factura": "formato de factura",
     "formato_importes": "formato de importes", "estilo_respuesta": "estilo de respuesta", "aficion": "afición",
-    "no_come": "no come", "email": "email",
+    "no_come": "no come", "email": "email", "hora_apertura": "hora de apertura", "hora_cierre": "hora de cierre",
 }
 # The first word of a generic note (`nota_<topic>_...`), in English.
 NOTE_TOPICS_EN = {

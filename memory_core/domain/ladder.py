@@ -67,8 +67,8 @@ SINGLE_VALUED = frozenset({
 })
 # Families named after their object that hold one value each: what a person does not eat, food by food ("no come
 # carne", then "vuelve a comer carne"); a relative's birthday; a pastime ("pádel los martes", then "pádel (lo ha
-# dejado)"); the business's hours on one weekday ("8 los viernes").
-SINGLE_VALUED_PREFIXES = ("no_come_", "cumpleanos_", "pasatiempo_", "hora_apertura_", "hora_cierre_")
+# dejado)"); the business's hours on one weekday ("8 los viernes"); when a thing falls due (the van's ITV).
+SINGLE_VALUED_PREFIXES = ("no_come_", "cumpleanos_", "pasatiempo_", "hora_apertura_", "hora_cierre_", "vencimiento_")
 
 
 def single_valued(family: str) -> bool:

@@ -13,7 +13,7 @@ from memory_core.backends.local_extractor.clauses import DURABLE
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
-from memory_core.domain.dates import COUNTS
+from memory_core.domain.dates import COUNTS, MONTHS
 from memory_core.domain.ladder import OWN_BANK
 from memory_core.domain.policy import BANKS, find_bank_account
 from memory_core.domain.value_shapes import EMAIL
@@ -683,6 +683,53 @@ def _rule_hours(s: Sentence) -> Iterator[Found]:
     yield Found(attribute, value, "org", m.start())
 
 
+# When a thing of the business falls due: the van's inspection or insurance, the shop's lease ("La furgoneta pasa la
+# ITV en marzo", "The van's insurance renews on the 1st of June", "el alquiler del local vence en 2028"). One fact a
+# thing and what falls due (`vencimiento_itv_furgoneta`), which the next year's date replaces; the writer's own car
+# ("my car's MOT is due in May") is the writer's.
+_DUE_WHAT = {"itv": "itv", "mot": "itv", "revision": "revision", "service": "revision", "seguro": "seguro",
+             "insurance": "seguro", "alquiler": "alquiler", "lease": "alquiler", "contrato": "contrato",
+             "licencia": "licencia", "licence": "licencia", "license": "licencia", "road tax": "impuesto",
+             "impuesto de circulacion": "impuesto"}
+_DUE_THING = {"furgoneta": "furgoneta", "furgo": "furgoneta", "furgonetas": "furgoneta", "camioneta": "furgoneta",
+              "van": "furgoneta", "vans": "furgoneta", "camion": "camion", "lorry": "camion", "truck": "camion",
+              "local": "local", "tienda": "local", "nave": "local", "taller": "local", "oficina": "local",
+              "almacen": "local", "shop": "local", "premises": "local", "warehouse": "local", "office": "local",
+              "unit": "local", "coche": "coche", "car": "coche", "moto": "moto", "motorbike": "moto"}
+_ALT = "|".join(sorted(_DUE_WHAT, key=len, reverse=True))
+_THING = "|".join(sorted(_DUE_THING, key=len, reverse=True))
+_WHOSE = r"(?P<whose>el|la|los|las|del|de la|nuestr[oa]s?|mi|mis|our|my|the|its|el de la|la de la)"
+_MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")"
+_WHEN_DUE = (rf"(?P<when>(?:en|el|a finales de|a primeros de|in|on|at the end of|by|next|el proximo|este|this)\s+"
+             rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?)?(?:{_MONTH}|\d{{4}}|month|mes|year|ano)"
+             r"(?:\s+(?:de\s+)?\d{4})?)")
+_DUE = [re.compile(p) for p in (
+    # "la furgoneta pasa la ITV en marzo", "al camión le toca la revisión en mayo"
+    rf"\b{_WHOSE}\s+(?P<thing>{_THING})\s+(?:\w+\s+)?(?:pasa|tiene|le toca|toca|hace)\s+(?:la\s+|el\s+)?"
+    rf"(?P<what>{_ALT})\s+{_WHEN_DUE}",
+    # "el seguro de la furgoneta vence en noviembre", "the lease on the shop runs out in 2028"
+    rf"\b(?P<what>{_ALT})\s+(?:de|del|on|of|for)\s+(?:{_WHOSE}\s+)?(?P<thing>{_THING})\s+(?:\w+\s+)?(?:vence|caduca|"
+    rf"se renueva|renueva|termina|acaba|is due|expires|renews|runs out|ends|comes up)\s+{_WHEN_DUE}",
+    # "the van's insurance renews on the 1st of June", "our van's MOT is due in April"
+    rf"\b{_WHOSE}\s+(?P<thing>{_THING})'s\s+(?P<what>{_ALT})\s+(?:\w+\s+)?(?:is due|expires|renews|runs out|ends|"
+    rf"comes up)\s+{_WHEN_DUE}",
+)]
+
+
+def _rule_due(s: Sentence) -> Iterator[Found]:
+    for regex in _DUE:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()) and "?" not in s.text:
+            thing = _DUE_THING[m.group("thing")]
+            whose = m.group("whose")
+            mine = whose in ("mi", "mis", "my") or (thing in ("coche", "moto") and whose not in ("nuestro", "nuestra",
+                                                                                                 "our"))
+            value = clean_value(s.text[:m.end()])  # as said, from the sentence's start ("Our lease on the shop...")
+            yield Found(f"vencimiento_{_DUE_WHAT[m.group('what')]}_{thing}", value, "self" if mine else "org",
+                        m.start())
+            return
+
+
 # The business's own accountant, tax adviser, lawyer or insurer, by name: "Our accountant is Helen Price", "nuestra
 # gestoría nueva es Gestoría Martín", "Sam Green is our lawyer". One at a time: a new one replaces the last.
 _ADVISERS = {"contable": "contable", "accountant": "contable", "bookkeeper": "contable", "gestor": "gestoria",
@@ -782,4 +829,5 @@ def _rule_own_bank(s: Sentence) -> Iterator[Found]:
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
-                  _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider, _rule_own_bank)
+                  _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider, _rule_own_bank,
+                  _rule_due)

@@ -341,10 +341,11 @@ class LocalExtractor:
 
 
 # What the person's own facts of these attributes say is who they are (kin, name, work, home, the advisers they
-# use), not a taste: the profile does not let them fade as it does preferences.
+# use) or what they have to see to (their car's inspection), not a taste: the profile does not let them fade as it
+# does preferences.
 _WHO_ONE_IS = frozenset({"nombre", "hijo", "hija", "hijos", "pareja", "madre", "padre", "hermano", "hermana",
                          "trabajo", "trabajo_anterior", "empleador", "residencia", "cumpleanos", "aniversario",
-                         "contable", "gestoria", "abogado", "aseguradora"})
+                         "contable", "gestoria", "abogado", "aseguradora", "vencimiento"})
 
 
 def _news_of(who: str) -> dict:

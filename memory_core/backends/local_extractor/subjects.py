@@ -102,6 +102,7 @@ PREFIX_TEMPLATES = {
     "pasatiempo_": ("Pasatiempo {of}: {value}.", "Pastime {of}: {value}."),
     "hora_apertura_": ("{who} abre a las {value}.", "{who} opens at {value}."),
     "hora_cierre_": ("{who} cierra a las {value}.", "{who} closes at {value}."),
+    "vencimiento_": ("{who}: {value}.", "{who}: {value}."),
     "instrumento_": ("{who} toca {value}.", "{who} plays the {value}."),
     "no_come_": ("{who} {value}.", "{who} {value}."),
     "cumpleanos_": ("El cumpleaños de {kin} {of} es el {value}.", "The birthday of the {kin} {of} is on {value}."),
