@@ -487,3 +487,14 @@ def test_a_short_reply_to_the_assistant_s_question_replaces_the_term_it_answers_
     assert run(system_session, backend, org, ana, "a 60", external_id="m-2", conversation="chat-2").outcome == "learnt"
     [term] = [m for m in active(system_session, org) if m.subject == f"contact:{garcia.id}"]
     assert (term.attribute, term.value) == ("plazo_pago", "60 días")
+
+
+@pytest.mark.parametrize("text, outcome", [
+    ("I was so stressed before the fair, but it went great", "learnt"),  # a passing feeling: nobody's health
+    ("Tengo ansiedad desde hace meses", "refused"),  # a condition
+    ("Estoy muy nerviosa por la operación de mañana", "refused"),  # the operation is health, whatever the nerves
+])
+def test_a_passing_feeling_is_no_health_and_a_condition_is(factory, system_session, backend, text, outcome):
+    org = factory.org()
+    ana = factory.member(org, role="owner")
+    assert run(system_session, backend, org, ana, text).outcome == outcome

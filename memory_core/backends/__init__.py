@@ -13,7 +13,7 @@ from dataclasses import replace
 from memory_core.adapters.config import Settings, get_settings
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, ModelBackend, Usage
 from memory_core.domain.policy import POLICY_THRESHOLD
-from memory_core.domain.protected_topics import without_topic_mentions
+from memory_core.domain.protected_topics import without_passing_mentions
 
 BACKENDS = ("local", "openai")
 
@@ -57,10 +57,11 @@ class LocalBackend:
         names one."""
         out = []
         for (message, previous), (decision, usage) in zip(messages, self.gate.decide_many(messages)):
-            masked = without_topic_mentions(message) if decision.special >= POLICY_THRESHOLD else message
+            masked = without_passing_mentions(message) if decision.special >= POLICY_THRESHOLD else message
             if masked != message:
                 # A protected word that only names a cause, a field or an event ("a charity race for mental
-                # health", "an LGBTQ art show"): the gate judges the message without it for special categories.
+                # health", "an LGBTQ art show"), or a passing feeling ("estuve súper nerviosa"): the gate judges
+                # the message without it for special categories.
                 decision = replace(decision, special=min(decision.special,
                                                          self.gate.decide_many([(masked, previous)])[0][0].special))
             decision = self.extractor.judged_as_stated(message, previous, decision)

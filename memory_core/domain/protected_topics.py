@@ -111,6 +111,19 @@ def _masked(pattern: re.Pattern[str], text: str) -> str:
     return re.sub(r"\s{2,}", " ", "".join(parts)).strip()
 
 
+# A passing feeling ("estuve súper nerviosa cuando compartí mi libro", "I was so stressed before the fair") tells of
+# nobody's health; a condition does ("tengo ansiedad", "I suffer from anxiety", "nerviosa por la operación": the
+# operation stays).
+_PASSING_FEELING = re.compile(r"(?i)\b(?:nervios[oa]s?|nerviosísim[oa]s?|nervous|stressed|estresad[oa]s?|"
+                              r"agobiad[oa]s?|overwhelmed|worried|preocupad[oa]s?)\b")
+
+
+def without_passing_mentions(text: str) -> str:
+    """The text as the gate judges it for special categories: without the protected words that only name a cause,
+    a field or an event, and without passing feelings."""
+    return _PASSING_FEELING.sub(" ", without_topic_mentions(text))
+
+
 def names_topic_only(text: str) -> bool:
     """The text mentions a protected topic only as a cause, field or event: masking changes it."""
     return without_topic_mentions(text) != (text or "")

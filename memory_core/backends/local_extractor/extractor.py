@@ -45,7 +45,7 @@ from memory_core.backends.local_extractor.views import VIEW_CATEGORY, opens_on_d
 from memory_core.domain.families import reuse_attribute
 from memory_core.domain.model_port import ExtractionContext, Fact, GateDecision, KnownContact, Usage
 from memory_core.domain.policy import find_bank_account
-from memory_core.domain.protected_topics import without_topic_mentions
+from memory_core.domain.protected_topics import without_passing_mentions
 from memory_core.domain.value_shapes import EMAIL, PHONE, takes_back
 from memory_core.domain.vocabulary import GATE_CATEGORIES, GATE_SCOPES, GateCategory, GateScope
 
@@ -174,12 +174,13 @@ class LocalExtractor:
 
     def special(self, text: str, decision: GateDecision) -> float:
         """The gate's special-category answer for a unit, judged without the protected words that only name
-        a cause, a field or an event ("a charity race for mental health" is no one's health)."""
+        a cause, a field or an event ("a charity race for mental health" is no one's health) and without passing
+        feelings ("estuve súper nerviosa")."""
         if decision.special < SPECIAL_THRESHOLD or self.judge is None:
             return decision.special
         if self.trades_with_care(text):
             return min(decision.special, RULE_READ_SPECIAL)
-        masked = without_topic_mentions(text)
+        masked = without_passing_mentions(text)
         return decision.special if masked == text else min(decision.special, self.judge([masked])[0].special)
 
     @staticmethod
