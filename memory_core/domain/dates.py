@@ -13,6 +13,8 @@ _MONTH_NAMES_ES = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio
                    "noviembre", "diciembre")
 WEEKDAYS = {"lunes": 0, "martes": 1, "miercoles": 2, "jueves": 3, "viernes": 4, "sabado": 5, "domingo": 6,
              "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
+# A weekday's name, folded, or its plural ("los viernes", "on Fridays").
+WEEKDAY_WORD = rf"(?:{'|'.join(WEEKDAYS)})s?"
 # Words that name a day on their own ("Yesterday, I went to a fair", "Ayer, fui a la feria"), folded.
 DAY_WORDS = frozenset({"ayer", "anoche", "anteayer", "hoy", "manana", "yesterday", "today", "tonight", "tomorrow",
                        *WEEKDAYS, *MONTHS})
@@ -23,7 +25,9 @@ def day_of_year(day: dt.date, english: bool = False) -> str:
     return f"{day:%B} {day.day}" if english else f"{day.day} de {_MONTH_NAMES_ES[day.month - 1]}"
 
 
-_MONTH = "(?P<m>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+# A month's name, folded, the longest first: the one alternation of months the date patterns and the rules use.
+MONTH_WORD = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+_MONTH = f"(?P<m>{MONTH_WORD})"
 _FIRST_MONTH = _MONTH.replace("?P<m>", "?P<m1>")  # a span's first month, when it is not its last one's
 # Counts written as words ("en dos semanas", "in a week", "dentro de quince días").
 COUNTS = {"un": 1, "una": 1, "uno": 1, "a": 1, "an": 1, "one": 1, "dos": 2, "two": 2, "tres": 3, "three": 3,

@@ -161,11 +161,10 @@ def ingest_message(session: Session, *, channel: str, conversation: str, externa
     # The conversation, read with the org's exclusion list (one statement where there were two); a new one's
     # list is read alone.
     conv = read_rows(session, _CONVERSATION_WITH_EXCLUSIONS,
-                     _conversation_key(channel, conversation, org_id, user_id, phone)).first()
+                     _writer_key(channel, conversation, org_id, user_id, phone) | {"exclusions_org": org_id}).first()
     exclusions = from_column(conv.exclusions) if conv is not None else load_exclusions(session, org_id)
     text = redact(text, exclusions)  # every secret replaced by its mark before anything stores or indexes it
-    find = {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
-            "scope_user": user_id}
+    find = _writer_key(channel, external_id, org_id, user_id, phone)
     if event != "new":
         existing = read_rows(session, _MESSAGE_BY_EXTERNAL_ID, find).first()
         if existing is not None:
@@ -266,15 +265,15 @@ def _delete(session: Session, message: Message) -> IngestResult:
     return IngestResult(message_id=message.id, conversation_id=message.conversation_id, stored=True, queued=True)
 
 
-def _conversation_key(channel: str, external_id: str, org_id, user_id, phone) -> dict:
-    """The bind parameters that find a conversation in its writer's namespace (and its org's exclusion list)."""
+def _writer_key(channel: str, external_id: str, org_id, user_id, phone) -> dict:
+    """The bind parameters that find a message or a conversation by its external id in its writer's namespace."""
     return {"channel": channel, "external_id": external_id, "scope_org": org_id, "scope_phone": phone,
-            "scope_user": user_id, "exclusions_org": org_id}
+            "scope_user": user_id}
 
 
 def _conversation(session: Session, channel: str, external_id: str, org_id, user_id, phone, conv: Row | None) -> Row:
     """The conversation's id, user_id, phone and temporary (`conv`, as read a moment ago), created if it is new."""
-    find = _conversation_key(channel, external_id, org_id, user_id, phone)
+    find = _writer_key(channel, external_id, org_id, user_id, phone)
     # Most messages join a conversation that exists: it was read first, and is inserted only when it is not there.
     if conv is None:
         session.execute(

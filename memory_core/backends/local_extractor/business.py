@@ -13,7 +13,7 @@ from memory_core.backends.local_extractor.clauses import DURABLE
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
-from memory_core.domain.dates import COUNTS, MONTHS
+from memory_core.domain.dates import COUNTS, MONTH_WORD, WEEKDAY_WORD, WEEKDAYS
 from memory_core.domain.ladder import OWN_BANK
 from memory_core.domain.policy import BANKS, find_bank_account
 from memory_core.domain.value_shapes import EMAIL
@@ -416,16 +416,20 @@ _DISCOUNT = [re.compile(p) for p in (
 _DAYS_ES = {"lunes": "lunes", "martes": "martes", "miercoles": "miércoles", "jueves": "jueves", "viernes": "viernes",
             "sabado": "sábado", "domingo": "domingo"}
 _DAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY = rf"(?:{'|'.join(_DAYS_ES)}|{'|'.join(_DAYS_EN)})s?"
 _DELIVERY_DAY = re.compile(
     rf"\b(?:entrega|entregan|entregamos|reparte|reparten|repartimos|sirve|sirven|servimos|viene|vienen|pasa|pasan|"
     rf"delivers?|deliver|comes?|come)\s+(?:siempre\s+|always\s+|solo\s+|only\s+)?"
-    rf"(?:(?P<es>los)|(?P<en>on|every))\s+(?P<d>{_DAY})(?:\s*(?:,|y|and|e)\s+(?P<d2>{_DAY}))?\b")
+    rf"(?:(?P<es>los)|(?P<en>on|every))\s+(?P<d>{WEEKDAY_WORD})(?:\s*(?:,|y|and|e)\s+(?P<d2>{WEEKDAY_WORD}))?\b")
 
 
 def _day_name(word: str, english: bool) -> str:
     word = word[:-1] if word.endswith("s") and word[:-1] in (*_DAYS_ES, *_DAYS_EN) else word
     return word.capitalize() if english else _DAYS_ES.get(word, word)
+
+
+def _day_key(word: str) -> str:
+    """A weekday's one key in both languages, folded and singular: "fridays", "viernes" -> "viernes"."""
+    return list(_DAYS_ES)[WEEKDAYS[word if word in WEEKDAYS else word[:-1]]]
 
 
 def _rule_delivery_day(s: Sentence) -> Iterator[Found]:
@@ -652,7 +656,7 @@ _ONE_DAY = re.compile(r"\b(?:manana|hoy|esta (?:tarde|noche|semana)|este (?:find
 
 # The one weekday some hours are for, every week ("cerramos a las 8 los viernes", "we open at 10 on Sundays"), with
 # the words that lead to it.
-_ON_DAY = re.compile(rf"(?:\b(?:los|el|on|every|cada)\s+)?\b(?P<d>{_DAY})\b")
+_ON_DAY = re.compile(rf"(?:\b(?:los|el|on|every|cada)\s+)?\b(?P<d>{WEEKDAY_WORD})\b")
 
 
 def _rule_hours(s: Sentence) -> Iterator[Found]:
@@ -672,14 +676,12 @@ def _rule_hours(s: Sentence) -> Iterator[Found]:
         if len(days) != 1 or _DAY_NAMED.search(standing.replace(days[0].group(), " ")):
             return  # several days, a weekend or holidays: the note keeps them as said
         day, said = days[0], s.text[days[0].start():days[0].end()]
-        name = fold(_day_name(day.group("d"), False))
-        name = list(_DAYS_ES)[_DAYS_EN.index(name)] if name in _DAYS_EN else name  # one key in both languages
         english = day.group("d").startswith(_DAYS_EN)
         lead = day.group().split()[0]
         if not (lead in ("los", "every", "cada") or day.group("d").endswith("s") and (english or lead != "el")):
             return  # "el sábado cerramos a las 2", "on Saturday": that one day, no standing hours
         said = said[:1].lower() + said[1:] if english else said.lower()  # "on Sundays", "los viernes"
-        attribute, value = f"{attribute}_{name}", f"{value} {said}"
+        attribute, value = f"{attribute}_{_day_key(day.group('d'))}", f"{value} {said}"
     yield Found(attribute, value, "org", m.start())
 
 
@@ -699,9 +701,8 @@ _DUE_THING = {"furgoneta": "furgoneta", "furgo": "furgoneta", "furgonetas": "fur
 _ALT = "|".join(sorted(_DUE_WHAT, key=len, reverse=True))
 _THING = "|".join(sorted(_DUE_THING, key=len, reverse=True))
 _WHOSE = r"(?P<whose>el|la|los|las|del|de la|nuestr[oa]s?|mi|mis|our|my|the|its|el de la|la de la)"
-_MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")"
 _WHEN_DUE = (rf"(?P<when>(?:en|el|a finales de|a primeros de|in|on|at the end of|by|next|el proximo|este|this)\s+"
-             rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?)?(?:{_MONTH}|\d{{4}}|month|mes|year|ano)"
+             rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?)?(?:{MONTH_WORD}|\d{{4}}|month|mes|year|ano)"
              r"(?:\s+(?:de\s+)?\d{4})?)")
 _DUE = [re.compile(p) for p in (
     # "la furgoneta pasa la ITV en marzo", "al camión le toca la revisión en mayo"

@@ -65,7 +65,7 @@ from memory_core.backends.local_extractor.topics import (
 )
 from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
 from memory_core.backends.local_extractor.views import states_a_view
-from memory_core.domain.dates import find_date, span_until
+from memory_core.domain.dates import WEEKDAY_WORD, find_date, span_until
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
 from memory_core.domain.model_port import ExtractionContext, Fact
@@ -339,12 +339,10 @@ _STAFF = re.compile(
     r"el bar|the shop|the office)\b))")
 # Someone named alone by their working days, shifts or days off ("Marta libra los lunes", "Jake only works
 # Saturdays"): the business's staff. (Where someone works, "trabaja en un banco", is no shift.)
-_WEEKDAYS = r"(?:lunes|martes|miercoles|jueves|viernes|sabados?|domingos?|mondays?|tuesdays?|wednesdays?|" \
-            r"thursdays?|fridays?|saturdays?|sundays?)"
 _SHIFT = re.compile(
     r"^[a-z]+\s+(?:solo\s+|only\s+|just\s+|ahora\s+|now\s+)?(?:libra|libran|trabaja|works|is off|has|tiene|entra|"
     r"starts|sale|finishes|hace|does)\s+(?:(?:los|el|las|on|the|de|a las|at|libre\s+(?:los|el))\s+)?"
-    rf"(?:{_WEEKDAYS}|mananas|tardes|noches|fines de semana|findes|mornings|afternoons|evenings|nights|weekends|"
+    rf"(?:{WEEKDAY_WORD}|mananas|tardes|noches|fines de semana|findes|mornings|afternoons|evenings|nights|weekends|"
     r"turnos? de \w+|(?:morning|evening|night|early|late) shifts?|\w+ off)\b")
 
 

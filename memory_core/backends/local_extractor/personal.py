@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold, is_english
-from memory_core.domain.dates import DAY_WORDS, MONTHS, day_of_year, find_date, span_until
+from memory_core.domain.dates import DAY_WORDS, MONTH_WORD, day_of_year, find_date, span_until
 
 _NAME_CUES = [
     (re.compile(r"\b(?:me llamo|mi nombre es|my name is|my name's|mi nombre completo es)\s+"), True),
@@ -516,9 +516,8 @@ def rule_event(s: Sentence, today: dt.date) -> Iterator[Found]:
 # A birthday or an anniversary comes back every year: a fact of the person (no event that is past once its day is),
 # the day as said. "Mi cumpleaños es el 3 de mayo", "my daughter's birthday is on March 14th", "cumplo años el 9 de
 # julio", "nuestro aniversario es el 2 de junio".
-_MONTH_WORD = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 _DAY_OF_YEAR = (rf"(?:el\s+(?:dia\s+)?|on\s+(?:the\s+)?|the\s+)?(?P<day>\d{{1,2}}(?:st|nd|rd|th)?\s+(?:de\s+|of\s+)?"
-                rf"{_MONTH_WORD}|{_MONTH_WORD}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b")
+                rf"{MONTH_WORD}|{MONTH_WORD}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b")
 _KIN_WORD = f"(?P<kin>{_RELATIVE})"
 _YEARLY = re.compile(
     rf"\b(?:(?:mi|my)\s+(?:{_KIN_WORD}(?:'s)?\s+)?(?:cumpleanos|cumple|birthday)|el\s+(?:cumpleanos|cumple)\s+de\s+"
