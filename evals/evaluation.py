@@ -50,6 +50,9 @@ def load_gate_rows(path: str | Path) -> list[dict]:
                 raise InvalidInput(f"line {number}: missing {', '.join(missing)}")
             if row["expect"] not in EXPECTS or row["policy"] not in (*POLICY_KINDS, "none"):
                 raise InvalidInput(f"line {number}: unknown expect or policy")
+            if not all(isinstance(f, dict) and "subject" in f and isinstance(f.get("holds"), list)
+                       for f in row.get("facts", [])):
+                raise InvalidInput(f"line {number}: each of facts needs a subject and a list of holds")
             rows.append(row)
     if not rows:
         raise InvalidInput("the dataset has no lines")
@@ -142,7 +145,8 @@ def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:
     if errors is not None:
         for row, out in results:
             if out.expect != row["expect"] or (out.decision is not None and out.decision.passes != row["remember"]) \
-                    or ("subject" in row and not _placed_right(row, out)) or ("holds" in row and not _holds(row, out)):
+                    or ("subject" in row and not _placed_right(row, out)) or ("holds" in row and not _holds(row, out)) \
+                    or ("facts" in row and not _facts_right(row, out)):
                 errors.append({"id": row["id"], "text": row["text"], "expect": row["expect"], "got": out.expect,
                                "remember": row["remember"],
                                "p_remember": round(out.decision.remember, 3) if out.decision else None,
@@ -159,6 +163,7 @@ def _metrics(results, ledger, backend, run_tag, seconds, errors) -> dict:
         "backend": getattr(backend, "name", "?"),
         "subject_lines": {"n": len(placed), "right": sum(placed)} if placed else None,
         "holds_lines": {"n": len(held), "right": sum(held)} if held else None,
+        "facts": _facts_score([(row, out) for row, out in results if "facts" in row]),
         "precision": _ratio(tp, tp + fp),
         "recall": _ratio(tp, tp + fn),
         # Secrets never reach the gate (the denylist refuses them first), so the gate is scored on the rest.
@@ -195,6 +200,33 @@ def _holds(row: dict, out) -> bool:
         return False
     values = [fold(f"{m.value} {m.sentence}") for m in _kept(out)]
     return all(all(fold(word) in v for word in row["holds"]) for v in values)
+
+
+def _fact_found(fact: dict, memory) -> bool:
+    return fold(memory.subject) == fold(fact["subject"]) and \
+        all(fold(word) in fold(f"{memory.value} {memory.sentence}") for word in fact["holds"])
+
+
+def _facts_right(row: dict, out) -> bool:
+    kept = _kept(out)
+    return all(any(_fact_found(f, m) for m in kept) for f in row["facts"]) and \
+        all(any(_fact_found(f, m) for f in row["facts"]) for m in kept)
+
+
+def _facts_score(lines: list) -> dict | None:
+    """Lines that list every fact they hold ("facts": each a subject and the words its memory must say; [] for a
+    line that holds none), scored memory by memory, whatever the line's outcome: how many of those facts some
+    memory learnt or proposed holds, and how many of the memories hold none of them (a greeting kept, a fact on
+    the wrong subject). `lines_right`: every fact found and no memory besides."""
+    if not lines:
+        return None
+    expected = sum(len(row["facts"]) for row, _ in lines)
+    found = sum(any(_fact_found(f, m) for m in _kept(out)) for row, out in lines for f in row["facts"])
+    kept = sum(len(_kept(out)) for _, out in lines)
+    extra = sum(not any(_fact_found(f, m) for f in row["facts"]) for row, out in lines for m in _kept(out))
+    return {"lines": len(lines), "lines_right": sum(_facts_right(row, out) for row, out in lines),
+            "expected": expected, "found": found, "kept": kept, "extra": extra,
+            "recall": _ratio(found, expected), "precision": _ratio(kept - extra, kept)}
 
 
 # ------------------------------------------------------------------------------------ extraction

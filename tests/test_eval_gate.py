@@ -143,3 +143,24 @@ def test_eval_gate_errors_list_a_line_learnt_on_the_wrong_subject_with_what_it_k
     [miss] = [json.loads(row) for row in result.stderr.splitlines() if row.startswith("{")]
     assert miss["id"] == "w1" and miss["got"] == "learn"
     assert miss["kept"] == ["name:talleres garcia · plazo_pago = 60 días"]
+
+
+def test_lines_that_list_their_facts_are_scored_memory_by_memory(database, tmp_path):
+    """A line with `facts` lists every fact it holds: each is found when some memory it taught is on that subject
+    and says its words, and a memory that holds none of them (a greeting kept, a fact on the wrong subject) is
+    counted as extra."""
+    lines = [LINES[0] | {"facts": [{"subject": "name:talleres garcía", "holds": ["60"]}]},
+             LINES[0] | {"id": "l1-wrong", "facts": [{"subject": "name:talleres garcía", "holds": ["45"]}]},
+             LINES[0] | {"id": "l1-two", "facts": [{"subject": "name:talleres garcía", "holds": ["60"]},
+                                                   {"subject": "name:talleres garcía", "holds": ["email"]}]},
+             LINES[1] | {"facts": []}]
+    report = json.loads(_run(["eval", "gate", "--dataset", _dataset(tmp_path, lines), "--json"]).output)
+    assert report["facts"] == {"lines": 4, "lines_right": 2, "expected": 4, "found": 2, "kept": 3, "extra": 1,
+                               "recall": 0.5, "precision": 0.6667}
+    assert json.loads(_run(["eval", "gate", "--dataset", _dataset(tmp_path), "--json"]).output)["facts"] is None
+
+
+def test_a_fact_without_the_words_it_must_hold_is_a_malformed_line(tmp_path):
+    bad = LINES[0] | {"facts": [{"subject": "org"}]}
+    result = CliRunner().invoke(cli, ["eval", "gate", "--dataset", _dataset(tmp_path, [bad])])
+    assert result.exit_code != 0 and "line 1: each of facts needs a subject and a list of holds" in result.output
