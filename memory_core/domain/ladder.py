@@ -409,6 +409,8 @@ class _Writer:
             def replaceable(m: Memory) -> bool:
                 if typed and _rule_family(m.attribute):
                     return False
+                if note and _rule_family(m.attribute) and fold(m.value) in fold(self.fact.value):
+                    return False  # a note saying the fact's own value again ("al final nos pagan a 90 días") keeps it
                 return not (note and m.attribute.startswith("nota")) or _same_topic(self.fact.value, m.value, m.subject)
 
             closest = self._closest([m for m in candidates if replaceable(m)], CORRECTION_SIMILARITY)

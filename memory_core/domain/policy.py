@@ -301,11 +301,16 @@ _BANK_WORD = re.compile(r"\b(?:iban|swift|bic|ccc|cuenta|cuentas|account|account
 _PHONE_WORD = re.compile(r"\b(?:telefono|tlf|tfno|movil|numero|number|phone|mobile|whatsapp|fijo)\b")
 
 
-# People and departments named after accounts: no bank account ("our new account manager", "the accounts email").
+# People and departments named after accounts, and keeping the books: no bank account ("our new account manager",
+# "the accounts email", "la que lleva las cuentas").
 _ACCOUNT_ROLES = re.compile(r"\b(?:account (?:manager|executive|rep|representative|director)s?|key accounts?|"
                             r"accounts? (?:department|team|e-?mail|inbox|address|payable|receivable|office)|"
                             r"(?:gestor|gestora|responsable|director|directora|ejecutivo|ejecutiva) de cuentas?|"
-                            r"departamento de cuentas)\b")
+                            r"departamento de cuentas|accounts? (?:person|guy|lady|woman|man|girl)|"
+                            # Who keeps the books: "la que lleva las cuentas allí es Lorena", "does their accounts".
+                            r"(?:lleva|llevan|llevaba|llevo|llevar|lleve)(?: ahora| ya| tambien| todas)? "
+                            r"(?:las|sus|nuestras) cuentas|"
+                            r"(?:does|do|did|doing) (?:the|their|our|his|her) (?:accounts|books))\b")
 
 
 def without_account_roles(low: str) -> str:
@@ -324,6 +329,19 @@ def not_a_bank_change(text: str) -> bool:
     return said and not _BANK_WORD.search(rest) and all(len(r) <= 13 for r in runs)
 
 
+# Something written like an account number, whether or not its check digits hold ("ES77 1234 0000 9999 8888 7777").
+_ACCOUNT_SHAPE = re.compile(r"\b[a-z]{2}\d{2}(?:[ -]?[a-z0-9]{4}){3,}|\d(?:[ -]?\d){15,}")
+
+
+def names_a_bank(text: str) -> bool:
+    """Some word of banking (an account, a bank, a transfer, IBAN...), a bank by name or something written like an
+    account number: without one, no account is changing whatever the gate's flag says ("Brightside Cleaning are
+    going to invoice us monthly now and their new contact is Janet" is a term and a person)."""
+    low = fold(text)
+    return bool(_BANK_WORD.search(low) or _ACCOUNT_SHAPE.search(low)) or \
+        any(re.search(rf"\b{re.escape(bank)}\b", low) for bank in BANKS)
+
+
 def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, *, explicit: bool = False,
            names: Iterable[str] = ()) -> Ruling:
     """The one policy decision, for the background (`explicit=False`) and for "remember that..." alike.
@@ -336,7 +354,8 @@ def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, 
         return Ruling(special=verdict.special is not None, bank=verdict.bank_account is not None)
     if gate.insult >= POLICY_THRESHOLD or insult_words(text):
         return Ruling("insult", REASONS["insult"])
-    bank = verdict.bank_account is not None or (gate.bank_account >= POLICY_THRESHOLD and not not_a_bank_change(text))
+    bank = verdict.bank_account is not None or (gate.bank_account >= POLICY_THRESHOLD and names_a_bank(text) and
+                                                not not_a_bank_change(text))
     if explicit:
         special = verdict.special is not None or gate.special >= POLICY_THRESHOLD
         if special and about_someone_else(text, names):

@@ -78,7 +78,7 @@ _PATTERNS = [
     re.compile(r"\b(?:trabajo|trabaja|trabajaba|curro|soy|es|estudio|estudia)\s+(?:de\s+|como\s+)?(?:un\s+|una\s+)?"
                r"(?P<t>enfermer[oa]s?|m[eé]dic[oa]s?|medicina|enfermer[ií]a|psic[oó]log[oa]s?|psicolog[ií]a|"
                r"psiquiatra|terapeuta)\b", re.I),
-    re.compile(r"\b(?:work|works|working|worked|job|trabajo|trabaja|trabajando)\s+(?:\w+\s+){0,3}?(?:at|in|en)\s+"
+    re.compile(r"\b(?:work|works|working|worked|job|trabajo|trabaja|trabajar|trabajando)\s+(?:\w+\s+){0,3}?(?:at|in|en)\s+"
                r"(?:the\s+|a\s+|el\s+|un\s+)?(?:\w+\s+)?(?P<t>hospital)\b", re.I),
 ]
 # Possessives put the protected word on a person ("my mental health", "mi iglesia"): never masked.

@@ -43,7 +43,8 @@ _SAME_CHANNEL = {"mail": "email", "correo": "email", "correoelectronico": "email
 _SAID = {"miercoles": "miércoles", "sabado": "sábado"}
 
 # The words that take back what was just said, in a message of at most AMEND_WORDS words (`takes_back`).
-_AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|my mistake|mi error|me equivoque|"
+_AMEND = re.compile(r"^(?:no\s*[,.]?\s*)?(?:(?:espera|wait|hold on)\s*[,.]?\s*)?(?:perdona|perdon|disculpa|sorry|oops|"
+                    r"my mistake|mi error|me equivoque|me equivoco|"
                     r"me he equivocado|quise decir|queria decir|i mean|i meant|actually|en realidad|correction|"
                     r"corrijo|rectifico)\b|\b(?:i got it wrong|got that wrong|me he equivocado|me equivoque|"
                     r"i misremembered|my mistake|mi error|me lie)\b")

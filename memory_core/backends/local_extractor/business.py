@@ -145,21 +145,29 @@ def _rule_payment_method(s: Sentence) -> Iterator[Found]:
 _ROLES = (r"comercial|gerente|administrador|administradora|encargado|encargada|jefe|jefa|director|directora|"
           r"responsable|rep|sales rep|manager|account manager|contable|accountant")
 _CONTACT_PERSON = [re.compile(p) for p in (
-    r"\b(?:persona de\s+)?contacto\s+(?:principal\s+)?(?:en|de|con|para)\s+(?P<who>.+?)\s+(?:es|sera|ahora es|pasa a ser|es ahora)\s+(?P<val>)",
+    r"\b(?:persona de\s+)?contacto\s+(?:principal\s+|nuevo\s+|nueva\s+)?(?:en|de|con|para)\s+(?P<who>.+?)\s+(?:es|sera|ahora es|pasa a ser|es ahora)\s+(?P<val>)",
     r"\b(?:persona de\s+)?contacto(?:\s+principal)?(?:\s+(?:alli|ahi|there))?\s+(?:es|sera|ahora es|pasa a ser|is)\s+(?P<val>)",
     r"\bcontacto\s*:?\s+(?P<val>)",  # "Acme: contacto Laura"
-    r"\b(?:persona|el|la)\s+con\s+(?:la que|el que|quien)\s+(?:hablo|hablamos|trato|tratamos)\s+(?:en|de)\s+(?P<who>.+?)\s+es\s+(?P<val>)",
+    r"\b(?:persona|el|la)\s+con\s+(?:la que|el que|quien)\s+(?:hablo|hablamos|trato|tratamos)\s+(?:(?:en|de)\s+(?P<who>.+?)|alli|ahi)\s+es\s+(?P<val>)",
     r"\ben\s+(?P<who>.+?)\s+(?:(?:ahora|ya)\s+)?(?:hay que hablar con|tenemos que hablar con|hablamos con|hablo con|nos atiende|me atiende|preguntar por|pregunta por|lo lleva|nos lleva|me lleva|nos lleva la cuenta|la que manda es|el que manda es)\s+(?:(?:ahora|ya)\s+)?(?P<val>)",
-    r"\b(?:quien|la que|el que)\s+(?:lleva|gestiona|se encarga de)\s+(?:las facturas|la facturacion|la contabilidad|los pagos|los cobros|las compras|pagar|cobrar|facturar)(?:\s+(?:en|de)\s+(?P<who>.+?))?\s+es\s+(?P<val>)",
+    r"\b(?:quien|la que|el que)\s+(?:lleva|gestiona|se encarga de|firma|hace|tramita)\s+(?:(?:ahora|ya)\s+)?(?:las facturas|la facturacion|la contabilidad|las cuentas|los pagos|los cobros|las compras|los pedidos|pagar|cobrar|facturar)(?:\s+(?:en|de)\s+(?P<who>.+?)|\s+(?:alli|ahi))?\s+(?:ahora\s+)?es\s+(?P<val>)",
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
+    r"\b(?:their|its)\s+(?:new\s+)?contact(?: person)?\s+(?:is|will be)\s+(?:now\s+)?(?P<val>)",
     r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+contact(?: person)?\s+is\s+(?:now\s+)?(?P<val>)",
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:we|i)\s+(?:deal|talk|speak)\s+(?:with|to)\s+(?P<val>)",
     # "At Riverside Deli ask for Tom when you deliver"
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:(?:always|just|you(?:'ll)? (?:need|have) to|we (?:need|have) to)\s+)?"
     r"(?:ask for|talk to|speak to|speak with|talk with)\s+(?P<val>)",
+    # "the guy at Patel Wholesale who does the ordering is called Sunil", "la chica de Flores Ana que lleva los
+    # pedidos se llama Rocío"
+    r"\b(?:the|el|la)\s+(?:guy|man|woman|lady|girl|person|chap|bloke|one|chico|chica|senor|senora|tio|tia|persona)\s+"
+    r"(?:at|in|from|de|en)\s+(?P<who>.+?)\s+(?:who|that|que)\s+[^,.;]{3,60}?\s+"
+    r"(?:is called|'s called|is named|se llama)\s+(?P<val>)",
     # "nuestro comercial en Acme es Javi", "the account manager at Acme is Tom"
     rf"\b(?:el|la|nuestro|nuestra|our|the)\s+(?:nuevo\s+|nueva\s+|new\s+)?(?:{_ROLES})\s+(?:de|del|en|at|of|from)\s+"
     r"(?P<who>.+?)\s+(?:es|is)\s+(?:ahora\s+|now\s+)?(?P<val>)",
+    # "Clínica Dental Sonrisas, la administradora es Marta Gil": the role alone, after the business it is at
+    rf"(?:^|,\s*|\by\s+)(?:el|la)\s+(?:{_ROLES})\s+(?:es|is)\s+(?:ahora\s+)?(?P<val>)",
     # "Acme tiene nueva gerente, Pilar Ruiz"
     rf"^(?P<who>.+?)\s+(?:tiene|has)\s+(?:un\s+|una\s+|a\s+)?(?:nuevo|nueva|new)\s+"
     rf"(?:{_ROLES}|contacto|contact)\s*,?\s*"
@@ -328,14 +336,18 @@ def _rule_address(s: Sentence) -> Iterator[Found]:
 
 
 _NIF = re.compile(r"\b(?P<who>nuestro|mi|el|our|my|the)\s+(?:nuevo\s+)?(?:nif|cif|nif-iva|numero de iva|vat(?: number)?|"
-                  r"vat id|tax id|tax number)(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:es|is)\s*:?\s+")
+                  r"vat id|tax id|tax number)(?:\s+(?:de|of)\s+(?P<of>.+?))?\s+(?:(?:es|is)(?:\s+now|\s+ahora)?|"
+                  # "our VAT number changed when we incorporated, it's now GB 284 1937 56"
+                  r"(?:changed|has changed|ha cambiado)\b[^.;:]{0,50}?\b(?:it's|it is|ahora es|es ahora)(?:\s+now)?)"
+                  r"\s*:?\s+")
 
 
 def _rule_tax_id(s: Sentence) -> Iterator[Found]:
     m = _NIF.search(s.low)
     if not m:
         return
-    val = re.match(r"[A-Z0-9][A-Z0-9.\-]{6,14}[A-Z0-9]\b", s.text[m.end():].upper())
+    # (a British VAT number is written in groups: "GB 284 1937 56")
+    val = re.match(r"[A-Z]{1,2}\s?\d[\d .\-]{5,14}\d(?!\w)|[A-Z0-9][A-Z0-9.\-]{6,14}[A-Z0-9]\b", s.text[m.end():].upper())
     if not val:
         return
     value = re.sub(r"[^A-Z0-9]", "", val.group())
@@ -346,7 +358,11 @@ def _rule_tax_id(s: Sentence) -> Iterator[Found]:
     yield Found("nif", value, "org" if own else "contact", m.start(), None if own else who)
 
 
-_COMPANY_NAME = re.compile(r"\b(?:nuestra empresa|mi empresa|la empresa|our company|my company)\s+(?:se llama|is called|is named)\s+")
+_COMPANY_NAME = re.compile(r"\b(?:nuestra empresa|mi empresa|la empresa|our company|my company)\s+(?:se llama|is called|is named)\s+|"
+                           # the name the business's own invoices carry: "the company name on invoices should be ..."
+                           r"\b(?:the|our)\s+(?:company|business|legal)\s+name\s+(?:on\s+(?:the\s+|our\s+)?invoices\s+)?"
+                           r"(?:should be|must be|is now|is)\s+(?:now\s+)?|\bel nombre (?:de la empresa|fiscal)\s+"
+                           r"(?:en las facturas\s+)?(?:es|tiene que ser|debe ser|ahora es)\s+")
 _ACTIVITY = re.compile(r"\b(?:nos dedicamos a|me dedico a|we specialise in|we specialize in)\s+(?P<val>)")
 # A company's legal name as written: capitalised words, then its form ("Pan Molina S.L.", "Hoteles del Sol SA",
 # "Okafor Trading Ltd").
@@ -552,13 +568,19 @@ _PHONE = re.compile(r"(?<![\w+])(?:\+|00)?\d[\d .-]{7,15}\d(?!\w)")
 _EMAIL_CUE = re.compile(r"\b(?:email|e-mail|correo|mail|direccion de correo|email address)\b")
 _PHONE_CUE = re.compile(r"\b(?:telefono|movil|tlf|tel|phone|mobile)\b")
 _OF_SLOT = re.compile(r"\s+(?:de facturacion\s+|de contacto\s+)?(?:de|del|of)\s+(?P<who>.+?)\s+(?:es|is)\b")
-_OWN_BEFORE = re.compile(r"\b(?:nuestro|mi|our|my)\s+$")
+_OWN_BEFORE = re.compile(r"\b(?:nuestro|mi|our|my)\s+(?:(?:new|nuevo)\s+)?$")
+
+
+# Where invoices go, said before the address with no word for email: "their invoices to go to accounts@..."
+_SENT_TO = re.compile(r"\b(?:invoices?|bills?|statements?|quotes?|facturas?|albaranes|presupuestos?)\b[^.;:]{0,40}?\b(?:to|a|al)\s*$")
 
 
 def _rule_email_phone(s: Sentence) -> Iterator[Found]:
     for cue_re, value_re, attribute in ((_EMAIL_CUE, EMAIL, "email"), (_PHONE_CUE, _PHONE, "telefono")):
         cue = cue_re.search(s.low)
         found = value_re.search(s.text, cue.end()) if cue else None
+        if attribute == "email" and not found:  # the address is its own cue after where invoices go
+            found = cue = next((m for m in EMAIL.finditer(s.text) if _SENT_TO.search(s.low[: m.start()])), None)
         if not found or (attribute == "telefono" and find_bank_account(s.text)):
             continue
         value = found.group().lower().rstrip(".") if attribute == "email" else re.sub(r"[^\d+]", "", found.group())
@@ -743,6 +765,11 @@ _ROLE = "(?P<role>" + "|".join(sorted(_ADVISERS, key=len, reverse=True)) + ")"
 _PROVIDER = re.compile(r"^(?:(?:ahora|now|from now on|a partir de (?:ahora|hoy)),?\s+)?(?P<whose>our|nuestr[oa]|my|mi)\s+"
                        rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}(?:\s+nuev[oa])?(?:'s name)?\s+(?:is now|now is|ahora es|es ahora|"
                        r"is|es|se llama|sera|will be)\s+")
+# A change of adviser, then the new one: "hemos cambiado de gestoría, ahora nos lleva todo Asesoría Elcano", "we've
+# changed accountants, now it's Hughes & Co".
+_PROVIDER_CHANGED = re.compile(rf"\b(?:hemos cambiado de|cambiamos de|we(?:'ve| have)? (?:changed|switched)|we (?:changed|"
+                               rf"switched))\s+{_ROLE}s?\b[^.;]{{0,12}}?\s+(?:(?:ahora|now)\s+)?(?:nos lleva(?:n)?"
+                               r"(?: todo)?|es|la nueva es|el nuevo es|it's|it is|we use|we're with|the new one is)\s+")
 _PROVIDER_AFTER = re.compile(rf"\s+(?:is|es|sera|will be)\s+(?:now\s+|ahora\s+)?(?:our|nuestr[oa])\s+"
                              rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}\b")
 
@@ -765,6 +792,10 @@ def _rule_provider(s: Sentence) -> Iterator[Found]:
             # the writer says so)
             yield Found(_ADVISERS[m.group("role")], name, "self" if m.group("whose") in ("my", "mi") else "org",
                         m.start())
+        return
+    m = _PROVIDER_CHANGED.search(s.low)
+    if m and (name := _firm_at(s, m.end())):
+        yield Found(_ADVISERS[m.group("role")], name, "org", m.start())
         return
     m = _PROVIDER_AFTER.search(s.low)
     if m and not s.negated(m.start()):

@@ -16,9 +16,11 @@ from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
+    THEY_FIRST,
     TRADE_SUBJECT,
     VALUE_MAX_CHARS,
     WRITER_NOTE_REMEMBER,
+    business_in_talk,
     closer,
     describes_the_topic,
     generic_fact,
@@ -83,7 +85,7 @@ class LocalExtractor:
         # "Le pagamos a 10 días", "el contacto allí es Marisa", "and they pay at 45 days": the subject named
         # just before, in this message, else the one the talk was on (`_recent`).
         recent, pool = _recent(context, pool)
-        answered = self._answer_facts(context, pool) or self._amended_facts(context, pool, recent)
+        answered = self._answer_facts(context, pool) or self._amended_facts(context.message or "", context, pool, recent)
         if answered:
             return answered, Usage(purpose="extract", model=MODEL)
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
@@ -100,10 +102,16 @@ class LocalExtractor:
             s = Sentence.of(unit.raw) if unit.phatic else unit.sentence
             mentions, pool = _mentioned(s, pool)
             read.append((s, mentions, recent))
-            found = list(self._sentence_facts(s, context, mentions, recent))
+            found = list(self._sentence_facts(s, context, mentions, recent)) or \
+                self._amended_facts(s.text, context, pool, recent)  # "..., no, espera, es a 45"
             named = _name_the_pet(s, facts)
             if named is not None:
                 found = [named]
+            if found:
+                # A name that is a value read ("the company name on invoices should be Baker & Co Ltd"), or the one
+                # it replaces ("..., not Sam Baker Trading"), is no subject for the unit's note.
+                read[-1] = (s, [m for m in mentions if not _INSTEAD_OF.search(s.low[: m.start]) and not any(
+                    fold(s.text[m.start:m.end]) in fold(f.value) for f in found)], recent)
             for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
@@ -123,13 +131,14 @@ class LocalExtractor:
         s = Sentence.of(said)
         return list(self._sentence_facts(s, context, _mentioned(s, pool)[0], []))
 
-    def _amended_facts(self, context: ExtractionContext, pool: Pool, recent: list[Mention]) -> list[Fact]:
+    def _amended_facts(self, text: str, context: ExtractionContext, pool: Pool, recent: list[Mention]) -> list[Fact]:
         """A short correction of what was just said, naming no subject ("no perdona, a 90", "sorry, my mistake,
-        it's 30 days"): the statement it makes about the subject the talk was on, read by the rules, as a
-        correction (the ladder replaces the value said before)."""
-        said = amended_statement(context.message or "", recent[0].contact.name if recent else None,
+        it's 30 days"), a message or a unit of one: the statement it makes about the subject the talk was on, read by
+        the rules, as a correction (the ladder replaces the value said before, as a later unit's value replaces an
+        earlier one's in the message)."""
+        said = amended_statement(text, recent[0].contact.name if recent else None,
                                  context.known_attributes.get(_subject_key(recent[0]) if recent else "", ()))
-        if said is None or find_mentions(Sentence.of(context.message or ""), pool):
+        if said is None or find_mentions(Sentence.of(text), pool):
             return []
         s = Sentence.of(said)
         return [replace(f, corrects=True) for f in self._sentence_facts(s, context, _mentioned(s, pool)[0], [])]
@@ -228,7 +237,7 @@ class LocalExtractor:
         if not candidates:
             return []
         decisions = [self.judged_as_stated(context.message or "", context.previous_assistant, d)
-                     for d in self.judge([read[i][0].text for i in candidates])]
+                     for d in self.judge([_with_referent(*read[i][::2]) for i in candidates])]
         continued = self._continuations(read, set(bare))
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
         worthy = [(i, d) for i, d in ranked if note_worthy(d, read[i][0].text, passed=True) and
@@ -287,7 +296,8 @@ class LocalExtractor:
         found: list[Found] = [f for rule in RULES for f in rule(s)]
         if not found:
             found = list(rule_yearly_on(s, context.today)) or list(rule_event(s, context.today))
-        values = {f.value for f in found}
+        # (the business's own values, "nos lleva todo Asesoría Elcano", stay names a contact's fact may be on)
+        values = {f.value for f in found if f.target not in ("org", "self")}
         for f in found:
             if order and not f.imperative:
                 continue
@@ -392,6 +402,21 @@ def _view_category(decision: GateDecision, s: Sentence) -> str:
     return decision.top_category
 
 
+# What a business's name stands for in place of the "they"/"their" a unit opens with.
+_THEY_AS = {"they've": "{} have", "they're": "{} are", "they'll": "{} will", "they": "{}", "their": "{}'s"}
+
+
+def _with_referent(s: Sentence, recent: list[Mention]) -> str:
+    """A unit's text to judge, "they" in front put as the one business the talk is on ("Mills Timber have put their
+    prices up. They've also stopped delivering on Saturdays"): the gate scores what is said of a business named, and
+    a pronoun names none."""
+    m = THEY_FIRST.match(s.text)
+    business = business_in_talk(recent)
+    if m is None or business is None:
+        return s.text
+    return _THEY_AS[m.group().lower()].format(business.contact.name) + s.text[m.end():]
+
+
 def _joined(first: Sentence, then: Sentence) -> Sentence:
     """Two adjacent units as one sentence for one note."""
     return Sentence.of(f"{first.text.rstrip(' .!;,')}. {then.text}")
@@ -429,6 +454,8 @@ def told_plainly(text: str, loose: bool = False) -> bool:
     return writer_statement(text, loose=loose) or describes_the_topic(text) or states_a_view(text)
 
 
+# What comes before the name a value replaces: "..., not Sam Baker Trading", "en vez de Transportes Gil".
+_INSTEAD_OF = re.compile(r"\b(?:not|no|instead of|rather than|en vez de|en lugar de)\s+$")
 # A value said beside the one known, not instead of it: "kingsley timber now also delivers on thursdays".
 _ALSO = re.compile(r"\b(?:also|too|as well|tambien|ademas)\b")
 # A message that takes back a value it just gave: "no perdona, es a 45", "sorry, my mistake, it's 30 days",

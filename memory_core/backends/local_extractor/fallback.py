@@ -365,6 +365,13 @@ def _asked_of(previous: Sentence | None) -> str | None:
         return "org"
     return None
 
+# Someone the business has just taken on ("ha entrado una chica nueva, Irene", "we've taken on a new lad, Sam").
+_NEW_STAFF = re.compile(
+    r"\b(?:ha entrado|ha empezado|empieza|entra|hemos contratado|hemos cogido|contratamos|tenemos|"
+    r"(?:we(?:'ve| have)?\s+)?(?:just\s+)?(?:hired|taken on|took on|got)|has (?:started|joined)|started|joined)\s+"
+    r"(?:a trabajar\s+)?(?:un|una|a|an)\s+(?:new\s+)?(?:chic[oa]|chaval[a]?|emplead[oa]|dependient[ea]|trabajador[a]?|"
+    r"repartidor[a]?|administrativ[oa]|girl|guy|lad|assistant|member of staff|starter|shop assistant)(?:\s+nuev[oa])?\b")
+
 
 def _works_shifts(s: Sentence) -> bool:
     """Someone named by their first name alone, then when they work ("Marta libra los lunes")."""
@@ -372,11 +379,31 @@ def _works_shifts(s: Sentence) -> bool:
     return first[:1].isupper() and fold(first) not in STOP and fold(first) not in NOT_NAMES and bool(_SHIFT.match(s.low))
 
 
+# "They"/"their" opening a unit: the business the talk is on, when it is on one ("Just had Northern Packaging on the
+# phone. Their minimum order is going up").
+THEY_FIRST = re.compile(r"(?i)^(?:they've|they're|they'll|they|their)\b")
+
+
+def business_in_talk(recent: list[Mention]) -> Mention | None:
+    """The one customer, supplier or business by name the talk is on, else None: a contact of the address book, a
+    name with a company word, or a name of two capitalised words or more ("Kestrel Print"); a first name is no
+    "they"."""
+    distinct = {m.contact.id: m for m in recent}
+    if len(distinct) != 1:
+        return None
+    m = next(iter(distinct.values()))
+    return m if m.contact.kind in ("customer", "supplier") or looks_like_company(m.contact.name) or \
+        len(m.contact.name.split()) >= 2 else None
+
+
 def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], category: str,
              scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
     on a personal topic and the business on a business one; a contact or a name only when named."""
-    if (_STAFF.match(s.low) or _works_shifts(s)) and not FIRST_SINGULAR.search(s.low) and \
+    if not mentions and THEY_FIRST.match(s.text) and (business := business_in_talk(recent)) is not None:
+        subject = contact_subject(business.contact, 0.7)
+        return subject.key, subject.label, subject.category
+    if (_STAFF.match(s.low) or _works_shifts(s) or _NEW_STAFF.search(s.low)) and not FIRST_SINGULAR.search(s.low) and \
             all(m.contact.kind == "named" for m in mentions):
         return "org", "", "company"  # the business's staff, named or not, is the business's
     asked = None if mentions else _asked_of(previous)

@@ -146,7 +146,7 @@ _SENTENCE_OPENERS = {"ayer", "hoy", "manana", "ahora", "luego", "today", "yester
 
 
 _CAP_RUN = re.compile(r"[A-ZÁÉÍÓÚÑÜ][\w&'.\-]*(?:\s+(?:(?:de|del|de la|y|e|&)\s+)?[A-ZÁÉÍÓÚÑÜ][\w&'.\-]*)*")
-_RUN_STOP = {"ahora", "el", "la", "los", "las", "nuestro", "nuestra", "mi", "our", "the", "no", "si", "y", "pero",
+_RUN_STOP = {"ahora", "el", "la", "lo", "los", "las", "nuestro", "nuestra", "mi", "our", "the", "no", "si", "y", "pero",
              "oye", "vale", "por", "desde", "con", "a", "en", "hoy", "ya", "bueno", "pues", "tambien", "ademas",
              "cliente", "proveedor", "i", "we", "my", "now", "also", "and", "but", "recuerda", "remember", "que",
              "para", "de", "del", "un", "una", "al", "ok", "hola", "ojo", "nota", "iban", "nif", "cif",
@@ -163,11 +163,11 @@ NOT_NAMES = frozenset("""
 thanks thank gracias wow woah hey hi hello hola yep yes yeah yup nope lol lmao omg ok okay vale bueno buena
 anyway anyways pues mira oye total claro sure haha jaja genial great cool nice awesome amazing congrats
 congratulations enhorabuena felicidades oh ah aw aww so well btw also and but or the this that these those it
-its i i'm im we we're you your he she they my our his her their me us sorry perdona perdon good morning
+its i i'm im we we're you your he she they my our his her their me us su sus sorry perdona perdon good morning
 night buenos buenas dear querido querida sounds looks that's thats it's what how why when where who which
 perfecto perfect exacto exactly totally definitely absolutely honestly actually basically anyway
 por cierto ademas igualmente bien vaya venga guay uff ay uy eh hmm um every each cada such
-they're theyre you're youre he's she's there's theres here's heres
+they're theyre they'll they've we'll we've you're youre he's she's there's theres here's heres
 lunes martes miercoles jueves viernes sabado domingo monday tuesday wednesday thursday friday saturday sunday
 sabados domingos mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends
 enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
@@ -181,6 +181,15 @@ ferreteria distribuciones servicios grupo industrias comercial asesoria gestoria
 reformas instalaciones panaderia pasteleria carpinteria ceramicas viveros frutas muebles electricidad
 fontaneria hermanos supermercado almacenes bodegas hotel inmobiliaria logistica tecnologia soluciones
 studio estudio agencia seguros autos motor motors garage garaje imprenta papeleria libreria peluqueria
+floristeria distribuidora carniceria fruteria pescaderia optica autoescuela veterinaria lavanderia tintoreria
+cerrajeria pinturas maderas aluminios cristaleria cerveceria asador meson hostal gimnasio dental abogados arquitectos
+ingenieria envases embalajes recambios neumaticos electrodomesticos joyeria zapateria textil textiles carnicas lacteos
+conservas graficas suministros
+foods wholesale wholesalers packaging plumbing plumbers supplies deli bakery logistics trading builders electrical
+engineering printing printers catering cleaning cleaners hardware timber joinery kitchens florist florists
+restaurant cafe pharmacy clinic print paper seafood seafoods dairy brewery farm farms design media studios fitness
+travel properties homes estates transport haulage removals tyres glass steel metals plastics fabrics furniture
+flooring roofing scaffolding electrics heating
 """.split())
 _BUSINESS_CUE = re.compile(r"\b(?:cliente|clientes|proveedor|proveedora|proveedores|customer|customers|client|clients|"
                            r"supplier|suppliers|vendor|empresa|company|firm|negocio)\b")
@@ -206,6 +215,8 @@ def introduced_subjects(s: Sentence, known: tuple[KnownContact, ...], asked: boo
         key = " ".join(name_tokens(text))
         if not key or key in _index(known).named_ids or in_place(s, start, end):
             continue
+        if re.fullmatch(r"[A-Z]{2}", text) and re.match(r"\s?\d", s.text[end:]):
+            continue  # a tax number's country ("GB 284 1937 56"), no one's name
         company = looks_like_company(text)
         opens = not s.text[:start].strip("¿¡\"'«“ ")  # the sentence's first word ("¿Ha pagado ya...?")
         if company or (business and (not opens or " " in text)):
@@ -261,13 +272,17 @@ def names_a_place(s: Sentence) -> bool:
     return bool(PLACED.search(s.low) or any(in_place(s, a, b) for _, a, b in name_runs(s, 0, len(s.text))))
 
 
+# A verb of "we" opening a sentence ("Hemos cambiado...", "Tenemos..."): no one's name.
+_WE_VERB = re.compile(r"\w{2,}(?:amos|emos|imos)")
+
+
 def name_runs(s: Sentence, start: int, end: int) -> list[tuple[str, int, int]]:
     """Capitalised word runs inside [start, end), leading filler words dropped."""
     runs = []
     for m in _CAP_RUN.finditer(s.text, start, end):
         words = m.group().split()
         offset = m.start()
-        while words and fold(words[0]).strip(".,") in _RUN_STOP:
+        while words and (fold(words[0]).strip(".,") in _RUN_STOP or _WE_VERB.fullmatch(fold(words[0]).strip(".,"))):
             offset = s.text.index(words[0], offset) + len(words[0])
             words = words[1:]
         # "S.L." after a comma is the previous name's suffix, not a name of its own.
@@ -360,6 +375,10 @@ def typed_lower(s: Sentence) -> bool:
     return not any(c.isupper() for c in s.text[1:])
 
 
+# Words of a group spoken of as a whole, never of a business's name: "all new customers pay upfront".
+_GROUP_WORDS = frozenset("all every any most todos todas cualquier customers clients clientes".split())
+
+
 def typed_lower_name(text: str) -> str | None:
     """The name a text typed in lower case opens with, up to the fact's cue: its words up to the first word
     that names no one or is a note's verb ("Harbor foods pays us at 30 days" -> "Harbor foods", "muebles soler
@@ -370,7 +389,8 @@ def typed_lower_name(text: str) -> str | None:
         bare = word.rstrip(".,;:")
         folded = fold(bare)
         if folded in NOT_NAMES or folded in FUNCTION_WORDS or folded in _NAME_ENDS or folded in NAME_STOP or \
-                ends_name(folded) or folded in COUNTS or _NOTE_VERB.fullmatch(folded) or not bare.isalpha():
+                folded in _GROUP_WORDS or ends_name(folded) or folded in COUNTS or _NOTE_VERB.fullmatch(folded) or \
+                not bare.isalpha():
             break
         words.append(bare)
         if bare != word:

@@ -6,7 +6,14 @@ import re
 from dataclasses import dataclass
 
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import Mention, in_place, name_runs, typed_lower, typed_lower_name
+from memory_core.backends.local_extractor.names import (
+    Mention,
+    in_place,
+    looks_like_company,
+    name_runs,
+    typed_lower,
+    typed_lower_name,
+)
 from memory_core.backends.local_extractor.text import Sentence, normalise_name
 from memory_core.domain.dates import day_of_year
 from memory_core.domain.labels import ENGLISH_LABELS
@@ -166,6 +173,10 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
         if key:
             supplier = SUPPLIER_WORDS.search(s.low)
             return Subject(f"name:{key}", text, "supplier" if supplier else "customer", 0.7)
+    typed = s.text[start:end].strip(" ,") if found.who else ""
+    if looks_like_company(typed) and len(typed.split()) <= 4 and (key := normalise_name(typed)):
+        # "el contacto en gráficas ibarra es Marta": a business typed in lower case in the fact's slot.
+        return Subject(f"name:{key}", typed, "supplier" if SUPPLIER_WORDS.search(s.low) else "customer", 0.7)
     distinct = {m.contact.id: m.contact for m in fallback}
     if len(distinct) == 1:
         return contact_subject(next(iter(distinct.values())), 0.7)

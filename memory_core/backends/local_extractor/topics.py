@@ -34,14 +34,19 @@ BANK_TOPIC = re.compile(
     r"\b(?:iban|swift|bic|ccc|numero de cuenta|cuenta bancaria|cuenta corriente|datos bancarios|bank account|"
     r"bank details|sort code|account number|cuenta (?:de|del|en)\s+\w+|(?:otra|nueva) cuenta|cuenta nueva|"
     r"(?:new|another|different) account|banco(?! de (?:alimentos|sangre|tiempo))|bancari[oa]s?|entidad|(?<!food )(?<!blood )(?<!river )bank(?! holidays?)|banking|"
-    r"transferencias?,?\s+(?:al|a la|a|en)\s+\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
+    r"transferencias?,?\s+(?:al|a la|a|en)\s+(?!\d)\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
     r"(?<!-)(?:" + "|".join(sorted(BANKS, key=len, reverse=True)) + r"))\b")  # (not the "-ing" of a split word)
 # A bank one works at is an employer, not an account: "trabajo en el Santander", "my wife works at Barclays".
 WORKS_AT = re.compile(r"\b(?:trabaj\w*|curr(?:o|a|as|an)|works?|working|worked|employed)\s+(?:(?!con\b|with\b)\w+\s+){0,3}?"
                       r"(?:en|para|at|for|in)\s+(?:el\s+|la\s+|the\s+)?\w+(?:\s+bank)?")
 # Paying by transfer is a way to pay, not an account: "Clients in Portugal pay by bank transfer only".
+_OTHER_WAYS = r"(?:card|cash|cheques?|checks?|tarjeta|efectivo|bizum|paypal|pagare)"
 PAID_BY_TRANSFER = re.compile(r"\b(?:by|via|through|por|mediante|con)\s+(?:bank\s+)?transfers?(?:\s+bancarias?)?\b|"
-                              r"\b(?:por|mediante|con)\s+transferencias?(?:\s+bancarias?)?\b")
+                              r"\b(?:por|mediante|con)\s+transferencias?(?:\s+bancarias?)?\b|"
+                              # a way to pay among others: "bank transfer or card only", "tarjeta o transferencia"
+                              r"\b(?:bank\s+)?(?:transfers?|transferencias?)(?:\s+bancarias?)?\s+(?:or|o|and|y)\s+(?:by\s+|con\s+)?"
+                              rf"{_OTHER_WAYS}\b|\b{_OTHER_WAYS}\s+(?:or|o|and|y)\s+(?:by\s+|por\s+)?(?:bank\s+)?"
+                              r"(?:transfers?|transferencias?)(?:\s+bancarias?)?\b")
 
 
 def speaks_of_a_bank(low: str) -> bool:

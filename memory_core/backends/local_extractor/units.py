@@ -61,9 +61,13 @@ moved honored honoured humbled relieved overwhelmed nervous pumped psyched happy
 haven't havent agradecido agradecida agradecidos orgulloso orgullosa orgullosos afortunado afortunada afortunados
 contento contenta contentos feliz felices emocionado emocionada ilusionado ilusionada motivado motivada nervioso
 nerviosa mejor rendirme""".split())
+# A wish ("que tengas buen fin de semana", "que te vaya bien"): talk, never what is told.
+_WISH = r"(?:tengas|tengais|tenga|pases|paseis|pase|vaya|te vaya|os vaya|le vaya|lo pases|lo paseis|disfrutes|disfruteis|" \
+        r"descanses|descanseis|aproveches|te mejores|se mejore)\b"
 # Phrases that are phatic whatever follows them in the unit ("thanks for the tips", "me alegro de que...").
 _PHATIC_START = re.compile(
-    r"^(?:(?:muchas\s+)?gracias(?:\s+por\b.*)?|(?:thanks|thank you|thank u)(?:\s+(?:so much|a lot|again))?"
+    r"^(?:(?:muchas\s+|mil\s+|un millon de\s+)?gracias(?:\s+mil)?(?:\s+por\b.*)?|"
+    r"(?:thanks|thank you|thank u)(?:\s+(?:so much|a lot|again|a million|a bunch|loads|a ton))?"
     r"(?:\s+for\b.*)?|me alegro\b.*|que bien\b.*|que guay\b.*|(?:i'?m|im|i am)\s+(?:so\s+|really\s+)?"
     r"(?:glad|happy|excited|proud)\s+(?:for you|to hear|you|that you)\b.*|good to (?:hear|see|know)\b.*|"
     r"nice to (?:hear|see|meet|know)\b.*|(?:that|it|this)(?:'s| is| was| sounds| looks| seems)\s+(?:so\s+|really\s+"
@@ -85,17 +89,32 @@ _PHATIC_START = re.compile(
     # Catching up: "been a while since we chatted", "long time no see", "cuánto tiempo sin hablar".
     r"(?:it'?s\s+|it has\s+)?been (?:a while|a long time|ages|forever)(?:\s+since\s+(?:we|i|you|our)\s+(?:last\s+)?"
     r"(?:chatted|talked|spoke|caught up|saw each other|last chat|last talk)(?:\s+last)?)?|long time no (?:see|chat|talk)\b.*|"
-    r"(?:cuanto|mucho) tiempo(?: sin (?:hablar|vernos|saber de ti))?\b.*|hace (?:mucho|tiempo|siglos) que no\b.*)$")
+    r"(?:cuanto|mucho) tiempo(?: sin (?:hablar|vernos|saber de ti))?\b.*|que " + _WISH + r".*|"
+    r"hace (?:mucho|tiempo|siglos) que no\b.*|"
+    # Sorry for the delay, and how busy the week was ("Sorry for the radio silence, it's been a mad week with the end
+    # of the quarter", "perdona el retraso, menuda semana llevo"): no fact, however long.
+    r"(?:so\s+)?(?:sorry|apologies)\s+(?:for|about)\s+(?:the|my)\s+(?:radio silence|silence|late (?:reply|response)|"
+    r"slow (?:reply|response)|delay(?:ed reply)?)(?:\s*,?\s*(?:it'?s|it has|its)\s+been\s+(?:a|such a)\s+(?:mad|crazy|"
+    r"busy|hectic|long|manic|mental|rough|nightmare)\s+(?:week|day|month|few days|few weeks)(?:\s+with\b.*)?)?|"
+    r"(?:sorry|perdona|perdon)\s*,?\s*(?:i'?ve\s+|i have\s+)?been\s+(?:so\s+|really\s+)?(?:rushed off my feet|run off my "
+    r"feet|busy|swamped|flat out|snowed under|mad busy)|(?:perdona|perdon)\s*,?\s*(?:es que\s+)?(?:he estado|estoy|voy)\s+"
+    r"(?:liad[ií]sim[oa]|muy liad[oa]|a tope|hasta arriba)|"
+    r"(?:perdon|perdona|disculpa)\s+(?:por\s+)?(?:el retraso|la tardanza|no contestar(?:te)?(?: antes)?|tardar(?: tanto)?"
+    r"(?: en contestar)?)(?:\s*,?\s*(?:ha sido|vaya|menuda|llevo)\b.*\bsemana\b.*)?)$")
 # Discourse markers and requests to remember in front of a statement.
 _LEAD = re.compile(
     r"^(?:(?:bueno|pues|vale|ok|okay|oye|mira|anyway|anyways|so|well|oh|ah|wow|hey|hi|hello|hola|yeah|yep|yes|"
+    r"um+|uh+m?|erm|eh+m?|em+|"
     r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|pues nada|nada(?=\s+(?:que|o sea)\b)|o sea|en plan|so like|"
     r"(?<=so )like|like(?=\s*,)|you know|i mean|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
     r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
     r"awesome|claro|sure|totally|exactly|exacto|honestly|la verdad|basically|so yeah|omg|"
     # Spanish chat openers in front of what is told: "y he organizado una ruta...", "muy bien, ayer entrevisté
     # a...", "y encima el proveedor...", "por aquí buenas noticias: el gimnasio nos pagó".
-    r"y(?=\s+\w)|muy bien|bien(?=\s*[,!.])|encima|por aqui|(?:buenas|malas) noticias|madre mia|uf|buf|ostras|"
+    r"y(?=\s+\w)|and(?=\s+\w)|muy bien|"
+    # the writer handing over what follows: "te cuento:", "te paso los datos del cliente nuevo:"
+    r"te (?:cuento|comento|digo|aviso)(?: que)?|te paso (?:los|sus) datos(?: del? [a-z]+(?: [a-z]+)?)?(?=\s*:)|"
+    r"bien(?=\s*[,!.])|encima|por aqui|(?:buenas|malas) noticias|madre mia|uf|buf|ostras|"
     r"(?:anda|vaya|ya|jo)(?=\s*[,!.]))\b[\s,!.:;-]*)+")
 # Fillers of speech and voice notes after what is told ("... now, you know", "... bueno eso", "... o sea").
 # "bueno" and "sabes" alone only after a comma: "el vino es muy bueno" keeps its word.
@@ -105,11 +124,13 @@ _TRAIL = re.compile(r"(?:[\s,]+(?:you know(?: what i mean)?|i mean|ya sabes|o se
 _KNOW_VERB = re.compile(r"\b(?:let|as|do|did|does|if|what|tell|told|show)\s*$")
 # "Oye, que Talleres García paga a 60 días": after a marker, an unaccented "que" introduces what is told ("qué" asks);
 # "que conste", "que sepas" are requests to remember (_REMEMBER), read whole.
-_TOLD_THAT = re.compile(r"^que\s+(?!(?:sepas|lo sepas|conste|no se (?:me|te) olvide)\b)(?=\S)", re.IGNORECASE)
+_TOLD_THAT = re.compile(r"^que\s+(?!(?:sepas|lo sepas|conste|no se (?:me|te) olvide)\b|" + _WISH + r")(?=\S)",
+                        re.IGNORECASE)
 _REMEMBER = re.compile(
     r"^(?:(?:por favor|porfa|please)\s*,?\s*)?(?:apuntame|apunta(?:te)?|anota(?:me)?|recuerda(?:lo)?|acuerdate(?: de)?|"
     r"ten en cuenta|toma nota(?: de)?|guarda(?:te)?|que conste|para que lo sepas|que sepas|remember|note(?: down)?|"
-    r"make a note|keep in mind|bear in mind|fyi|for the record|just so you know)(?:\s+(?:que|that|esto|this))?"
+    r"make a note|keep in mind|bear in mind|fyi|(?:just\s+)?for (?:the|your) records?|for your information|"
+    r"just so you know)\b(?:\s+(?:que|that|esto|this))?"
     r"\s*[:,]?\s*")
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+|[:;]-?[()DPp]\\b|<3")
 # A capitalised word alone, as a vocative at the start ("Jon, ...") or the end ("..., Mel!").
@@ -132,7 +153,14 @@ _FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we'
 # a lo mejor repito en verano") is a clause of its own: what was told before it stays a statement, without it.
 _GUESS = (r"(?i:(?:so|and|y|asi que|así que)\s+)?(?i:maybe|perhaps|hopefully|probably|(?:it|that|which|this)(?:'d|\s+would)|"
           r"you'?d|you would|a lo mejor|quiz[aá]s?|tal vez|ojal[aá]|ser[ií]a|estar[ií]a)(?:\s+\S+){3}")
-_CLAUSE_BREAK = re.compile(r"\s*;\s+|\s+[-–—]\s+|(?<=[a-z])[-–—]\s+(?=\w)|,?\s+(?:but|pero|aunque|although)\s+(?=\w)|"
+# A slip taken back in the same sentence ("paga a 30 días, no, espera, me equivoco, es a 45") is a clause of its own.
+_TAKEN_BACK = (r"(?i:no\s*,\s*(?:espera|perdona|perdon|wait|sorry)|(?:espera|perdona|wait|sorry)\s*,\s*(?:me equivoco|"
+               r"me he equivocado|my mistake|i mean)|(?:perdona|perdon|sorry|digo|i mean)\s*,\s*(?:a|at|en|es|it's)\s+\d+)\b")
+_CLAUSE_BREAK = re.compile(r",\s+(?=" + _TAKEN_BACK + r")|"
+                           # a second statement about "them" ("..., and they've also stopped delivering on Saturdays")
+                           r",\s+(?=and\s+they(?:'ve|'re|'ll)?\s+(?:also\s+|now\s+)?(?:stopped|started|changed|moved|"
+                           r"want|need|asked|closed|put|raised|dropped|won't|don't|only|no longer|pay|charge)\b)|"
+                           r"\s*;\s+|\s+[-–—]\s+|(?<=[a-z])[-–—]\s+(?=\w)|,?\s+(?:but|pero|aunque|although)\s+(?=\w)|"
                            r",\s+(?=" + _GUESS + ")")
 
 
@@ -152,10 +180,15 @@ class Unit:
         return Sentence.of(self.text)
 
 
+# Hesitations of speech, which a voice note's transcript keeps anywhere ("a Floristería Remedios eh el pedido...").
+_HESITATION = re.compile(r"(?i)(?<=\w)[\s,]+(?:um+|uh+m?|erm|eh+m?|em+)\b,?(?=\s+\w)")
+
+
 def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
-    """The unit without emoji, discourse markers, requests to remember and vocatives at either end; a
-    capitalised word in `keep` (a known subject's name word, folded) is never taken for a vocative."""
-    text = _EMOJI.sub(" ", text).strip()
+    """The unit without emoji, hesitations, discourse markers, requests to remember and vocatives at either end;
+    a capitalised word in `keep` (a known subject's name word, folded) is never taken for a vocative."""
+    # "que los de talleres ugarte ya no nos compran": what is told, with no marker in front of its "que"
+    text = _TOLD_THAT.sub("", _HESITATION.sub("", _EMOJI.sub(" ", text)).strip())
     for _ in range(3):
         before = text
         m = _LEAD.match(fold(text))
@@ -265,7 +298,8 @@ def about_listener(text: str) -> bool:
 
 
 # A clause typed without any punctuation that runs on into a new statement: "y"/"and" before a new subject.
-_RUN_ON = re.compile(r"\s+(?:y|and)\s+(?=(?:el|la|los|las|mi|mis|nuestr[oa]s?|the|my|our)\s)", re.IGNORECASE)
+_RUN_ON = re.compile(r"\s+(?:y|and)\s+(?=(?:el|la|los|las|mi|mis|su|sus|nuestr[oa]s?|the|my|our|their|his|her)\s)",
+                     re.IGNORECASE)
 RUN_ON_WORDS = 5  # each side of the "y" at least this many words, so "Talleres García y la Ferretería Ortiz" stays one
 
 
