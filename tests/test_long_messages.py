@@ -183,3 +183,11 @@ def test_working_at_a_hospital_is_no_health_data(system_session, backend, owner)
                            "Y mi mujer ha empezado a trabajar en el hospital Miguel Servet.")
     assert out.outcome == "learnt"
     assert any(subject == "self" and "hospital" in value for subject, _, value in memories)
+
+
+def test_a_relative_s_birthday_told_after_one_s_own(system_session, backend, owner):
+    """"y el de mi mujer el 3 de febrero" leaves out the noun it shares with the birthday before it, and "por si
+    acaso" at the end hides no fact."""
+    _, memories, _ = say(system_session, backend, *owner,
+                         "Mi cumpleaños es el 12 de octubre, y el de mi mujer el 3 de febrero, por si acaso.")
+    assert {("self", "cumpleanos", "12 de octubre"), ("self", "cumpleanos_pareja", "3 de febrero")} <= memories

@@ -525,11 +525,22 @@ _YEARLY = re.compile(
     rf"(?P<a>aniversario|anniversary)(?:\s+de\s+boda)?)\s+(?:es\s+|is\s+|sera\s+|will be\s+)?{_DAY_OF_YEAR}")
 
 
+# A relative's birthday said after the person's, its noun left out: "..., y el de mi mujer el 3 de febrero", "...,
+# and my wife's is on the 3rd of February".
+_YEARLY_TOO = re.compile(rf",?\s+(?:y|and)\s+(?:el\s+de\s+mi\s+{_KIN_WORD}|my\s+{_KIN_WORD.replace('kin', 'kin2')}'s)\s+"
+                         rf"(?:es\s+|is\s+)?{_DAY_OF_YEAR}")
+
+
 def _rule_yearly(s: Sentence) -> Iterator[Found]:
     m = _YEARLY.search(s.low)
     if m is None or s.negated(m.start()):
         return
     yield Found(_yearly_attribute(m), clean_value(s.text[m.start("day"):m.end("day")]), "self", m.start())
+    too = _YEARLY_TOO.match(s.low, m.end())
+    if too and not m.group("a"):
+        kin = too.group("kin") or too.group("kin2")
+        yield Found(f"cumpleanos_{_RELATIVES[kin]}", clean_value(s.text[too.start("day"):too.end("day")]), "self",
+                    too.start())
 
 
 def _yearly_attribute(m: re.Match) -> str:
