@@ -65,6 +65,7 @@ def test_a_voice_note_s_hesitations_hide_no_fact(system_session, backend, owner,
 @pytest.mark.parametrize("text", [
     "Construcciones Arrieta paga a 30 días, no, espera, me equivoco, desde enero es a 45.",
     "Kingsway Plumbing pays at 30 days, sorry, my mistake, it's 60 days",
+    "Acme pays at 30 days, sorry, my mistake, it's 60 days",  # a one-word name, no subject the talk is on
 ])
 def test_a_slip_taken_back_in_the_same_sentence_leaves_the_value_said_last(system_session, backend, owner, text):
     _, memories, _ = say(system_session, backend, *owner, text)

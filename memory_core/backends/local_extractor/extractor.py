@@ -103,7 +103,7 @@ class LocalExtractor:
             mentions, pool = _mentioned(s, pool)
             read.append((s, mentions, recent))
             found = list(self._sentence_facts(s, context, mentions, recent)) or \
-                self._amended_facts(s.text, context, pool, recent)  # "..., no, espera, es a 45"
+                self._amended_facts(s.text, context, pool, recent) or _taken_back(s, facts)  # "..., no, es a 45"
             named = _name_the_pet(s, facts)
             if named is not None:
                 found = [named]
@@ -462,6 +462,21 @@ _ALSO = re.compile(r"\b(?:also|too|as well|tambien|ademas)\b")
 # "actually it's 60, I got it wrong".
 _AMEND_DAYS = re.compile(r"\b(?:a|en|at|es a|son|it's|its|it is)\s+(\d{1,3})(?![.,]\d)(?:\s*(?:dias|days))?\b|"
                          r"\b(\d{1,3})\s*(?:dias|days)\b")
+
+
+def _taken_back(s: Sentence, facts: dict[tuple[str, str], Fact]) -> list[Fact]:
+    """A unit that takes back the value of the fact read just before it in the message, whatever its subject was
+    named as ("Acme pays at 30 days, sorry, my mistake, it's 60 days"): that fact with the new value, as a
+    correction."""
+    if not facts:
+        return []
+    last = list(facts.values())[-1]
+    said = amended_statement(s.text, "X", (last.attribute,))
+    new = [f for rule in RULES for f in rule(Sentence.of(said))] if said else []
+    value = next((f.value for f in new if f.attribute == last.attribute and f.value != last.value), None)
+    if value is None:
+        return []
+    return [replace(last, value=value, sentence=last.sentence.replace(last.value, value), corrects=True)]
 
 
 def _subject_key(mention: Mention) -> str:
