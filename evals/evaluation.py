@@ -207,10 +207,17 @@ def _fact_found(fact: dict, memory) -> bool:
         all(fold(word) in fold(f"{memory.value} {memory.sentence}") for word in fact["holds"])
 
 
-def _facts_right(row: dict, out) -> bool:
+def _facts_tally(row: dict, out) -> tuple[int, int, int]:
+    """(facts of the line some kept memory holds, memories kept, kept memories that hold none of its facts)."""
     kept = _kept(out)
-    return all(any(_fact_found(f, m) for m in kept) for f in row["facts"]) and \
-        all(any(_fact_found(f, m) for f in row["facts"]) for m in kept)
+    found = sum(any(_fact_found(f, m) for m in kept) for f in row["facts"])
+    extra = sum(not any(_fact_found(f, m) for f in row["facts"]) for m in kept)
+    return found, len(kept), extra
+
+
+def _facts_right(row: dict, out) -> bool:
+    found, _, extra = _facts_tally(row, out)
+    return found == len(row["facts"]) and not extra
 
 
 def _facts_score(lines: list) -> dict | None:
@@ -220,11 +227,9 @@ def _facts_score(lines: list) -> dict | None:
     the wrong subject). `lines_right`: every fact found and no memory besides."""
     if not lines:
         return None
-    expected = sum(len(row["facts"]) for row, _ in lines)
-    found = sum(any(_fact_found(f, m) for m in _kept(out)) for row, out in lines for f in row["facts"])
-    kept = sum(len(_kept(out)) for _, out in lines)
-    extra = sum(not any(_fact_found(f, m) for f in row["facts"]) for row, out in lines for m in _kept(out))
-    return {"lines": len(lines), "lines_right": sum(_facts_right(row, out) for row, out in lines),
+    tallies = [(len(row["facts"]), *_facts_tally(row, out)) for row, out in lines]
+    expected, found, kept, extra = (sum(t[i] for t in tallies) for i in range(4))
+    return {"lines": len(lines), "lines_right": sum(f == e and not x for e, f, _, x in tallies),
             "expected": expected, "found": found, "kept": kept, "extra": extra,
             "recall": _ratio(found, expected), "precision": _ratio(kept - extra, kept)}
 

@@ -329,6 +329,8 @@ def not_a_bank_change(text: str) -> bool:
     return said and not _BANK_WORD.search(rest) and all(len(r) <= 13 for r in runs)
 
 
+# A bank by name, as a word ("ing", not the "-ing" of a verb).
+_BANK_NAMED = re.compile(r"\b(?:" + "|".join(re.escape(bank) for bank in BANKS) + r")\b")
 # Something written like an account number, whether or not its check digits hold ("ES77 1234 0000 9999 8888 7777").
 _ACCOUNT_SHAPE = re.compile(r"\b[a-z]{2}\d{2}(?:[ -]?[a-z0-9]{4}){3,}|\d(?:[ -]?\d){15,}")
 
@@ -338,8 +340,7 @@ def names_a_bank(text: str) -> bool:
     account number: without one, no account is changing whatever the gate's flag says ("Brightside Cleaning are
     going to invoice us monthly now and their new contact is Janet" is a term and a person)."""
     low = fold(text)
-    return bool(_BANK_WORD.search(low) or _ACCOUNT_SHAPE.search(low)) or \
-        any(re.search(rf"\b{re.escape(bank)}\b", low) for bank in BANKS)
+    return bool(_BANK_WORD.search(low) or _ACCOUNT_SHAPE.search(low) or _BANK_NAMED.search(low))
 
 
 def decide(verdict: PolicyVerdict, text: str, gate: GateDecision | None = None, *, explicit: bool = False,

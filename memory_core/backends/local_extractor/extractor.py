@@ -101,17 +101,15 @@ class LocalExtractor:
             self._at.append(unit.index)
             s = Sentence.of(unit.raw) if unit.phatic else unit.sentence
             mentions, pool = _mentioned(s, pool)
-            read.append((s, mentions, recent))
             found = list(self._sentence_facts(s, context, mentions, recent)) or \
                 self._amended_facts(s.text, context, pool, recent) or _taken_back(s, facts)  # "..., no, es a 45"
             named = _name_the_pet(s, facts)
             if named is not None:
                 found = [named]
-            if found:
-                # A name that is a value read ("the company name on invoices should be Baker & Co Ltd"), or the one
-                # it replaces ("..., not Sam Baker Trading"), is no subject for the unit's note.
-                read[-1] = (s, [m for m in mentions if not _INSTEAD_OF.search(s.low[: m.start]) and not any(
-                    fold(s.text[m.start:m.end]) in fold(f.value) for f in found)], recent)
+            # A name that is a value read ("the company name on invoices should be Baker & Co Ltd"), or the one it
+            # replaces ("..., not Sam Baker Trading"), is no subject for the unit's note.
+            read.append((s, [m for m in mentions if not _INSTEAD_OF.search(s.low[: m.start]) and not any(
+                fold(s.text[m.start:m.end]) in fold(f.value) for f in found)], recent))
             for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
@@ -237,7 +235,7 @@ class LocalExtractor:
         if not candidates:
             return []
         decisions = [self.judged_as_stated(context.message or "", context.previous_assistant, d)
-                     for d in self.judge([_with_referent(*read[i][::2]) for i in candidates])]
+                     for d in self.judge([_with_referent(read[i][0], read[i][2]) for i in candidates])]
         continued = self._continuations(read, set(bare))
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
         worthy = [(i, d) for i, d in ranked if note_worthy(d, read[i][0].text, passed=True) and

@@ -39,8 +39,9 @@ BANK_TOPIC = re.compile(
 # A bank one works at is an employer, not an account: "trabajo en el Santander", "my wife works at Barclays".
 WORKS_AT = re.compile(r"\b(?:trabaj\w*|curr(?:o|a|as|an)|works?|working|worked|employed)\s+(?:(?!con\b|with\b)\w+\s+){0,3}?"
                       r"(?:en|para|at|for|in)\s+(?:el\s+|la\s+|the\s+)?\w+(?:\s+bank)?")
-# Paying by transfer is a way to pay, not an account: "Clients in Portugal pay by bank transfer only".
+# Ways to pay besides a transfer.
 _OTHER_WAYS = r"(?:card|cash|cheques?|checks?|tarjeta|efectivo|bizum|paypal|pagare)"
+# Paying by transfer is a way to pay, not an account: "Clients in Portugal pay by bank transfer only".
 PAID_BY_TRANSFER = re.compile(r"\b(?:by|via|through|por|mediante|con)\s+(?:bank\s+)?transfers?(?:\s+bancarias?)?\b|"
                               r"\b(?:por|mediante|con)\s+transferencias?(?:\s+bancarias?)?\b|"
                               # a way to pay among others: "bank transfer or card only", "tarjeta o transferencia"

@@ -101,10 +101,12 @@ _PHATIC_START = re.compile(
     r"(?:liad[ií]sim[oa]|muy liad[oa]|a tope|hasta arriba)|"
     r"(?:perdon|perdona|disculpa)\s+(?:por\s+)?(?:el retraso|la tardanza|no contestar(?:te)?(?: antes)?|tardar(?: tanto)?"
     r"(?: en contestar)?)(?:\s*,?\s*(?:ha sido|vaya|menuda|llevo)\b.*\bsemana\b.*)?)$")
+# A hesitation of speech: "um", "uh", "erm", "eh", "em".
+_HESITATION_WORD = r"(?:um+|uh+m?|erm|eh+m?|em+)"
 # Discourse markers and requests to remember in front of a statement.
 _LEAD = re.compile(
     r"^(?:(?:bueno|pues|vale|ok|okay|oye|mira|anyway|anyways|so|well|oh|ah|wow|hey|hi|hello|hola|yeah|yep|yes|"
-    r"um+|uh+m?|erm|eh+m?|em+|"
+    rf"{_HESITATION_WORD}|"
     r"(?:si|no)(?=\s*[,!.])|lol|haha|jaja|btw|pues nada|nada(?=\s+(?:que|o sea)\b)|o sea|en plan|so like|"
     r"(?<=so )like|like(?=\s*,)|you know|i mean|by the way|por cierto|ademas|also|actually|de hecho|en fin|total|"
     r"guess what|you know what|sabes que|(?:muchas\s+)?gracias|thanks|thank you|genial|great|cool|nice|"
@@ -181,7 +183,7 @@ class Unit:
 
 
 # Hesitations of speech, which a voice note's transcript keeps anywhere ("a Floristería Remedios eh el pedido...").
-_HESITATION = re.compile(r"(?i)(?<=\w)[\s,]+(?:um+|uh+m?|erm|eh+m?|em+)\b,?(?=\s+\w)")
+_HESITATION = re.compile(rf"(?i)(?<=\w)[\s,]+{_HESITATION_WORD}\b,?(?=\s+\w)")
 
 
 def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
