@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 MODEL_NAME = "local-gate-v1"
 TRAIN_PATH = Path(__file__).parent / "data" / "gate_train.jsonl"
 # Part of the cache key: bump it when features or model settings change, so stale pickles retrain.
-FEATURE_VERSION = "2"
+FEATURE_VERSION = "3"
 # The previous assistant turn only gives context ("¿cómo quieres que te llame?" -> "Lucía"); the message dominates.
 PREVIOUS_WEIGHT = 0.4
 # Features: character n-grams (robust to typos and WhatsApp spelling), word n-grams, the previous turn's
@@ -100,8 +100,17 @@ def _content_units_empty(message: str) -> bool:
 _NAME = re.compile(r"(?<=[\w,;:] )[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+")
 
 
+# "un tal Mikel" is someone called Mikel: read as the name alone, since "es un ..." was the insults' n-gram.
+_SOMEONE_CALLED = re.compile(r"\bun(?:as?)? tal (?!vez\b)(?=\w)", re.IGNORECASE)
+
+
+def _plain(text: str) -> str:
+    """The text as every feature reads it."""
+    return _SOMEONE_CALLED.sub("", unicodedata.normalize("NFKC", text))
+
+
 def _normalise(text: str) -> str:
-    text = _NAME.sub("Xnombre", unicodedata.normalize("NFKC", text))
+    text = _NAME.sub("Xnombre", _plain(text))
     # Every digit becomes 0: "60 días" and "45 días", or two IBANs, then share their n-grams.
     return re.sub(r"\d", "0", text.lower())
 
@@ -152,7 +161,7 @@ class GateModels:
         prev = [_normalise(p or "") for p in previous]
         blocks = [self.char.transform(msgs), self.word.transform(msgs), PREVIOUS_WEIGHT * self.previous.transform(prev)]
         if self.sentence_vectors:
-            blocks.append(csr_matrix(SENTENCE_WEIGHT * _sentence_vectors(messages)))
+            blocks.append(csr_matrix(SENTENCE_WEIGHT * _sentence_vectors([_plain(m) for m in messages])))
         return hstack(blocks).tocsr()
 
 

@@ -52,6 +52,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "empleador": ("empleador", "lugar_trabajo", "lugar_de_trabajo", "employer", "workplace"),
     "deuda": ("deuda", "saldo_pendiente", "pendiente_cobro", "importe_pendiente", "debt"),
     "pedido_minimo": ("pedido_minimo", "importe_minimo", "minimum_order"),
+    "situacion": ("situacion", "estado_empresa", "trading_status"),
     "cambio_precios": ("cambio_precios", "subida_precios", "bajada_precios", "price_change", "price_increase"),
     "evento": ("evento", "agenda", "event"),
 }

@@ -28,6 +28,7 @@ ENGLISH_LABELS = {
     "retencion_irpf": "income tax withholding", "aficion": "hobby", "instrumento": "instrument",
     "no_come": "does not eat", "nota": "note", "trabajo_anterior": "previous job",
     "hora_apertura": "opening time", "hora_cierre": "closing time", "vencimiento": "falls due",
+    "situacion": "trading status",
 }
 # Where the stored name, with its underscores as spaces, is not how Spanish writes it.
 SPANISH_LABELS = {
@@ -38,6 +39,7 @@ SPANISH_LABELS = {
     "persona_contacto": "persona de contacto", "formato_factura": "formato de factura",
     "formato_importes": "formato de importes", "estilo_respuesta": "estilo de respuesta", "aficion": "afición",
     "no_come": "no come", "email": "email", "hora_apertura": "hora de apertura", "hora_cierre": "hora de cierre",
+    "situacion": "situación",
 }
 # The first word of a generic note (`nota_<topic>_...`), in English.
 NOTE_TOPICS_EN = {

@@ -64,6 +64,7 @@ SINGLE_VALUED = frozenset({
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
     "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
     "cambio_precios", "contable", "gestoria", "abogado", "aseguradora", "banco", "cumpleanos", "aniversario",
+    "situacion",
 })
 # Families named after their object that hold one value each: what a person does not eat, food by food ("no come
 # carne", then "vuelve a comer carne"); a relative's birthday; a pastime ("pádel los martes", then "pádel (lo ha

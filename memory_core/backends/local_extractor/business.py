@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from memory_core.backends.local_extractor.clauses import DURABLE
 from memory_core.backends.local_extractor.found import Found
-from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, name_at
+from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, looks_like_company, name_at
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
 from memory_core.domain.dates import COUNTS, MONTH_WORD, WEEKDAY_WORD, WEEKDAYS
 from memory_core.domain.ladder import OWN_BANK
@@ -144,8 +144,10 @@ def _rule_payment_method(s: Sentence) -> Iterator[Found]:
 
 _ROLES = (r"comercial|gerente|administrador|administradora|encargado|encargada|jefe|jefa|director|directora|"
           r"responsable|rep|sales rep|manager|account manager|contable|accountant")
-_CONTACT_PERSON = [re.compile(p) for p in (
-    r"\b(?:persona de\s+)?contacto\s+(?:principal\s+|nuevo\s+|nueva\s+)?(?:en|de|con|para)\s+(?P<who>.+?)\s+(?:es|sera|ahora es|pasa a ser|es ahora)\s+(?P<val>)",
+# "es un tal Mikel", "is a guy called Mikel": the name follows.
+_SOMEONE_CALLED = r"(?:una?\s+tal\s+|(?:a|some)\s+(?:guy|bloke|chap|lady|woman)\s+called\s+)?"
+_CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>)")) for p in (
+    r"\b(?:persona de\s+)?contacto?\s+(?:principal\s+|nuevo\s+|nueva\s+)?(?:en|de|con|para)\s+(?P<who>.+?)\s+(?:es|sera|ahora es|pasa a ser|es ahora)\s+(?P<val>)",
     r"\b(?:persona de\s+)?contacto(?:\s+principal)?(?:\s+(?:alli|ahi|there))?\s+(?:es|sera|ahora es|pasa a ser|is)\s+(?P<val>)",
     r"\bcontacto\s*:?\s+(?P<val>)",  # "Acme: contacto Laura"
     r"\b(?:persona|el|la)\s+con\s+(?:la que|el que|quien)\s+(?:hablo|hablamos|trato|tratamos)\s+(?:(?:en|de)\s+(?P<who>.+?)|alli|ahi)\s+es\s+(?P<val>)",
@@ -403,6 +405,69 @@ def _rule_company(s: Sentence) -> Iterator[Found]:
         value = clean_value(s.text[m.start("val"):])
         if 3 <= len(value) <= 120:
             yield Found("actividad", value, "org", m.start())
+
+
+# A business that has closed for good, gone bust or reopened: said of a customer or supplier, its trading status.
+# "ha cerrado" alone ends its clause or says for good ("ha cerrado hoy a las 3", "ha cerrado el trato" are no closing).
+_CLOSED = re.compile(
+    r"\b(?:ha cerrado(?=\s*(?:$|[,.;:!]|y\b|and\b|definitivamente|para siempre|del todo|el negocio|la empresa|"
+    r"la tienda|el taller|el bar|sus puertas))|ha echado el cierre|ha (?P<q>quebrado)|(?:ha entrado|esta) en "
+    r"(?P<c>concurso)(?: de acreedores)?|esta en (?P<q2>quiebra)|"
+    r"(?:has|have|had)\s+(?:closed down|closed for good|gone (?P<b>bust)|gone under|shut down for good|"
+    r"(?:ceased|stopped) trading|gone into (?P<a>administration|liquidation|receivership))|"
+    r"went (?:(?P<b2>bust)|under|into (?P<a2>administration|liquidation|receivership))|closed down|"
+    r"(?:is|are) (?:now )?in (?P<a3>administration|liquidation|receivership)|(?:is|are) no longer trading)\b")
+_REOPENED = re.compile(r"\b(?:ha reabierto|ha vuelto a abrir|vuelve a abrir|(?P<en>has reopened|have reopened|"
+                       r"reopened|(?:is|are) (?:open|trading) again))\b")
+
+
+# Bought by another business: "Grupo Lanza ha comprado Distribuciones Vera" (never "le ha comprado a...", bought from),
+# "Northgate Supplies has been taken over by Carter Group", "Peak Office Supplies is now part of Staples". The
+# bought one's status names its new owner.
+_BUYS = re.compile(r"\b(?:ha comprado|compro|ha absorbido|absorbio|(?P<en>has bought|bought|has taken over|took over|"
+                   r"has acquired|acquired))\s+(?!(?:a|al|from|off)\b)")
+_BOUGHT_BY = re.compile(r"\b(?:(?:ha sido|fue) (?:comprad[oa]|absorbid[oa]) por|(?:ahora )?(?P<part>(?:es|forma) parte "
+                        r"de)|(?P<en>(?:has been|was) (?:taken over|bought(?: out)?|acquired) by|"
+                        r"(?:is|are) now (?P<part_en>part of|owned by)))\s+")
+
+
+def _taken_over(s: Sentence) -> Found | None:
+    m = _BUYS.search(s.low)
+    if m and not s.negated(m.start()):
+        buyer, bought = _name_before(s, len(s.text[: m.start()].rstrip())), name_at(s, m.end(), strong=False)
+        if buyer and bought and looks_like_company(bought):
+            at = s.text.find(bought, m.end())
+            value = f"taken over by {buyer}" if m.group("en") else f"comprada por {buyer}"
+            return Found("situacion", value, "contact", m.start(), (at, at + len(bought)))
+    m = _BOUGHT_BY.search(s.low)
+    if m and not s.negated(m.start()):
+        end = len(s.text[: m.start()].rstrip())
+        bought, owner = _name_before(s, end), name_at(s, m.end(), strong=False)
+        if bought and owner:
+            english = m.group("en")
+            value = (("part of" if m.group("part_en") else "taken over by") if english else
+                     "parte de" if m.group("part") else "comprada por")
+            return Found("situacion", f"{value} {owner}", "contact", m.start(), (end - len(bought), end))
+    return None
+
+
+def _rule_trading_status(s: Sentence) -> Iterator[Found]:
+    owned = _taken_over(s)
+    if owned is not None:
+        yield owned
+        return
+    m = _CLOSED.search(s.low)
+    if m and not s.negated(m.start()):
+        administration = m.group("a") or m.group("a2") or m.group("a3")
+        value = (f"in {administration}" if administration else "gone bust" if m.group("b") or m.group("b2") else
+                 "closed down" if m.group().startswith(("has", "have", "had", "went", "closed", "is", "are")) else
+                 "en concurso de acreedores" if m.group("c") else "en quiebra" if m.group("q") or m.group("q2") else
+                 "cerrado")
+        yield Found("situacion", value, "contact", m.start())
+        return
+    m = _REOPENED.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("situacion", "reopened" if m.group("en") else "reabierto", "contact", m.start())
 
 
 _RETENTION = re.compile(r"\b(?:aplico|aplicamos|facturo con|facturamos con|llevo|llevamos|tengo|tenemos|"
@@ -860,6 +925,6 @@ def _rule_own_bank(s: Sentence) -> Iterator[Found]:
 
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
-                  _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
+                  _rule_trading_status, _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
                   _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider, _rule_own_bank,
                   _rule_due)

@@ -117,7 +117,8 @@ _HYPOTHETICAL = re.compile(
     r"\b(?:si(?!\s*[,.!])|if|supongamos|suponiendo|supon|imagina|imaginemos|imagine|suppose|supposing|hipoteticamente|"
     rf"hypothetically|en caso de que|en el caso de que|what if|ojala|{MAYBE}|"
     r"seria|podria|deberia|pagaria|tendria|would(?! rather)|could|creo que|me parece que|"
-    r"supongo que|no estoy segur[oa]|no se si|i think(?! (?:of|about)\b)|i guess|not sure)\b|"
+    r"supongo que|no estoy segur[oa]|no se si|i think(?! (?:of|about)\b)|i guess|not sure|no es seguro|"
+    r"no esta confirmad[oa]|sin confirmar|unconfirmed|not confirmed)\b|,\s*creo\W*$|"
     # "igual subimos un 5%": "igual" opening a clause before its verb is "maybe" (not "igual que", "igual de").
     r"(?:^|[,;]\s*)igual\s+(?!que\b|de\b|para\b|a\b|con\b|en\b|el\b|la\b|los\b|las\b|un\b|una\b)\w+")
 _INJECTION = re.compile(

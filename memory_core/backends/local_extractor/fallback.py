@@ -148,6 +148,26 @@ def _names(s: Sentence) -> list[str]:
     return out
 
 
+# "Mrs Adeyemi at Linden Nursery", "el señor Ferrer, de Muebles Ferrer": someone named by the business they are at.
+_AT_BUSINESS = re.compile(r"\s*,?\s*(?:at|from|of|de|del|en)\s+(?:(?:la|el|the)\s+)?")
+
+
+def _business_of(s: Sentence, names: list[str]) -> str:
+    """The first name, or the business it is someone at when the second name follows as that business: a customer's
+    or supplier's note is on the business, not on the person who works there."""
+    first = s.text.find(names[0])
+    if len(names) > 1 and first >= 0 and looks_like_company(names[1]):
+        at = _AT_BUSINESS.match(s.text, first + len(names[0]))
+        if at and s.text.startswith(names[1], at.end()):
+            return names[1]
+    return names[0]
+
+
+def _business_dealt_with(s: Sentence) -> str | None:
+    """The first business named in capitals right after dealing with it ("we stopped working with Apex Cleaning")."""
+    return next((text for text, start, _ in names_in(s) if looks_like_company(text) and dealt_with(s, start)), None)
+
+
 def _business_typed_lower(s: Sentence) -> str | None:
     """The first business a sentence typed in lower case names in full (see `names.lower_name_runs`)."""
     return next((text for text, _, _ in lower_name_runs(s) if normalise_name(text)), None)
@@ -428,7 +448,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
                 "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
             return f"name:{normalise_name(who)}", who, trade
         return "org", "", "event" if category == "event" else "company"
-    business = _business_typed_lower(s)
+    business = _business_typed_lower(s) or _business_dealt_with(s)
     # A business's own words are no topic of the writer's life ("bright paints", "viveros del pueblo").
     personal = _personal_topic(s.low.replace(fold(business), " ") if business else s.low)
     if business and (category not in ("person", "event") or s.low.startswith(fold(business)) or
@@ -459,7 +479,8 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if category in ("customer", "supplier"):
         names = _names(s)
         if names and normalise_name(names[0]):
-            return f"name:{normalise_name(names[0])}", names[0], category
+            name = _business_of(s, names)
+            return f"name:{normalise_name(name)}", name, category
         if previous is not None and _names(previous) and normalise_name(_names(previous)[0]):
             name = _names(previous)[0]  # a short answer: the contact the question was about
             for m in recent:  # a contact of the address book when the question named one of its names

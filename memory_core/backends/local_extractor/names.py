@@ -189,7 +189,7 @@ foods wholesale wholesalers packaging plumbing plumbers supplies deli bakery log
 engineering printing printers catering cleaning cleaners hardware timber joinery kitchens florist florists
 restaurant cafe pharmacy clinic print paper seafood seafoods dairy brewery farm farms design media studios fitness
 travel properties homes estates transport haulage removals tyres glass steel metals plastics fabrics furniture
-flooring roofing scaffolding electrics heating
+flooring roofing scaffolding electrics heating nursery nurseries guarderia vivero produce
 """.split())
 _BUSINESS_CUE = re.compile(r"\b(?:cliente|clientes|proveedor|proveedora|proveedores|customer|customers|client|clients|"
                            r"supplier|suppliers|vendor|empresa|company|firm|negocio)\b")

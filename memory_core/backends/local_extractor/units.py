@@ -289,8 +289,9 @@ def without_listener_gift(low: str) -> str:
 # "cuando vayas a entregar, pregunta por Luis"): an instruction about a customer, not about the listener.
 _ANYONE_YOU = re.compile(r"\b(?:when|whenever|if|once|before|after|cuando|si|antes de que|despues de que)\s+"
                          r"(?:you|you're|tu)\s+(?:\w+\s+)?(?:deliver\w*|call\w*|ring\w*|phone\w*|go|get there|"
-                         r"arrive\w*|visit\w*|order\w*|invoice\w*|send\w*|drop\w*|pick\w*|book\w*|"
-                         r"vayas|llames|llegues|entregues|pidas|factures|mandes|envies|pases)\b")
+                         r"arrive\w*|visit\w*|order\w*|invoice\w*|send\w*|drop\w*|pick\w*|book\w*|e-?mail\w*|write\w*|"
+                         r"quote\w*|"
+                         r"vayas|llames|llegues|entregues|pidas|factures|mandes|envies|pases|escribas|contactes)\b")
 
 
 def about_listener(text: str) -> bool:
@@ -316,6 +317,14 @@ def _run_on(clause: str) -> list[str]:
     return [*out, clause[start:]]
 
 
+# A hedge of its own after a statement ("..., pero no estoy seguro", "..., not sure though", "..., creo"): it makes the
+# statement before it a guess (clauses.statement), so it stays in that statement's unit.
+_HEDGE = re.compile(r"^(?:pero\s+|but\s+|aunque\s+|y\s+)?(?:no\s+(?:estoy|estamos)\s+segur[oa]s?|no\s+es\s+seguro|"
+                    r"no\s+(?:lo\s+)?se\s+seguro|no\s+esta\s+confirmad[oa]|sin\s+confirmar|creo|i\s+think|"
+                    r"(?:i'?m\s+|i\s+am\s+)?not\s+(?:100%\s+)?sure|unconfirmed|not\s+confirmed)"
+                    r"(?:\s+(?:though|eh|del todo|todavia|aun|yet))?\W*$")
+
+
 @lru_cache(maxsize=4096)
 def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
     """The message's sentences and clauses, each cleaned; phatic ones kept with an empty text. Remembered
@@ -328,6 +337,9 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
                        for part in (_run_on(piece) if unpunctuated else [piece])):
             clause = clause.strip()
             if not clause:
+                continue
+            if out and out[-1].text and _HEDGE.match(fold(clause)):
+                out[-1] = Unit(raw=f"{out[-1].raw}, {clause}", text=f"{out[-1].text}, {clause}", index=out[-1].index)
                 continue
             # A known name said first is still the listener addressed when what follows is small talk ("John, I'm
             # doing ok", "Yeah Mel, I get it"): the name keeps its clause only when the clause says something.
