@@ -103,3 +103,28 @@ def test_someone_at_a_business_has_their_wishes_filed_on_the_business(system_ses
 def test_a_business_the_writer_stopped_working_with_is_that_business_s_news(system_session, backend, owner):
     _, memories = say(system_session, backend, *owner, "We stopped working with Apex Cleaning in October, too unreliable")
     assert memories and {m[0] for m in memories} == {"name:apex cleaning"}
+
+
+@pytest.mark.parametrize("text, subject, words", [
+    ("Cuando le hagas un presupuesto a Reformas Ibarra, ponle siempre el IVA aparte", "name:reformas ibarra", "IVA"),
+    ("A Construcciones Arteaga no le hagas más pedidos hasta que pague lo que debe", "name:construcciones arteaga",
+     "pague"),
+    ("Whenever you quote for Kestrel Homes, add 10% for access costs", "name:kestrel homes", "10%"),
+    ("Put the PO number on every invoice for Ashby Logistics, they reject them otherwise", "name:ashby logistics",
+     "PO number"),
+])
+def test_a_standing_instruction_about_a_customer_said_as_an_order_is_that_customer_s(system_session, backend, owner,
+                                                                                     text, subject, words):
+    out, memories = say(system_session, backend, *owner, text)
+    assert out.outcome == "learnt", out.reason
+    assert [m for m in memories if m[0] == subject and words in m[2]]
+
+
+@pytest.mark.parametrize("text", [
+    "Mándale la factura a Talleres Ruiz",
+    "Prepárame el presupuesto de Reformas Ibarra para mañana",
+    "Send the invoice to Dalton Electrics please",
+])
+def test_an_order_for_now_about_a_customer_teaches_nothing(system_session, backend, owner, text):
+    _, memories = say(system_session, backend, *owner, text)
+    assert not memories

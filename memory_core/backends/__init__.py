@@ -64,7 +64,7 @@ class LocalBackend:
                 # the message without it for special categories.
                 decision = replace(decision, special=min(decision.special,
                                                          self.gate.decide_many([(masked, previous)])[0][0].special))
-            decision = self.extractor.judged_as_stated(message, previous, decision)
+            decision = self.extractor.instructs(message, self.extractor.judged_as_stated(message, previous, decision))
             read, protected = self.extractor.rule_reads(message, previous)
             if read:
                 decision = replace(decision, remember=max(decision.remember, RULE_READ_REMEMBER),

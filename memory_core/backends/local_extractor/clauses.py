@@ -153,8 +153,9 @@ _ORDER_START = re.compile(
     r"invoice|send|create|make|prepare|generate|delete|remove|add|find|search|show|tell|remind|calculate|"
     r"change|put|give|list|check|download|upload|open|cancel|call|write|reply|pay|charge|email|can you|"
     r"could you)\b")
-DURABLE = re.compile(r"\b(?:siempre|a partir de ahora|de ahora en adelante|en adelante|de aqui en adelante|"
-                      r"always|from now on|in future|in the future|going forward)\b")
+DURABLE = re.compile(r"\b(?:siempre|a partir de ahora|de ahora en adelante|en adelante|de aqui en adelante|nunca|jamas|"
+                      r"cada vez que|always|from now on|in future|in the future|going forward|never|whenever|"
+                      r"each time|every)\b")
 
 
 def strip_lead(s: Sentence) -> Sentence:

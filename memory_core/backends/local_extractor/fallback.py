@@ -23,7 +23,7 @@ from memory_core.backends.local_extractor.answers import (
     reads_as_reply,
 )
 from memory_core.backends.local_extractor.business import names_own_bank
-from memory_core.backends.local_extractor.clauses import MAYBE, is_order, statement, strip_lead
+from memory_core.backends.local_extractor.clauses import DURABLE, MAYBE, is_order, statement, strip_lead
 from memory_core.backends.local_extractor.names import (
     NOT_NAMES,
     Mention,
@@ -166,6 +166,21 @@ def _business_of(s: Sentence, names: list[str]) -> str:
 def _business_dealt_with(s: Sentence) -> str | None:
     """The first business named in capitals right after dealing with it ("we stopped working with Apex Cleaning")."""
     return next((text for text, start, _ in names_in(s) if looks_like_company(text) and dealt_with(s, start)), None)
+
+
+# What makes an order one for every time: "siempre", "never", "whenever", "no le hagas más pedidos hasta que pague".
+_STANDING = re.compile(rf"{DURABLE.pattern}|\b(?:hasta que|until)\b")
+# A name of two words or more that something is done to or for ("escribas a Harper Build", "quote for Kestrel Homes").
+_TO_SOMEONE = re.compile(r"\b(?:a|al|para|for|to|with|con)\s+$")
+
+
+def standing_instruction(s: Sentence) -> bool:
+    """A standing instruction about a business the unit names ("Cuando le hagas un presupuesto a Reformas Ibarra,
+    ponle siempre el IVA aparte", "Whenever you quote for Kestrel Homes, add 10%"): news of that business, however
+    much it reads like an order for now."""
+    return statement(s) and not FIRST_SINGULAR.search(s.low) and bool(_STANDING.search(s.low)) and any(
+        looks_like_company(text) or dealt_with(s, start) or (" " in text and _TO_SOMEONE.search(s.low[:start]))
+        for text, start, _ in names_in(s))
 
 
 def _business_typed_lower(s: Sentence) -> str | None:
