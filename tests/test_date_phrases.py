@@ -83,7 +83,8 @@ def test_an_event_on_a_numbered_weekday_is_dated_that_day_and_keeps_its_words():
 
 
 @pytest.mark.parametrize("text", ["cerramos los viernes a las ocho", "cada viernes vamos al mercado",
-                                  "los lunes no abrimos"])
+                                  "los lunes no abrimos", "solo vengo a la tienda martes y jueves",
+                                  "I'm in the office Mondays and Thursdays", "every Monday we have a team meeting"])
 def test_a_weekday_every_week_is_no_date(text):
     # "los viernes" is every Friday (a Spanish weekday in -s is the same in the plural): a habit, not an event.
     assert day_of(text) is None

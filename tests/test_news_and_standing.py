@@ -128,3 +128,27 @@ def test_a_standing_instruction_about_a_customer_said_as_an_order_is_that_custom
 def test_an_order_for_now_about_a_customer_teaches_nothing(system_session, backend, owner, text):
     _, memories = say(system_session, backend, *owner, text)
     assert not memories
+
+
+def test_the_days_the_writer_comes_in_are_a_schedule_kept_whole(system_session, backend, owner):
+    _, memories = say(system_session, backend, *owner, "A partir de enero solo vengo a la tienda martes y jueves")
+    assert [m for m in memories if m[0] == "self" and "martes y jueves" in m[2]]
+
+
+def test_a_holiday_in_capitals_is_when_not_who(system_session, backend, owner):
+    _, memories = say(system_session, backend, *owner, "En Semana Santa cerramos la oficina el jueves y el viernes")
+    assert memories and {m[0] for m in memories} == {"org"}
+
+
+def test_doing_the_banking_is_a_chore_not_an_account(system_session, backend, owner):
+    out, memories = say(system_session, backend, *owner,
+                        "Don't book anything for me on Friday afternoons, that's when I do the banking")
+    assert out.outcome == "learnt", out.reason
+    assert [m for m in memories if m[0] == "self" and "Friday afternoons" in m[2] and m[3] == "active"]
+
+
+@pytest.mark.parametrize("text", ["Mañana no estoy por la mañana, tengo que llevar el coche al taller",
+                                  "Today I'm out, back tomorrow"])
+def test_being_away_today_or_tomorrow_teaches_nothing(system_session, backend, owner, text):
+    _, memories = say(system_session, backend, *owner, text)
+    assert not memories

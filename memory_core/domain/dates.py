@@ -242,6 +242,12 @@ def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
     return None
 
 
+# Weekdays said as a bare list or after "every" recur (after "los", "cada": see _WEEKDAY) ("solo vengo a la tienda martes y jueves", "every Monday"):
+# a schedule, no one day.
+_DAYS_THAT_RECUR = re.compile(rf"\b{WEEKDAY_WORD}\s+(?:y|e|o|and|or|&)\s+{WEEKDAY_WORD}\b|"
+                              rf"\b(?:every|todos los)\s+{WEEKDAY_WORD}\b")
+
+
 def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, int, int] | None:
     """The first date expression in a folded sentence, resolved against today, with its span. A sentence
     told in the future or present reads a day without year as the coming one; with `past` (the sentence
@@ -252,6 +258,8 @@ def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, in
     for kind, regex in _DATE_RES:
         m = regex.search(low)
         if not m:
+            continue
+        if kind == "weekday" and _DAYS_THAT_RECUR.search(low):
             continue
         g = m.groupdict()
         date: dt.date | None

@@ -155,7 +155,9 @@ _ORDER_START = re.compile(
     r"could you)\b")
 DURABLE = re.compile(r"\b(?:siempre|a partir de ahora|de ahora en adelante|en adelante|de aqui en adelante|nunca|jamas|"
                       r"cada vez que|always|from now on|in future|in the future|going forward|never|whenever|"
-                      r"each time|every)\b")
+                      r"each time|every|(?:los|todos los)\s+(?:lunes|martes|miercoles|jueves|viernes|sabados|domingos)|"
+                      r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|"
+                      r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:mornings|afternoons|evenings|nights))\b")
 
 
 def strip_lead(s: Sentence) -> Sentence:

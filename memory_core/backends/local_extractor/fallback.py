@@ -541,6 +541,13 @@ _REACTION = re.compile(
     r"enjoy|enjoyed|adore|appreciate|agree|know|think|feel|felt|hope|wish|bet|guess|understand|get)\s+"
     r"(?:it|that|this|them|those|these|how|what|when|the way|you|your|seeing|hearing|to hear)\b|"
     r"^(?:you|your|you're|yours|tu|tus|usted)\b")
+# The writer away or late today or tomorrow ("Mañana no estoy por la mañana, tengo que llevar el coche al taller",
+# "Not in today, the kids are ill"): that day's arrangements, nothing that lasts.
+_AWAY_TODAY = re.compile(
+    r"^(?:hoy|manana|esta (?:manana|tarde|noche)|today|tomorrow|this (?:morning|afternoon|evening)|tonight)\b"
+    r"(?:\s+(?:por la (?:manana|tarde)|in the (?:morning|afternoon)))?,?\s+"
+    r"(?:no (?:estoy|estare|vengo|vendre|paso|puedo)|llego tarde|i'?m (?:not in|off|out)|i won'?t be (?:in|around)|"
+    r"i'?ll be (?:late|out|off))\b")
 # How a day went, and nothing else ("I had a great time yesterday!", "lo pasamos genial el sábado"): small talk.
 _HOW_IT_WENT = re.compile(
     r"^(?:i|we)\s+(?:had|have had|'ve had)\s+(?:such\s+)?(?:a|an|the|the best|so much)\s+(?:\w+\s+){0,2}?"
@@ -766,8 +773,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     if not (_says_something(s) or view or (said and _says_something(Sentence.of(said)))) or is_order(s) or \
             sensitive(s):
         return None  # a clause on a special category is refused; the message's other sentences are not
-    if _HOW_IT_WENT.match(s.low.rstrip(" !.")):
-        return None  # "I had a great time yesterday!": how it went, no fact
+    if _HOW_IT_WENT.match(s.low.rstrip(" !.")) or _AWAY_TODAY.match(s.low):
+        return None  # "I had a great time yesterday!", "mañana no estoy": how a day went or will go, no fact
     if names_own_bank(s.low):
         return None  # "cambiamos el banco de la empresa al Sabadell": the business's bank, the rule's fact
     if between_us(s) and not speaks_business(s):

@@ -172,6 +172,7 @@ lunes martes miercoles jueves viernes sabado domingo monday tuesday wednesday th
 sabados domingos mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends
 enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
 march april may june july august september october november december christmas navidad easter
+nochebuena nochevieja
 """.split())
 _RUN_STOP |= NOT_NAMES
 # Words that make a capitalised run a business's name ("Hierros Olano", "Farmacia Levante").
@@ -448,9 +449,16 @@ def dealt_with(s: Sentence, start: int) -> bool:
     return bool(_NAME_LEAD.search(" ".join(fold(w).strip(".,;:!?") for w in s.text[:start].split()[-2:])))
 
 
+# Holidays written in capitals: when, never who ("En Semana Santa cerramos", "closed on Boxing Day").
+_HOLIDAY = re.compile(r"\b(?:semana santa|dia de reyes|ano nuevo|boxing day|good friday|easter (?:monday|sunday)|"
+                      r"new year'?s?(?: day| eve)?|bank holidays?|black friday)\b")
+
+
 def names_in(s: Sentence) -> list[tuple[str, int, int]]:
     """The names of a sentence: its capitalised runs, and in one typed in lower case the businesses it names in
-    full ("Muebles soler cierra en agosto": "Muebles soler", not the reader's capitalised "Muebles")."""
+    full ("Muebles soler cierra en agosto": "Muebles soler", not the reader's capitalised "Muebles"); no holiday."""
     lower = lower_name_runs(s)
     runs = [r for r in name_runs(s, 0, len(s.text)) if not any(a <= r[1] < b for _, a, b in lower)]
-    return sorted(lower + runs, key=lambda r: r[1])
+    holidays = [m.span() for m in _HOLIDAY.finditer(s.low)]
+    return sorted((r for r in lower + runs if not any(a < r[2] and r[1] < b for a, b in holidays)),
+                  key=lambda r: r[1])

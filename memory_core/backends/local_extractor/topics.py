@@ -33,7 +33,7 @@ def content_words(low: str) -> list[str]:
 BANK_TOPIC = re.compile(
     r"\b(?:iban|swift|bic|ccc|numero de cuenta|cuenta bancaria|cuenta corriente|datos bancarios|bank account|"
     r"bank details|sort code|account number|cuenta (?:de|del|en)\s+\w+|(?:otra|nueva) cuenta|cuenta nueva|"
-    r"(?:new|another|different) account|banco(?! de (?:alimentos|sangre|tiempo))|bancari[oa]s?|entidad|(?<!food )(?<!blood )(?<!river )bank(?! holidays?)|banking|"
+    r"(?:new|another|different) account|banco(?! de (?:alimentos|sangre|tiempo))|bancari[oa]s?|entidad|(?<!food )(?<!blood )(?<!river )bank(?! holidays?)|(?<!do the )(?<!does the )(?<!doing the )banking|"
     r"transferencias?,?\s+(?:al|a la|a|en)\s+(?!\d)\w+|(?:changed|switched|moved)\s+(?:\w+\s+)?(?:banks?|accounts?)|"
     r"(?<!-)(?:" + "|".join(sorted(BANKS, key=len, reverse=True)) + r"))\b")  # (not the "-ing" of a split word)
 # A bank one works at is an employer, not an account: "trabajo en el Santander", "my wife works at Barclays".
