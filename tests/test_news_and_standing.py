@@ -152,3 +152,20 @@ def test_doing_the_banking_is_a_chore_not_an_account(system_session, backend, ow
 def test_being_away_today_or_tomorrow_teaches_nothing(system_session, backend, owner, text):
     _, memories = say(system_session, backend, *owner, text)
     assert not memories
+
+
+@pytest.mark.parametrize("text, subject, term", [
+    ("Pinturas Lasarte paga el 10 del mes siguiente a la factura", "name:pinturas lasarte", "el 10 del mes siguiente"),
+    ("Rowan Catering pay on the 25th of every month", "name:rowan catering", "the 25th of every month"),
+])
+def test_a_customer_paying_on_a_day_of_the_month_is_its_payment_term(system_session, backend, owner, text, subject,
+                                                                     term):
+    out, memories = say(system_session, backend, *owner, text)
+    assert out.outcome == "learnt", out.reason
+    assert (subject, "plazo_pago", term, "active") in memories
+
+
+def test_a_day_of_the_month_said_as_a_condition_is_no_term(system_session, backend, owner):
+    _, memories = say(system_session, backend, *owner,
+                      "Si Pinturas Lasarte paga el 10 del mes siguiente le hacemos descuento")
+    assert not {m for m in memories if m[1] == "plazo_pago"}

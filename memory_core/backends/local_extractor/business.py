@@ -76,6 +76,10 @@ _DELAY_TERMS = re.compile(r"\b(?:tarda|tardan|suele tardar|suelen tardar|takes?)
                           r"(?:en pagar|(?:to|in) pay)")
 _MONTH_END = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?:a|al|at the|at)\s+"
                         r"(?:fin de mes|final de mes|end of (?:the )?month)\b")
+# A day of the month: "paga el 10 del mes siguiente a la factura", "pay on the 25th of every month".
+_MONTH_DAY = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+|always\s+)?(?P<v>(?:el(?:\s+dia)?|on the)\s+"
+                        r"\d{1,2}(?:st|nd|rd|th)?\s+(?:del mes siguiente|del mes que viene|de cada mes|"
+                        r"of (?:the following|the next|every|each) month))\b")
 _CASH = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?P<v>al contado|por adelantado|por anticipado|a la entrega|upfront|in advance|cash on delivery|on delivery)")
 _CASH_VALUES = {"upfront": "por adelantado", "in advance": "por adelantado", "por anticipado": "por adelantado",
                 "cash on delivery": "a la entrega", "on delivery": "a la entrega"}
@@ -130,6 +134,10 @@ def _payment_terms(s: Sentence) -> Iterator[Found]:
     m = _MONTH_END.search(s.low)
     if m and not s.negated(m.start()):
         yield Found("plazo_pago", "fin de mes", "contact", m.start())
+        return
+    m = _MONTH_DAY.search(s.low)
+    if m and not s.negated(m.start()):
+        yield Found("plazo_pago", re.sub(r"^on ", "", s.text[m.start("v"): m.end("v")]), "contact", m.start())
         return
     m = _CASH.search(s.low)
     if m and not s.negated(m.start()):

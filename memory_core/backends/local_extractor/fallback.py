@@ -542,7 +542,7 @@ _REACTION = re.compile(
     r"(?:it|that|this|them|those|these|how|what|when|the way|you|your|seeing|hearing|to hear)\b|"
     r"^(?:you|your|you're|yours|tu|tus|usted)\b")
 # The writer away or late today or tomorrow ("Mañana no estoy por la mañana, tengo que llevar el coche al taller",
-# "Not in today, the kids are ill"): that day's arrangements, nothing that lasts.
+# "Today I'm out, back tomorrow"): that day's arrangements, nothing that lasts.
 _AWAY_TODAY = re.compile(
     r"^(?:hoy|manana|esta (?:manana|tarde|noche)|today|tomorrow|this (?:morning|afternoon|evening)|tonight)\b"
     r"(?:\s+(?:por la (?:manana|tarde)|in the (?:morning|afternoon)))?,?\s+"
