@@ -169,3 +169,29 @@ def test_a_day_of_the_month_said_as_a_condition_is_no_term(system_session, backe
     _, memories = say(system_session, backend, *owner,
                       "Si Pinturas Lasarte paga el 10 del mes siguiente le hacemos descuento")
     assert not {m for m in memories if m[1] == "plazo_pago"}
+
+
+@pytest.mark.parametrize("text, subject, words", [
+    ("Me comenta Iñaki que Frutas Medina ya no reparte los sábados", "name:frutas medina", "sábados"),
+    ("Me ha dicho Luis que en Aceros Ortuzar ahora el que manda es Pedro Salaberri", "name:aceros ortuzar", "Pedro"),
+    ("Me han dicho en Cafés Urquiza que desde marzo el pedido mínimo es de 100 euros", "name:cafes urquiza", "100"),
+    ("Tom says Bellview Hotel want their invoices monthly from now on", "name:bellview hotel", "monthly"),
+    ("Ha llamado la de Papelería Goya para decir que cambian el horario: ahora abren a las 9", "name:papeleria goya",
+     "9"),
+])
+def test_news_passed_on_by_someone_is_of_whom_it_is_about_not_of_the_writer(system_session, backend, owner, text,
+                                                                            subject, words):
+    out, memories = say(system_session, backend, *owner, text)
+    assert out.outcome == "learnt", out.reason
+    assert [m for m in memories if m[0] == subject and words in m[2]]
+    assert {m[0] for m in memories} == {subject}
+
+
+@pytest.mark.parametrize("text", [
+    "Luis dice que le llames cuando puedas",
+    "Dalton Electrics called about the quote, I said we'd get back to them",
+    "Ha llamado Talleres Goñi preguntando por su pedido",
+])
+def test_a_call_or_a_message_to_pass_on_teaches_nothing(system_session, backend, owner, text):
+    _, memories = say(system_session, backend, *owner, text)
+    assert not memories

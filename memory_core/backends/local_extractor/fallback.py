@@ -548,6 +548,11 @@ _AWAY_TODAY = re.compile(
     r"(?:\s+(?:por la (?:manana|tarde)|in the (?:morning|afternoon)))?,?\s+"
     r"(?:no (?:estoy|estare|vengo|vendre|paso|puedo)|llego tarde|i'?m (?:not in|off|out)|i won'?t be (?:in|around)|"
     r"i'?ll be (?:late|out|off))\b")
+# A call or visit about something, reported ("Dalton Electrics called about the quote", "Ha llamado Talleres Goñi
+# preguntando por su pedido"): that day's news, nothing that lasts.
+_CALL_REPORT = re.compile(r"^(?:[\w'&.-]+\s+){1,4}(?:called|rang|phoned|emailed|came by|dropped by)\s+(?:about|asking|"
+                          r"to ask|earlier|this morning|today|for)\b|^(?:ha|han)\s+(?:llamado|venido|escrito)\s+"
+                          r"(?:[\w'&.-]+\s+){0,4}(?:preguntando|para preguntar|por lo de|a preguntar)\b")
 # How a day went, and nothing else ("I had a great time yesterday!", "lo pasamos genial el sábado"): small talk.
 _HOW_IT_WENT = re.compile(
     r"^(?:i|we)\s+(?:had|have had|'ve had)\s+(?:such\s+)?(?:a|an|the|the best|so much)\s+(?:\w+\s+){0,2}?"
@@ -773,7 +778,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     if not (_says_something(s) or view or (said and _says_something(Sentence.of(said)))) or is_order(s) or \
             sensitive(s):
         return None  # a clause on a special category is refused; the message's other sentences are not
-    if _HOW_IT_WENT.match(s.low.rstrip(" !.")) or _AWAY_TODAY.match(s.low):
+    if _HOW_IT_WENT.match(s.low.rstrip(" !.")) or _AWAY_TODAY.match(s.low) or _CALL_REPORT.match(s.low):
         return None  # "I had a great time yesterday!", "mañana no estoy": how a day went or will go, no fact
     if names_own_bank(s.low):
         return None  # "cambiamos el banco de la empresa al Sabadell": the business's bank, the rule's fact

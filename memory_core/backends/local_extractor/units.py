@@ -186,6 +186,40 @@ class Unit:
 _HESITATION = re.compile(rf"(?i)(?<=\w)[\s,]+{_HESITATION_WORD}\b,?(?=\s+\w)")
 
 
+# News passed on by someone ("Me comenta Iñaki que Frutas Medina ya no reparte los sábados", "Tom says Bellview Hotel
+# want their invoices monthly", "Me han dicho en Cafés Urquiza que..."): who told it is not what it is about.
+_RELAYED = re.compile(r"^(?:(?:me|nos)\s+(?:lo\s+)?(?:ha|han|acaba de|acaban de)\s+(?:dicho|contado|comentado|confirmado)|"
+                      r"(?:me|nos)\s+(?:dice|dicen|comenta|comentan|cuenta|cuentan|confirma|confirman)|dice|comenta)\s+"
+                      r"(?P<who>(?:(?P<at>en|desde)\s+)?(?:[^\W\d_][\w'.&-]*\s+){1,4}?)que\s+(?=\S)")
+# A call that brought the news: "Ha llamado la de Papelería Goya para decir que...", "Kestrel rang to say...".
+_CALLED_TO_SAY = re.compile(r"^(?:ha|han)\s+llamado\s+(?:(?:el|la|los|las)\s+de\s+)?(?P<who>.+?)\s+para\s+(?:decir|avisar|"
+                            r"contar|comentar)(?:nos|me)?(?:\s+de)?\s+que\s+(?=\S)|"
+                            r"^(?P<who_en>.+?)\s+(?:called|rang|phoned)\s+(?:up\s+)?to\s+(?:say|tell (?:us|me)|"
+                            r"let (?:us|me) know)\s+(?:that\s+)?(?=\S)")
+_RELAYED_EN = re.compile(r"^(?P<who>[A-Z][a-z]+)\s+(?:says|said|told me|tells me|mentioned)\s+(?:that\s+)?(?=\S)")
+_CAPITALISED = re.compile(r"(?<!^)\b[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+")
+
+
+def _without_relayer(text: str) -> str:
+    """What was passed on, by whom it was said when a call brought it ("Ha llamado la de Papelería Goya para decir que
+    ahora abren a las 9" -> "Papelería Goya: ahora abren a las 9"), else when it names whom it is about: "Me comenta Iñaki que Frutas Medina ya no reparte los
+    sábados" -> "Frutas Medina ya no reparte los sábados"; news told at the business itself keeps the business in front
+    ("Me han dicho en Cafés Urquiza que desde marzo..." -> "En Cafés Urquiza, desde marzo..."). "Luis dice que le
+    llames" names no one else and stays as it is."""
+    m = _CALLED_TO_SAY.match(fold(text))
+    if m:
+        who = text[m.start("who"): m.end("who")] if m.group("who") else text[m.start("who_en"): m.end("who_en")]
+        return f"{who}: {text[m.end():]}"
+    m = _RELAYED.match(fold(text)) or _RELAYED_EN.match(text)
+    if not m:
+        return text
+    rest = text[m.end():]
+    if m.re is _RELAYED and m.group("at"):
+        who = text[m.start("who"): m.end("who")].strip()
+        return f"{who[:1].upper()}{who[1:]}, {rest}"
+    return rest if _CAPITALISED.search(rest) else text
+
+
 def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
     """The unit without emoji, hesitations, discourse markers, requests to remember and vocatives at either end;
     a capitalised word in `keep` (a known subject's name word, folded) is never taken for a vocative."""
@@ -199,6 +233,7 @@ def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
         m = _REMEMBER.match(fold(text))
         if m and m.end() and m.end() < len(text):
             text = text[m.end():]
+        text = _without_relayer(text)
         text = text[_vocative_at_start(text, keep):]
         m = _TRAIL.search(fold(text))
         if m and m.start() and not _KNOW_VERB.search(fold(text)[: m.start()]):
