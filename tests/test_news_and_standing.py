@@ -195,3 +195,23 @@ def test_news_passed_on_by_someone_is_of_whom_it_is_about_not_of_the_writer(syst
 def test_a_call_or_a_message_to_pass_on_teaches_nothing(system_session, backend, owner, text):
     _, memories = say(system_session, backend, *owner, text)
     assert not memories
+
+
+@pytest.mark.parametrize("text", [
+    "Somos una carpintería de cinco personas en Getafe",
+    "We're a family-run bakery in Leeds, three shops and a central kitchen",
+    "We've been trading since 2009",
+    "We're VAT registered and use the flat rate scheme",
+    "Nuestro mes fuerte es diciembre, en agosto casi no hay trabajo",
+    "There are twelve of us now including the two apprentices",
+    "Facturamos con IVA al 21%, menos los libros que van al 4%",
+])
+def test_the_business_telling_what_it_is_is_the_business_s_shared_fact(system_session, backend, owner, text):
+    out, memories = say(system_session, backend, *owner, text)
+    assert out.outcome == "learnt", out.reason
+    assert memories and {m[0] for m in memories} == {"org"}
+
+
+def test_a_household_counted_with_we_stays_the_writer_s(system_session, backend, owner):
+    _, memories = say(system_session, backend, *owner, "Somos cuatro hermanos")
+    assert "org" not in {m[0] for m in memories}

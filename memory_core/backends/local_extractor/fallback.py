@@ -25,6 +25,7 @@ from memory_core.backends.local_extractor.answers import (
 from memory_core.backends.local_extractor.business import names_own_bank
 from memory_core.backends.local_extractor.clauses import DURABLE, MAYBE, is_order, statement, strip_lead
 from memory_core.backends.local_extractor.names import (
+    COMPANY_WORDS,
     NOT_NAMES,
     Mention,
     dealt_with,
@@ -229,6 +230,19 @@ _BUSINESS_WORDS = re.compile(
     # thing the household sold once ("we sold the car")
     r"(?:we|we're|we've|we are|we have|we don't|we no longer|we never)\s+(?:\w+\s+){0,2}?(?:sell|selling|stock|"
     r"stocking|carry|carrying)|vendemos|vendiamos|(?:dejado|dejar|dejamos) de vender)\b")
+
+
+# The business telling what it is ("Somos una carpintería de cinco personas", "We're a family-run bakery in Leeds"),
+# since when it trades, its tax footing, its busy months, how many work in it: the business's own, said with "we".
+_SELF_DESCRIBED = re.compile(
+    r"^(?:somos|we'?re|we are)\s+(?:un|una|a|an)\s+(?:[\w-]+\s+){0,3}?(?:" + "|".join(sorted(COMPANY_WORDS)) + r")\b|"
+    r"\b(?:trading|in business|abiertos|abierto|en marcha)\s+(?:since|for|desde|hace)\b|"
+    r"\b(?:vat registered|flat rate scheme|dados de alta en el iva|recargo de equivalencia|facturamos|we invoice)\b|"
+    r"\b(?:mes fuerte|meses fuertes|temporada (?:alta|baja)|busiest|quietest|(?:high|low|peak) season)\b|"
+    r"\b(?:there are|we are|we'?re|somos)\s+(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dos|"
+    r"tres|cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce)\b(?=.*\b(?:including|incluid\w+|apprentices?|aprendices|"
+    r"empleados|employees|staff|trabajando|working|en (?:la empresa|el taller|la tienda|la oficina)|"
+    r"in (?:the )?(?:company|team|shop|office|workshop))\b)")
 
 
 def speaks_business(s: Sentence) -> bool:
@@ -477,6 +491,9 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     # "We" is the business only when the sentence speaks business; else it is the writer's own life ("we love
     # being outdoors"), kept for the writer alone: what is not said to be the business's is never shared.
     business = speaks_business(s) or trades_with(s) or (previous is not None and speaks_business(previous))
+    if plural and not singular and _SELF_DESCRIBED.search(s.low) and category in ("person", "preference", "company",
+                                                                                  "nothing"):
+        return "org", "", "company"
     if plural and not singular and not personal:
         # "We/our" with the business's premises or vehicles is the business's fact; "we" trading with someone
         # the gate took for a person ("el fisio de enfrente es cliente nuestro") is a customer's or supplier's.
