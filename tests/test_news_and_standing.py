@@ -212,6 +212,7 @@ def test_the_business_telling_what_it_is_is_the_business_s_shared_fact(system_se
     assert memories and {m[0] for m in memories} == {"org"}
 
 
-def test_a_household_counted_with_we_stays_the_writer_s(system_session, backend, owner):
-    _, memories = say(system_session, backend, *owner, "Somos cuatro hermanos")
-    assert "org" not in {m[0] for m in memories}
+@pytest.mark.parametrize("text", ["Somos cuatro hermanos", "Our busiest time of year with the kids is Christmas"])
+def test_a_household_s_we_stays_the_writer_s(system_session, backend, owner, text):
+    _, memories = say(system_session, backend, *owner, text)
+    assert memories and "org" not in {m[0] for m in memories}

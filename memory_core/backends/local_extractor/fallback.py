@@ -196,7 +196,7 @@ PERSONAL_TOPIC = re.compile(
     r"hij[oa]s?|crios|familia|family|wife|husband|marido|mujer|pareja|partner|boyfriend|girlfriend|novi[oa]|"
     r"mom|mum|dad|mother|father|madre|padre|brother|sister|herman[oa]s?|baby|bebe|wedding|boda|married|casad[oa]s?|"
     r"dogs?|cats?|pup(?:py)?|kitty|kitten|perr[oa]s?|gat[oa]s?|mascotas?|pets?|hobby|hobbies|aficion\w*|"
-    r"paint\w*|pint\w*|guitar\w*|piano|violin|music|musica|sing\w*|dance|danc\w*|bail\w*|running|run|hike|"
+    r"paint\w*|pint\w*|guitar\w*|piano|violin|music|musica|sing\w*|dance|danc\w*|bail\w*|running|run(?!-)|hike|"
     r"hiking|camping|vacation|holiday|trip|viaje|vacaciones|garden\w*|jardin\w*|cook\w*|cocin\w*|"
     r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
     r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
@@ -232,12 +232,15 @@ _BUSINESS_WORDS = re.compile(
     r"stocking|carry|carrying)|vendemos|vendiamos|(?:dejado|dejar|dejamos) de vender)\b")
 
 
-# The business telling what it is ("Somos una carpintería de cinco personas", "We're a family-run bakery in Leeds"),
-# since when it trades, its tax footing, its busy months, how many work in it: the business's own, said with "we".
-_SELF_DESCRIBED = re.compile(
+# The business telling what it is ("Somos una carpintería de cinco personas", "We're a family-run bakery in Leeds") or
+# its tax footing ("We're VAT registered", "Facturamos con IVA al 21%"), whatever else the sentence says of the family;
+# and, in a sentence of nothing personal, since when it trades, its busy months, how many work in it: the business's
+# own, said with "we".
+_ONLY_A_BUSINESS = re.compile(
     r"^(?:somos|we'?re|we are)\s+(?:un|una|a|an)\s+(?:[\w-]+\s+){0,3}?(?:" + "|".join(sorted(COMPANY_WORDS)) + r")\b|"
+    r"\b(?:vat registered|flat rate scheme|dados de alta en el iva|recargo de equivalencia|facturamos|we invoice)\b")
+_SELF_DESCRIBED = re.compile(
     r"\b(?:trading|in business|abiertos|abierto|en marcha)\s+(?:since|for|desde|hace)\b|"
-    r"\b(?:vat registered|flat rate scheme|dados de alta en el iva|recargo de equivalencia|facturamos|we invoice)\b|"
     r"\b(?:mes fuerte|meses fuertes|temporada (?:alta|baja)|busiest|quietest|(?:high|low|peak) season)\b|"
     r"\b(?:there are|we are|we'?re|somos)\s+(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dos|"
     r"tres|cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce)\b(?=.*\b(?:including|incluid\w+|apprentices?|aprendices|"
@@ -491,8 +494,8 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     # "We" is the business only when the sentence speaks business; else it is the writer's own life ("we love
     # being outdoors"), kept for the writer alone: what is not said to be the business's is never shared.
     business = speaks_business(s) or trades_with(s) or (previous is not None and speaks_business(previous))
-    if plural and not singular and _SELF_DESCRIBED.search(s.low) and category in ("person", "preference", "company",
-                                                                                  "nothing"):
+    if plural and not singular and category in ("person", "preference", "company", "nothing") and (
+            _ONLY_A_BUSINESS.search(s.low) or (_SELF_DESCRIBED.search(s.low) and not personal)):
         return "org", "", "company"
     if plural and not singular and not personal:
         # "We/our" with the business's premises or vehicles is the business's fact; "we" trading with someone
