@@ -242,8 +242,8 @@ def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
     return None
 
 
-# Weekdays said as a bare list or after "every" recur (after "los", "cada": see _WEEKDAY) ("solo vengo a la tienda martes y jueves", "every Monday"):
-# a schedule, no one day.
+# Weekdays said as a bare list or after "every" recur ("solo vengo a la tienda martes y jueves", "every Monday"): a
+# schedule, no one day (after "los" and "cada", `_WEEKDAY` already reads none).
 _DAYS_THAT_RECUR = re.compile(rf"\b{WEEKDAY_WORD}\s+(?:y|e|o|and|or|&)\s+{WEEKDAY_WORD}\b|"
                               rf"\b(?:every|todos los)\s+{WEEKDAY_WORD}\b")
 

@@ -179,7 +179,7 @@ def standing_instruction(s: Sentence) -> bool:
     """A standing instruction about a business the unit names ("Cuando le hagas un presupuesto a Reformas Ibarra,
     ponle siempre el IVA aparte", "Whenever you quote for Kestrel Homes, add 10%"): news of that business, however
     much it reads like an order for now."""
-    return statement(s) and not FIRST_SINGULAR.search(s.low) and bool(_STANDING.search(s.low)) and any(
+    return bool(_STANDING.search(s.low)) and not FIRST_SINGULAR.search(s.low) and statement(s) and any(
         looks_like_company(text) or dealt_with(s, start) or (" " in text and _TO_SOMEONE.search(s.low[:start]))
         for text, start, _ in names_in(s))
 

@@ -201,11 +201,11 @@ _CAPITALISED = re.compile(r"(?<!^)\b[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+")
 
 
 def _without_relayer(text: str) -> str:
-    """What was passed on, by whom it was said when a call brought it ("Ha llamado la de Papelería Goya para decir que
-    ahora abren a las 9" -> "Papelería Goya: ahora abren a las 9"), else when it names whom it is about: "Me comenta Iñaki que Frutas Medina ya no reparte los
-    sábados" -> "Frutas Medina ya no reparte los sábados"; news told at the business itself keeps the business in front
-    ("Me han dicho en Cafés Urquiza que desde marzo..." -> "En Cafés Urquiza, desde marzo..."). "Luis dice que le
-    llames" names no one else and stays as it is."""
+    """What was passed on: with its caller in front when a call brought it ("Ha llamado la de Papelería Goya para decir
+    que ahora abren a las 9" -> "Papelería Goya: ahora abren a las 9"); alone when it names whom it is about ("Me
+    comenta Iñaki que Frutas Medina ya no reparte los sábados" -> "Frutas Medina ya no reparte los sábados"); with the
+    business in front when it was told there ("Me han dicho en Cafés Urquiza que desde marzo..." -> "En Cafés
+    Urquiza, desde marzo..."). "Luis dice que le llames" names no one else and stays as it is."""
     m = _CALLED_TO_SAY.match(fold(text))
     if m:
         who = text[m.start("who"): m.end("who")] if m.group("who") else text[m.start("who_en"): m.end("who_en")]
