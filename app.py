@@ -488,7 +488,8 @@ def eval_updates(dataset_path: str, as_json: bool) -> None:
     click.echo(f"n={report['n']} cases_right={report['cases_right']} holds_right={report['holds_right']} "
                f"stale_left_active={report['stale_left_active']} "
                f"wrong_supersessions={report['wrong_supersessions']} "
-               f"missing_supersessions={report['missing_supersessions']}")
+               f"missing_supersessions={report['missing_supersessions']} asks_right={report['asks_right']} "
+               f"asks_missing={report['asks_missing']} asks_leaked={report['asks_leaked']}")
     for case in report["cases"]:
         if case["right"]:
             continue
@@ -496,6 +497,10 @@ def eval_updates(dataset_path: str, as_json: bool) -> None:
                    f"checks={case['checks']}")
         for m in case["memories"]:
             click.echo(f"      [{m['status']}] {m['subject']} {m['attribute']}={m['value']!r}")
+        for a in case["asks"]:
+            if a["missing"] or a["leaked"]:
+                click.echo(f"    writer {a['writer']} asked {a['text']!r}: missing {a['missing']} "
+                           f"leaked {a['leaked']}; block:\n        " + a["block"].replace("\n", "\n        "))
 
 
 @eval_group.command("extraction")

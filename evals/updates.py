@@ -5,6 +5,8 @@ processed in order by the real pipeline (ingest, gate, policy, extraction, write
 its own (two members who may edit everything, automatic mode; removed after the case). Afterwards the
 case's memories are read back: the active ones on each expected subject must say the `holds` words and
 none of them the `not_holds` words, and the number of superseded versions must equal `supersessions`.
+A case's `asks` are later turns, each ingested as a real message and answered with the block its asker gets:
+the block must say its `holds` words and none of its `not_holds` (what is served, and to whom).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from sqlalchemy import delete, or_, select
 from evals.scratch import remove_scratch
 from memory_core.adapters.db import SYSTEM, Database
 from memory_core.domain import clock
+from memory_core.domain.access import load_access
 from memory_core.domain.errors import InvalidInput
 from memory_core.domain.model_port import ModelBackend
 from memory_core.domain.models import Contact, Membership, Memory, Organization, Outbox, User
@@ -26,8 +29,12 @@ from memory_core.domain.text import fold
 from memory_core.domain.vocabulary import AREAS
 from memory_core.learning.ingest import ingest_message
 from memory_core.learning.pipeline import process_message
+from memory_core.reading.context import assemble_context
 
-WRITERS = 2
+# The scratch org's members, by `writer`: two who may edit every area, and one who may read only "general"
+# (a customer's terms, in "contacts", are never served to them).
+PERMISSIONS = ({a: "edit" for a in AREAS}, {a: "edit" for a in AREAS}, {"general": "read"})
+WRITERS = len(PERMISSIONS)
 
 
 def load_update_cases(path: str | Path) -> list[dict]:
@@ -54,7 +61,7 @@ def _check_case(case: dict, number: int) -> None:
         raise InvalidInput(f"line {number}: missing {', '.join(missing)}")
     if not case["messages"] or not all(isinstance(m, dict) and isinstance(m.get("text"), str) and m["text"]
                                        and m.get("writer", 0) in range(WRITERS) for m in case["messages"]):
-        raise InvalidInput(f"line {number}: every message needs a text (and a writer 0 or 1)")
+        raise InvalidInput(f"line {number}: every message needs a text (and a writer 0, 1 or 2)")
     if not isinstance(case["supersessions"], int) or case["supersessions"] < 0:
         raise InvalidInput(f"line {number}: supersessions must be a count")
     for e in case["expect"]:
@@ -62,6 +69,11 @@ def _check_case(case: dict, number: int) -> None:
                 or not isinstance(e.get("holds", []), list) or not isinstance(e.get("not_holds", []), list) \
                 or e.get("writer", 0) not in range(WRITERS):
             raise InvalidInput(f"line {number}: an expectation needs a subject and lists of holds / not_holds")
+    for a in case.get("asks", []):
+        if not isinstance(a, dict) or not isinstance(a.get("text"), str) or not a["text"] \
+                or not isinstance(a.get("holds", []), list) or not isinstance(a.get("not_holds", []), list) \
+                or a.get("writer", 0) not in range(WRITERS):
+            raise InvalidInput(f"line {number}: an ask needs a text, a writer 0, 1 or 2 and lists of holds / not_holds")
 
 
 def eval_updates(database: Database, backend: ModelBackend, cases: list[dict], *,
@@ -78,7 +90,7 @@ def run_case(database: Database, backend: ModelBackend, case: dict, run_tag: str
     """One case through the pipeline; what it left, scored against its expectations."""
     org_id, user_ids, contacts = _scratch(database, case)
     try:
-        _feed(database, backend, case, org_id, user_ids, run_tag)
+        blocks = _feed(database, backend, case, org_id, user_ids, run_tag)
         with database.unit_of_work(SYSTEM) as uow:
             memories = uow.session.scalars(select(Memory).where(
                 or_(Memory.org_id == org_id, Memory.owner_user_id.in_(user_ids)))
@@ -88,7 +100,7 @@ def run_case(database: Database, backend: ModelBackend, case: dict, run_tag: str
                     for m in memories]
     finally:
         remove_scratch(database, org_id, user_ids)
-    return score(case, rows, user_ids, contacts)
+    return score(case, rows, user_ids, contacts, blocks)
 
 
 def _scratch(database, case):
@@ -98,11 +110,11 @@ def _scratch(database, case):
         s.add(org)
         s.flush()
         users = []
-        for _ in range(WRITERS):
+        for permissions in PERMISSIONS:
             u = User(email=f"eval-{uuid.uuid4().hex}@eval.memoria.invalid", name="Eval member")
             s.add(u)
             s.flush()
-            s.add(Membership(org_id=org.id, user_id=u.id, role="member", permissions={a: "edit" for a in AREAS}))
+            s.add(Membership(org_id=org.id, user_id=u.id, role="member", permissions=permissions))
             users.append(u.id)
         contacts = {}
         for c in case.get("contacts", []):
@@ -115,29 +127,48 @@ def _scratch(database, case):
         return org.id, users, contacts
 
 
-def _feed(database, backend, case, org_id, user_ids, run_tag):
-    # Days between messages ("days_later": after the one before; a minute when absent), ending now.
-    gaps = [dt.timedelta(days=m.get("days_later", 0), minutes=1) for m in case["messages"]]
+def _feed(database, backend, case, org_id, user_ids, run_tag) -> list[str]:
+    """The case's messages through the pipeline, then its asks; the block each ask got, in order."""
+    # Days between turns ("days_later": after the one before; a minute when absent), the last one now.
+    turns = [*case["messages"], *case.get("asks", [])]
+    gaps = [dt.timedelta(days=m.get("days_later", 0), minutes=1) for m in turns]
     sent_at = clock.now() - sum(gaps, dt.timedelta()) - dt.timedelta(minutes=1)
-    for i, m in enumerate(case["messages"]):
+    blocks = []
+    for i, m in enumerate(turns):
         sent_at += gaps[i]
         writer = m.get("writer", 0)
         channel = m.get("channel", "web")
         conversation = f"eval-{run_tag}-{case['id']}-{channel}-{writer}"
+        common = {"channel": channel, "conversation": conversation, "org_id": org_id,
+                  "user_id": user_ids[writer], "phone": None}
+        asking = i >= len(case["messages"])
         with database.unit_of_work(SYSTEM) as uow:
             s = uow.session
-            common = {"channel": channel, "conversation": conversation, "org_id": org_id,
-                      "user_id": user_ids[writer], "phone": None}
             if m.get("previous_assistant"):
                 ingest_message(s, external_id=f"{conversation}-{i}-a", role="assistant",
                                text=m["previous_assistant"], sent_at=sent_at - dt.timedelta(seconds=20), **common)
             r = ingest_message(s, external_id=f"{conversation}-{i}-u", role="user", text=m["text"],
                                sent_at=sent_at, **common)
             if r.message_id is not None:
-                process_message(s, r.message_id, backend, run_tag=run_tag)
+                # An ask is not learnt from: what it would teach is not what its block is scored on.
+                if not asking:
+                    process_message(s, r.message_id, backend, run_tag=run_tag)
                 # The eval is its own worker: nothing is left in the outbox for the real one.
                 s.execute(delete(Outbox).where(Outbox.message_id == r.message_id))
+            access = load_access(s, org_id, user_id=user_ids[writer]) if asking else None
             uow.commit()
+        if asking:
+            blocks.append(_block(database, backend, access, r, m["text"]))
+    return blocks
+
+
+def _block(database, backend, access, ingested, text: str) -> str:
+    """The block the asker gets for their message, as the API builds it once the message is ingested."""
+    with database.unit_of_work(access.scope()) as uow:
+        block = assemble_context(uow.session, access, ingested.conversation_id, text, message_id=ingested.message_id,
+                                 embed=lambda texts: backend.embed(texts)[0], embed_model=backend.embed_model)
+        uow.commit()
+    return block.text
 
 
 def _on_subject(row: dict, expect: dict, user_ids, contacts) -> bool:
@@ -150,8 +181,10 @@ def _on_subject(row: dict, expect: dict, user_ids, contacts) -> bool:
     return fold(row["subject"]) in (want, f"name:{want}") or (name is not None and fold(name) == want)
 
 
-def score(case: dict, rows: list[dict], user_ids, contacts: dict | None = None) -> dict:
-    """A case's result from the memories it left (`rows`: subject, value, sentence, status, owner)."""
+def score(case: dict, rows: list[dict], user_ids, contacts: dict | None = None,
+          blocks: list[str] | None = None) -> dict:
+    """A case's result from the memories it left (`rows`: subject, value, sentence, status, owner) and the
+    blocks its asks got (`blocks`, in the order of `asks`)."""
     contacts = contacts or {}
     active = [r for r in rows if r["status"] == "active"]
     checks = []
@@ -160,16 +193,24 @@ def score(case: dict, rows: list[dict], user_ids, contacts: dict | None = None) 
         holds = all(any(fold(w) in s for s in said) for w in e.get("holds", []))
         stale = [w for w in e.get("not_holds", []) if any(fold(w) in s for s in said)]
         checks.append({"subject": e["subject"], "holds": holds, "stale": stale})
+    asks = []
+    for a, block in zip(case.get("asks", []), blocks or [], strict=True):
+        said = fold(block)
+        asks.append({"text": a["text"], "writer": a.get("writer", 0),
+                     "missing": [w for w in a.get("holds", []) if fold(w) not in said],
+                     "leaked": [w for w in a.get("not_holds", []) if fold(w) in said], "block": block})
     superseded = sum(r["status"] == "superseded" for r in rows)
     expected = case["supersessions"]
-    right = all(c["holds"] and not c["stale"] for c in checks) and superseded == expected
-    return {"id": case["id"], "right": right, "checks": checks, "superseded": superseded,
+    right = all(c["holds"] and not c["stale"] for c in checks) and superseded == expected \
+        and not any(a["missing"] or a["leaked"] for a in asks)
+    return {"id": case["id"], "right": right, "checks": checks, "asks": asks, "superseded": superseded,
             "expected_supersessions": expected,
             "memories": [{**r, "owner": str(r["owner"]) if r["owner"] else None} for r in rows]}
 
 
 def metrics(results: list[dict], backend=None, run_tag: str | None = None, seconds: float | None = None) -> dict:
     checks = [c for r in results for c in r["checks"]]
+    asks = [a for r in results for a in r.get("asks", [])]
     return {
         "n": len(results),
         "backend": getattr(backend, "name", "?"),
@@ -179,6 +220,10 @@ def metrics(results: list[dict], backend=None, run_tag: str | None = None, secon
         "stale_left_active": sum(bool(c["stale"]) for c in checks),
         "wrong_supersessions": sum(max(0, r["superseded"] - r["expected_supersessions"]) for r in results),
         "missing_supersessions": sum(max(0, r["expected_supersessions"] - r["superseded"]) for r in results),
+        # Blocks that said every word they should and none they must not; words missed and words leaked.
+        "asks_right": f"{sum(not a['missing'] and not a['leaked'] for a in asks)}/{len(asks)}",
+        "asks_missing": sum(bool(a["missing"]) for a in asks),
+        "asks_leaked": sum(bool(a["leaked"]) for a in asks),
         "wrong": [r["id"] for r in results if not r["right"]],
         "cases": results,
         "seconds": round(seconds, 1) if seconds else None,

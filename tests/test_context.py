@@ -63,7 +63,7 @@ def test_member_without_contacts_read_never_gets_customer_facts_in_any_block(wor
     with database.unit_of_work(access.scope()) as uow:
         assert memories_for_subjects(uow.session, access, [c.id]) == {f"contact:{c.id}": []}
     owner_block = world.turn("¿Cuándo paga Talleres García?")
-    assert "<<<Talleres García S.L.>>> (cliente): plazo pago <<<60 días>>>" in owner_block.text
+    assert "<<<Talleres García S.L.>>> (cliente): plazo de pago <<<60 días>>>" in owner_block.text
 
 
 def test_phone_principal_linked_to_a_user_gets_the_users_memories(world, factory, database):

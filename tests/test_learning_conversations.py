@@ -295,6 +295,7 @@ def _api(client, key, path, body):
 @pytest.mark.parametrize("first, correction, question, old", [
     ("Hierros Olano nos paga a 30 días", "Corrijo: Olano nos paga a 60 días", "¿A cuántos días paga Olano?",
      "30 días"),
+    # An English block says the term in English.
     ("Baxter Logistics pays us at 30 days", "Correction: Baxter pays at 60 days", "When does Baxter pay?",
      "30 days")])
 def test_through_the_api_a_correction_naming_a_business_in_part_reaches_the_block_alone(
@@ -315,7 +316,8 @@ def test_through_the_api_a_correction_naming_a_business_in_part_reaches_the_bloc
     assert len(subjects) == 1
     block = _api(client, key, "/context", {"user_id": str(ana.id), "message": question, "conversation_id": conv})
     text = block.get_json()["text"]
-    assert "60 días" in text and old not in text.replace("60 días", "")
+    new = old.replace("30", "60")
+    assert new in text and old not in text.replace(new, "")
 
 
 @pytest.mark.parametrize("text", ["Recuerda que Farmacia Levante nos paga a 45 días",

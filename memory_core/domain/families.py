@@ -53,6 +53,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "deuda": ("deuda", "saldo_pendiente", "pendiente_cobro", "importe_pendiente", "debt"),
     "pedido_minimo": ("pedido_minimo", "importe_minimo", "minimum_order"),
     "situacion": ("situacion", "estado_empresa", "trading_status"),
+    "dia_facturacion": ("dia_facturacion", "dia_factura", "fecha_facturacion", "billing_day", "invoice_day"),
     "cambio_precios": ("cambio_precios", "subida_precios", "bajada_precios", "price_change", "price_increase"),
     "evento": ("evento", "agenda", "event"),
 }

@@ -4,6 +4,7 @@ block. Stored names never reach a page as they are: an unknown attribute gets a 
 ("nota_quiere" -> "Nota: quiere" / "Note: wants")."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 LANGUAGES = ("es", "en")
@@ -28,7 +29,7 @@ ENGLISH_LABELS = {
     "retencion_irpf": "income tax withholding", "aficion": "hobby", "instrumento": "instrument",
     "no_come": "does not eat", "nota": "note", "trabajo_anterior": "previous job",
     "hora_apertura": "opening time", "hora_cierre": "closing time", "vencimiento": "falls due",
-    "situacion": "trading status",
+    "situacion": "trading status", "dia_facturacion": "billing day",
 }
 # Where the stored name, with its underscores as spaces, is not how Spanish writes it.
 SPANISH_LABELS = {
@@ -39,7 +40,7 @@ SPANISH_LABELS = {
     "persona_contacto": "persona de contacto", "formato_factura": "formato de factura",
     "formato_importes": "formato de importes", "estilo_respuesta": "estilo de respuesta", "aficion": "afición",
     "no_come": "no come", "email": "email", "hora_apertura": "hora de apertura", "hora_cierre": "hora de cierre",
-    "situacion": "situación",
+    "situacion": "situación", "dia_facturacion": "día de facturación",
 }
 # The first word of a generic note (`nota_<topic>_...`), in English.
 NOTE_TOPICS_EN = {
@@ -157,6 +158,25 @@ PHRASES: dict[str, tuple[str, str]] = {
     "you": ("Tú", "You"),
     "your_org": ("Tu organización", "Your organization"),
 }
+
+
+# Values are stored in one canonical (Spanish) form, so a term said in either language supersedes the other;
+# an English sentence or block says them in English.
+_ENGLISH_VALUES = {"fin de mes": "at the end of the month", "por adelantado": "in advance",
+                   "a la entrega": "on delivery", "contra reembolso": "cash on delivery",
+                   "al contado": "cash", "transferencia": "bank transfer", "domiciliación": "direct debit",
+                   "tarjeta": "card", "efectivo": "cash", "pagaré": "promissory note", "correo postal": "post",
+                   "teléfono": "phone", "papel": "paper", "factura electrónica": "e-invoice"}
+_DAYS_VALUE = re.compile(r"^(\d+) días?$")
+
+
+def english_value(value: str) -> str:
+    """A canonical value as an English sentence says it: "45 días" is "45 days", "fin de mes" "at the end of the
+    month"; any other value as it is."""
+    days = _DAYS_VALUE.match(value)
+    if days:
+        return f"{days.group(1)} day{'s' if days.group(1) != '1' else ''}"
+    return _ENGLISH_VALUES.get(value, value)
 
 
 def _lang(lang: str | None) -> int:

@@ -64,7 +64,7 @@ SINGLE_VALUED = frozenset({
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
     "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
     "cambio_precios", "contable", "gestoria", "abogado", "aseguradora", "banco", "cumpleanos", "aniversario",
-    "situacion",
+    "situacion", "dia_facturacion",
 })
 # Families named after their object that hold one value each: what a person does not eat, food by food ("no come
 # carne", then "vuelve a comer carne"); a relative's birthday; a pastime ("pádel los martes", then "pádel (lo ha
@@ -145,6 +145,7 @@ _NEW_VALUE = re.compile(r"\b(?:new|nuev[oa])\s+(?:phone\s+)?(?:number|phone|mobi
 
 
 # Families of which a second value may be said beside the first: "kingsley timber now also delivers on thursdays".
+_TRADING = {"customer", "supplier"}
 ADDED_WITH_ALSO = frozenset({"dia_entrega", "telefono", "email"})
 _OBJECT = re.compile(r"\b(?:for|por|per|para)\s+(?:the\s+|each\s+|every\s+|el\s+|la\s+|los\s+|las\s+|cada\s+)?"
                      r"([a-z]{4,})")
@@ -489,6 +490,11 @@ class _Writer:
         if match.action == "supersede":
             if match.value is not None:
                 self.fact = dataclasses.replace(self.fact, value=match.value, category=match.memory.category)
+            elif {self.fact.category, match.memory.category} == _TRADING:
+                # A business is a customer unless something says it sells to us (a registered contact's kind,
+                # "nos factura", "we buy from"): a new value that says nothing of it ("they moved their invoicing
+                # to the 15th") leaves a supplier one.
+                self.fact = dataclasses.replace(self.fact, category="supplier")
             row = self._new_row(level, area, replaces=match.memory, attribute=match.attribute or match.memory.attribute)
             self._audit("memory.superseded", row, superseded=str(match.memory.id))
             return WriteResult("superseded", memory=row, superseded=match.memory,

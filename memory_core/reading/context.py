@@ -62,7 +62,7 @@ from memory_core.domain import clock
 from memory_core.domain.access import Access, contact_visible, memory_visible, shape, template, template_params
 from memory_core.domain.errors import NotFound
 from memory_core.domain.exclusions import from_column, list_column, load_exclusions
-from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES, value_named_family
+from memory_core.domain.labels import ENGLISH_LABELS, NOTE_PREFIXES, SPANISH_LABELS, english_value, value_named_family
 from memory_core.domain.models import (
     Contact,
     Conversation,
@@ -220,15 +220,15 @@ def _label(attribute: str, lang: str = "es", value: str | None = None) -> str:
     if not name.strip():
         return "Fact" if lang == "en" else "Dato"
     name = value_named_family(name, value) or name
-    if lang == "en":
-        family = attribute_family(name)
-        name = ENGLISH_LABELS.get(name) or ENGLISH_LABELS.get(family) or name
-    return safe_label(name)
+    labels = ENGLISH_LABELS if lang == "en" else SPANISH_LABELS
+    return safe_label(labels.get(name) or labels.get(attribute_family(name)) or name)
 
 
 def _item_text(m: Memory, *, with_date: bool = True, lang: str = "es") -> str:
     label = _label(m.attribute, lang, m.value).lower()
-    text = f"{label} {fenced(m.value, VALUE_MAX_CHARS)}" if label else fenced(m.value, VALUE_MAX_CHARS)
+    # A rule's value is stored in one (Spanish) form: an English block says it in English ("45 days").
+    value = english_value(m.value) if lang == "en" and label else m.value
+    text = f"{label} {fenced(value, VALUE_MAX_CHARS)}" if label else fenced(value, VALUE_MAX_CHARS)
     if with_date and (when := line_date(m.value, m.sentence, m.event_date, m.valid_from)) is not None:
         text += f" {when.render(lang)}"
     return text

@@ -80,9 +80,9 @@ _MONTH_END = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?:a|
 _MONTH_DAY = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+|always\s+)?(?P<v>(?:el(?:\s+dia)?|on the)\s+"
                         r"\d{1,2}(?:st|nd|rd|th)?\s+(?:del mes siguiente|del mes que viene|de cada mes|"
                         r"of (?:the following|the next|every|each) month))\b")
-_CASH = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?P<v>al contado|por adelantado|por anticipado|a la entrega|upfront|in advance|cash on delivery|on delivery)")
+_CASH = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?P<v>al contado|por adelantado|por anticipado|a la entrega|contra reembolso|upfront|in advance|cash on delivery|on delivery)")
 _CASH_VALUES = {"upfront": "por adelantado", "in advance": "por adelantado", "por anticipado": "por adelantado",
-                "cash on delivery": "a la entrega", "on delivery": "a la entrega"}
+                "cash on delivery": "contra reembolso", "contra reembolso": "contra reembolso", "on delivery": "a la entrega"}
 
 
 # A term said as a discount's condition ("3% off if we pay within 10 days", "un 2% si pagamos a 10 días"): the
@@ -179,7 +179,7 @@ _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>
     # "Clínica Dental Sonrisas, la administradora es Marta Gil": the role alone, after the business it is at
     rf"(?:^|,\s*|\by\s+)(?:el|la)\s+(?:{_ROLES})\s+(?:es|is)\s+(?:ahora\s+)?(?P<val>)",
     # "Acme tiene nueva gerente, Pilar Ruiz"
-    rf"^(?P<who>.+?)\s+(?:tiene|has)\s+(?:un\s+|una\s+|a\s+)?(?:nuevo|nueva|new)\s+"
+    rf"^(?P<who>.+?)\s+(?:tiene|tienen|has|have|has got|have got|'ve got)\s+(?:un\s+|una\s+|a\s+)?(?:nuevo|nueva|new)\s+"
     rf"(?:{_ROLES}|contacto|contact)\s*,?\s*"
     r"(?:que se llama\s+|llamad[oa]\s+|called\s+|named\s+)?(?P<val>)",
 )]
@@ -530,6 +530,54 @@ def _rule_delivery_day(s: Sentence) -> Iterator[Found]:
         return  # "delivers on Tuesday": one delivery, not a standing day
     days = [_day_name(d, english) for d in (m.group("d"), m.group("d2")) if d]
     yield Found("dia_entrega", (" and " if english else " y ").join(days), "contact_or_org", m.start())
+
+
+# The day of the month a customer or supplier invoices ("Apex Cleaning invoices us on the 1st of each month", "nos
+# pasan el recibo el día 5", "han pasado la facturación al 15"), one at a time: a new day replaces the last.
+_BILLS = (r"(?:nos|me)\s+(?:factura|facturan|pasa(?:n)?\s+(?:la factura|las facturas|el recibo|los recibos|el cargo)|"
+          r"gira(?:n)?\s+(?:el recibo|los recibos)|carga(?:n)?\s+(?:el recibo|la cuota))|"
+          r"facturamos(?:\s+a\s+[^,.;]{1,40}?)?|"
+          r"(?:invoices?|bills?|charges?)\s+(?:us|me)|we\s+(?:invoice|bill)(?:\s+them)?")
+_MOVED = (r"(?:ha|han)\s+(?:pasado|cambiado|movido)\s+(?:la facturacion|el recibo|los recibos|el cargo|la fecha de "
+          r"(?:la )?factura)|(?:han|ha)\s+pasado\s+a\s+facturar|(?:moved|changed|switched)\s+(?:their|its|our|the)\s+"
+          r"(?:invoicing|billing|invoice date|billing date|direct debit)")
+_MONTH_PART = {"a primeros de mes": ("a primeros de mes", "at the start of each month"),
+              "a principios de mes": ("a primeros de mes", "at the start of each month"),
+              "a final de mes": ("a final de mes", "at the end of each month"),
+              "a finales de mes": ("a final de mes", "at the end of each month"),
+              "el ultimo dia del mes": ("a final de mes", "at the end of each month"),
+              "el ultimo dia de cada mes": ("a final de mes", "at the end of each month"),
+              "at the start of each month": ("a primeros de mes", "at the start of each month"),
+              "at the start of every month": ("a primeros de mes", "at the start of each month"),
+              "at the end of each month": ("a final de mes", "at the end of each month"),
+              "at the end of every month": ("a final de mes", "at the end of each month"),
+              "at the end of the month": ("a final de mes", "at the end of each month"),
+              "on the last day of the month": ("a final de mes", "at the end of each month")}
+_BILLING_DAY = re.compile(
+    rf"\b(?:(?P<bills>{_BILLS})\s+(?:(?:siempre|always|now|ahora)\s+)?|(?P<moved>{_MOVED})\s+(?:al?|to)\s+)"
+    r"(?:(?:el\s+)?(?:dia\s+)?(?P<es>\d{1,2})(?!\d|\s*(?:dias|%|euros|€|h\b|:))(?:\s+de\s+cada\s+mes|\s+del\s+mes)?"
+    r"|(?:on\s+)?the\s+(?P<en>\d{1,2})(?:st|nd|rd|th)(?:\s+of\s+(?:each|every|the)\s+month)?"
+    r"|(?P<end>" + "|".join(sorted(_MONTH_PART, key=len, reverse=True)) + r"))(?![\w.,]\d)")
+
+
+def _rule_billing_day(s: Sentence) -> Iterator[Found]:
+    m = _BILLING_DAY.search(s.low)
+    if not m or s.negated(m.start()) or "?" in s.text:
+        return
+    english = bool(m.group("en")) or bool(re.match(r"(?:invoices?|bills?|charges?|we|moved|changed|switched)\b",
+                                                   m.group("bills") or m.group("moved") or ""))
+    if m.group("end"):
+        value = _MONTH_PART[m.group("end")][1 if english else 0]
+    else:
+        day = int(m.group("es") or m.group("en"))
+        if not 1 <= day <= 31:
+            return
+        value = f"on the {_ordinal(day)} of each month" if english else f"el día {day} de cada mes"
+    yield Found("dia_facturacion", value, "contact_or_org", m.start())
+
+
+def _ordinal(day: int) -> str:
+    return f"{day}{'th' if 10 <= day % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(day % 10, 'th')}"
 
 
 # Amounts a family knows the type of, normalised as "1.200 €": what a contact owes, a minimum order.
@@ -935,4 +983,4 @@ BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_trading_status, _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
                   _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider, _rule_own_bank,
-                  _rule_due)
+                  _rule_due, _rule_billing_day)

@@ -16,11 +16,13 @@ from memory_core.backends.local_extractor.names import (
 )
 from memory_core.backends.local_extractor.text import Sentence, normalise_name
 from memory_core.domain.dates import day_of_year
-from memory_core.domain.labels import ENGLISH_LABELS
+from memory_core.domain.labels import ENGLISH_LABELS, english_value
 from memory_core.domain.model_port import KnownContact
 
 SUPPLIER_WORDS = re.compile(r"\b(?:proveedor|proveedora|proveedores|supplier|vendor|nos vende|nos suministra|"
-                             r"le compramos|les compramos|le pagamos|les pagamos|pagamos a|we pay|we buy)\b")
+                             r"le compramos|les compramos|le pagamos|les pagamos|pagamos a|we pay|we buy|"
+                             r"nos factura|nos facturan|nos cobra|nos cobran|nos pasa el recibo|nos pasan el recibo|"
+                             r"invoices us|bills us|charges us|sells us|supplies us)\b")
 SENTENCE_TEMPLATES = {
     "plazo_pago": "{who} paga a {value}.",
     "forma_pago": "Forma de pago {of}: {value}.",
@@ -65,6 +67,7 @@ SENTENCE_TEMPLATES = {
     "deuda": "{who} debe {value}.",
     "pedido_minimo": "El pedido mínimo {of} es de {value}.",
     "situacion": "Situación {of}: {value}.",
+    "dia_facturacion": "{who} factura {value}.",
     "cambio_precios": "Los precios {of}: {value}.",
     "cumpleanos": "{who} cumple años el {value}.",
     "aniversario": "El aniversario {of} es el {value}.",
@@ -96,6 +99,7 @@ SENTENCE_TEMPLATES_EN = {
     "deuda": "{who} owes {value}.",
     "cambio_precios": "The prices {of}: {value}.",
     "pedido_minimo": "The minimum order {of} is {value}.", "situacion": "Trading status {of}: {value}.",
+    "dia_facturacion": "{who} invoices {value}.",
     "cumpleanos": "The birthday {of} is on {value}.", "aniversario": "The anniversary {of} is on {value}.",
     "contable": "The accountant {of} is {value}.", "gestoria": "The tax adviser {of} is {value}.",
     "abogado": "The lawyer {of} is {value}.", "aseguradora": "The insurer {of} is {value}.",
@@ -228,19 +232,3 @@ def _relative_said(relative: str, english: bool) -> str:
     return ENGLISH_LABELS.get(relative, relative) if english else f"{_ARTICLE.get(relative, 'el')} {relative}"
 
 
-# Values are stored in one canonical (Spanish) form, so a term said in either language supersedes the other;
-# an English sentence says them in English.
-_ENGLISH_VALUES = {"fin de mes": "at the end of the month", "por adelantado": "in advance",
-                   "a la entrega": "on delivery", "transferencia": "bank transfer", "domiciliación": "direct debit",
-                   "tarjeta": "card", "efectivo": "cash", "pagaré": "promissory note", "correo postal": "post",
-                   "teléfono": "phone", "papel": "paper", "factura electrónica": "e-invoice"}
-_DAYS = re.compile(r"^(\d+) días?$")
-
-
-def english_value(value: str) -> str:
-    """A canonical value as an English sentence says it: "45 días" is "45 days", "fin de mes" "at the end of the
-    month"; any other value as it is."""
-    days = _DAYS.match(value)
-    if days:
-        return f"{days.group(1)} day{'s' if days.group(1) != '1' else ''}"
-    return _ENGLISH_VALUES.get(value, value)

@@ -66,8 +66,8 @@ TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, oth
     (r"\b(?:contado|transferencias?|tarjetas?|domicilia\w*|efectivo|bizum|pagare|cheques?|cash|card|"
      r"direct debit|paypal)\b", "forma_pago", "forma_pago"),
     (r"\b(?:cuotas?|tarifas?|precios?|fees?|prices?|rates?|presupuesto de|coste|cuesta|"
-     r"cobra\w* \d+(?: euros|€)?"
-     r"|\d+\s*(?:euros|eur|€)|€\s*\d+)\b", "precios", "precios"),
+     r"cobra\w* \d+(?: euros|€)?|charg\w* (?:[£$€]\s*)?\d+"
+     r"|\d+\s*(?:euros|eur|€|quid|pounds|dollars)|[€£$]\s*\d+)\b", "precios", "precios"),
     (r"\b(?:venc\w*|paga\w*|pague\w*|pagos?|abona\w*|pays?|paid|paying|settles?|payments?|dinero|money|"
      r"cobr\w*|deb\w+|owes?|moros\w*|pagador\w*)\b", "plazo_pago", "plazo_pago"),
     (r"\b(?:whats ?app|wasap|e-?mails?|correos?|mails?|llamad\w*|llamar\w*|llamen|llames|calls?|"
