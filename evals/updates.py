@@ -2,11 +2,11 @@
 
 Each case of an updates JSONL file (format: docs/evals.md) is a short sequence of messages, ingested and
 processed in order by the real pipeline (ingest, gate, policy, extraction, write ladder) on a scratch org of
-its own (two members who may edit everything, automatic mode; removed after the case). Afterwards the
-case's memories are read back: the active ones on each expected subject must say the `holds` words and
-none of them the `not_holds` words, and the number of superseded versions must equal `supersessions`.
-A case's `asks` are later turns, each ingested as a real message and answered with the block its asker gets:
-the block must say its `holds` words and none of its `not_holds` (what is served, and to whom).
+its own (two members who may edit everything and one who may read only "general", automatic mode; removed
+after the case). Afterwards the case's memories are read back: the active ones on each expected subject must
+say the `holds` words and none of them the `not_holds` words, and the number of superseded versions must equal
+`supersessions`. A case's `asks` are later turns, each ingested as a real message and answered with the block
+its asker gets: the block must say its `holds` words and none of its `not_holds` (what is served, and to whom).
 """
 from __future__ import annotations
 

@@ -220,7 +220,7 @@ def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
                 return date, m.start(), m.end()
     for kind, regex in _PAST_RES:
         m = regex.search(low)
-        if not m:
+        if not m or (kind == "weekday" and _DAYS_THAT_RECUR.search(low)):
             continue
         if kind == "before_yesterday":
             date = today - dt.timedelta(days=2)
@@ -242,10 +242,12 @@ def _past_date(low: str, today: dt.date) -> tuple[dt.date, int, int] | None:
     return None
 
 
-# Weekdays said as a bare list or after "every" recur ("solo vengo a la tienda martes y jueves", "every Monday"): a
-# schedule, no one day (after "los" and "cada", `_WEEKDAY` already reads none).
+# Weekdays said as a bare list, after "every" or of each month recur ("solo vengo a la tienda martes y jueves", "every
+# Monday", "el último viernes de cada mes"): a schedule, no one day (after "los" and "cada", `_WEEKDAY` already reads none).
 _DAYS_THAT_RECUR = re.compile(rf"\b{WEEKDAY_WORD}\s+(?:y|e|o|and|or|&)\s+{WEEKDAY_WORD}\b|"
-                              rf"\b(?:every|todos los)\s+{WEEKDAY_WORD}\b")
+                              rf"\b(?:every|todos los)\s+{WEEKDAY_WORD}\b|"
+                              # a weekday of each month: "the last Friday of every month", "el primer lunes de mes"
+                              rf"\b{WEEKDAY_WORD}\s+(?:of|de)\s+(?:every|each|the|cada)?\s*(?:month|mes)\b")
 
 
 def find_date(low: str, today: dt.date, past: bool = False) -> tuple[dt.date, int, int] | None:

@@ -164,7 +164,10 @@ PHRASES: dict[str, tuple[str, str]] = {
 # an English sentence or block says them in English.
 _ENGLISH_VALUES = {"fin de mes": "at the end of the month", "por adelantado": "in advance",
                    "a la entrega": "on delivery", "contra reembolso": "cash on delivery",
-                   "al contado": "cash", "transferencia": "bank transfer", "domiciliación": "direct debit",
+                   "al contado": "cash",
+                   "inglés": "English", "español": "Spanish", "catalán": "Catalan", "gallego": "Galician",
+                   "euskera": "Basque", "francés": "French", "alemán": "German", "portugués": "Portuguese",
+                   "italiano": "Italian", "transferencia": "bank transfer", "domiciliación": "direct debit",
                    "tarjeta": "card", "efectivo": "cash", "pagaré": "promissory note", "correo postal": "post",
                    "teléfono": "phone", "papel": "paper", "factura electrónica": "e-invoice"}
 _DAYS_VALUE = re.compile(r"^(\d+) días?$")

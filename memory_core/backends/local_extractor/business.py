@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from memory_core.backends.local_extractor.clauses import DURABLE
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import NAME_STOP, NOT_NAMES, looks_like_company, name_at
+from memory_core.backends.local_extractor.personal import LANGUAGES
 from memory_core.backends.local_extractor.text import Sentence, clean_value, fold
 from memory_core.domain.dates import COUNTS, MONTH_WORD, WEEKDAY_WORD, WEEKDAYS
 from memory_core.domain.ladder import OWN_BANK
@@ -151,7 +152,8 @@ def _rule_payment_method(s: Sentence) -> Iterator[Found]:
 
 
 _ROLES = (r"comercial|gerente|administrador|administradora|encargado|encargada|jefe|jefa|director|directora|"
-          r"responsable|rep|sales rep|manager|account manager|contable|accountant")
+          r"responsable|rep|sales rep|manager|account manager|contable|accountant|owner|dueno|duena|propietario|"
+          r"propietaria|boss")
 # "es un tal Mikel", "is a guy called Mikel": the name follows.
 _SOMEONE_CALLED = r"(?:una?\s+tal\s+|(?:a|some)\s+(?:guy|bloke|chap|lady|woman)\s+called\s+)?"
 _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>)")) for p in (
@@ -163,7 +165,10 @@ _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>
     r"\b(?:quien|la que|el que)\s+(?:lleva|gestiona|se encarga de|firma|hace|tramita)\s+(?:(?:ahora|ya)\s+)?(?:las facturas|la facturacion|la contabilidad|las cuentas|los pagos|los cobros|las compras|los pedidos|pagar|cobrar|facturar)(?:\s+(?:en|de)\s+(?P<who>.+?)|\s+(?:alli|ahi))?\s+(?:ahora\s+)?es\s+(?P<val>)",
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
     r"\b(?:their|its)\s+(?:new\s+)?contact(?: person)?\s+(?:is|will be)\s+(?:now\s+)?(?P<val>)",
-    r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+contact(?: person)?\s+is\s+(?:now\s+)?(?P<val>)",
+    r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+(?:new\s+)?(?:contact(?: person)?|" + _ROLES + r")\s+is\s+(?:now\s+)?(?P<val>)",
+    # "The new guy at Nordwind, Kai, ...": the person named right after
+    r"\b(?:the|el|la)\s+(?:new\s+|nuev[oa]\s+)?(?:guy|man|woman|lady|girl|person|chap|bloke|chico|chica|senor|senora|"
+    r"tio|tia|" + _ROLES + r")\s+(?:at|in|from|de|en)\s+(?P<who>(?:(?!\b(?:is|es|se|are|was|called|llama)\b)[^,]){1,40}?),\s+(?P<val>)",
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:we|i)\s+(?:deal|talk|speak)\s+(?:with|to)\s+(?P<val>)",
     # "At Riverside Deli ask for Tom when you deliver"
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:(?:always|just|you(?:'ll)? (?:need|have) to|we (?:need|have) to)\s+)?"
@@ -580,6 +585,22 @@ def _ordinal(day: int) -> str:
     return f"{day}{'th' if 10 <= day % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(day % 10, 'th')}"
 
 
+# The language a customer's or supplier's people like to be spoken to in: "Con los de Frutas Medina mejor hablar en
+# euskera", "Kai at Nordwind speaks Spanish, so you can write to him in Spanish", "a Hierros Olano escríbeles en
+# inglés". The writer's own ("háblame en inglés") is personal._rule_language.
+_CONTACT_LANGUAGE = re.compile(
+    r"\b(?:(?:mejor|siempre|hay que|preferiblemente)\s+)?(?:hablar|escribir|hablarles?|escribirles?|hablales|"
+    r"escribeles|hablale|escribele|contestarles?|hablan|prefieren|prefiere|speaks?|prefers?|"
+    r"(?:write|talk|speak|reply|email)\s+(?:to\s+)?(?:him|her|them))\s+(?:siempre\s+|always\s+|only\s+|solo\s+)?"
+    r"(?:(?:en|in)\s+)?(?P<v>" + "|".join(LANGUAGES) + r")\b")
+
+
+def _rule_contact_language(s: Sentence) -> Iterator[Found]:
+    m = _CONTACT_LANGUAGE.search(s.low)
+    if m and not s.negated(m.start()) and "?" not in s.text:
+        yield Found("idioma", LANGUAGES[m.group("v")], "contact", m.start(), imperative=True)
+
+
 # Amounts a family knows the type of, normalised as "1.200 €": what a contact owes, a minimum order.
 _MONEY = (r"(?P<a>(?P<pre>[€$£])\s*(?P<n1>\d[\d.,]*)|(?P<n2>\d[\d.,]*)\s*(?P<post>€|euros?|eur|dollars?|\$|"
           r"pounds?|libras?|£))")
@@ -924,11 +945,24 @@ def _rule_provider(s: Sentence) -> Iterator[Found]:
         if name:
             yield Found(_ADVISERS[m.group("role")], name, "org", m.start())
         return
+    m = _INSURED_WITH.search(s.low)
+    if m and not s.negated(m.start()) and (name := _firm_at(s, m.end())):
+        yield Found("aseguradora", name, "self" if m.group("whose") in ("my", "mi") else "org", m.start())
+        return
     m = _BY_WORK.search(s.low) or _WORK_DONE_BY.search(s.low)
     if m:
         name = _firm_at(s, m.end())
         if name:
             yield Found(_WORK[m.group("work")], name, "org", m.start())
+
+
+# Who the business is insured with: "Our business insurance is with Hiscox", "el seguro del local lo tenemos con Mapfre",
+# "estamos asegurados con Mutua Madrileña".
+_INSURED_WITH = re.compile(
+    r"^(?:(?P<whose>our|my|nuestro|mi|el)\s+)?(?:(?:business|company|shop|public liability|van|buildings?)\s+)?"
+    r"(?:insurance|seguro(?:\s+(?:de la empresa|del negocio|del local|de la tienda|de la nave|de responsabilidad civil))?)"
+    r"\s+(?:is|es|esta|lo tenemos|la tenemos)\s+(?:now\s+|ahora\s+)?(?:with|con)\s+|"
+    r"\b(?:we(?:'re| are)|estamos)\s+(?:now\s+|ahora\s+)?(?:insured|asegurados)\s+(?:with|con)\s+")
 
 
 # Who does a piece of the business's paperwork, by that work: "la asesoría que nos lleva los impuestos ahora es
@@ -983,4 +1017,4 @@ BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_trading_status, _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
                   _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider, _rule_own_bank,
-                  _rule_due, _rule_billing_day)
+                  _rule_due, _rule_billing_day, _rule_contact_language)

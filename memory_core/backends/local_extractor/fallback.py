@@ -229,7 +229,10 @@ _BUSINESS_WORDS = re.compile(
     # what the business sells or stocks ("we've stopped stocking Coca-Cola", "ya no vendemos prensa"), not a
     # thing the household sold once ("we sold the car")
     r"(?:we|we're|we've|we are|we have|we don't|we no longer|we never)\s+(?:\w+\s+){0,2}?(?:sell|selling|stock|"
-    r"stocking|carry|carrying)|vendemos|vendiamos|(?:dejado|dejar|dejamos) de vender)\b")
+    r"stocking|carry|carrying)|vendemos|vendiamos|(?:dejado|dejar|dejamos) de vender|"
+    # its catalogue and stock: "lo hemos descatalogado", "no nos queda nada hasta finales de mes", "our best seller"
+    r"descatalog\w*|discontinu\w*|best ?sellers?|lo mas vendido|inventario|stock check|stocktake|out of stock|"
+    r"sin stock|en stock|no nos queda(?:n)?|se nos ha(?:n)? acabado|we(?:'ve| have)? run out|referencias?)\b")
 
 
 # The business telling what it is ("Somos una carpintería de cinco personas", "We're a family-run bakery in Leeds") or
@@ -536,6 +539,10 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         if not business:  # "Uniting is essential for making a difference": a view, the writer's
             return "self", "", "person" if plural else "preference"
         return "org", "", "company"
+    if category == "event" and business and not singular and not personal and not first_singular(s):
+        # A date of the business, said of no one or with "we": "Stock check is on the last Friday of every month",
+        # "El IVA del trimestre hay que presentarlo antes del día 20", "the van lease runs out next August".
+        return "org", "", "event"
     if category in ("person", "preference", "event"):
         # "Odio el café", "I love sushi": a like or dislike is a preference, unless it is of the writer's family.
         taste = category == "person" and _TASTE.search(s.low) and not personal
@@ -779,6 +786,10 @@ def not_as_it_is(low: str) -> bool:
     return bool(TENTATIVE.search(low) or (NO_LONGER_SO.search(low) and not NOW_SO.search(low)))
 
 
+_BORROWING = re.compile(r"\b(?:overdraft|loan|mortgage|credit line|line of credit|prestamo|hipoteca|"
+                        r"poliza de credito|linea de credito|descubierto)\b")
+
+
 def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: ExtractionContext,
          category: str, scope: str | None) -> Fact | None:
     """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
@@ -827,8 +838,10 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
             event_until = span_until(s.low[found[1]:found[2]], event_date)  # a span keeps its days in the value
             if len(s.low) == len(s.text) and event_until is None:
                 value = _safe(clean_value(_without_span(s.text, found[1], found[2]))) or value
-    if key in ("self", "org") and bank and memory_category != "event":
-        return None  # the business's own account is only ever read by the bank-account rule
+    if key in ("self", "org") and bank and memory_category != "event" and not _BORROWING.search(s.low):
+        # The business's own account is only ever read by the bank-account rule; what it borrows from a bank (an
+        # overdraft, a loan, a credit line) holds no account and is a note.
+        return None
     asked = _question_answered(previous, s)
     attribute = "evento" if memory_category == "event" else \
         _attribute(fold(whole) if bank else f"{fold(asked)} {_topic_text(s)}" if asked else _topic_text(s), key,

@@ -54,20 +54,20 @@ def _rule_tone(s: Sentence) -> Iterator[Found]:
         yield Found("tono", "usted" if m.group("v").startswith("formal") else "tú", "self", m.start(), imperative=True)
 
 
-_LANGUAGES = {"ingles": "inglés", "espanol": "español", "castellano": "español", "catalan": "catalán",
+LANGUAGES = {"ingles": "inglés", "espanol": "español", "castellano": "español", "catalan": "catalán",
               "gallego": "gallego", "euskera": "euskera", "frances": "francés", "aleman": "alemán",
               "portugues": "portugués", "italiano": "italiano", "english": "inglés", "spanish": "español",
               "french": "francés", "german": "alemán", "portuguese": "portugués",
               "italian": "italiano"}
 _LANGUAGE = re.compile(r"\b(?:hablame|escribeme|respondeme|contestame|habla|escribe|responde|prefiero hablar|"
                        r"reply|answer|write|talk|speak|respond)(?: to me| me)?\s+(?:siempre\s+|always\s+)?"
-                       r"(?:en|in)\s+(?P<v>" + "|".join(_LANGUAGES) + r")\b")
+                       r"(?:en|in)\s+(?P<v>" + "|".join(LANGUAGES) + r")\b")
 
 
 def _rule_language(s: Sentence) -> Iterator[Found]:
     m = _LANGUAGE.search(s.low)
     if m and not s.negated(m.start()):
-        yield Found("idioma", _LANGUAGES[m.group("v")], "self", m.start(), imperative=True)
+        yield Found("idioma", LANGUAGES[m.group("v")], "self", m.start(), imperative=True)
 
 
 _RELATIVES = {"hijo": "hijo", "hija": "hija", "hijos": "hijos", "hijas": "hijos", "mujer": "pareja",
