@@ -131,3 +131,34 @@ def test_an_english_block_says_a_term_in_english_and_a_spanish_one_names_it_in_s
 ])
 def test_a_canonical_value_in_english(value, english):
     assert english_value(value) == english
+
+
+def test_a_contact_who_left_is_replaced_by_the_one_we_deal_with_now(database, backend):
+    result = _asked(database, backend, [
+        {"text": "Our contact at Patel Wholesale is Sunil"},
+        {"text": "Sunil has left Patel Wholesale, we deal with Priya now", "days_later": 25}],
+        {"text": "chase Patel Wholesale about the invoice", "writer": 1, "days_later": 1, "holds": ["priya"]})
+    said = {(m["attribute"], m["value"], m["status"]) for m in result["memories"]}
+    assert said == {("persona_contacto", "Sunil", "superseded"), ("persona_contacto", "Priya", "active")}
+    assert not any(a["missing"] or a["leaked"] for a in result["asks"]), result["asks"]
+
+
+@pytest.mark.parametrize("wish, refused", [
+    ("Calzados Rey quiere pagar a 120 días pero le he dicho que no", "120"),
+    ("Linden Nursery wanted to pay at 90 days but I said no", "90"),
+])
+def test_what_a_customer_asked_for_and_was_refused_is_never_served_as_their_term(database, backend, wish, refused):
+    name = wish.split(" quiere")[0].split(" wanted")[0]
+    result = _asked(database, backend, [{"text": f"{name} paga a 30 días"}, {"text": wish, "days_later": 3}],
+                    {"text": f"factura a {name}", "writer": 1, "days_later": 1, "holds": ["30"],
+                     "not_holds": [refused]})
+    assert result["right"], result["asks"]
+    assert [m["value"] for m in result["memories"]] == ["30 días"]
+
+
+def test_a_delivery_day_for_a_while_stands_beside_the_usual_one_without_replacing_it(database, backend):
+    result = _asked(database, backend, [
+        {"text": "Frutas Medina reparte los lunes"},
+        {"text": "este mes Frutas Medina reparte los martes por obras en su nave", "days_later": 5}],
+        {"text": "pide fruta a Frutas Medina", "writer": 1, "days_later": 1, "holds": ["martes", "lunes"]})
+    assert result["superseded"] == 0 and result["right"], result["asks"]

@@ -170,6 +170,8 @@ _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>
     r"\b(?:the|el|la)\s+(?:new\s+|nuev[oa]\s+)?(?:guy|man|woman|lady|girl|person|chap|bloke|chico|chica|senor|senora|"
     r"tio|tia|" + _ROLES + r")\s+(?:at|in|from|de|en)\s+(?P<who>(?:(?!\b(?:is|es|se|are|was|called|llama)\b)[^,]){1,40}?),\s+(?P<val>)",
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:we|i)\s+(?:deal|talk|speak)\s+(?:with|to)\s+(?P<val>)",
+    # "Sunil has left Patel Wholesale, we deal with Priya now": the business named before
+    r"\b(?:we|i)\s+(?:now\s+)?(?:deal|talk|speak)\s+(?:with|to)\s+(?P<val>)\S+\s+(?:now|from now on|instead)\b",
     # "At Riverside Deli ask for Tom when you deliver"
     r"\b(?:at|in)\s+(?P<who>.+?),?\s+(?:(?:always|just|you(?:'ll)? (?:need|have) to|we (?:need|have) to)\s+)?"
     r"(?:ask for|talk to|speak to|speak with|talk with)\s+(?P<val>)",
@@ -526,9 +528,16 @@ def _day_key(word: str) -> str:
     return list(_DAYS_ES)[WEEKDAYS[word if word in WEEKDAYS else word[:-1]]]
 
 
+# A change for a while ("este mes reparte los martes por obras", "this week they deliver on Thursdays"): the standing
+# day stays, and the sentence is a note beside it.
+FOR_A_WHILE = re.compile(r"\b(?:este mes|esta semana|estas semanas|estos dias|de momento|temporalmente|por obras|"
+                         r"mientras duren|this week|this month|for now|for the time being|temporarily|while the works|"
+                         r"until the end of the month|hasta (?:fin|final) de mes)\b")
+
+
 def _rule_delivery_day(s: Sentence) -> Iterator[Found]:
     m = _DELIVERY_DAY.search(s.low)
-    if not m or s.negated(m.start()):
+    if not m or s.negated(m.start()) or FOR_A_WHILE.search(s.low):
         return
     english = bool(m.group("en"))
     if english and m.group("en") == "on" and not m.group("d").endswith("s"):

@@ -113,12 +113,17 @@ def is_order(s: Sentence) -> bool:
 
 # The words of a maybe (folded): here and in what a contact's terms are said as (fallback.TENTATIVE).
 MAYBE = r"a lo mejor|quizas?|tal vez|maybe|perhaps|puede que|might"
+# A refusal after what someone wanted: it stays in that clause's unit (units._HEDGE) and makes it no fact.
+REFUSED = (r"(?:pero\s+|but\s+|y\s+|and\s+)?(?:(?:le|les)\s+(?:he|hemos)\s+dicho\s+que\s+no|no\s+(?:le|les)\s+(?:he|hemos)\s+"
+           r"dejado|(?:i|we)\s+(?:said|told\s+(?:them|him|her))\s+no|(?:i|we)\s+(?:refused|turned\s+(?:it|them)\s+down))\b")
 _HYPOTHETICAL = re.compile(
     r"\b(?:si(?!\s*[,.!])|if|supongamos|suponiendo|supon|imagina|imaginemos|imagine|suppose|supposing|hipoteticamente|"
     rf"hypothetically|en caso de que|en el caso de que|what if|ojala|{MAYBE}|"
     r"seria|podria|deberia|pagaria|tendria|would(?! rather)|could|creo que|me parece que|"
     r"supongo que|no estoy segur[oa]|no se si|i think(?! (?:of|about)\b)|i guess|not sure|no es seguro|"
     r"no esta confirmad[oa]|sin confirmar|unconfirmed|not confirmed)\b|,\s*creo\W*$|"
+    # what someone asked for and was refused ("quiere pagar a 120 días, pero le he dicho que no")
+    rf"{REFUSED}|"
     # "igual subimos un 5%": "igual" opening a clause before its verb is "maybe" (not "igual que", "igual de").
     r"(?:^|[,;]\s*)igual\s+(?!que\b|de\b|para\b|a\b|con\b|en\b|el\b|la\b|los\b|las\b|un\b|una\b)\w+")
 _INJECTION = re.compile(

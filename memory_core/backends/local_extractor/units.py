@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory_core.backends.local_extractor.clauses import REFUSED
 from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences, untexted
 from memory_core.domain.dates import DAY_WORDS
 
@@ -360,7 +361,7 @@ def _run_on(clause: str) -> list[str]:
 _HEDGE = re.compile(r"^(?:pero\s+|but\s+|aunque\s+|y\s+)?(?:no\s+(?:estoy|estamos)\s+segur[oa]s?|no\s+es\s+seguro|"
                     r"no\s+(?:lo\s+)?se\s+seguro|no\s+esta\s+confirmad[oa]|sin\s+confirmar|creo|i\s+think|"
                     r"(?:i'?m\s+|i\s+am\s+)?not\s+(?:100%\s+)?sure|unconfirmed|not\s+confirmed)"
-                    r"(?:\s+(?:though|eh|del todo|todavia|aun|yet))?\W*$")
+                    r"(?:\s+(?:though|eh|del todo|todavia|aun|yet))?\W*$|^" + REFUSED + r"\W*$")
 
 
 @lru_cache(maxsize=4096)
