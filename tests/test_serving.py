@@ -162,3 +162,27 @@ def test_a_delivery_day_for_a_while_stands_beside_the_usual_one_without_replacin
         {"text": "este mes Frutas Medina reparte los martes por obras en su nave", "days_later": 5}],
         {"text": "pide fruta a Frutas Medina", "writer": 1, "days_later": 1, "holds": ["martes", "lunes"]})
     assert result["superseded"] == 0 and result["right"], result["asks"]
+
+
+@pytest.mark.parametrize("text, subject, name", [
+    ("el de hierros del norte se llama ahora luis", "name:hierros del norte", "Luis"),
+    ("the guy at patel wholesale is called sunil btw", "name:patel wholesale", "Sunil"),
+    ("El de Hierros del Norte se llama ahora Luis", "name:hierros del norte", "Luis"),
+])
+def test_the_one_at_a_business_said_by_name_is_its_contact_even_typed_in_lower_case(database, backend, text, subject,
+                                                                                   name):
+    result = _asked(database, backend, [{"text": text, "channel": "whatsapp"}],
+                    {"text": f"llama a {subject[5:]}", "writer": 1, "channel": "whatsapp", "days_later": 1,
+                     "holds": [name]})
+    # Only the contact: "btw" is no part of the name and leaves no note of the writer's behind.
+    assert [(m["subject"], m["attribute"], m["value"]) for m in result["memories"]] == \
+        [(subject, "persona_contacto", name)]
+    assert result["right"], result["asks"]
+
+
+def test_a_term_texted_without_at_replaces_the_old_one_it_names(database, backend):
+    result = _asked(database, backend, [{"text": "harbor foods pay 45 days now not 30", "channel": "whatsapp"}],
+                    {"text": "invoice harbor foods pls", "writer": 1, "channel": "whatsapp", "days_later": 2,
+                     "holds": ["45"], "not_holds": ["30"]})
+    assert [(m["attribute"], m["value"]) for m in result["memories"]] == [("plazo_pago", "45 días")]
+    assert result["right"], result["asks"]

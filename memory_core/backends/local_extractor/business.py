@@ -51,7 +51,7 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:quedamos|quedado|acordamos|acordado|pactamos|pactado)\s+(?:en\s+)?(?:que\s+)?(?:nos\s+|les?\s+)?(?:pagar\w*|cobrar\w*|pague\w*)\s+a\s+{_NUM}\s*dias",
     rf"\b(?:cobramos|pagamos)\s+a\s+.{{1,40}}?\s+a\s+{_NUM}\s*dias",
     rf"\b(?:we|i)\s+(?:pay|invoice|bill)\s+(?!us\b|them\b|it\b).{{1,40}}?\s+(?:at|in|within|on|after)\s+{_NUM}\s*days",
-    rf"\bpays?\s+(?:us\s+|its invoices\s+|their invoices\s+)?(?:now\s+)?(?:at|in|within|on|after)\s+{_NUM}\s*days",
+    rf"\bpays?\s+(?:us\s+|its invoices\s+|their invoices\s+)?(?:now\s+)?(?:(?:at|in|within|on|after)\s+)?{_NUM}\s*days",
     rf"\bpayment terms?\b.{{0,30}}?\b(?:are|is|of)\s+(?:now\s+)?(?:net\s+)?{_NUM}(?:\s*days)?",
     rf"\b(?:we\s+)?give\s+(?:them|him|her)\s+{_NUM}\s*days",
     rf"\b(?:cobra|cobran)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
@@ -166,6 +166,11 @@ _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
     r"\b(?:their|its)\s+(?:new\s+)?contact(?: person)?\s+(?:is|will be)\s+(?:now\s+)?(?P<val>)",
     r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+(?:new\s+)?(?:contact(?: person)?|" + _ROLES + r")\s+is\s+(?:now\s+)?(?P<val>)",
+    # "el de Hierros del Norte se llama ahora Luis", "the guy at Patel Wholesale is called Sunil"
+    r"^(?:el|la)\s+(?:nuev[oa]\s+)?de\s+(?P<who>.+?)\s+se\s+llama\s+(?:ahora\s+)?(?P<val>)",
+    r"^(?:the|our)\s+(?:new\s+)?(?:guy|man|woman|lady|girl|person|chap|bloke|fella)\s+(?:at|in|from)\s+"
+    r"(?P<who>(?!(?:the|a|an|my|our|this|that)\b).+?)\s+"
+    r"(?:is|'s)\s+(?:now\s+)?(?:called|named)\s+(?:now\s+)?(?P<val>)",
     # "The new guy at Nordwind, Kai, ...": the person named right after
     r"\b(?:the|el|la)\s+(?:new\s+|nuev[oa]\s+)?(?:guy|man|woman|lady|girl|person|chap|bloke|chico|chica|senor|senora|"
     r"tio|tia|" + _ROLES + r")\s+(?:at|in|from|de|en)\s+(?P<who>(?:(?!\b(?:is|es|se|are|was|called|llama)\b)[^,]){1,40}?),\s+(?P<val>)",
@@ -196,11 +201,15 @@ _CONTACT_PERSON_BEFORE = [re.compile(p) for p in (
 )]
 
 
+# A name right after "se llama" / "is called" is one even typed in lower case ("se llama ahora luis").
+_CALLED = re.compile(r"\b(?:se llama|called|named)\s+(?:ahora\s+|now\s+)?$")
+
+
 def _rule_contact_person(s: Sentence) -> Iterator[Found]:
     for regex in _CONTACT_PERSON:
         m = regex.search(s.low)
         if m and not s.negated(m.start()):
-            name = name_at(s, m.start("val"), strong=False)
+            name = name_at(s, m.start("val"), strong=bool(_CALLED.search(s.low[:m.start("val")])))
             if name:
                 who = (m.start("who"), m.end("who")) if m.groupdict().get("who") else None
                 yield Found("persona_contacto", name, "contact", m.start(), who)

@@ -122,7 +122,8 @@ _LEAD = re.compile(
 # Fillers of speech and voice notes after what is told ("... now, you know", "... bueno eso", "... o sea").
 # "bueno" and "sabes" alone only after a comma: "el vino es muy bueno" keeps its word.
 _TRAIL = re.compile(r"(?:[\s,]+(?:you know(?: what i mean)?|i mean|ya sabes|o sea|bueno eso|y eso|en plan|or whatever|"
-                    r"o lo que sea|por si acaso|por si las moscas|just in case)\b|\s*,\s*(?:bueno|sabes)\b)+[\s,.!]*$")
+                    r"o lo que sea|por si acaso|por si las moscas|just in case|btw|by the way|fyi)\b|\s*,\s*(?:bueno|sabes)\b)+"
+                    r"[\s,.!]*$")
 # "I'll let you know", "as you know", "do you know": the verb's object, no filler.
 _KNOW_VERB = re.compile(r"\b(?:let|as|do|did|does|if|what|tell|told|show)\s*$")
 # "Oye, que Talleres García paga a 60 días": after a marker, an unaccented "que" introduces what is told ("qué" asks);
