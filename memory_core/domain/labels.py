@@ -163,8 +163,7 @@ PHRASES: dict[str, tuple[str, str]] = {
 # Values are stored in one canonical (Spanish) form, so a term said in either language supersedes the other;
 # an English sentence or block says them in English.
 _ENGLISH_VALUES = {"fin de mes": "at the end of the month", "por adelantado": "in advance",
-                   "a la entrega": "on delivery", "contra reembolso": "cash on delivery",
-                   "al contado": "cash",
+                   "a la entrega": "on delivery", "contra reembolso": "cash on delivery", "al contado": "cash",
                    "inglés": "English", "español": "Spanish", "catalán": "Catalan", "gallego": "Galician",
                    "euskera": "Basque", "francés": "French", "alemán": "German", "portugués": "Portuguese",
                    "italiano": "Italian", "transferencia": "bank transfer", "domiciliación": "direct debit",

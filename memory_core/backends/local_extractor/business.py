@@ -539,14 +539,14 @@ def _day_key(word: str) -> str:
 
 # A change for a while ("este mes reparte los martes por obras", "this week they deliver on Thursdays"): the standing
 # day stays, and the sentence is a note beside it.
-FOR_A_WHILE = re.compile(r"\b(?:este mes|esta semana|estas semanas|estos dias|de momento|temporalmente|por obras|"
-                         r"mientras duren|this week|this month|for now|for the time being|temporarily|while the works|"
-                         r"until the end of the month|hasta (?:fin|final) de mes)\b")
+_FOR_A_WHILE = re.compile(r"\b(?:este mes|esta semana|estas semanas|estos dias|de momento|temporalmente|por obras|"
+                          r"mientras duren|this week|this month|for now|for the time being|temporarily|while the works|"
+                          r"until the end of the month|hasta (?:fin|final) de mes)\b")
 
 
 def _rule_delivery_day(s: Sentence) -> Iterator[Found]:
     m = _DELIVERY_DAY.search(s.low)
-    if not m or s.negated(m.start()) or FOR_A_WHILE.search(s.low):
+    if not m or s.negated(m.start()) or _FOR_A_WHILE.search(s.low):
         return
     english = bool(m.group("en"))
     if english and m.group("en") == "on" and not m.group("d").endswith("s"):
@@ -565,17 +565,17 @@ _MOVED = (r"(?:ha|han)\s+(?:pasado|cambiado|movido)\s+(?:la facturacion|el recib
           r"(?:la )?factura)|(?:han|ha)\s+pasado\s+a\s+facturar|(?:moved|changed|switched)\s+(?:their|its|our|the)\s+"
           r"(?:invoicing|billing|invoice date|billing date|direct debit)")
 _MONTH_PART = {"a primeros de mes": ("a primeros de mes", "at the start of each month"),
-              "a principios de mes": ("a primeros de mes", "at the start of each month"),
-              "a final de mes": ("a final de mes", "at the end of each month"),
-              "a finales de mes": ("a final de mes", "at the end of each month"),
-              "el ultimo dia del mes": ("a final de mes", "at the end of each month"),
-              "el ultimo dia de cada mes": ("a final de mes", "at the end of each month"),
-              "at the start of each month": ("a primeros de mes", "at the start of each month"),
-              "at the start of every month": ("a primeros de mes", "at the start of each month"),
-              "at the end of each month": ("a final de mes", "at the end of each month"),
-              "at the end of every month": ("a final de mes", "at the end of each month"),
-              "at the end of the month": ("a final de mes", "at the end of each month"),
-              "on the last day of the month": ("a final de mes", "at the end of each month")}
+               "a principios de mes": ("a primeros de mes", "at the start of each month"),
+               "a final de mes": ("a final de mes", "at the end of each month"),
+               "a finales de mes": ("a final de mes", "at the end of each month"),
+               "el ultimo dia del mes": ("a final de mes", "at the end of each month"),
+               "el ultimo dia de cada mes": ("a final de mes", "at the end of each month"),
+               "at the start of each month": ("a primeros de mes", "at the start of each month"),
+               "at the start of every month": ("a primeros de mes", "at the start of each month"),
+               "at the end of each month": ("a final de mes", "at the end of each month"),
+               "at the end of every month": ("a final de mes", "at the end of each month"),
+               "at the end of the month": ("a final de mes", "at the end of each month"),
+               "on the last day of the month": ("a final de mes", "at the end of each month")}
 _BILLING_DAY = re.compile(
     rf"\b(?:(?P<bills>{_BILLS})\s+(?:(?:siempre|always|now|ahora)\s+)?|(?P<moved>{_MOVED})\s+(?:al?|to)\s+)"
     r"(?:(?:el\s+)?(?:dia\s+)?(?P<es>\d{1,2})(?!\d|\s*(?:dias|%|euros|€|h\b|:))(?:\s+de\s+cada\s+mes|\s+del\s+mes)?"

@@ -294,7 +294,8 @@ def name_runs(s: Sentence, start: int, end: int) -> list[tuple[str, int, int]]:
     return runs
 
 
-NAME_STOP = {"btw", "fyi", "lol", "jaja", "jajaja", "al", "a", "manana", "luego", "despues", "mas", "tarde", "hoy", "cuando", "si", "por", "en", "de",
+NAME_STOP = {"al", "a", "manana", "luego", "despues", "mas", "tarde", "hoy", "cuando", "si", "por", "en", "de",
+              "btw", "fyi", "lol", "jaja", "jajaja",
               "para", "esta", "este", "ahora", "ya", "otra", "otro", "pronto", "back", "tomorrow", "later", "at",
               "on", "when", "tonight", "now", "if", "asap", "soon", "the", "an", "please", "porfa", "y", "e",
               "que", "and", "o", "or", "pero", "but", "tiene", "tengo", "es", "is", "has", "vive", "trabaja",

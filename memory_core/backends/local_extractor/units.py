@@ -166,7 +166,8 @@ _CLAUSE_BREAK = re.compile(r",\s+(?=" + _TAKEN_BACK + r")|"
                            r"want|need|asked|closed|put|raised|dropped|won't|don't|only|no longer|pay|charge)\b)|"
                            # what follows for whoever acts on it ("..., so you can write to him in Spanish", "..., he's
                            # the one to call if anything goes wrong"): the statement before it stays one of its own
-                           r",\s+(?=(?i:so\s+you\s+(?:can|could|need|have|should|must|'ll|will)\b|(?:he|she|they)(?:'s|'re|\s+is|\s+are)\s+the\s+one\s+to\b))|"
+                           r",\s+(?=(?i:so\s+you\s+(?:can|could|need|have|should|must|'ll|will)\b|"
+                           r"(?:he|she|they)(?:'s|'re|\s+is|\s+are)\s+the\s+one\s+to\b))|"
                            r"\s*;\s+|\s+[-–—]\s+|(?<=[a-z])[-–—]\s+(?=\w)|,?\s+(?:but|pero|aunque|although)\s+(?=\w)|"
                            r",\s+(?=" + _GUESS + ")")
 
