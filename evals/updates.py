@@ -65,15 +65,17 @@ def _check_case(case: dict, number: int) -> None:
     if not isinstance(case["supersessions"], int) or case["supersessions"] < 0:
         raise InvalidInput(f"line {number}: supersessions must be a count")
     for e in case["expect"]:
-        if not isinstance(e, dict) or not isinstance(e.get("subject"), str) \
-                or not isinstance(e.get("holds", []), list) or not isinstance(e.get("not_holds", []), list) \
-                or e.get("writer", 0) not in range(WRITERS):
+        if not _words_of_a_writer(e) or not isinstance(e.get("subject"), str):
             raise InvalidInput(f"line {number}: an expectation needs a subject and lists of holds / not_holds")
     for a in case.get("asks", []):
-        if not isinstance(a, dict) or not isinstance(a.get("text"), str) or not a["text"] \
-                or not isinstance(a.get("holds", []), list) or not isinstance(a.get("not_holds", []), list) \
-                or a.get("writer", 0) not in range(WRITERS):
+        if not _words_of_a_writer(a) or not isinstance(a.get("text"), str) or not a["text"]:
             raise InvalidInput(f"line {number}: an ask needs a text, a writer 0, 1 or 2 and lists of holds / not_holds")
+
+
+def _words_of_a_writer(item) -> bool:
+    """An expectation or an ask: a dict whose `holds` and `not_holds` (when given) are lists, of a known writer."""
+    return isinstance(item, dict) and isinstance(item.get("holds", []), list) \
+        and isinstance(item.get("not_holds", []), list) and item.get("writer", 0) in range(WRITERS)
 
 
 def eval_updates(database: Database, backend: ModelBackend, cases: list[dict], *,

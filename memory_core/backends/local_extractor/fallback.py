@@ -230,9 +230,10 @@ _BUSINESS_WORDS = re.compile(
     # thing the household sold once ("we sold the car")
     r"(?:we|we're|we've|we are|we have|we don't|we no longer|we never)\s+(?:\w+\s+){0,2}?(?:sell|selling|stock|"
     r"stocking|carry|carrying)|vendemos|vendiamos|(?:dejado|dejar|dejamos) de vender|"
-    # its catalogue and stock: "lo hemos descatalogado", "no nos queda nada hasta finales de mes", "our best seller"
-    r"descatalog\w*|discontinu\w*|best ?sellers?|lo mas vendido|inventario|stock check|stocktake|out of stock|"
-    r"sin stock|en stock|no nos queda(?:n)?|se nos ha(?:n)? acabado|we(?:'ve| have)? run out|referencias?)\b")
+    # its catalogue and stock ("stock" itself is a BUSINESS_THING): "lo hemos descatalogado", "no nos queda nada
+    # hasta finales de mes", "our best seller"
+    r"descatalog\w*|discontinu\w*|best ?sellers?|lo mas vendido|inventario|stocktake|no nos queda(?:n)?|"
+    r"se nos ha(?:n)? acabado|we(?:'ve| have)? run out|referencias?)\b")
 
 
 # The business telling what it is ("Somos una carpintería de cinco personas", "We're a family-run bakery in Leeds") or
