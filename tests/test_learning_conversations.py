@@ -375,3 +375,27 @@ def test_with_the_openai_backend_a_thanks_or_a_reaction_is_never_a_subject(
          "category": "person"}])
     tell(system_session, openai_backend, ana, text)
     assert {s for s, *_ in active(system_session, ana[0])} == {"self"}
+
+
+def test_with_the_openai_backend_the_extractor_reads_the_writer_s_message_before_unless_it_holds_a_secret(
+        factory, system_session, fake_openai, openai_backend, ana):  # noqa: F811
+    org, user = ana
+    asked, reply = "Apunta el teléfono de Hierros Olano", "es el 600 112 233"
+    secret = "La contraseña del wifi del almacén es Almacen2024"
+    fake_openai.script_gate(reply, 0.95, category="customer", scope="shared")
+    fake_openai.script_facts(reply, [{"subject": "name:Hierros Olano", "attribute": "telefono", "value": "600112233",
+                                      "sentence": "El teléfono de Hierros Olano es 600112233.",
+                                      "category": "customer"}])
+    sent = {}
+    for conversation, before in (("chat-a", asked), ("chat-b", secret)):
+        tell(system_session, openai_backend, ana, before, conversation=conversation)
+        ingest_message(system_session, channel="web", conversation=conversation, external_id=f"a-{conversation}",
+                       org_id=org.id, user_id=user.id, phone=None, role="assistant", text="¿Me das el número?",
+                       sent_at=SENT + dt.timedelta(minutes=1))
+        tell(system_session, openai_backend, ana, reply, conversation=conversation,
+             sent_at=SENT + dt.timedelta(minutes=2))
+        payloads = [json.loads(r.body["messages"][1]["content"]) for r in fake_openai.requests_to("/chat/completions")
+                    if "mensaje_anterior_de_la_persona" in r.body["messages"][1]["content"]]
+        sent[conversation] = [p["mensaje_anterior_de_la_persona"] for p in payloads if p["mensaje"] == reply][-1]
+    assert sent == {"chat-a": asked, "chat-b": None}
+    assert "Almacen2024" not in json.dumps([r.body for r in fake_openai.requests_to("/chat/completions")])

@@ -87,6 +87,9 @@ class ExtractionContext:
     # "name:<name>"): a sentence that names no subject but goes on about it ("and they pay at 45 days")
     # takes the first one.
     recent_subjects: tuple[str, ...] = ()
+    # The writer's own message before this one, sent in the last half hour: a reply that names no subject may be
+    # about one it named ("Apunta el teléfono de Marisa, de Cerámicas Roig", then "es el 655 31 20 98").
+    previous_said: str | None = None
 
 
 @dataclass(frozen=True)

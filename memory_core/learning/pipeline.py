@@ -41,7 +41,7 @@ from memory_core.domain.text import fold
 from memory_core.learning.amendments import amended_fact
 from memory_core.learning.contact_candidates import ContactIndex, ContactRow
 from memory_core.learning.context_reads import KnownToWriters, context_reads
-from memory_core.learning.subjects import resolve_subjects
+from memory_core.learning.subjects import CARRY_OVER, resolve_subjects
 from memory_core.privacy.my_memory import learning_paused, paused_among
 
 log = logging.getLogger(__name__)
@@ -97,12 +97,35 @@ class Ledger:
 
 # --------------------------------------------------------------------------- reading what the pipeline needs
 
-def previous_assistant_turn(session: Session, message: Message) -> str | None:
-    """The assistant's last turn before this message in its conversation: context for the gate."""
-    text = session.scalar(select(Message.text).where(
-        Message.conversation_id == message.conversation_id, Message.role == "assistant",
-        Message.deleted_at.is_(None), Message.created_at <= message.created_at, Message.id != message.id)
-        .order_by(Message.created_at.desc(), Message.id.desc()).limit(1))
+def _turn_before(message, role: str, since=None):
+    """The text of the last `role` turn before `message` in its conversation (`since`: not sent before then), as a
+    scalar subquery correlated to `message` (the Message entity, or a row of it as a parameter)."""
+    prev = aliased(Message)
+    q = select(prev.text).where(
+        prev.conversation_id == message.conversation_id, prev.role == role, prev.deleted_at.is_(None),
+        prev.created_at <= message.created_at, prev.id != message.id)
+    if since is not None:  # by send time: imported history keeps its own (as `subjects.recent_subjects` reads it)
+        q = q.where(func.coalesce(prev.sent_at, prev.created_at) >= since)
+    q = q.order_by(prev.created_at.desc(), prev.id.desc()).limit(1)
+    return q.correlate(Message).scalar_subquery() if message is Message else q.scalar_subquery()
+
+
+def _turns_before(message) -> tuple:
+    """The assistant's last turn, and the writer's own last message within CARRY_OVER, before `message`."""
+    sent = func.coalesce(message.sent_at, message.created_at) if message is Message else \
+        (message.sent_at or message.created_at)
+    return _turn_before(message, "assistant"), _turn_before(message, "user", sent - CARRY_OVER)
+
+
+def previous_turns(session: Session, message: Message) -> tuple[str | None, str | None]:
+    """The assistant's last turn before this message (context for the gate and the extractor) and the writer's own
+    message before it, if sent in the last CARRY_OVER (a reply that names no subject may answer about one it named:
+    "Apunta el teléfono de Marisa, de Cerámicas Roig" ... "¿Me das el número?" ... "es el 655 31 20 98")."""
+    assistant, said = session.execute(select(*_turns_before(message))).one()
+    return _cut(assistant), _cut(said)
+
+
+def _cut(text: str | None) -> str | None:
     return text[:PREVIOUS_TURN_CHARS] if text else None
 
 
@@ -130,7 +153,8 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
                        all_contacts: ContactIndex | None = None,
                        conversation_id: uuid.UUID | None = None,
                        sent_at: dt.datetime | None = None,
-                       known_to_writers: KnownToWriters | None = None) -> ExtractionContext:
+                       known_to_writers: KnownToWriters | None = None,
+                       previous_said: str | None = None) -> ExtractionContext:
     """What the extractor reads besides the message: contacts, known attributes, the gate's reading, the
     subjects the conversation is about, and the message's send time (relative dates are resolved against it;
     `today` overrides its date). `known_to_writers`: the worker batch's cache of what each writer may see."""
@@ -141,7 +165,7 @@ def extraction_context(session: Session, access: Access, text: str, previous: st
                                          mentioned_in=f"{text}\n{previous or ''}")
     return ExtractionContext(
         known_names=names, recent_subjects=recent,
-        message=text, previous_assistant=previous,
+        message=text, previous_assistant=previous, previous_said=previous_said,
         contacts=tuple(KnownContact(id=str(c.id), name=c.name, kind=c.kind, tax_id=c.tax_id,
                                     aliases=c.aliases) for c in contacts),
         known_attributes=known, today=today or sent_at.date(), reference_time=sent_at,
@@ -292,6 +316,7 @@ class Prepared:
     text: str  # the text they were computed for: a message edited since is computed again
     message_id: uuid.UUID | None = None
     previous: str | None = None
+    previous_said: str | None = None  # the writer's own message before it (`previous_turns`)
     vector: list[float] | None = None
     embed_usage: Usage | None = None
     decision: tuple[GateDecision, Usage] | None = None
@@ -322,20 +347,15 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
     transaction, with `locked=True`, and finds them already loaded): an edit or an erasure waits for the batch, a
     row that only refers to the message does not (MESSAGE_LOCK). `ledger_rows`: the vectors' ledger rows are
     appended here (`ledger.usage_row`) instead of added to the session (the worker writes its batch's at once)."""
-    # The assistant's last turn before each message, read with the messages in one statement.
-    prev = aliased(Message)
-    previous_text = (select(prev.text).where(
-        prev.conversation_id == Message.conversation_id, prev.role == "assistant", prev.deleted_at.is_(None),
-        prev.created_at <= Message.created_at, prev.id != Message.id)
-        .order_by(prev.created_at.desc(), prev.id.desc()).limit(1).correlate(Message).scalar_subquery())
+    # The turns before each message (`previous_turns`), read with the messages in one statement.
     # An array, not an IN list: one statement text whatever the batch's size (prepared, planned once).
-    q = select(Message, previous_text).where(Message.id == func.any(literal(list(message_ids), _UUIDS)))
+    q = select(Message, *_turns_before(Message)).where(Message.id == func.any(literal(list(message_ids), _UUIDS)))
     if lock:
         q = q.with_for_update(of=Message, **MESSAGE_LOCK)
     loaded = session.execute(q).all()
-    messages = [m for m, _ in loaded]
+    messages = [m for m, _, _ in loaded]
     cache.messages.extend(messages)
-    previous_of = {m.id: (t[:PREVIOUS_TURN_CHARS] if t else None) for m, t in loaded}
+    previous_of = {m.id: (_cut(assistant), _cut(said)) for m, assistant, said in loaded}
     by_id = {m.id: m for m in messages}
     cache.read_writers(session, messages)
     out: dict[uuid.UUID, Prepared] = {}
@@ -350,8 +370,9 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
         if msg.role == "user" and not _writer_paused(session, cache, msg):
-            previous = previous_of[msg.id]
-            p.previous = None if previous and cache.verdict(session, msg.org_id, previous).secret else previous
+            p.previous, p.previous_said = (
+                None if text and cache.verdict(session, msg.org_id, text).secret else text
+                for text in previous_of[msg.id])
             to_gate.append(p)
     if to_embed:
         try:
@@ -453,12 +474,14 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
     channel = msg.channel
     if prepared is not None and prepared.decision is not None:
         # Read (and cleared of secrets) when the batch was prepared, a moment ago.
-        previous, decided = prepared.previous, prepared.decision
+        previous, previous_said, decided = prepared.previous, prepared.previous_said, prepared.decision
     else:
-        previous, decided = previous_assistant_turn(session, msg), None
-        if previous and check_text(previous, exclusions).secret:
-            previous = None  # context is not worth sending a secret to a model
+        # Context is not worth sending a secret to a model.
+        (previous, previous_said), decided = (
+            None if text and check_text(text, exclusions).secret else text
+            for text in previous_turns(session, msg)), None
     out = learn(session, access, org, msg.text, backend, ledger=ledger, previous=previous,
+                previous_said=previous_said,
                 source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,
                 sent_at=msg.sent_at,
                 verdict=verdict, decided=decided,
@@ -472,7 +495,8 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
 
 
 def learn(session: Session, access: Access, org: Organization | None, text: str, backend: ModelBackend, *,
-          ledger, previous: str | None = None, source: Source | None = None, today: dt.date | None = None,
+          ledger, previous: str | None = None, previous_said: str | None = None, source: Source | None = None,
+          today: dt.date | None = None,
           verdict: PolicyVerdict | None = None, decided: tuple[GateDecision, Usage] | None = None,
           all_contacts: ContactIndex | None = None, sent_at: dt.datetime | None = None,
           known_to_writers: KnownToWriters | None = None) -> Outcome:
@@ -515,7 +539,7 @@ def learn(session: Session, access: Access, org: Organization | None, text: str,
     context = extraction_context(session, access, text, previous, today,
                                  decision if decision.passes else None, all_contacts=all_contacts,
                                  conversation_id=source.conversation_id if source is not None else None,
-                                 sent_at=sent_at, known_to_writers=known_to_writers)
+                                 sent_at=sent_at, known_to_writers=known_to_writers, previous_said=previous_said)
     facts, usage = backend.extract(context)
     ledger(usage)
     # Nothing was written since the context was read: the names it read are still the known ones.

@@ -90,8 +90,8 @@ def asks_what_lasts(turn: str) -> str | None:
 
 
 # What may open a question typed without its "¿", before what it asks: "uf, cuánto te deben?", "y dónde vive?".
-_OPENER = re.compile(r"^(?:(?:uf+|uy|vaya|jo|jope|ostras|hala|anda|ah|oh|eh|bueno|pues|vale|ok|y|and|so|well|wow|"
-                     r"hmm)\b[\s,!.]*)+", re.IGNORECASE)
+_OPENER = re.compile(r"^(?:(?:uf+|uy|vaya|jo|jope|ostras|hala|anda|ah|oh|eh|bueno|pues|vale|ok|okay|y|and|so|well|wow|"
+                     r"hmm|sure|claro|perfecto|genial|great|of course|right|alright)\b[\s,!.]*)+", re.IGNORECASE)
 
 
 def question_of(turn: str) -> str:
@@ -182,11 +182,43 @@ def completed_answer(turn: str, answer: str) -> str | None:
     reply = clean_value(answer).rstrip("!.")
     if not reply or "?" in reply or _UNSURE.match(fold(reply)):
         return None
-    for read in (_spanish, _english, _english_be, _english_yes_no, _spanish_yes_no):
+    for read in (_contact_detail, _spanish, _english, _english_be, _english_yes_no, _spanish_yes_no):
         said = read(question, reply)
         if said is not False:
             return said
     return None
+
+
+# A question asking for someone's phone or email ("¿Me das el número de Marisa?", "¿Cuál es el correo de Acme?",
+# "What's Tom's mobile?", "What's the number for Roig Tiles?"); what it names ("de Marisa") is kept as written.
+_DETAIL = r"(?:numero de telefono|telefono|numero|movil|correo electronico|correo|email|e-mail|phone number|phone|" \
+          r"number|mobile|email address)"
+_ASKS_DETAIL = re.compile(
+    rf"^(?:(?:me\s+)?(?:das|dais|pasas|pasais|dices|decis)|cual es|tienes|teneis|what(?:'s| is)|can i have|"
+    rf"could i have|do you have)\s+(?:el|la|su|tu|the|their|his|her)?\s*(?P<what>{_DETAIL})"
+    rf"(?P<of>\s+(?:de|del|for|of|at)\s+[^?]+?)?\s*\??$"
+    rf"|^what(?:'s| is)\s+(?P<who>[^?]+?)'s\s+(?P<what2>{_DETAIL})\s*\??$")
+# What a reply puts before the detail it gives: "sí, es el 655...", "it's 07700...".
+_DETAIL_LEAD = re.compile(r"^(?:(?:si|yes|yeah|yep|sure|claro|vale|ok)\b[\s,.!]*)?(?:es\s+(?:el\s+)?|it'?s\s+|"
+                          r"it is\s+|apunta\s+|pon\s+)?", re.IGNORECASE)
+
+
+def _contact_detail(question: str, reply: str) -> str | None | bool:
+    low = fold(question)
+    m = _ASKS_DETAIL.match(low)
+    if not m:
+        return False
+    value = reply[_DETAIL_LEAD.match(fold(reply)).end():].strip()
+    if not value or not re.search(r"\d{3}|@", value):
+        return None
+    english = low.startswith(("what", "can", "could", "do "))
+    if m.group("who"):
+        return f"{question[m.start('who'):m.end('who')]}'s {m.group('what2')} is {value}"
+    of = question[m.start("of"):m.end("of")].strip() if m.group("of") else ""
+    what = "phone" if english and m.group("what") in ("number", "mobile", "phone", "phone number") else m.group("what")
+    what = {"numero": "teléfono", "numero de telefono": "teléfono", "telefono": "teléfono", "movil": "teléfono",
+            "correo electronico": "correo"}.get(what, what)
+    return f"{'The' if english else 'El'} {what} {of} {'is' if english else 'es'} {value}".replace("  ", " ")
 
 
 def _spanish(question: str, reply: str) -> str | None | bool:

@@ -57,10 +57,10 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:cobra|cobran)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
     rf"\b(?:pays?|terms?(?:\s+are|\s+is)?)\s+net\s*{_NUM}\b",
 )]
-# "paga a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a floor, not a
+# "paga a 90", "pagan con pagaré a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a floor, not a
 # negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
-_BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?a\s+(?:los\s+)?"
-                         r"(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
+_BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?(?:" + _PAY_BY
+                         + r"\s+)?a\s+(?:los\s+)?(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
 _FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
                           rf"(?:\w+\s+){{0,3}}?(?:hasta|antes de|before|until)\s+(?:los\s+|the\s+)?"
                           rf"{_NUM}\s*(?:dias|days)")
@@ -163,6 +163,13 @@ _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>
     r"\b(?:persona|el|la)\s+con\s+(?:la que|el que|quien)\s+(?:hablo|hablamos|trato|tratamos)\s+(?:(?:en|de)\s+(?P<who>.+?)|alli|ahi)\s+es\s+(?P<val>)",
     r"\ben\s+(?P<who>.+?)\s+(?:(?:ahora|ya)\s+)?(?:hay que hablar con|tenemos que hablar con|hablamos con|hablo con|nos atiende|me atiende|preguntar por|pregunta por|lo lleva|nos lleva|me lleva|nos lleva la cuenta|la que manda es|el que manda es)\s+(?:(?:ahora|ya)\s+)?(?P<val>)",
     r"\b(?:quien|la que|el que)\s+(?:lleva|gestiona|se encarga de|firma|hace|tramita)\s+(?:(?:ahora|ya)\s+)?(?:las facturas|la facturacion|la contabilidad|las cuentas|los pagos|los cobros|las compras|los pedidos|pagar|cobrar|facturar)(?:\s+(?:en|de)\s+(?P<who>.+?)|\s+(?:alli|ahi))?\s+(?:ahora\s+)?es\s+(?P<val>)",
+    # "Ahora lleva las compras su sobrino, Álex", "now Tom does the ordering there": who took over a customer's
+    # buying or paying, told after the business was named
+    r"\b(?:ahora|ya)\s+(?:lleva|gestiona|hace|tramita|se encarga de)\s+(?:las compras|los pedidos|los pagos)"
+    r"(?:\s+(?:alli|ahi|en\s+(?P<who>.+?)))?\s+(?:(?:su|el|la)\s+(?:nuev[oa]\s+)?(?:sobrin[oa]|hij[oa]|herman[oa]|"
+    r"mujer|marido|yerno|nuera|prim[oa]|soci[oa]|encargad[oa]|compañer[oa]|companer[oa])\s*,?\s+)?(?P<val>)",
+    r"\bnow\s+(?:(?:their|his|her)\s+(?:nephew|niece|son|daughter|brother|sister|wife|husband|partner|manager)\s*,?\s+)?"
+    r"(?P<val>)[a-z]+\s+(?:does|handles|runs)\s+(?:the|their)\s+(?:ordering|orders|buying|purchasing|payments)\b",
     r"\bcontact(?: person)?\s+(?:at|in|for|with)\s+(?P<who>.+?)\s+is\s+(?:now\s+)?(?P<val>)",
     r"\b(?:their|its)\s+(?:new\s+)?contact(?: person)?\s+(?:is|will be)\s+(?:now\s+)?(?P<val>)",
     r"(?P<who>\S+(?:\s+\S+){0,3}?)'s\s+(?:new\s+)?(?:contact(?: person)?|" + _ROLES + r")\s+is\s+(?:now\s+)?(?P<val>)",
@@ -726,8 +733,13 @@ def _name_before(s: Sentence, end: int) -> str | None:
 
 _PHONE = re.compile(r"(?<![\w+])(?:\+|00)?\d[\d .-]{7,15}\d(?!\w)")
 _EMAIL_CUE = re.compile(r"\b(?:email|e-mail|correo|mail|direccion de correo|email address)\b")
-_PHONE_CUE = re.compile(r"\b(?:telefono|movil|tlf|tel|phone|mobile)\b")
-_OF_SLOT = re.compile(r"\s+(?:de facturacion\s+|de contacto\s+)?(?:de|del|of)\s+(?P<who>.+?)\s+(?:es|is)\b")
+# "Marisa's number", "su número", "the number for Roig Tiles", "call him on ...", "llamarle al ..." are a phone's
+# too; an order's or an account's are not.
+_PHONE_CUE = re.compile(r"\b(?:telefono|movil|tlf|tel|phone|mobile)(?:\s+number)?\b|"
+                        r"\b(?:call|ring|text|reach)\s+(?:him|her|them)\s+on\b|\b(?:llamar|llama|llamad)(?:le|la|les)\s+al\b|(?:'s|\b(?:his|her|their|su))\s+(?:number|numero)\b|"
+                        r"\b(?:the|el)\s+(?:number|numero)(?=\s+(?:for|of|de)\b(?!\s+(?:cuenta|pedido|factura|serie|"
+                        r"referencia|order|invoice|account|reference)))")
+_OF_SLOT = re.compile(r"\s+(?:de facturacion\s+|de contacto\s+)?(?:de|del|of|at|for|from)\s+(?P<who>.+?)\s+(?:es|is)\b")
 _OWN_BEFORE = re.compile(r"\b(?:nuestro|mi|our|my)\s+(?:(?:new|nuevo)\s+)?$")
 
 

@@ -103,12 +103,17 @@ _STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\
 # What may come before an order: a yes to the assistant's offer, an "and" ("sí, y recuérdame llamar a Talleres
 # García mañana", "yes, and send a copy to their accounts email").
 _BEFORE_ORDER = re.compile(r"^(?:(?:si|yes|yeah|yep|ok|okay|vale|claro|sure|and|y|also|tambien|ademas|plus)\b[\s,.!]*)+")
+# When, and to whom, said before the order ("Hoy a Pinturas Sol llévales el pedido por la tarde"): the one it is
+# for comes first only before a verb that names them again ("llévales", "mándale").
+_WHEN_AND_WHOM = re.compile(r"^(?:(?:hoy|manana|esta tarde|esta manana|luego|ahora|today|tomorrow|tonight|later)\b"
+                            r"[\s,]*)?(?:al?\s+(?:[\w&'.-]+\s+){1,4}?(?=[a-z]+(?:le|les)\b))?")
 
 
 def is_order(s: Sentence) -> bool:
     """An order for now ("mándale la factura"), not a standing instruction ("mándale siempre...")."""
     start = _BEFORE_ORDER.match(s.low)
-    return bool(_ORDER_START.match(s.low[start.end():] if start else s.low)) and not DURABLE.search(s.low)
+    low = s.low[start.end():] if start else s.low
+    return bool(_ORDER_START.match(low[_WHEN_AND_WHOM.match(low).end():])) and not DURABLE.search(s.low)
 
 
 # The words of a maybe (folded): here and in what a contact's terms are said as (fallback.TENTATIVE).
@@ -139,6 +144,7 @@ _ORDER_START = re.compile(
     r"factura|facturale|facturales|emite|envia|enviale|enviales|enviame|manda|mandale|mandales|mandame|crea|creame|"
     r"haz|hazme|prepara|preparame|genera|generame|borra|elimina|anade|busca|buscame|muestrame|ensename|"
     r"recuerdame|calcula|calculame|cambia|cambiame|pon|ponme|pasame|dame|dime|revisa|comprueba|descarga|sube|"
+    r"llevale|llevales|llevame|entregale|entregales|cobrale|cobrales|"
     r"abre|cancela|anula|llama|escribe|escribele|contesta|responde|reclama|reclamale|puedes|podrias|"
     # Asking the assistant to do something now ("quiero que me avises", "necesito que me prepares", "I want you to
     # remind me"), and wanting to see or fetch the business's records ("me gustaría consultar los cobros

@@ -86,7 +86,7 @@ class LocalExtractor:
         # "Le pagamos a 10 días", "el contacto allí es Marisa", "and they pay at 45 days": the subject named
         # just before, in this message, else the one the talk was on (`_recent`).
         recent, pool = _recent(context, pool)
-        answered = self._answer_facts(context, pool) or self._amended_facts(context.message or "", context, pool, recent)
+        answered = self._answer_facts(context, pool, recent) or self._amended_facts(context.message or "", context, pool, recent)
         if answered:
             return answered, Usage(purpose="extract", model=MODEL)
         read: list[tuple[Sentence, list[Mention], list[Mention]]] = []
@@ -121,14 +121,15 @@ class LocalExtractor:
             facts.setdefault((fact.subject, fact.attribute), fact)
         return list(facts.values()), Usage(purpose="extract", model=MODEL)
 
-    def _answer_facts(self, context: ExtractionContext, pool: Pool) -> list[Fact]:
+    def _answer_facts(self, context: ExtractionContext, pool: Pool, recent: list[Mention]) -> list[Fact]:
         """A short reply to a question, read as the statement it makes ("a 60" to "¿A cuántos días paga Talleres
-        García?"): the typed facts the rules read from it, else none (the reply is then read as it is)."""
+        García?"): the typed facts the rules read from it, else none (the reply is then read as it is). A statement
+        that names no one is about the subject the talk was on ("es el 655 31 20 98" to "¿Me das el número?")."""
         said = self.reply_statement(context.message or "", context.previous_assistant)
         if said is None:
             return []
         s = Sentence.of(said)
-        return list(self._sentence_facts(s, context, _mentioned(s, pool)[0], []))
+        return list(self._sentence_facts(s, context, _mentioned(s, pool)[0], recent))
 
     def _amended_facts(self, text: str, context: ExtractionContext, pool: Pool, recent: list[Mention]) -> list[Fact]:
         """A short correction of what was just said, naming no subject ("no perdona, a 90", "sorry, my mistake,
@@ -225,13 +226,13 @@ class LocalExtractor:
         the local backend's gate takes a fact a rule can read as worth remembering. A short reply is read as the
         statement it makes to the question before it (`previous`)."""
         context = ExtractionContext(message=message, previous_assistant=previous)
-        if self._answer_facts(context, known_subjects(context)):
+        recent, pool = _recent(context, known_subjects(context))
+        if self._answer_facts(context, pool, recent):
             return True, bool(sensitive(Sentence.of(message)))
         if amended_statement(message, "Acme") is not None:
             # A correction of a value just given ("sorry, my mistake, it's 30 days"): the extractor reads it
             # against the subject the talk was on (`_amended_facts`).
             return True, False
-        recent, pool = _recent(context, known_subjects(context))
         for unit in units(message):
             if unit.phatic:
                 continue
@@ -393,7 +394,17 @@ def _recent(context: ExtractionContext, pool: Pool) -> tuple[list[Mention], Pool
     if not asked and (introduced := introduced_subjects(question, pool, asked=True)):
         pool = pool + introduced
         asked = find_mentions(question, pool)
-    return asked or carried_over(context.recent_subjects, pool), pool
+    if asked:
+        return asked, pool
+    carried = carried_over(context.recent_subjects, pool)
+    if not carried and context.previous_said and reads_as_reply(context.message):
+        # A reply about what the writer named just before, that nothing was learnt of yet.
+        said = Sentence.of(context.previous_said)
+        carried = [replace(m, start=0, end=0, confidence=0.7) for m in find_mentions(said, pool)[:1]]
+        if not carried and (introduced := introduced_subjects(said, pool)):
+            pool = pool + introduced
+            carried = [replace(m, start=0, end=0, confidence=0.7) for m in find_mentions(said, pool)[:1]]
+    return carried, pool
 
 
 def _mentioned(s: Sentence, pool: Pool) -> tuple[list[Mention], Pool]:

@@ -118,6 +118,8 @@ _LEAD = re.compile(
     # the writer handing over what follows: "te cuento:", "te paso los datos del cliente nuevo:"
     r"te (?:cuento|comento|digo|aviso)(?: que)?|te paso (?:los|sus) datos(?: del? [a-z]+(?: [a-z]+)?)?(?=\s*:)|"
     r"bien(?=\s*[,!.])|encima|por aqui|(?:buenas|malas) noticias|madre mia|uf|buf|ostras|"
+    # a warning in front ("ojo q pardo ahora paga a 45", "heads up, ...")
+    r"ojo|heads up|"
     r"(?:anda|vaya|ya|jo)(?=\s*[,!.]))\b[\s,!.:;-]*)+")
 # Fillers of speech and voice notes after what is told ("... now, you know", "... bueno eso", "... o sea").
 # "bueno" and "sabes" alone only after a comma: "el vino es muy bueno" keeps its word.
@@ -142,6 +144,10 @@ _VOCATIVE_START = re.compile(r"^(?:(?:hey|hi|hello|hola|oye|thanks|thank you|gra
                              r"[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*[,!:]+\s+")
 # At the end only before "!" or "?", or "." in a unit with no number (", London." ends an address).
 _VOCATIVE_END = re.compile(r",\s*[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\s*(?:[!?]+|\.+)\s*$")
+# ... but not a name in apposition to the person it names ("ahora lleva las compras su sobrino, Álex.").
+_APPOSED_TO = re.compile(r"\b(?:sobrin[oa]|hij[oa]|herman[oa]|mujer|marido|novi[oa]|pareja|prim[oa]|soci[oa]|jef[ea]|"
+                         r"encargad[oa]|companer[oa]|amig[oa]|nephew|niece|son|daughter|brother|sister|wife|husband|"
+                         r"partner|boss|manager|colleague|cousin|friend)$")
 # "Tutéame, ...", "Llámame, ...": a verb with its pronoun, not someone's name.
 _CLITIC = re.compile(r"[a-z]{3,}(?:me|nos|te|lo|la|le|les|selo|sela)\b")
 # Second person without the first: about the listener ("you're so talented"), not a fact of the writer.
@@ -245,7 +251,8 @@ def strip_talk(text: str, keep: frozenset[str] = frozenset()) -> str:
         if m and m.start() and not _KNOW_VERB.search(fold(text)[: m.start()]):
             text = text[: m.start()]
         m = _VOCATIVE_END.search(text)
-        if m and not _kept(m.group(), keep) and ("." not in m.group() or not re.search(r"\d", text)):
+        if m and not _kept(m.group(), keep) and ("." not in m.group() or not re.search(r"\d", text)) \
+                and not _APPOSED_TO.search(fold(text[: m.start()]).rstrip()):
             text = text[: m.start()].strip()
         if text == before:
             break
