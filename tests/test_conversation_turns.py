@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from memory_core.domain.text import fold
-
 from tests.test_serving import _asked
 
 W = "whatsapp"
