@@ -148,3 +148,25 @@ def test_a_warning_in_front_is_talk_and_what_follows_it_is_read_as_told(text, su
     assert [f.subject for f in facts] == [subject]
     assert attribute is None or facts[0].attribute == attribute
     assert not fold(facts[0].value).startswith(("ojo", "heads up"))
+
+
+# --- the person's own life (the tuning half of evals/serve7; its other half is never tuned on) ---------------
+
+@pytest.mark.parametrize("told, ask, word", [
+    ("Our anniversary is on the 9th of June, 12 years this time", "anything coming up in June?", "anniversary"),
+    ("My son Oliver is studying law at Edinburgh", "what's Oliver up to these days?", "law"),
+    ("My son Oliver is applying to study medicine at Edinburgh", "what's Oliver up to these days?", "medicine"),
+    ("Estoy ahorrando para un viaje a Japón en octubre del año que viene", "¿qué planes tengo para el año que viene?",
+     "japon"),
+])
+def test_what_the_person_tells_of_their_life_is_served_back_to_them_in_their_words(database, backend, told, ask, word):
+    result = _asked(database, backend, [{"text": told}], _ask(ask, [word], writer=0, days_later=20))
+    assert _served(result), result["asks"]
+
+
+def test_a_diagnosis_told_beside_a_diet_is_never_kept_nor_served(database, backend):
+    result = _asked(database, backend, [{"text": "Mi mujer es vegetariana y yo celíaco, tenlo en cuenta para las "
+                                                 "reservas"}],
+                    _ask("resérvame para cenar el sábado", [], ["celiac", "celíaco"], writer=0, days_later=3))
+    assert _served(result), result["asks"]
+    assert not any("celíaco" in m["value"] for m in result["memories"]), result["memories"]

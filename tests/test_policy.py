@@ -21,7 +21,7 @@ from tests.support.migrations import migration
 def _seed() -> list[Exclusion]:
     return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED] + \
         [Exclusion("special", name, pattern, None, description)
-         for seeded in ("w2_special_patterns", "w5_special_smoking", "w6_special_allergies")
+         for seeded in ("w2_special_patterns", "w5_special_smoking", "w6_special_allergies", "w7_special_coeliac")
          for name, pattern, description in migration(seeded).ROWS]
 
 
@@ -135,6 +135,9 @@ def test_an_iban_is_a_bank_account_not_a_card():
     ("Mrs Okafor is allergic to nuts, so nothing with almonds in her orders", "allergies"),
     ("Soy alérgica al marisco", "allergies"),
     ("el niño de los Ruiz tiene alergia a la leche", "allergies"),
+    ("Mi mujer es vegetariana y yo celíaco, tenlo en cuenta para las reservas", "coeliac"),
+    ("Tom at Riverside Deli is coeliac, so nothing with wheat for him", "coeliac"),
+    ("mi hija tiene celiaquía", "coeliac"),
 ])
 def test_special_categories(text, rule):
     result = verdict(text)
@@ -164,6 +167,7 @@ def test_special_categories(text, rule):
     "the smoking area is behind the warehouse",
     "la carta de alérgenos está colgada en la entrada",  # a menu's allergens are no one's health
     "tenemos pan sin gluten para celíacos",
+    "we do a gluten-free range for coeliacs",
     "every dish lists its allergens",
 ])
 def test_ordinary_business_facts_pass_clean(text):

@@ -29,7 +29,11 @@ ENGLISH_LABELS = {
     "retencion_irpf": "income tax withholding", "aficion": "hobby", "instrumento": "instrument",
     "no_come": "does not eat", "nota": "note", "trabajo_anterior": "previous job",
     "hora_apertura": "opening time", "hora_cierre": "closing time", "vencimiento": "falls due",
-    "situacion": "trading status", "dia_facturacion": "billing day",
+    "situacion": "trading status", "dia_facturacion": "billing day", "aniversario": "anniversary",
+    "cumpleanos": "birthday", "residencia": "lives in", "empleador": "employer", "mudanza": "move",
+    "comida_favorita": "favourite food", "dia_entrega": "delivery day", "aseguradora": "insurer",
+    "cambio_precios": "price change", "contable": "accountant", "gestoria": "accounting firm", "abogado": "lawyer",
+    "banco": "bank", "novio": "boyfriend", "novia": "girlfriend", "regimen_irpf": "income tax scheme",
 }
 # Where the stored name, with its underscores as spaces, is not how Spanish writes it.
 SPANISH_LABELS = {
@@ -40,7 +44,9 @@ SPANISH_LABELS = {
     "persona_contacto": "persona de contacto", "formato_factura": "formato de factura",
     "formato_importes": "formato de importes", "estilo_respuesta": "estilo de respuesta", "aficion": "afición",
     "no_come": "no come", "email": "email", "hora_apertura": "hora de apertura", "hora_cierre": "hora de cierre",
-    "situacion": "situación", "dia_facturacion": "día de facturación",
+    "situacion": "situación", "dia_facturacion": "día de facturación", "cumpleanos": "cumpleaños",
+    "dia_entrega": "día de entrega", "gestoria": "gestoría", "regimen_irpf": "régimen de IRPF",
+    "comida_favorita": "comida favorita", "cambio_precios": "cambio de precios",
 }
 # The first word of a generic note (`nota_<topic>_...`), in English.
 NOTE_TOPICS_EN = {

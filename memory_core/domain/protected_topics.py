@@ -78,6 +78,10 @@ _PATTERNS = [
     re.compile(r"\b(?:trabajo|trabaja|trabajaba|curro|soy|es|estudio|estudia)\s+(?:de\s+|como\s+)?(?:un\s+|una\s+)?"
                r"(?P<t>enfermer[oa]s?|m[eé]dic[oa]s?|medicina|enfermer[ií]a|psic[oó]log[oa]s?|psicolog[ií]a|"
                r"psiquiatra|terapeuta)\b", re.I),
+    # Studying it: "applying to study medicine at Edinburgh", "is doing a nursing degree", "estudia Medicina".
+    re.compile(r"\b(?:study|studies|studying|studied|read|reads|reading|estudiar|estudiando|estudia|estudio|hacer|hace|"
+               r"haciendo|empezado|empieza|doing|do|does|start|starts|starting|started)\s+(?:a\s+)?"
+               r"(?P<t>medicine|medical|nursing|enfermer[ií]a|medicina)\b(?:\s+(?:degree|school|course))?", re.I),
     re.compile(r"\b(?:work|works|working|worked|job|trabajo|trabaja|trabajar|trabajando)\s+(?:\w+\s+){0,3}?(?:at|in|en)\s+"
                r"(?:the\s+|a\s+|el\s+|un\s+)?(?:\w+\s+)?(?P<t>hospital)\b", re.I),
 ]

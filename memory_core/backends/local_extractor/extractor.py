@@ -16,6 +16,7 @@ from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
+    MORE_WORDS,
     THEY_FIRST,
     TRADE_SUBJECT,
     VALUE_MAX_CHARS,
@@ -456,13 +457,22 @@ _CONTINUES = re.compile(r"(?:it|it's|its|they|they're|they've|this|that|these|th
                         r"incluye)\b(?!\s*\?)")
 
 
+# The relatives and pets a rule reads by name alone (hijo, hija_lucia, mascota_coco...).
+_KIN = frozenset({"hijo", "hija", "hijos", "hermano", "hermana", "pareja", "esposa", "esposo", "marido", "mujer",
+                  "madre", "padre", "novio", "novia", "mascota"})
+KIN_MORE_WORDS = 2
+
+
 def _tells_more(s: Sentence, found: list[Fact], mentions: list[Mention]) -> bool:
     """The unit tells more than the rules read from it: of the writer's life ("I took my turtles to the beach
     in Tampa yesterday": a pet, and a day out), or of a customer or supplier, beyond its name and the
     values read ("el gimnasio Vértice me alquila 20 bicis de spinning y me paga a 45 días": a term, and a
     rental), by a word more than the writer's."""
     if all(f.subject == "self" for f in found):
-        return says_more(s, [f.value for f in found] + [YEARLY_WORDS for f in found if yearly(f.attribute)][:1])
+        # Of a relative or a pet only their name was read: two words more about them are news of them ("My son
+        # Oliver is studying law at Edinburgh").
+        more = KIN_MORE_WORDS if all(f.attribute.split("_")[0] in _KIN for f in found) else MORE_WORDS
+        return says_more(s, [f.value for f in found] + [YEARLY_WORDS for f in found if yearly(f.attribute)][:1], more)
     names = [s.text[m.start:m.end] for m in mentions]
     return says_more(s, [f.value for f in found] + names, CONTACT_MORE_WORDS)
 

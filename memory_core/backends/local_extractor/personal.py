@@ -427,9 +427,12 @@ _EVENT_SHAPES = [
     (re.compile(r"^(?:me voy|nos vamos|voy|vamos|viajo|viajamos|i'm going|we're going|i'm flying|i fly|i travel|"
                 r"we travel)\s+(?:a|de|to|on)\s+(?=[A-Za-zÁÉÍÓÚÑáéíóúñ])"), "whole"),
     (re.compile(r"^(?:cerramos|cierro|cerrado|cerrados|estamos cerrados|we're closed|we are closed|closed)\b"), "whole"),
-    # "I'm planning to go camping next month", "vamos a hacer el Camino en junio": a plan, the whole sentence
+    # "I'm planning to go camping next month", "vamos a hacer el Camino en junio", "estoy ahorrando para un viaje a
+    # Japón en octubre": a plan, the whole sentence
     (re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:planning|going|hoping|about)\s+to\s+|^(?:i|we)\s+(?:plan|want|hope)\s+"
-                r"to\s+|^(?:voy|vamos|pienso|pensamos|queremos|quiero)\s+a\s+\w+|^(?:tengo|tenemos) pensado\s+"), "whole"),
+                r"to\s+|^(?:voy|vamos|pienso|pensamos|queremos|quiero)\s+a\s+\w+|^(?:tengo|tenemos) pensado\s+|"
+                r"^(?:estoy|estamos)\s+ahorrando\s+para\s+|^(?:i'm|i am|we're|we are)\s+saving\s+(?:up\s+)?for\s+"),
+     "whole"),
 ]
 # Told in the past: "fui al concierto el 3 de mayo", "I went to a pottery class last Saturday"; a day a state
 # began ("soy jefa de recepción desde el 1 de febrero") is one gone by.
