@@ -16,7 +16,8 @@ from memory_core.reading.fence import quoted
     ("plazo_de_pago", "Plazo de pago", "Payment term"),
     ("hijo_juan", "Hijo: juan", "Son: juan"),
     ("mascota_coco", "Mascota: coco", "Pet: coco"),
-    ("dias_entrega", "Dias entrega", "Dias entrega"),
+    ("dias_entrega", "Día de entrega", "Delivery day"),  # a name of a known family
+    ("color_furgoneta", "Color furgoneta", "Color furgoneta"),
 ])
 def test_attributes_get_a_label_in_each_language_and_unknown_ones_a_humanised_one(key, es, en):
     assert labels.attribute(key, "es") == es and labels.attribute(key, "en") == en

@@ -216,7 +216,7 @@ def attribute_name(name: str, lang: str = "en") -> str:
 
     if lang[:2] == "en":
         return ENGLISH_LABELS.get(name) or ENGLISH_LABELS.get(attribute_family(name)) or name.replace("_", " ")
-    return SPANISH_LABELS.get(name) or name.replace("_", " ")
+    return SPANISH_LABELS.get(name) or SPANISH_LABELS.get(attribute_family(name)) or name.replace("_", " ")
 
 
 _LONGEST_FIRST = sorted(ENGLISH_LABELS, key=len, reverse=True)  # "no_come" before "nota"...

@@ -57,8 +57,8 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:cobra|cobran)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
     rf"\b(?:pays?|terms?(?:\s+are|\s+is)?)\s+net\s*{_NUM}\b",
 )]
-# "paga a 90", "pagan con pagaré a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a floor, not a
-# negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
+# "paga a 90", "pagan con pagaré a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a
+# floor, not a negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
 _BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?(?:" + _PAY_BY
                          + r"\s+)?a\s+(?:los\s+)?(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
 _FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
@@ -736,7 +736,8 @@ _EMAIL_CUE = re.compile(r"\b(?:email|e-mail|correo|mail|direccion de correo|emai
 # "Marisa's number", "su número", "the number for Roig Tiles", "call him on ...", "llamarle al ..." are a phone's
 # too; an order's or an account's are not.
 _PHONE_CUE = re.compile(r"\b(?:telefono|movil|tlf|tel|phone|mobile)(?:\s+number)?\b|"
-                        r"\b(?:call|ring|text|reach)\s+(?:him|her|them)\s+on\b|\b(?:llamar|llama|llamad)(?:le|la|les)\s+al\b|(?:'s|\b(?:his|her|their|su))\s+(?:number|numero)\b|"
+                        r"\b(?:call|ring|text|reach)\s+(?:him|her|them)\s+on\b|\b(?:llamar|llama|llamad)(?:le|la|les)\s+al\b|"
+                        r"(?:'s|\b(?:his|her|their|su))\s+(?:number|numero)\b|"
                         r"\b(?:the|el)\s+(?:number|numero)(?=\s+(?:for|of|de)\b(?!\s+(?:cuenta|pedido|factura|serie|"
                         r"referencia|order|invoice|account|reference)))")
 _OF_SLOT = re.compile(r"\s+(?:de facturacion\s+|de contacto\s+)?(?:de|del|of|at|for|from)\s+(?P<who>.+?)\s+(?:es|is)\b")

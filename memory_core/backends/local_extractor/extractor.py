@@ -16,7 +16,6 @@ from memory_core.backends.local_extractor.business import BUSINESS_RULES
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
-    MORE_WORDS,
     THEY_FIRST,
     TRADE_SUBJECT,
     VALUE_MAX_CHARS,
@@ -34,6 +33,7 @@ from memory_core.backends.local_extractor.fallback import (
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, Pool, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import (
+    KIN_WORDS,
     PERSONAL_RULES,
     YEARLY_WORDS,
     rule_event,
@@ -401,10 +401,9 @@ def _recent(context: ExtractionContext, pool: Pool) -> tuple[list[Mention], Pool
     if not carried and context.previous_said and reads_as_reply(context.message):
         # A reply about what the writer named just before, that nothing was learnt of yet.
         said = Sentence.of(context.previous_said)
-        carried = [replace(m, start=0, end=0, confidence=0.7) for m in find_mentions(said, pool)[:1]]
-        if not carried and (introduced := introduced_subjects(said, pool)):
+        if not find_mentions(said, pool) and (introduced := introduced_subjects(said, pool)):
             pool = pool + introduced
-            carried = [replace(m, start=0, end=0, confidence=0.7) for m in find_mentions(said, pool)[:1]]
+        carried = [replace(m, start=0, end=0, confidence=0.7) for m in find_mentions(said, pool)[:1]]
     return carried, pool
 
 
@@ -471,8 +470,10 @@ def _tells_more(s: Sentence, found: list[Fact], mentions: list[Mention]) -> bool
     if all(f.subject == "self" for f in found):
         # Of a relative or a pet only their name was read: two words more about them are news of them ("My son
         # Oliver is studying law at Edinburgh").
-        more = KIN_MORE_WORDS if all(f.attribute.split("_")[0] in _KIN for f in found) else MORE_WORDS
-        return says_more(s, [f.value for f in found] + [YEARLY_WORDS for f in found if yearly(f.attribute)][:1], more)
+        told = [f.value for f in found] + [YEARLY_WORDS for f in found if yearly(f.attribute)][:1]
+        if all(f.attribute.split("_")[0] in _KIN for f in found):
+            return says_more(s, [*told, KIN_WORDS], KIN_MORE_WORDS)
+        return says_more(s, told)
     names = [s.text[m.start:m.end] for m in mentions]
     return says_more(s, [f.value for f in found] + names, CONTACT_MORE_WORDS)
 

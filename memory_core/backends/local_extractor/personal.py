@@ -142,6 +142,10 @@ _PETS = {"perro": "perro", "perra": "perro", "perrito": "perro", "perrita": "per
          "rabbit": "rabbit", "bunny": "rabbit", "parrot": "parrot", "turtle": "turtle", "horse": "horse",
          "fish": "fish", "guinea pig": "guinea pig", "snake": "snake", "bird": "bird"}
 _PET = "(?P<pet>" + "|".join(sorted(_PETS, key=len, reverse=True)) + ")"
+# The words that only say whom a relative or a pet is to the writer ("I have two kids, Pau and Marina", "tengo un
+# perro"): they tell nothing more of them.
+KIN_WORDS = " ".join([*_RELATIVES, *_PETS, "two", "three", "four", "dos", "tres", "cuatro", "have", "got", "tengo",
+                      "tenemos", "called", "named", "llama", "llaman"])
 _PET_OWN = re.compile(
     rf"\b(?:(?:tengo|tenemos|he adoptado|hemos adoptado|adopte|adoptamos|nos hemos traido|me he comprado)\s+"
     rf"(?:un|una|dos|tres)?\s*|(?:mi|mis|nuestro|nuestra|nuestros|my|our)\s+(?:new\s+|nuevo\s+|nueva\s+)?|"
