@@ -6,14 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memory_core.domain.text import fold
-from tests.test_serving import _asked
+from tests.test_serving import _asked, served
 
 W = "whatsapp"
-
-
-def _served(result) -> bool:
-    """Every ask's block said what it must and nothing it must not."""
-    return all(not a["missing"] and not a["leaked"] for a in result["asks"])
 
 
 def _ask(text, holds=(), not_holds=(), writer=1, days_later=2):
@@ -32,7 +27,7 @@ def _ask(text, holds=(), not_holds=(), writer=1, days_later=2):
 def test_who_took_over_a_customer_s_buying_replaces_its_contact(database, backend, told, retold, ask, new, old):
     result = _asked(database, backend, [{"text": told}, {"text": retold, "days_later": 20}],
                     _ask(ask, [new], [f"<<<{old}>>>"]))
-    assert _served(result), result["asks"]
+    assert served(result), result["asks"]
     assert result["superseded"] == 1, result["memories"]
 
 
@@ -51,7 +46,7 @@ def test_a_name_in_apposition_ends_the_sentence_and_is_no_vocative():
 def test_an_order_for_today_said_to_whom_first_is_no_standing_fact(database, backend, text):
     result = _asked(database, backend, [{"text": text}],
                     _ask("organiza lo de la semana que viene", [], ["tarde", "email"], days_later=7))
-    assert _served(result), result["asks"]
+    assert served(result), result["asks"]
     assert result["memories"] == [], result["memories"]
 
 
@@ -59,7 +54,7 @@ def test_a_customer_told_always_to_be_delivered_in_the_afternoon_is_still_learnt
     result = _asked(database, backend, [{"text": "A Pinturas Sol llévales siempre el pedido por la tarde, que por la "
                                                  "mañana no hay nadie"}],
                     _ask("organiza la entrega de Pinturas Sol", ["tarde"]))
-    assert _served(result), result["asks"]
+    assert served(result), result["asks"]
 
 
 @pytest.mark.parametrize("text, method", [
@@ -70,7 +65,7 @@ def test_a_term_said_after_how_they_pay_is_kept_beside_it(database, backend, tex
     days = text.rsplit(" ", 1)[-1]
     result = _asked(database, backend, [{"text": text, "writer": 1, "channel": W}],
                     _ask("factura Autos Beñat", [method, f"{days} días"], writer=0))
-    assert _served(result), result["asks"]
+    assert served(result), result["asks"]
 
 
 def test_a_number_given_in_reply_is_the_phone_of_whom_the_writer_named_just_before(database, backend):
@@ -78,7 +73,7 @@ def test_a_number_given_in_reply_is_the_phone_of_whom_the_writer_named_just_befo
         {"text": "Apunta el teléfono de Marisa, de Cerámicas Roig"},
         {"text": "sí, es el 655 31 20 98", "previous_assistant": "¿Me das el número?"}],
         _ask("llama a Cerámicas Roig", ["655312098"], days_later=3))
-    assert _served(result), result["asks"]
+    assert served(result), result["asks"]
     assert [(m["subject"], m["attribute"]) for m in result["memories"]] == [("name:ceramicas roig", "telefono")]
 
 
@@ -112,7 +107,7 @@ def test_a_number_said_of_someone_is_their_phone_and_an_order_number_is_not(text
     assert all(f.subject != "name:marisa" for f in facts)  # her number at the business is the business's
 
 
-def test_the_writer_s_message_before_is_read_only_from_the_last_half_hour_and_never_with_a_secret(
+def test_the_writer_s_message_before_is_read_only_from_the_last_half_hour(
         factory, system_session):
     import datetime as dt
 
@@ -161,12 +156,12 @@ def test_a_warning_in_front_is_talk_and_what_follows_it_is_read_as_told(text, su
 ])
 def test_what_the_person_tells_of_their_life_is_served_back_to_them_in_their_words(database, backend, told, ask, word):
     result = _asked(database, backend, [{"text": told}], _ask(ask, [word], writer=0, days_later=20))
-    assert _served(result), result["asks"]
+    assert served(result), result["asks"]
 
 
 def test_a_diagnosis_told_beside_a_diet_is_never_kept_nor_served(database, backend):
     result = _asked(database, backend, [{"text": "Mi mujer es vegetariana y yo celíaco, tenlo en cuenta para las "
                                                  "reservas"}],
                     _ask("resérvame para cenar el sábado", [], ["celiac", "celíaco"], writer=0, days_later=3))
-    assert _served(result), result["asks"]
+    assert served(result), result["asks"]
     assert not any("celíaco" in m["value"] for m in result["memories"]), result["memories"]

@@ -18,6 +18,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from sqlalchemy import bindparam, func, literal, select
 from sqlalchemy.orm import Session, aliased
@@ -97,32 +98,35 @@ class Ledger:
 
 # --------------------------------------------------------------------------- reading what the pipeline needs
 
-def _turn_before(message, role: str, since=None):
-    """The text of the last `role` turn before `message` in its conversation (`since`: not sent before then), as a
-    scalar subquery correlated to `message` (the Message entity, or a row of it as a parameter)."""
+def _turn_before(role: str, since=None):
+    """The text of the last `role` turn before the Message row of the statement, in its conversation (`since`: not
+    sent before then), as a scalar subquery correlated to it."""
     prev = aliased(Message)
     q = select(prev.text).where(
-        prev.conversation_id == message.conversation_id, prev.role == role, prev.deleted_at.is_(None),
-        prev.created_at <= message.created_at, prev.id != message.id)
+        prev.conversation_id == Message.conversation_id, prev.role == role, prev.deleted_at.is_(None),
+        prev.created_at <= Message.created_at, prev.id != Message.id)
     if since is not None:  # by send time: imported history keeps its own (as `subjects.recent_subjects` reads it)
         q = q.where(func.coalesce(prev.sent_at, prev.created_at) >= since)
-    q = q.order_by(prev.created_at.desc(), prev.id.desc()).limit(1)
-    return q.correlate(Message).scalar_subquery() if message is Message else q.scalar_subquery()
+    return q.order_by(prev.created_at.desc(), prev.id.desc()).limit(1).correlate(Message).scalar_subquery()
 
 
-def _turns_before(message) -> tuple:
-    """The assistant's last turn, and the writer's own last message within CARRY_OVER, before `message`."""
-    sent = func.coalesce(message.sent_at, message.created_at) if message is Message else \
-        (message.sent_at or message.created_at)
-    return _turn_before(message, "assistant"), _turn_before(message, "user", sent - CARRY_OVER)
+def _turns_before() -> tuple:
+    """The assistant's last turn, and the writer's own last message within CARRY_OVER, before the Message row."""
+    return (_turn_before("assistant"),
+            _turn_before("user", func.coalesce(Message.sent_at, Message.created_at) - CARRY_OVER))
 
 
 def previous_turns(session: Session, message: Message) -> tuple[str | None, str | None]:
     """The assistant's last turn before this message (context for the gate and the extractor) and the writer's own
     message before it, if sent in the last CARRY_OVER (a reply that names no subject may answer about one it named:
     "Apunta el teléfono de Marisa, de Cerámicas Roig" ... "¿Me das el número?" ... "es el 655 31 20 98")."""
-    assistant, said = session.execute(select(*_turns_before(message))).one()
+    assistant, said = session.execute(select(*_turns_before()).where(Message.id == message.id)).one()
     return _cut(assistant), _cut(said)
+
+
+def _unless_secret(texts, verdict) -> tuple[str | None, ...]:
+    """The texts, each None where its `verdict` finds a secret: context is not worth sending a secret to a model."""
+    return tuple(None if text and verdict(text).secret else text for text in texts)
 
 
 def _cut(text: str | None) -> str | None:
@@ -349,7 +353,7 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
     appended here (`ledger.usage_row`) instead of added to the session (the worker writes its batch's at once)."""
     # The turns before each message (`previous_turns`), read with the messages in one statement.
     # An array, not an IN list: one statement text whatever the batch's size (prepared, planned once).
-    q = select(Message, *_turns_before(Message)).where(Message.id == func.any(literal(list(message_ids), _UUIDS)))
+    q = select(Message, *_turns_before()).where(Message.id == func.any(literal(list(message_ids), _UUIDS)))
     if lock:
         q = q.with_for_update(of=Message, **MESSAGE_LOCK)
     loaded = session.execute(q).all()
@@ -370,9 +374,8 @@ def prepare_messages(session: Session, message_ids: list[uuid.UUID], backend: Mo
         if msg.embedding is None or msg.embed_model != backend.embed_model:
             to_embed.append(p)
         if msg.role == "user" and not _writer_paused(session, cache, msg):
-            p.previous, p.previous_said = (
-                None if text and cache.verdict(session, msg.org_id, text).secret else text
-                for text in previous_of[msg.id])
+            p.previous, p.previous_said = _unless_secret(previous_of[msg.id],
+                                                         partial(cache.verdict, session, msg.org_id))
             to_gate.append(p)
     if to_embed:
         try:
@@ -476,10 +479,9 @@ def process_message(session: Session, message_id: uuid.UUID, backend: ModelBacke
         # Read (and cleared of secrets) when the batch was prepared, a moment ago.
         previous, previous_said, decided = prepared.previous, prepared.previous_said, prepared.decision
     else:
-        # Context is not worth sending a secret to a model.
-        (previous, previous_said), decided = (
-            None if text and check_text(text, exclusions).secret else text
-            for text in previous_turns(session, msg)), None
+        previous, previous_said = _unless_secret(previous_turns(session, msg),
+                                                 partial(check_text, exclusions=exclusions))
+        decided = None
     out = learn(session, access, org, msg.text, backend, ledger=ledger, previous=previous,
                 previous_said=previous_said,
                 source=Source(message_id=msg.id, conversation_id=msg.conversation_id), today=today,

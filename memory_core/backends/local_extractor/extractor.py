@@ -33,6 +33,7 @@ from memory_core.backends.local_extractor.fallback import (
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import Mention, Pool, find_mentions, introduced_subjects, name_at
 from memory_core.backends.local_extractor.personal import (
+    KIN_FAMILIES,
     KIN_WORDS,
     PERSONAL_RULES,
     YEARLY_WORDS,
@@ -456,9 +457,6 @@ _CONTINUES = re.compile(r"(?:it|it's|its|they|they're|they've|this|that|these|th
                         r"incluye)\b(?!\s*\?)")
 
 
-# The relatives and pets a rule reads by name alone (hijo, hija_lucia, mascota_coco...).
-_KIN = frozenset({"hijo", "hija", "hijos", "hermano", "hermana", "pareja", "esposa", "esposo", "marido", "mujer",
-                  "madre", "padre", "novio", "novia", "mascota"})
 KIN_MORE_WORDS = 2
 
 
@@ -471,7 +469,7 @@ def _tells_more(s: Sentence, found: list[Fact], mentions: list[Mention]) -> bool
         # Of a relative or a pet only their name was read: two words more about them are news of them ("My son
         # Oliver is studying law at Edinburgh").
         told = [f.value for f in found] + [YEARLY_WORDS for f in found if yearly(f.attribute)][:1]
-        if all(f.attribute.split("_")[0] in _KIN for f in found):
+        if all(f.attribute.split("_")[0] in KIN_FAMILIES for f in found):
             return says_more(s, [*told, KIN_WORDS], KIN_MORE_WORDS)
         return says_more(s, told)
     names = [s.text[m.start:m.end] for m in mentions]

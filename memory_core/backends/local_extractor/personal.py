@@ -142,6 +142,9 @@ _PETS = {"perro": "perro", "perra": "perro", "perrito": "perro", "perrita": "per
          "rabbit": "rabbit", "bunny": "rabbit", "parrot": "parrot", "turtle": "turtle", "horse": "horse",
          "fish": "fish", "guinea pig": "guinea pig", "snake": "snake", "bird": "bird"}
 _PET = "(?P<pet>" + "|".join(sorted(_PETS, key=len, reverse=True)) + ")"
+# The attribute families of a relative or a pet a rule reads by name alone (hijo, hija_lucia, mascota_coco...).
+KIN_FAMILIES = frozenset({"hijo", "hija", "hijos", "hermano", "hermana", "pareja", "esposa", "esposo", "marido",
+                          "mujer", "madre", "padre", "novio", "novia", "mascota"})
 # The words that only say whom a relative or a pet is to the writer ("I have two kids, Pau and Marina", "tengo un
 # perro"): they tell nothing more of them.
 KIN_WORDS = " ".join([*_RELATIVES, *_PETS, "two", "three", "four", "dos", "tres", "cuatro", "have", "got", "tengo",
