@@ -57,10 +57,11 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:cobra|cobran)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
     rf"\b(?:pays?|terms?(?:\s+are|\s+is)?)\s+net\s*{_NUM}\b",
 )]
-# "paga a 90", "pagan con pagaré a 90" (days implied; a small number is not a term), "no paga hasta los 75 días" (a
+# "paga a 90", "pagan con pagaré a 90", "pagan a 60 por transferencia" (days implied; a small number is not a term), "no paga hasta los 75 días" (a
 # floor, not a negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
 _BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?(?:" + _PAY_BY
-                         + r"\s+)?a\s+(?:los\s+)?(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b)")
+                         + r"\s+)?a\s+(?:los\s+)?(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b|\s+"
+                         + _PAY_BY + r"\b)")
 _FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
                           rf"(?:\w+\s+){{0,3}}?(?:hasta|antes de|before|until)\s+(?:los\s+|the\s+)?"
                           rf"{_NUM}\s*(?:dias|days)")
@@ -82,6 +83,10 @@ _MONTH_DAY = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+|always
                         r"\d{1,2}(?:st|nd|rd|th)?\s+(?:del mes siguiente|del mes que viene|de cada mes|"
                         r"of (?:the following|the next|every|each) month))\b")
 _CASH = re.compile(r"\b(?:paga|pagan|nos paga|pays?)\s+(?:siempre\s+)?(?P<v>al contado|por adelantado|por anticipado|a la entrega|contra reembolso|upfront|in advance|cash on delivery|on delivery)")
+# A line of a list labelled with whom it is about ("- Restaurante Lua: al contado, cuando se entrega", "- Catering
+# Olmo: a 30 pero siempre se retrasan"): the term after the colon.
+_LABELLED = re.compile(r"^[^:,.]{3,50}:\s*(?:(?:pagan?|nos pagan?)\s+)?(?:a\s+(?P<n>\d{1,3})(?:\s*dias)?(?=\s*$|[\s,])|"
+                       r"(?P<v>al contado|a la entrega|contra reembolso|por adelantado)\b)")
 _CASH_VALUES = {"upfront": "por adelantado", "in advance": "por adelantado", "por anticipado": "por adelantado",
                 "cash on delivery": "contra reembolso", "contra reembolso": "contra reembolso", "on delivery": "a la entrega"}
 
@@ -140,13 +145,30 @@ def _payment_terms(s: Sentence) -> Iterator[Found]:
     if m and not s.negated(m.start()):
         yield Found("plazo_pago", re.sub(r"^on ", "", s.text[m.start("v"): m.end("v")]), "contact", m.start())
         return
-    m = _CASH.search(s.low)
-    if m and not s.negated(m.start()):
+    m = _CASH.search(s.low) or _LABELLED.match(s.low)
+    if m and m.group("v") and not s.negated(m.start()):
         yield Found("plazo_pago", _CASH_VALUES.get(m.group("v"), m.group("v")), "contact", m.start())
+    elif m and m.group("n") and 7 <= int(m.group("n")) <= 180:
+        yield Found("plazo_pago", f"{int(m.group('n'))} días", "contact", m.start())
+
+
+# A customer moving to another way of paying ("Bloom & Co want to move to direct debit from now on", "Talleres Ruiz se
+# pasa a la transferencia"): its method from now on.
+_MOVES_TO = re.compile(r"(?:\b(?:(?:want|wants|are going|is going|have|has|'ve)\s+(?:to\s+)?|will\s+|are\s+|is\s+)?"
+                       r"(?:move|moved|moving|switch|switched|switching|change|changed|changing|go|going)\s+(?:over\s+)?"
+                       r"to\s+(?:paying\s+(?:by|with)\s+)?|\bse\s+(?:pasan?|han pasado|ha pasado|van a pasar|va a pasar)\s+a\s+"
+                       r"(?:pagar\s+(?:por|con)\s+)?(?:la\s+|el\s+)?|\b(?:quieren?|van? a)\s+pasarse\s+a\s+(?:la\s+|el\s+)?)"
+                       r"(?=(?:" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + r")\b)")
 
 
 def _rule_payment_method(s: Sentence) -> Iterator[Found]:
     m = _PAY_METHOD.search(s.low)
+    if not m:
+        m = _MOVES_TO.search(s.low)
+        if m and not s.negated(m.start()):
+            v = next(v for v in sorted(_PAY_METHODS, key=len, reverse=True) if s.low[m.end():].startswith(v))
+            yield Found("forma_pago", _PAY_METHODS[v], "contact", m.start())
+        return
     if m and not s.negated(m.start()):
         yield Found("forma_pago", _PAY_METHODS[m.group("v")], "contact", m.start())
 

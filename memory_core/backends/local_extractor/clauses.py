@@ -6,12 +6,17 @@ import re
 
 from memory_core.backends.local_extractor.text import Sentence, fold
 
+_REMIND_WHAT_IS = (r"(?:remind me|recuerdame)(?=(?:\s+que|\s+that)?\s+(?:my|our|the|his|her|their|mi|mis|nuestr[oa]s?|el|la|"
+                   r"los|las|[a-z]+'s)\b[^.?!]{0,60}?\b(?:is|are|'s|es|son|cumple|turns)\b)")
 REMEMBER_PREFIX = re.compile(
     r"^(?:(?:oye|vale|ok|bueno|pues|por cierto|hola)\s*,?\s*)*(?:(?:por favor|porfa)\s*,?\s*)?"
     r"(?:recuerda(?:lo)?|acuerdate(?: de)?|apunta(?:te)?|anota|guarda(?:te)?|ten en cuenta|toma nota(?: de)?|"
     r"para que lo sepas|que sepas|(?:para )?que conste|quiero que recuerdes|no (?:te )?olvides(?: de)?|"
     r"que no se (?:me|te) olvide|"
-    r"(?:please )?remember|note(?: down)?|make a note|keep in mind|bear in mind|fyi|for the record|just so you know)"
+    r"(?:please )?remember|note(?: down)?|make a note|keep in mind|bear in mind|fyi|for the record|just so you know|"
+    # "remind me my mum's birthday is the 3rd of April", "recuérdame que el cumple de mi madre es el 3": what is, to
+    # remember; "remind me to call her" stays an order.
+    + _REMIND_WHAT_IS + r")"
     r"(?:\s+(?:que|that|esto|this))?\s*[:,]?\s*")
 # Lead-ins that frame a statement without being part of it: requests to remember and corrections. The
 # bare words ("ojo", "update") only count before a colon or comma: "update my address" is an order.
@@ -71,7 +76,14 @@ def statement(s: Sentence) -> bool:
     hypothetical = _HYPOTHETICAL.search(fold(text))
     if hypothetical and _told_before(fold(text), hypothetical.start()):
         hypothetical = None
-    return not (hypothetical or _INJECTION.search(s.low))
+    return not (hypothetical or _INJECTION.search(s.low) or ONE_OFF.search(s.low))
+
+
+# What holds this once ("al pedido de hoy hazle un 10%, solo esta vez", "just this once, deliver at 6"): no standing fact.
+ONE_OFF = re.compile(r"\b(?:solo|solamente|nada mas|only|just)\s+(?:por\s+)?(?:esta vez|este pedido|por hoy|this once|"
+                     r"this time|this order|for today)\b|\bpor esta vez\b|\bthis time only\b|\bjust (?:the )?once\b|"
+                     r"\b(?:al|en el|para el|del) pedido de (?:hoy|manana)\b|\b(?:a|en|para) este pedido\b|"
+                     r"\b(?:on|for|in) (?:today'?s|tomorrow'?s|this) (?:order|delivery|invoice)\b")
 
 
 # "I also made a chocolate cake the other day, maybe you'd like it", "I just visited a travel agency to see what
@@ -96,7 +108,8 @@ def _told_before(low: str, at: int) -> bool:
 # escribir una película entera"): a feeling told, not a hypothesis.
 _FEELS_ABLE = re.compile(r"(?i)\b(?:feel|feels|felt|feeling)\s+(?:like|that)\s+(?:i|we)\s+could\b|"
                          r"\b(?:siento|sentia|senti|sentimos)\s+que\s+(?:podr[ií]a|podr[ií]amos)\b")
-_NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know|sure|incluso|como|aun)\s+(?:if|si)\b")
+# "vivo en Leganés, por si me buscas cosas cerca": "por si" is "in case", no condition on what was told.
+_NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know|sure|incluso|como|aun|por)\s+(?:if|si)\b")
 _STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\s+(?:si|if)\b")
 
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory_core.backends.local_extractor.clauses import REFUSED
+from memory_core.backends.local_extractor.clauses import REFUSED, is_order
 from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences, untexted
 from memory_core.domain.dates import DAY_WORDS
 
@@ -265,12 +265,21 @@ def _kept(span: str, keep: frozenset[str]) -> bool:
     return any(w in keep for w in re.findall(r"[a-z]+", fold(span)))
 
 
+# Asking to note what was just said ("apúntalo xfa q lo uso cada semana", "save that please, I use it every week"):
+# the fact is in what came before; this unit and its reason teach nothing of their own.
+_NOTE_IT = re.compile(r"^(?:(?:vale|ok|pues|bueno|y)\s*,?\s*)*(?:apunta|anota|guarda|apuntate|anotate|guardate|memoriza)"
+                      r"(?:lo|la|los|las|melo|mela|telo|tela)\b(?:\s*,?\s*(?:por favor|porfa|please))?"
+                      r"(?:\s*,?\s*(?:que|porque|ya que|pues)\b.*)?$|"
+                      r"^(?:(?:ok|and)\s*,?\s*)*(?:please\s+)?(?:note|save|write|jot|store)\s+(?:it|that|this)(?:\s+down)?"
+                      r"(?:\s*,?\s*(?:please|pls))?(?:\s*,?\s*(?:as|because|since|cos|cause|(?:i|we) (?:use|need) (?:it|that|this))\b.*)?$")
+
+
 def is_phatic(text: str) -> bool:
     """Nothing but greetings, thanks, agreement, compliments or reactions (in es and en)."""
     low = fold(_EMOJI.sub(" ", text)).strip(" .!?¡¿,;:-")
     if not low:
         return True
-    if _PHATIC_START.match(low):
+    if _PHATIC_START.match(low) or _NOTE_IT.match(low):
         return True
     words = re.findall(r"[a-z']+", low)
     if not words:
@@ -278,8 +287,8 @@ def is_phatic(text: str) -> bool:
     # Names (a vocative: "Thanks, Mel") count as talk; a sentence's capitalised first word does not.
     capitalised = {fold(m.group()) for m in re.finditer(r"\b[A-ZÁÉÍÓÚÑ][a-záéíóúñü]+\b", text)
                    if text[: m.start()].strip(" ¡¿\"'(")}
-    if all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8:
-        return True
+    if all(w in PHATIC_WORDS or w in capitalised for w in words) and len(words) <= 8 and not re.search(r"\d", low):
+        return True  # (a number is no talk: "- Catering Olmo: a 30")
     left = [w for w in words if w not in PHATIC_WORDS and w not in FEELING_WORDS and w not in FUNCTION_WORDS]
     if _PLACE_NAMED.search(text):
         return False  # "I was in Chicago, it was awesome!": where the writer was is no echo
@@ -373,6 +382,20 @@ _HEDGE = re.compile(r"^(?:pero\s+|but\s+|aunque\s+|y\s+)?(?:no\s+(?:estoy|estamo
                     r"(?:\s+(?:though|eh|del todo|todavia|aun|yet))?\W*$|^" + REFUSED + r"\W*$")
 
 
+# An order with its reason after it ("hazme la factura de Talleres Ruiz, que desde este mes pagan a 60", "invoice
+# Harbor Foods, since they pay at 45 now"): the reason is told as a fact, a clause of its own without its "que".
+_REASON = re.compile(r",\s+(?:que|porque|ya que|pues|since|because|as|cos|cause)\s+(?=\S)", re.IGNORECASE)
+REASON_WORDS = 3  # each side at least this many words
+
+
+def _order_and_reason(clause: str) -> list[str]:
+    m = _REASON.search(clause)
+    if m and len(clause[: m.start()].split()) >= REASON_WORDS and len(clause[m.end():].split()) >= REASON_WORDS \
+            and any(is_order(Sentence.of(part)) for part in clause[: m.start()].split(", ")):
+        return [clause[: m.start()], clause[m.end():]]
+    return [clause]
+
+
 @lru_cache(maxsize=4096)
 def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
     """The message's sentences and clauses, each cleaned; phatic ones kept with an empty text. Remembered
@@ -381,8 +404,8 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
     message = untexted(message or "")
     unpunctuated = not re.search(r"[,.!?;:]", message)
     for sentence in split_sentences(message):
-        for clause in (part for piece in _CLAUSE_BREAK.split(sentence)
-                       for part in (_run_on(piece) if unpunctuated else [piece])):
+        for clause in (reason for piece in _CLAUSE_BREAK.split(sentence)
+                       for part in (_run_on(piece) if unpunctuated else [piece]) for reason in _order_and_reason(part)):
             clause = clause.strip()
             if not clause:
                 continue
