@@ -84,3 +84,44 @@ def test_a_standing_discount_is_still_learnt(database, backend):
     result = _asked(database, backend, [{"text": "A Bar Manolo hazle siempre un 10% de descuento"}],
                     _ask("hazme el albarán de bar manolo", ["10%"]))
     assert served(result), result["asks"]
+
+
+@pytest.mark.parametrize("told, ask, words", [
+    ("and keep it short please, no emojis", "write a message to congratulate my boss", ["short", "no emojis"]),
+    ("sé breve y sin emojis, porfa", "escribe un mensaje para mi jefe", ["breve", "sin emojis"]),
+    ("so I need to rethink breakfasts, can you give me some low sugar ideas? not a fan of eggs btw, never have been",
+     "breakfast ideas for this week pls", ["eggs"]),
+])
+def test_how_the_writer_wants_answers_and_what_they_dislike_are_kept(database, backend, told, ask, words):
+    result = _asked(database, backend, [{"text": told}], _ask(ask, words, writer=0))
+    assert served(result), result["asks"]
+
+
+@pytest.mark.parametrize("before, after, ask, new, old", [
+    ("salgo a correr 3 días por semana por el Retiro, normalmente a las 7 de la mañana",
+     "desde que nació la niña ya no salgo a correr, ahora hago yoga en casa cuando se duerme",
+     "planéame el sábado por la mañana", "yoga", "retiro"),
+    ("I go running every morning before work, usually along the canal", "I stopped running last month, no time",
+     "plan my mornings this week", "gave it up", "canal"),
+    ("vivo en Leganés con mis padres", "ya estoy en el piso nuevo de Getafe!!! por fin independizado",
+     "busca gimnasios baratos cerca de casa", "getafe", "leganes"),
+])
+def test_a_pastime_given_up_or_a_new_home_replaces_the_old_one(database, backend, before, after, ask, new, old):
+    result = _asked(database, backend, [{"text": before}, {"text": after, "days_later": 60}],
+                    _ask(ask, [new], [old], writer=0))
+    assert served(result), result["asks"]
+    assert result["superseded"] == 1, result["memories"]
+
+
+def test_the_name_of_someone_just_talked_of_is_no_customer(database, backend):
+    result = _asked(database, backend, [{"text": "Ha nacido la niña! Se llama Alba por cierto 😍"}],
+                    _ask("hazme la lista de clientes", [], ["<<<alba>>> (cliente)"]))
+    assert served(result), result["asks"]
+    assert not any(m["subject"].startswith("name:") for m in result["memories"]), result["memories"]
+
+
+def test_a_payment_told_with_the_account_it_goes_to_keeps_its_term(database, backend):
+    told = "Hola! Apunta: a Papelera del Sur les pagamos a 30 días por transferencia, a la cuenta que acaba en 4410."
+    result = _asked(database, backend, [{"text": told}], _ask("factura de papelera del sur", ["30"]))
+    assert served(result), result["asks"]
+    assert not any(m["attribute"] == "cuenta_bancaria" and m["status"] == "active" for m in result["memories"])

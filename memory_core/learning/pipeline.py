@@ -184,15 +184,19 @@ _BANK_WORDS = re.compile(r"(iban|cuenta|account|bank|banco|swift|bic|ccc|remitta
 
 def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionContext,
                category: str = "supplier") -> list[Fact]:
-    """In a message about a new bank account, every fact about a customer or supplier is that account:
-    it is written as `cuenta_bancaria`, which the ladder only ever proposes (never applies). The business's own
+    """In a message about a new bank account, every fact about a customer or supplier is that account (with no
+    account number in it, every note about one): it is written as `cuenta_bancaria`, which the ladder only ever
+    proposes (never applies). The business's own
     bank named without an account number (`OWN_BANK`) is no one's account change."""
     def bankish(f: Fact) -> bool:
         compact = re.sub(r"[\s\-]", "", f.value.upper())
         return (f.attribute in BANK_ATTRIBUTES or bool(_BANK_WORDS.search(fold(f.attribute)))
                 or bool(verdict.bank_account and verdict.bank_account in compact))
 
-    contact_facts = [f for f in facts if f.subject.startswith(("contact:", "name:"))]
+    # With no account number in the message, a typed fact (a term, a way of paying, a contact) is what it says and
+    # not the account: "a Papelera del Sur les pagamos a 30 días por transferencia, a la cuenta que acaba en 4410".
+    contact_facts = [f for f in facts if f.subject.startswith(("contact:", "name:"))
+                     and (verdict.bank_account or f.attribute.startswith("nota") or bankish(f))]
     # With no fact that is visibly the account, the message's facts about a contact are taken to be it.
     convert_all = not any(bankish(f) for f in contact_facts)
     out = []

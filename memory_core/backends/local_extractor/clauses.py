@@ -53,7 +53,12 @@ def is_question(s: Sentence) -> bool:
     clause = _TIME_CLAUSE.match(s.low)
     if clause and not is_order(Sentence.of(s.text[clause.end() - 1:])):
         return False  # "cuando llegue el pedido, mándame la factura" is an order for later, not a fact
-    return bool(_QUESTION_START.match(s.low)) and not _SUBJECTLESS.match(s.low)
+    return bool(_QUESTION_START.match(s.low)) and not _SUBJECTLESS.match(s.low) and not _SINCE.match(s.text)
+
+
+# "Desde que nació la niña ya no salgo a correr", "hasta que vuelva Marta lo lleva Iván": a time clause (no mark, no
+# accent on "que"), not "¿desde qué hora...?".
+_SINCE = re.compile(r"(?i)^(?:y\s+)?(?:desde|hasta|para|antes de|despues de|después de)\s+que\b")
 
 
 # A statement typed without its "I" ("Was super nervous last week when I shared my book", "Have been comforted by

@@ -116,7 +116,7 @@ class LocalExtractor:
             for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
-            if not found or _tells_more(s, found, mentions):
+            if (not found or _tells_more(s, found, mentions)) and not unit.reason:
                 bare.append(len(read) - 1)  # no rule read it, or it tells more than a rule read
             recent = mentions or recent
         for fact in self._notes(read, bare, context, bool(facts)):

@@ -452,6 +452,10 @@ def business_in_talk(recent: list[Mention]) -> Mention | None:
         len(m.contact.name.split()) >= 2 else None
 
 
+_CALLED = re.compile(r"^(?:y\s+|and\s+)?(?:se\s+llaman?|se\s+llamaba|(?:her|his|its|their)\s+names?(?:\s+is|'s)|"
+                     r"(?:she|he|it)(?:'s|\s+is)\s+called)\s")
+
+
 def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], category: str,
              scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
@@ -462,6 +466,12 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if (_STAFF.match(s.low) or _works_shifts(s) or _NEW_STAFF.search(s.low)) and not FIRST_SINGULAR.search(s.low) and \
             all(m.contact.kind == "named" for m in mentions):
         return "org", "", "company"  # the business's staff, named or not, is the business's
+    if not mentions and _CALLED.match(s.low):
+        # "Se llama Alba por cierto": the name of whoever was just talked of, never a business called so.
+        if recent:
+            subject = contact_subject(recent[0].contact, recent[0].confidence)
+            return subject.key, subject.label, subject.category
+        return "self", "", "person"
     asked = None if mentions else _asked_of(previous)
     if asked == "self" or (asked == "org" and not FIRST_SINGULAR.search(s.low)):
         return (asked, "", "person") if asked == "self" else (asked, "", "company")
@@ -664,7 +674,10 @@ WRITER_NOTE_WORDS = 3
 # third on the negation ("I don't like coffee").
 _TASTE = re.compile(r"\b(?:(?:no\s+)?me\s+(?:gusta|gustan|encanta|encantan|chifla|chiflan|apasiona|apasionan)|odio|detesto|"
                     r"adoro|no soporto|no aguanto|(?:i|we)\s+(?:really\s+|just\s+|absolutely\s+)?(?:love|hate|adore|"
-                    r"detest|loathe|can'?t stand|cannot stand|don'?t like|dislike))\b")
+                    r"detest|loathe|can'?t stand|cannot stand|don'?t like|dislike)|"
+                    # "not a fan of eggs, never have been", "no soy muy fan del picante", "I'm a huge fan of jazz"
+                    r"(?:(?:i'?m|i am)\s+)?(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+|massive\s+)?fan\s+of|"
+                    r"(?:no\s+)?soy\s+(?:muy\s+|mucho\s+)?(?:fan|amig[oa])\s+de)\b")
 
 
 # A question typed the quick way, without its mark: "q me queda por cobrar", "k hay hoy", "wat time is it".

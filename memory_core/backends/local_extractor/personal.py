@@ -54,6 +54,26 @@ def _rule_tone(s: Sentence) -> Iterator[Found]:
         yield Found("tono", "usted" if m.group("v").startswith("formal") else "tú", "self", m.start(), imperative=True)
 
 
+# How the writer wants answers ("keep it short please, no emojis", "sé breve y sin emojis"): one value, both wishes in it.
+_SHORT = re.compile(r"\b(?:keep (?:it|them|things|your (?:answers|replies|messages))\s+(?:short|brief)|be (?:brief|concise)|"
+                    r"short (?:answers|replies|messages)|se (?:breve|concis[oa])|(?:respuestas|mensajes) (?:cortas|cortos|"
+                    r"breves)|(?:contestame|respondeme|escribeme) (?:corto|breve))\b")
+_NO_EMOJIS = re.compile(r"(?:^|,\s*|\b(?:and|y|please|porfa|por favor)\s+)(?:no|sin|without|ni|nada de)\s+"
+                        r"(?:(?:usar|poner|use|using)\s+)?emojis?\b|\b(?:don'?t|never|no)\s+(?:use|uses|usar|uses|pongas)\s+"
+                        r"emojis?\b")
+
+
+def _rule_answer_style(s: Sentence) -> Iterator[Found]:
+    short, bare = _SHORT.search(s.low), _NO_EMOJIS.search(s.low)
+    if not short and not bare:
+        return
+    english = is_english(s.text)
+    wishes = ([("short" if english else "breve")] if short else []) + \
+        ([("no emojis" if english else "sin emojis")] if bare else [])
+    yield Found("estilo_respuesta", ", ".join(wishes), "self", min(m.start() for m in (short, bare) if m),
+                imperative=True)
+
+
 LANGUAGES = {"ingles": "inglés", "espanol": "español", "castellano": "español", "catalan": "catalán",
               "gallego": "gallego", "euskera": "euskera", "frances": "francés", "aleman": "alemán",
               "portugues": "portugués", "italiano": "italiano", "english": "inglés", "spanish": "español",
@@ -234,6 +254,10 @@ _HOME = [
                # moved the business's warehouse, not the person.
                r"(?:(?:back|over|out|away|recently|finally|again|here|there|house|ya|finalmente|otra vez|de nuevo|"
                r"de casa|de piso|(?:de|desde|from)\s+[a-z]+(?:\s+[a-z]+)?)\s+){0,2}?(?:a|to)\s+"),
+    # In the new home: "ya estoy en el piso nuevo de Getafe", "we're in the new house in Leeds now".
+    re.compile(r"\b(?:ya\s+)?(?:estoy|estamos|vivo|vivimos|i'm|we're|i am|we are)\s+(?:ya\s+|now\s+|finally\s+)?(?:en|in)\s+"
+               r"(?:el|la|mi|nuestr[oa]|the|my|our)\s+(?:(?:piso|casa|apartamento|flat|house|place|home)\s+nuev[oa]|"
+               r"new\s+(?:flat|house|place|home))\s+(?:de|en|in)\s+"),
 ]
 _MOVE_DONE = re.compile(r"\b(?:finished|finally finished|done|completed)\s+(?:moving|the move)|\b(?:hemos|he)\s+"
                         r"(?:terminado|acabado)\s+(?:la|con la)\s+mudanza|\bmoved (?:house|in)\b|\bnos hemos mudado\b$")
@@ -321,6 +345,30 @@ _GAVE_UP = re.compile(r"\b(?:ya no\s+(?:juego|jugamos|practico|hago|voy|vamos)|(
                       + _CLASSES + _PASTIME)
 
 
+# Running, said with its verb ("salgo a correr 3 días por semana", "I go running before work") and given up ("ya no
+# salgo a correr", "he dejado de correr", "I stopped running"): the pastime "correr" / "running".
+_STOPPED_RUNNING = re.compile(r"\b(?:ya no\s+(?:salgo|salimos|voy|vamos)\s+a\s+correr|ya no\s+corro|(?:he|hemos)\s+dejado de "
+                              r"(?:salir a )?correr|deje de (?:salir a )?correr|i(?:'ve| have)?\s+(?:stopped|quit|gave up|"
+                              r"given up)\s+(?:going\s+)?(?:running|jogging)|i\s+no longer\s+(?:run|jog|go running)|"
+                              r"i\s+don'?t\s+(?:run|jog|go running)\s+(?:anymore|any more))\b")
+_RUNS = re.compile(r"\b(?:salgo|salimos|voy|vamos)\s+a\s+correr|\bcorro\s+(?:los|todos|cada|\d|tres|dos)|"
+                   r"\bi\s+(?:go\s+(?:running|jogging|for\s+a\s+run)|run|jog)\s+(?:every|on|\d|three|twice|before|after|"
+                   r"most|in the)\b")
+
+
+def _rule_running(s: Sentence) -> Iterator[Found]:
+    m = _STOPPED_RUNNING.search(s.low)
+    english = is_english(s.text) or bool(m and m.group().startswith("i"))  # "I stopped running last month"
+    if m:
+        yield Found(_pastime_attribute("running" if english else "correr"),
+                    "running (gave it up)" if english else "correr (lo ha dejado)", "self", m.start())
+        return
+    m = _RUNS.search(s.low)
+    if m and not s.negated(m.start()) and not _once(s.low):
+        yield Found(_pastime_attribute("running" if english else "correr"), clean_value(s.text[m.start():]), "self",
+                    m.start())
+
+
 def _rule_pastime(s: Sentence) -> Iterator[Found]:
     m = _GAVE_UP.search(s.low)
     if m and (not m.group().startswith("i don") or re.search(r"\b(?:anymore|any more)\b", s.low[m.end():])):
@@ -329,7 +377,7 @@ def _rule_pastime(s: Sentence) -> Iterator[Found]:
                     "self", m.start())
         return
     m = _DOES.search(s.low)
-    if m and not s.negated(m.start()) and not _ONCE.search(s.low):
+    if m and not s.negated(m.start()) and not _once(s.low):
         x = _PASTIMES[m.group("x")]
         rest = clean_value(s.text[m.end("x"):])
         when = rest if _WEEKLY.match(fold(rest)) else ""
@@ -343,6 +391,13 @@ def _pastime_attribute(pastime: str) -> str:
 # Once, not week after week: "mañana voy a yoga", "ayer jugué al pádel", "I went climbing last Sunday".
 _ONCE = re.compile(r"\b(?:ya|ayer|anoche|manana|hoy|esta tarde|esta noche|el otro dia|yesterday|last|tomorrow|today|"
                    r"tonight|this (?:afternoon|evening|weekend))\b")
+
+
+def _once(low: str) -> bool:
+    """Said of one time; "ya no" (no longer) and "de la mañana" (in the morning) say no such thing."""
+    return bool(_ONCE.search(re.sub(r"\b(?:ya no|(?:de|por) la manana)\b", " ", low)))
+
+
 # When a pastime is done: "los martes", "on Mondays", "every weekend", "dos veces por semana".
 _WEEKLY = re.compile(r"^(?:los|todos los|cada|on|every|twice|three times|dos veces|tres veces|una vez)\b[\w\s]{0,30}$")
 
@@ -590,4 +645,5 @@ def rule_yearly_on(s: Sentence, today: dt.date) -> Iterator[Found]:
     yield Found(_yearly_attribute(m), day_of_year(found[0], is_english(s.text)), "self", m.start())
 
 
-PERSONAL_RULES = (_rule_yearly, _rule_pets, _rule_job, _rule_home, _rule_pastime, _rule_hobbies, _rule_diet, _rule_name, _rule_tone, _rule_language, _rule_family)
+PERSONAL_RULES = (_rule_yearly, _rule_pets, _rule_job, _rule_home, _rule_pastime, _rule_running, _rule_hobbies, _rule_diet,
+                  _rule_name, _rule_tone, _rule_answer_style, _rule_language, _rule_family)

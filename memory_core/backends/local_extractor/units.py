@@ -8,7 +8,7 @@ unit is judged and read on its own, so one message may teach several facts.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from memory_core.backends.local_extractor.clauses import REFUSED, is_order
@@ -184,6 +184,9 @@ class Unit:
     raw: str
     text: str  # what remains to judge and read ("" when the unit was phatic)
     index: int  # its order in the message
+    # The reason told after an order ("..., que desde este mes pagan a 60"): a rule may read a fact in it, but it is
+    # no note of its own ("..., que por la mañana no hay nadie" is about the order, for now).
+    reason: bool = False
 
     @property
     def phatic(self) -> bool:
@@ -388,12 +391,13 @@ _REASON = re.compile(r",\s+(?:que|porque|ya que|pues|since|because|as|cos|cause)
 REASON_WORDS = 3  # each side at least this many words
 
 
-def _order_and_reason(clause: str) -> list[str]:
+def _order_and_reason(clause: str) -> list[tuple[str, bool]]:
+    """The clause, or the order and its reason (each with whether it is the reason)."""
     m = _REASON.search(clause)
     if m and len(clause[: m.start()].split()) >= REASON_WORDS and len(clause[m.end():].split()) >= REASON_WORDS \
             and any(is_order(Sentence.of(part)) for part in clause[: m.start()].split(", ")):
-        return [clause[: m.start()], clause[m.end():]]
-    return [clause]
+        return [(clause[: m.start()], False), (clause[m.end():], True)]
+    return [(clause, False)]
 
 
 @lru_cache(maxsize=4096)
@@ -404,13 +408,14 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
     message = untexted(message or "")
     unpunctuated = not re.search(r"[,.!?;:]", message)
     for sentence in split_sentences(message):
-        for clause in (reason for piece in _CLAUSE_BREAK.split(sentence)
-                       for part in (_run_on(piece) if unpunctuated else [piece]) for reason in _order_and_reason(part)):
+        for clause, reason in (told for piece in _CLAUSE_BREAK.split(sentence)
+                               for part in (_run_on(piece) if unpunctuated else [piece])
+                               for told in _order_and_reason(part)):
             clause = clause.strip()
             if not clause:
                 continue
             if out and out[-1].text and _HEDGE.match(fold(clause)):
-                out[-1] = Unit(raw=f"{out[-1].raw}, {clause}", text=f"{out[-1].text}, {clause}", index=out[-1].index)
+                out[-1] = replace(out[-1], raw=f"{out[-1].raw}, {clause}", text=f"{out[-1].text}, {clause}")
                 continue
             # A known name said first is still the listener addressed when what follows is small talk ("John, I'm
             # doing ok", "Yeah Mel, I get it"): the name keeps its clause only when the clause says something.
@@ -419,7 +424,7 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
                 keep and is_phatic(_without_greeting(clause, frozenset())))) else strip_talk(clause, keep)
             if text and ((not view and is_phatic(text)) or about_listener(text)):
                 text = ""
-            out.append(Unit(raw=clause, text=text, index=len(out)))
+            out.append(Unit(raw=clause, text=text, index=len(out), reason=reason))
     return tuple(out)
 
 
