@@ -21,7 +21,8 @@ from tests.support.migrations import migration
 def _seed() -> list[Exclusion]:
     return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED] + \
         [Exclusion("special", name, pattern, None, description)
-         for seeded in ("w2_special_patterns", "w5_special_smoking", "w6_special_allergies", "w7_special_coeliac")
+         for seeded in ("w2_special_patterns", "w5_special_smoking", "w6_special_allergies", "w7_special_coeliac",
+                        "w8_special_conditions")
          for name, pattern, description in migration(seeded).ROWS]
 
 
@@ -138,6 +139,11 @@ def test_an_iban_is_a_bank_account_not_a_card():
     ("Mi mujer es vegetariana y yo celíaco, tenlo en cuenta para las reservas", "coeliac"),
     ("Tom at Riverside Deli is coeliac, so nothing with wheat for him", "coeliac"),
     ("mi hija tiene celiaquía", "coeliac"),
+    ("my son uses an inhaler for his asthma, he's playing football on saturday", "conditions"),
+    ("tengo asma, siempre llevo el ventolin en el bolso", "conditions"),
+    ("Iker es epiléptico, que no conduzca la furgoneta", "conditions"),
+    ("se pincha insulina antes de comer", "conditions"),
+    ("she takes metformin every morning", "conditions"),
 ])
 def test_special_categories(text, rule):
     result = verdict(text)
@@ -169,6 +175,8 @@ def test_special_categories(text, rule):
     "tenemos pan sin gluten para celíacos",
     "we do a gluten-free range for coeliacs",
     "every dish lists its allergens",
+    "we sell inhalers and nebulisers to the clinics",  # a shop's stock is no one's health
+    "la farmacia de la esquina nos paga a 30 días",
 ])
 def test_ordinary_business_facts_pass_clean(text):
     assert verdict(text).clean, (text, verdict(text))

@@ -125,3 +125,14 @@ def test_a_payment_told_with_the_account_it_goes_to_keeps_its_term(database, bac
     result = _asked(database, backend, [{"text": told}], _ask("factura de papelera del sur", ["30"]))
     assert served(result), result["asks"]
     assert not any(m["attribute"] == "cuenta_bancaria" and m["status"] == "active" for m in result["memories"])
+
+
+@pytest.mark.parametrize("told", [
+    "my son uses an inhaler for his asthma, he's playing football on saturday",
+    "tengo asma, siempre llevo el ventolin en el bolso",
+])
+def test_a_chronic_condition_or_its_medicine_is_never_kept_or_served(database, backend, told):
+    result = _asked(database, backend, [{"text": told}],
+                    _ask("plan saturday", [], ["asthma", "asma", "inhaler", "ventolin"], writer=0))
+    assert served(result), result["asks"]
+    assert result["memories"] == [], result["memories"]
