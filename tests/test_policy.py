@@ -23,7 +23,9 @@ def _seed() -> list[Exclusion]:
         [Exclusion("special", name, pattern, None, description)
          for seeded in ("w2_special_patterns", "w5_special_smoking", "w6_special_allergies", "w7_special_coeliac",
                         "w8_special_conditions")
-         for name, pattern, description in migration(seeded).ROWS]
+         for name, pattern, description in migration(seeded).ROWS] + \
+        [Exclusion("secret", name, pattern, None, description)
+         for name, pattern, description in migration("w9_secret_access_codes").ROWS]
 
 
 SEED = _seed()
@@ -51,6 +53,12 @@ def verdict(text: str) -> PolicyVerdict:
     "mi número de la seguridad social es 28 1234567890",
     "SSN 078-05-1120",
     "el pasaporte de Pablo es PAA123456",
+    "el código de la alarma es 1234",
+    "the key safe code is 4821",
+    "código del portal 4821",
+    "the lockbox combo is 381276",
+    "door code for the back entrance is 5590",
+    "la clave del wifi es girasol22",
 ])
 def test_secrets_are_refused(text):
     result = verdict(text)
@@ -177,6 +185,8 @@ def test_special_categories(text, rule):
     "every dish lists its allergens",
     "we sell inhalers and nebulisers to the clinics",  # a shop's stock is no one's health
     "la farmacia de la esquina nos paga a 30 días",
+    "cambia el código de la alarma mañana, que lo sabe demasiada gente",  # no code in it
+    "the gate code changes every month",
 ])
 def test_ordinary_business_facts_pass_clean(text):
     assert verdict(text).clean, (text, verdict(text))

@@ -136,3 +136,14 @@ def test_a_chronic_condition_or_its_medicine_is_never_kept_or_served(database, b
                     _ask("plan saturday", [], ["asthma", "asma", "inhaler", "ventolin"], writer=0))
     assert served(result), result["asks"]
     assert result["memories"] == [], result["memories"]
+
+
+@pytest.mark.parametrize("told", [
+    "Para entrar al almacén el código de la alarma es 4471, apúntalo",
+    "btw the key safe code for the flat is 1906, cleaner comes on Friday",
+])
+def test_a_code_that_opens_a_place_is_never_kept_or_served(database, backend, told):
+    result = _asked(database, backend, [{"text": told}],
+                    _ask("how do I get in on friday?", [], ["4471", "1906"]))
+    assert served(result), result["asks"]
+    assert result["memories"] == [], result["memories"]
