@@ -59,6 +59,11 @@ def verdict(text: str) -> PolicyVerdict:
     "the lockbox combo is 381276",
     "door code for the back entrance is 5590",
     "la clave del wifi es girasol22",
+    "the code for the key safe is 381276",
+    "keysafe by the door, code 381276",
+    "381276 is the code for the alarm",
+    "la combinación del candado es 381276",
+    "the code to get into the building is 381276",
 ])
 def test_secrets_are_refused(text):
     result = verdict(text)
@@ -187,6 +192,9 @@ def test_special_categories(text, rule):
     "la farmacia de la esquina nos paga a 30 días",
     "cambia el código de la alarma mañana, que lo sabe demasiada gente",  # no code in it
     "the gate code changes every month",
+    "el código postal de la oficina es 28013",
+    "the discount code for the shop is SPRING10",
+    "the shop opens at 9:30 and closes at 1730",
 ])
 def test_ordinary_business_facts_pass_clean(text):
     assert verdict(text).clean, (text, verdict(text))

@@ -3,7 +3,7 @@
 "el código de la alarma es 1234", "the key safe code is 4821", "the lockbox combo is 381276" named no pattern of the
 seeded list: only passwords, PINs and one-time codes did. A code that opens the business's premises or someone's home
 is a secret like a password; memoria refuses it outright, in every mode. The pattern wants the code itself (a word
-with a digit after the words), so "cambia el código de la alarma mañana" is no secret.
+with a digit near the words), so "cambia el código de la alarma mañana" is no secret, nor is a discount code.
 
 Revision ID: w9_secret_access_codes
 Revises: w8_special_conditions
@@ -17,13 +17,23 @@ down_revision = "w8_special_conditions"
 branch_labels = None
 depends_on = None
 
-# (name, pattern, description); kind "secret", matched case-insensitively on the text as written.
+# What a code opens, the words for a code (not a discount's, a postcode or a tracking number) and the code itself.
+_PLACE = (r"(?:alarm|alarma|key\s*safe|keysafe|key\s*box|lock\s*box|lockbox|door|gate|garage|safe|padlock|wi-?fi|locker|"
+          r"caja\s+de\s+(?:las\s+)?llaves|cajet[ií]n|portal|puerta|garaje|candado|caja\s+fuerte|taquilla|buz[oó]n|"
+          r"almac[eé]n|nave|oficina|local|building|entrance|entrada|front|back|shop|warehouse|office|unit)")
+_CODE = (r"(?<!discount )(?<!promo )(?<!voucher )(?<!coupon )(?<!tracking )(?<!postal )(?<!zip )(?<!area )(?<!dress )"
+         r"(?<!product )(?<!tax )(?:codes?|combo|combination|pin|password|passcode|c[oó]digo|clave|combinaci[oó]n|"
+         r"contrase[ñn]a)(?!\s+(?:postal|de\s+descuento|promocional|de\s+barras|de\s+cliente|de\s+producto|"
+         r"de\s+seguimiento|de\s+env[ií]o))")
+_TAIL = r"(?:\d{3,}|\S*\d\S*)"
+
+# (name, pattern, description); kind "secret", matched case-insensitively on the text as written: within one
+# sentence, what it opens and the word for a code in either order, then the code; or the code said first.
 ROWS = [
     ("access_code",
-     r"\b((c(ó|o)digo|clave|contrase(ñ|n)a|pin|combinaci(ó|o)n)\s+(de(l)?\s+)?(la\s+|el\s+|las\s+|los\s+)?(alarma|"
-     r"caja\s+de\s+(las\s+)?llaves|cajet(í|i)n|portal|puerta|garaje|candado|caja\s+fuerte|wi-?fi|taquilla|buz(ó|o)n|"
-     r"almac(é|e)n|nave|oficina|local)|(alarm|key\s*safe|key\s*box|lock\s*box|door|gate|garage|safe|entry|padlock|"
-     r"wi-?fi|locker|alarm\s+panel)\s+(code|combo|combination|pin|password|number))\b\D{0,40}(\d{3,}|\S*\d\S*)",
+     rf"\b{_PLACE}(?:'s)?\b[^.!?\n]{{0,30}}?\b{_CODE}\b[^.!?\n]{{0,40}}?{_TAIL}|"
+     rf"\b{_CODE}\b[^.!?\n]{{0,30}}?\b{_PLACE}\b[^.!?\n]{{0,40}}?{_TAIL}|"
+     rf"\b\d{{3,}}\b[^.!?\n]{{0,20}}?\b(?:is|es|for|para|de)\b[^.!?\n]{{0,15}}?\b{_CODE}\b[^.!?\n]{{0,20}}?\b{_PLACE}\b",
      "Codes that open a place: alarm, key safe, door, gate, safe, wifi"),
 ]
 
