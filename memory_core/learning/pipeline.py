@@ -186,8 +186,8 @@ def bank_facts(facts: list[Fact], verdict: PolicyVerdict, context: ExtractionCon
                category: str = "supplier") -> list[Fact]:
     """In a message about a new bank account, every fact about a customer or supplier is that account (with no
     account number in it, every note about one): it is written as `cuenta_bancaria`, which the ladder only ever
-    proposes (never applies). The business's own
-    bank named without an account number (`OWN_BANK`) is no one's account change."""
+    proposes (never applies). The business's own bank named without an account number (`OWN_BANK`) is no one's
+    account change."""
     def bankish(f: Fact) -> bool:
         compact = re.sub(r"[\s\-]", "", f.value.upper())
         return (f.attribute in BANK_ATTRIBUTES or bool(_BANK_WORDS.search(fold(f.attribute)))

@@ -38,9 +38,10 @@ _PAY_METHODS = {"transferencia bancaria": "transferencia", "transferencia": "tra
                 "check": "cheque"}
 # Paying, said now or as what will happen ("nos va a pagar", "van a abonarnos").
 _PAYS = r"(?:paga|pagan|pagara|pagaran|abona|abonan|(?:va|van)\s+a\s+(?:pagar|abonar)(?:nos|me|les?)?)"
+_METHODS = "|".join(sorted(_PAY_METHODS, key=len, reverse=True))  # the longest first: "bank transfer" before "transfer"
 _PAY_METHOD = re.compile(r"\b(?:" + _PAYS + r"|pays?(?: us)?)\b.{0,40}?\b(?:por|con|mediante|en|by|with|in)\s+"
-                         r"(?:un\s+|una\s+)?(?P<v>" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + r")\b")
-_PAY_BY = r"(?:por|con|mediante|en)\s+(?:un\s+|una\s+)?(?:" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + ")"
+                         r"(?:un\s+|una\s+)?(?P<v>" + _METHODS + r")\b")
+_PAY_BY = r"(?:por|con|mediante|en)\s+(?:un\s+|una\s+)?(?:" + _METHODS + ")"
 _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:nos\s+|me\s+)?{_PAYS}\s+(?:(?:siempre|ahora|ya|normalmente|las facturas|sus facturas|todo|{_PAY_BY})\s+)*(?:a|en|con)\s+(?:un plazo de\s+)?{_NUM}\s*(?:dias|d)\b",
     rf"\bplazo de (?:pago|cobro)\b.{{0,40}}?\b(?:es|son|sera|pasa a ser|de)\s+(?:de\s+)?{_NUM}\s*dias",
@@ -158,17 +159,11 @@ _MOVES_TO = re.compile(r"(?:\b(?:(?:want|wants|are going|is going|have|has|'ve)\
                        r"(?:move|moved|moving|switch|switched|switching|change|changed|changing|go|going)\s+(?:over\s+)?"
                        r"to\s+(?:paying\s+(?:by|with)\s+)?|\bse\s+(?:pasan?|han pasado|ha pasado|van a pasar|va a pasar)\s+a\s+"
                        r"(?:pagar\s+(?:por|con)\s+)?(?:la\s+|el\s+)?|\b(?:quieren?|van? a)\s+pasarse\s+a\s+(?:la\s+|el\s+)?)"
-                       r"(?=(?:" + "|".join(sorted(_PAY_METHODS, key=len, reverse=True)) + r")\b)")
+                       r"(?P<v>" + _METHODS + r")\b")
 
 
 def _rule_payment_method(s: Sentence) -> Iterator[Found]:
-    m = _PAY_METHOD.search(s.low)
-    if not m:
-        m = _MOVES_TO.search(s.low)
-        if m and not s.negated(m.start()):
-            v = next(v for v in sorted(_PAY_METHODS, key=len, reverse=True) if s.low[m.end():].startswith(v))
-            yield Found("forma_pago", _PAY_METHODS[v], "contact", m.start())
-        return
+    m = _PAY_METHOD.search(s.low) or _MOVES_TO.search(s.low)
     if m and not s.negated(m.start()):
         yield Found("forma_pago", _PAY_METHODS[m.group("v")], "contact", m.start())
 

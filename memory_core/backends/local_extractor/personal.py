@@ -59,7 +59,7 @@ _SHORT = re.compile(r"\b(?:keep (?:it|them|things|your (?:answers|replies|messag
                     r"short (?:answers|replies|messages)|se (?:breve|concis[oa])|(?:respuestas|mensajes) (?:cortas|cortos|"
                     r"breves)|(?:contestame|respondeme|escribeme) (?:corto|breve))\b")
 _NO_EMOJIS = re.compile(r"(?:^|,\s*|\b(?:and|y|please|porfa|por favor)\s+)(?:no|sin|without|ni|nada de)\s+"
-                        r"(?:(?:usar|poner|use|using)\s+)?emojis?\b|\b(?:don'?t|never|no)\s+(?:use|uses|usar|uses|pongas)\s+"
+                        r"(?:(?:usar|poner|use|using)\s+)?emojis?\b|\b(?:don'?t|never|no)\s+(?:use|uses|usar|pongas)\s+"
                         r"emojis?\b")
 
 
