@@ -4,9 +4,10 @@ Each case of an updates JSONL file (format: docs/evals.md) is a short sequence o
 processed in order by the real pipeline (ingest, gate, policy, extraction, write ladder) on a scratch org of
 its own (two members who may edit everything and one who may read only "general", automatic mode; removed
 after the case). Afterwards the case's memories are read back: the active ones on each expected subject must
-say the `holds` words and none of them the `not_holds` words, and the number of superseded versions must equal
-`supersessions`. A case's `asks` are later turns, each ingested as a real message and answered with the block
-its asker gets: the block must say its `holds` words and none of its `not_holds` (what is served, and to whom).
+say the `holds` words and none of them the `not_holds` words, and the number of supersessions must equal
+`supersessions` (a new version that closed an old one, with the notes told beside it, is one). A case's
+`asks` are later turns, each ingested as a real message and answered with the block its asker gets: the
+block must say its `holds` words and none of its `not_holds` (what is served, and to whom).
 """
 from __future__ import annotations
 
@@ -98,7 +99,8 @@ def run_case(database: Database, backend: ModelBackend, case: dict, run_tag: str
                 or_(Memory.org_id == org_id, Memory.owner_user_id.in_(user_ids)))
                 .order_by(Memory.created_at)).all()
             rows = [{"subject": m.subject, "attribute": m.attribute, "value": m.value, "sentence": m.sentence,
-                     "status": m.status, "level": m.level, "owner": m.owner_user_id, "category": m.category}
+                     "status": m.status, "level": m.level, "owner": m.owner_user_id, "category": m.category,
+                     "superseded_by": m.superseded_by}
                     for m in memories]
     finally:
         remove_scratch(database, org_id, user_ids)
@@ -201,13 +203,14 @@ def score(case: dict, rows: list[dict], user_ids, contacts: dict | None = None,
         asks.append({"text": a["text"], "writer": a.get("writer", 0),
                      "missing": [w for w in a.get("holds", []) if fold(w) not in said],
                      "leaked": [w for w in a.get("not_holds", []) if fold(w) in said], "block": block})
-    superseded = sum(r["status"] == "superseded" for r in rows)
+    superseded = len({r.get("superseded_by") or id(r) for r in rows if r["status"] == "superseded"})
     expected = case["supersessions"]
     right = all(c["holds"] and not c["stale"] for c in checks) and superseded == expected \
         and not any(a["missing"] or a["leaked"] for a in asks)
     return {"id": case["id"], "right": right, "checks": checks, "asks": asks, "superseded": superseded,
             "expected_supersessions": expected,
-            "memories": [{**r, "owner": str(r["owner"]) if r["owner"] else None} for r in rows]}
+            "memories": [{**r, "owner": str(r["owner"]) if r["owner"] else None,
+                          "superseded_by": str(r["superseded_by"]) if r.get("superseded_by") else None} for r in rows]}
 
 
 def metrics(results: list[dict], backend=None, run_tag: str | None = None, seconds: float | None = None) -> dict:

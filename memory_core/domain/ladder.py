@@ -46,6 +46,10 @@ SAME_FACT_SIMILARITY = 0.92
 # A correction ("ahora...", "no longer...", the gate's corrects) replaces the fact of its subject it is
 # closest to in meaning, at least this close, whatever its attribute.
 CORRECTION_SIMILARITY = 0.70
+# A note said as a change replaces a note of its subject on the same topic (two words of substance in common) at
+# least this close: the local embedder puts "Kestrel's minimum order is 500 units" and "Kestrel have upped their
+# minimum order to 750 units" at 0.57.
+NOTE_CHANGE_SIMILARITY = 0.45
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
 # The business's own bank, named without an account number ("la cuenta de la empresa la tenemos en Bankinter"): a
 # fact like any other, not an account change to verify.
@@ -137,7 +141,8 @@ def requested_level(fact: Fact) -> str:
     return "shared"
 
 
-_WORD = re.compile(r"[a-z]{4,}")
+# A word of substance: four letters or more, or a short name of kin ("my mum lives in Swansea", "Mum's moved").
+_WORD = re.compile(r"[a-z]{4,}|\b(?:mum|dad|son|mam|tio|tia)\b")
 _NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
 # "new" said of the value itself is a change of it: "a new number", "su nuevo teléfono", "email nuevo".
 _NEW_VALUE = re.compile(r"\b(?:new|nuev[oa])\s+(?:phone\s+)?(?:number|phone|mobile|telefono|movil|tlf|e-?mail|correo|"
@@ -218,6 +223,14 @@ def _restates(new: str, old: str) -> bool:
     return len(lead) == 2 and lead == _lead(old)
 
 
+def _says_again(note: Memory, fact: Memory) -> bool:
+    """A note says a rule's fact again: its name is of the fact's family (nota_forma_pago_pay_card beside
+    forma_pago) or its words hold the fact's value (Leganés)."""
+    family = attribute_family(fact.attribute)
+    return f"_{family}_" in f"{note.attribute.split(NOTE_SEPARATOR, 1)[0]}_" or \
+        re.search(rf"\b{re.escape(fold(fact.value))}\b", fold(note.value)) is not None
+
+
 def _note_topic(attribute: str) -> str | None:
     """The topic a note's name starts with (nota_precios_cobra_litro: precios), or None."""
     parts = attribute.split(NOTE_SEPARATOR, 1)[0].split("_")
@@ -293,6 +306,7 @@ class _Writer:
         self.source, self.embed, self.embed_model = source, embed, embed_model
         self.origin, self.actor_label, self.at = origin, actor_label, at
         self._vector: list[float] | None = None
+        self._candidates: list[Memory] = []
 
     def vector(self) -> list[float] | None:
         if self._vector is None and self.embed is not None:
@@ -381,7 +395,7 @@ class _Writer:
           subject closest in meaning (CORRECTION_SIMILARITY), whatever its attribute;
         - anything that means the same as a known fact (SAME_FACT_SIMILARITY): merge;
         - otherwise it is added beside the others: a note never replaces another note."""
-        candidates = self._same_level_active(level)
+        candidates = self._candidates = self._same_level_active(level)
         family = attribute_family(self.fact.attribute)
         value = normalise(self.fact.value)
         same_family = sorted((m for m in candidates if attribute_family(m.attribute) == family),
@@ -416,6 +430,9 @@ class _Writer:
                 return not (note and m.attribute.startswith("nota")) or _same_topic(self.fact.value, m.value, m.subject)
 
             closest = self._closest([m for m in candidates if replaceable(m)], CORRECTION_SIMILARITY)
+            if closest is None and note:
+                closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and replaceable(m)],
+                                        NOTE_CHANGE_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
         closest = self._closest(candidates, SAME_FACT_SIMILARITY)
@@ -497,11 +514,32 @@ class _Writer:
                 self.fact = dataclasses.replace(self.fact, category="supplier")
             row = self._new_row(level, area, replaces=match.memory, attribute=match.attribute or match.memory.attribute)
             self._audit("memory.superseded", row, superseded=str(match.memory.id))
+            for note in self._companions(match.memory):
+                versions.supersede(self.s, note, row, at=self.at)
+                self._audit("memory.superseded", row, superseded=str(note.id))
             return WriteResult("superseded", memory=row, superseded=match.memory,
                                reason="Replaces an older value, kept as a version.")
         row = self._new_row(level, area, attribute=match.attribute)
         self._audit("memory.learnt", row)
         return WriteResult("learnt", memory=row, reason="Learnt.")
+
+    def _companions(self, old: Memory) -> list[Memory]:
+        """The notes told in the same message as a rule's fact now replaced, that say that fact again in their own
+        words ("Bloom & Co pay by card over the phone, ring Hannah on the 1st" beside its payment method, card;
+        "Vivo en Leganés con mis padres" beside where the person lives): they go with it, or the block would
+        still serve the old value beside the new one."""
+        if not _rule_family(old.attribute):
+            return []
+        notes = [m for m in self._candidates
+                 if m.id != old.id and m.status == "active" and m.attribute.startswith("nota") and _says_again(m, old)]
+        if not notes:
+            return []
+        told_with = set(self.s.scalars(
+            select(MemorySource.memory_id).where(
+                MemorySource.memory_id.in_([m.id for m in notes]),
+                MemorySource.message_id.in_(select(MemorySource.message_id).where(
+                    MemorySource.memory_id == old.id, MemorySource.message_id.is_not(None))))))
+        return [m for m in notes if m.id in told_with]
 
     def propose(self, kind: str, area: str, rule: str) -> WriteResult:
         match = self.find_match("shared")
