@@ -46,7 +46,8 @@ SAME_FACT_SIMILARITY = 0.92
 # A correction ("ahora...", "no longer...", the gate's corrects) replaces the fact of its subject it is
 # closest to in meaning, at least this close, whatever its attribute.
 CORRECTION_SIMILARITY = 0.70
-# A note said as a change replaces a note of its subject on the same topic (two words of substance in common) at
+# A note said as a change replaces a note of its subject on the same topic (two words of substance in common, or the
+# topic its name starts with: nota_horario_...) at
 # least this close: the local embedder puts "Kestrel's minimum order is 500 units" and "Kestrel have upped their
 # minimum order to 750 units" at 0.57.
 NOTE_CHANGE_SIMILARITY = 0.45
@@ -142,6 +143,19 @@ def requested_level(fact: Fact) -> str:
 
 
 # A word of substance: four letters or more, or a short name of kin ("my mum lives in Swansea", "Mum's moved").
+# The business's own opening hours and days, whatever the extractor named them (hora_apertura_viernes, horario,
+# nota_horario_were_closed).
+_HOURS = ("hora_apertura", "hora_cierre", "horario", "nota_horario")
+
+
+def fact_area(fact: Fact) -> str:
+    """The area a shared fact sits in: its category's, except the business's own hours, which are for every member
+    as they are on its door (a shop assistant who may read only "general" tells a customer when the shop is shut)."""
+    if fact.subject == "org" and fact.attribute.startswith(_HOURS):
+        return "general"
+    return CATEGORY_AREA.get(fact.category, "general")
+
+
 _WORD = re.compile(r"[a-z]{4,}|\b(?:mum|dad|son|mam|tio|tia)\b")
 _NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
 # "new" said of the value itself is a change of it: "a new number", "su nuevo teléfono", "email nuevo".
@@ -231,6 +245,35 @@ def _says_again(note: Memory, fact: Memory) -> bool:
         re.search(rf"\b{re.escape(fold(fact.value))}\b", fold(note.value)) is not None
 
 
+# The value a note says it replaces: "45 al día, no 30", "HT-5502 not 5520", "en vez de los lunes", "instead of oat".
+_ARTICLE = r"(?:(?:a|al|el|la|los|las|en|on|the|at|por|by|de|of)\s+)?"
+_NOT_THAT = re.compile(rf"(?:,|\b(?:y|and|pero|but)|(?<=\d))\s*(?:no|not)\s+{_ARTICLE}([a-z0-9@.%-]*[a-z0-9%])|"
+                       rf"\b(?:en vez de|en lugar de|instead of|rather than)\s+{_ARTICLE}([a-z0-9@.%-]*[a-z0-9%])")
+
+
+def _named_as_replaced(value: str) -> set[str]:
+    """The values a note says are replaced ("45 al día, no 30": {"30"}): numbers, or words of three letters or more."""
+    said = {next(g for g in m.groups() if g) for m in _NOT_THAT.finditer(fold(value))}
+    return {w for w in said if any(c.isdigit() for c in w) or (len(w) >= 3 and w not in _FILLER | _NOT_VALUES)}
+
+
+_NOT_VALUES = frozenset("mas hay yet far bad way one all any now sure only quite yet asi tan nada nadie".split())
+
+
+_REPLACED_CLAUSE = re.compile(r"(?:,|\b(?:but|pero))\s*(?:not|no)\s+[^,.;:!?]*|\b(?:en vez de|en lugar de|instead of|"
+                              r"rather than)\s+[^,.;:!?]*", re.IGNORECASE)
+
+
+def _without_replaced(text: str) -> str:
+    """A text without the values it says are replaced: "Tuesdays and Fridays now, not Wednesday and Saturday"."""
+    return _REPLACED_CLAUSE.sub(" ", text)
+
+
+def _value_words(value: str) -> set[str]:
+    """A value's numbers and words, as _named_as_replaced reads them."""
+    return set(re.findall(r"[a-z0-9@.%-]*[a-z0-9%]", fold(value))) | set(re.findall(r"\d+", fold(value)))
+
+
 def _note_topic(attribute: str) -> str | None:
     """The topic a note's name starts with (nota_precios_cobra_litro: precios), or None."""
     parts = attribute.split(NOTE_SEPARATOR, 1)[0].split("_")
@@ -250,7 +293,7 @@ def write_memory(session: Session, access: Access, org: Organization | None, fac
     if level == "private" and wanted == "shared":
         wanted = "private"  # the caller asked for less: honour it, never the reverse
     origin = origin or ("explicit" if explicit else "background")
-    area = CATEGORY_AREA.get(fact.category, "general")
+    area = fact_area(fact)
     writer = _Writer(session, access, org, fact, source, embed, embed_model, origin, actor_label,
                      at or clock.now())
 
@@ -405,6 +448,7 @@ class _Writer:
                 return Match("merge", m)
         if same_family and single_valued(family) and not (family in ADDED_WITH_ALSO and self.fact.adds):
             return Match("supersede", same_family[0])
+        note_said = self.fact.attribute.startswith("nota")
         shaped = self._shaped_update(candidates)
         if shaped is not None:
             return shaped
@@ -414,6 +458,11 @@ class _Writer:
             # A note of the same habit, said as a change ("nowadays I drink my tea plain" after "I drink my tea
             # with honey"): the newest one is replaced, not kept beside it.
             return Match("supersede", newest)
+        replaced = _named_as_replaced(self.fact.value) if note_said else set()
+        for m in sorted(candidates, key=lambda m: m.valid_from, reverse=True) if replaced else ():
+            if m.attribute.startswith("nota") and m.category != "event" and replaced & _value_words(m.value):
+                # "al final quieren 45 al día, no 30": the note that said 30 is replaced.
+                return Match("supersede", m)
         if self.fact.corrects:
             # Two rule facts of different families never replace each other by meaning ("la tienda cierra a las 20:00"
             # is no new opening time): a correction by meaning replaces a note, or is one.
@@ -431,8 +480,10 @@ class _Writer:
 
             closest = self._closest([m for m in candidates if replaceable(m)], CORRECTION_SIMILARITY)
             if closest is None and note:
-                closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and replaceable(m)],
-                                        NOTE_CHANGE_SIMILARITY)
+                topic = _note_topic(self.fact.attribute)
+                closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and (
+                    replaceable(m) or (topic is not None and topic == _note_topic(m.attribute)))],
+                    NOTE_CHANGE_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
         closest = self._closest(candidates, SAME_FACT_SIMILARITY)
@@ -456,7 +507,8 @@ class _Writer:
         f = self.fact
         if not self._changes() or f.adds:
             return None
-        new = value_shapes.shapes(f"{f.value} {f.sentence}")
+        told = _without_replaced(f"{f.value} {f.sentence}")
+        new = value_shapes.shapes(told)
         own = value_shapes.family_shape(f.attribute)
         if not new or (own is not None and own not in new):
             return None
@@ -484,7 +536,7 @@ class _Writer:
                     and (topic is None or topic != _note_topic(m.attribute)):
                 continue
             if theirs is not None and own is None:
-                value = value_shapes.value_of(f"{f.value} {f.sentence}", theirs, f"{m.value} {m.sentence}")
+                value = value_shapes.value_of(told, theirs, f"{m.value} {m.sentence}")
                 return Match("supersede", m, value=value) if value else None
             # A rule's fact replacing a note keeps its own attribute.
             return Match("supersede", m, attribute=f.attribute if own is not None else None)

@@ -214,6 +214,14 @@ _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>
     r"(?P<who>.+?)\s+(?:es|is)\s+(?:ahora\s+|now\s+)?(?P<val>)",
     # "Clínica Dental Sonrisas, la administradora es Marta Gil": the role alone, after the business it is at
     rf"(?:^|,\s*|\by\s+)(?:el|la)\s+(?:{_ROLES})\s+(?:es|is)\s+(?:ahora\s+)?(?P<val>)",
+    # "Gemma has left, the new accounts person is Callum Forde", "la nueva persona de contacto es Rocío": the business
+    # named before
+    r"\b(?:the\s+|their\s+|our\s+)?new\s+(?:(?:accounts?|sales|purchasing|billing|invoicing|orders?|main)\s+)?"
+    r"(?:person|contact|contact person|manager|rep)\s+(?:there\s+)?(?:is|'s|will be)\s+(?:now\s+)?(?P<val>)",
+    r"\b(?:el|la|su)\s+(?:persona de contacto|contacto|persona|encargad[oa]|comercial|responsable)\s+nuev[oa]\s+"
+    r"(?:es|sera)\s+(?P<val>)",
+    r"\b(?:el|la|su)\s+nuev[oa]\s+(?:persona de contacto|contacto|persona|encargad[oa]|comercial|responsable)"
+    r"(?:\s+de\s+(?:cuentas|administracion|compras|facturacion|pedidos))?\s+(?:alli\s+|ahi\s+)?(?:es|sera)\s+(?P<val>)",
     # "Acme tiene nueva gerente, Pilar Ruiz"
     rf"^(?P<who>.+?)\s+(?:tiene|tienen|has|have|has got|have got|'ve got)\s+(?:un\s+|una\s+|a\s+)?(?:nuevo|nueva|new)\s+"
     rf"(?:{_ROLES}|contacto|contact)\s*,?\s*"

@@ -28,7 +28,9 @@ _LEAD_IN = re.compile(
     r"rectifico|corrijo|(?:please )?(?:remember|note(?: down)?(?: for next time)?|make a note|keep in mind|"
     r"bear in mind)|fyi|for the record|just so you know)(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*"
     r"|(?:importante|ojo|dato|nota|error(?: mio)?|correccion|no,? no|cambio de planes|correction|scratch that|"
-    r"my mistake|change of plans?|update|heads up)\s*[:,.!-]+\s*(?:que\s+|that\s+)?)")
+    r"my mistake|change of plans?|update|heads up)"
+    # when the change holds from, between the word and its colon: "change of plan from next week:"
+    r"(?:\s+(?:from|starting|as of|a partir de(?:l)?|desde)\s+[^:,.!]{1,25}?)?\s*[:,.!-]+\s*(?:que\s+|that\s+)?)")
 _QUESTION_START = re.compile(
     r"^(?:y\s+|and\s+)?(?:(?:a|de|con|en|para|por|desde|hasta)\s+)?(?:que|cual|cuales|cuanto|cuanta|cuantos|cuantas|"
     r"cuando|donde|adonde|quien|quienes|por que|sabes|what|which|when|where|how|who|whom|why|do|does|did|is|"
@@ -147,6 +149,9 @@ _HYPOTHETICAL = re.compile(
     r"no esta confirmad[oa]|sin confirmar|unconfirmed|not confirmed)\b|,\s*creo\W*$|"
     # what someone asked for and was refused ("quiere pagar a 120 días, pero le he dicho que no")
     rf"{REFUSED}|"
+    # what someone tried to get from us: an attempt, no standing fact ("Bellweather tried to haggle us down to 95p")
+    r"\b(?:tried|trying|attempted)\s+to\s+(?:haggle|bargain|negotiate|knock|beat|talk|push|get)\b|"
+    r"\b(?:intent(?:o|aron|ado)|quiso|quisieron)\s+(?:regatear|negociar|rebajar|bajar|sacar)\w*|"
     # "igual subimos un 5%": "igual" opening a clause before its verb is "maybe" (not "igual que", "igual de").
     r"(?:^|[,;]\s*)igual\s+(?!que\b|de\b|para\b|a\b|con\b|en\b|el\b|la\b|los\b|las\b|un\b|una\b)\w+")
 _INJECTION = re.compile(

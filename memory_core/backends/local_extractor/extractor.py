@@ -100,6 +100,10 @@ class LocalExtractor:
             all(unit.phatic for unit in message_units)
         for unit in message_units:
             if unit.phatic and not answers:
+                # Talk may still name what follows is about: "Re your question about Fenwick Florists: ... we've moved
+                # them up to 15%".
+                named, pool = _mentioned(Sentence.of(unit.raw), pool)
+                recent = named or recent
                 continue
             self._at.append(unit.index)
             s = Sentence.of(unit.raw) if unit.phatic else unit.sentence

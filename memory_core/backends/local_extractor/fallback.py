@@ -438,6 +438,11 @@ def _works_shifts(s: Sentence) -> bool:
 # "They"/"their" opening a unit: the business the talk is on, when it is on one ("Just had Northern Packaging on the
 # phone. Their minimum order is going up").
 THEY_FIRST = re.compile(r"(?i)^(?:they've|they're|they'll|they|their)\b")
+# "We" doing something to "them" ("we've moved them up to 15%", "les hemos subido el descuento al 12%"): of the
+# business the talk is on, as a "they" would be.
+_TO_THEM = re.compile(r"^(?:we|we've|we're|we'll|we'd)\s+(?:\w+\s+){0,2}?(?:them|their)\b|"
+                      r"^(?:ya\s+|ahora\s+)?(?:les|los)\s+(?:hemos|hacemos|cobramos|damos|pasamos|subimos|bajamos|"
+                      r"ponemos|dejamos|facturamos|mandamos|enviamos)\b")
 
 
 def business_in_talk(recent: list[Mention]) -> Mention | None:
@@ -460,7 +465,8 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
              scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
     on a personal topic and the business on a business one; a contact or a name only when named."""
-    if not mentions and THEY_FIRST.match(s.text) and (business := business_in_talk(recent)) is not None:
+    if not mentions and (THEY_FIRST.match(s.text) or _TO_THEM.match(s.low)) and \
+            (business := business_in_talk(recent)) is not None:
         subject = contact_subject(business.contact, 0.7)
         return subject.key, subject.label, subject.category
     if (_STAFF.match(s.low) or _works_shifts(s) or _NEW_STAFF.search(s.low)) and not FIRST_SINGULAR.search(s.low) and \

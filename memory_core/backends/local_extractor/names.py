@@ -116,14 +116,30 @@ def find_mentions(s: Sentence, contacts: tuple[KnownContact, ...]) -> list[Menti
     found.extend(m for *_, m in sorted(named, key=lambda t: t[:3]))  # by subject, its name, then place
     if found:
         return found
-    # "García" for "Talleres García": a capitalised, distinctive word that only one contact has.
+    # "García" for "Talleres García": a capitalised, distinctive word that only one contact has; typed in lower case
+    # where the words around it make it a name ("los de nebula", "kestrel have upped", "facturas de egaña").
     for word, start, end in tokens:
         ids = index.owners.get(word, ())
-        if len(ids) == 1 and s.text[start].isupper() and not in_place(s, start, end):
+        if len(ids) == 1 and (s.text[start].isupper() or _named_in_lower_case(s.low, start, end)) and \
+                not in_place(s, start, end):
             contact = index.by_id[next(iter(ids))]
             if not _other_name_around(s, start, end, contact):
                 found.append(Mention(contact, start, end, 0.75))
     return found
+
+
+# Before a known subject's word typed in lower case: who or what of it ("los de nebula", "la factura de egaña", "at
+# brindley"); after it, when it opens the sentence, what they do ("kestrel have upped...", "penrose are shut...").
+_LOWER_BEFORE = re.compile(r"(?:\b(?:los|las|el|la|lo)\s+de|\b(?:de|del|a|al|con|para|en|at|from|with|to|for|of|"
+                           r"by|re|about|sobre|chez|left|quit|dejado)|^(?:y|and|que|q|ojo q|ojo que|fyi|btw))\s+$")
+_LOWER_AFTER = re.compile(r"^(?:'s\b|s\b|\s+(?:have|has|had|are|is|were|was|pay|pays|paid|now|want|wants|say|says|"
+                          r"said|ya|ahora|nos|les|paga|pagan|pago|quiere|quieren|dice|dicen|ha|han|se|no|don't|dont|"
+                          r"doesn't|never|always|siempre|nunca|only|solo|tambien|also)\b)")
+
+
+def _named_in_lower_case(low: str, start: int, end: int) -> bool:
+    """A word typed in lower case reads as a name by what stands around it (`_LOWER_BEFORE`, `_LOWER_AFTER`)."""
+    return bool(_LOWER_BEFORE.search(low[:start])) or (not low[:start].strip() and bool(_LOWER_AFTER.match(low[end:])))
 
 
 def _other_name_around(s: Sentence, start: int, end: int, contact: KnownContact) -> bool:

@@ -63,14 +63,22 @@ _NO_EMOJIS = re.compile(r"(?:^|,\s*|\b(?:and|y|please|porfa|por favor)\s+)(?:no|
                         r"emojis?\b")
 
 
+# Answers wanted long: "I'd prefer fuller explanations, with worked examples", "explícamelo todo con más detalle".
+_FULLER = re.compile(r"\b(?:fuller|longer|more detailed|in-depth|detailed)\s+(?:explanations|answers|replies|responses)|"
+                     r"\b(?:more|in)\s+detail\b|\brespuestas\s+(?:mas\s+)?(?:largas|detalladas|completas)|"
+                     r"\bcon\s+mas\s+detalle|\bexplicaciones\s+(?:mas\s+)?(?:largas|detalladas|completas)")
+
+
 def _rule_answer_style(s: Sentence) -> Iterator[Found]:
     short, bare = _SHORT.search(s.low), _NO_EMOJIS.search(s.low)
-    if not short and not bare:
+    fuller = None if short else _FULLER.search(s.low)
+    if not short and not bare and not fuller:
         return
     english = is_english(s.text)
     wishes = ([("short" if english else "breve")] if short else []) + \
+        ([("detailed" if english else "detalladas")] if fuller else []) + \
         ([("no emojis" if english else "sin emojis")] if bare else [])
-    yield Found("estilo_respuesta", ", ".join(wishes), "self", min(m.start() for m in (short, bare) if m),
+    yield Found("estilo_respuesta", ", ".join(wishes), "self", min(m.start() for m in (short, bare, fuller) if m),
                 imperative=True)
 
 
@@ -219,6 +227,12 @@ _EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm wor
                        r"(?:he|hemos) empezado a trabajar|(?:i\s+)?started (?:a\s+)?(?:new\s+)?job|"
                        r"(?:i\s+)?(?:just\s+)?started at|(?:i've|i have) started (?:a\s+)?(?:new\s+)?job)\s+"
                        r"(?:\w+\s+){0,4}?(?:en|para|at|for)\s+(?:el\s+|la\s+|the\s+)?")
+# A job and where it is done: "I'm a paralegal at Whitcombe Law", "soy administrativa en Seguros Ocaso"; not what
+# someone is somewhere else ("a regular at The Crown", "socia en el club").
+_AT_WORK = re.compile(r"(?:^|[,;]\s*|\b(?:and|y|now|ahora)\s+)(?:i'm|i am|soy)\s+(?:now\s+|ahora\s+)?(?:(?:a|an|un|una)\s+)?"
+                      r"(?!(?:a|an|un|una|regular|member|customer|client|cliente|clienta|soci[oa]|guest|fan|patient|paciente|student|"
+                      r"estudiante|alumn[oa]|volunteer|voluntari[oa]|new|nuev[oa])\b)"
+                      r"(?P<role>[a-z][a-z -]{2,40}?)\s+(?:at|for|en|para)\s+(?:el\s+|la\s+|the\s+)?")
 _OWN_BUSINESS = re.compile(r"\b(?:starting|started|start|opening|opened|launching|launched|run|running)\s+"
                            r"(?:my|our)\s+own\s+(?:business|company|shop|store|bakery|restaurant|studio)|"
                            r"\b(?:montando|monte|he montado|abriendo|abri|he abierto)\s+(?:mi|nuestro|nuestra)\s+"
@@ -235,9 +249,13 @@ def _rule_job(s: Sentence) -> Iterator[Found]:
                 yield Found(attribute, role, "self", m.start())
                 break
     m = _EMPLOYER.search(s.low)
+    at_work = None if m else _AT_WORK.search(s.low)
+    m = m or at_work
     if m and not s.negated(m.start()):
         name = name_at(s, m.end(), strong=False)
         if name:
+            if at_work is not None:
+                yield Found("trabajo", clean_value(s.text[m.start("role"): m.end("role")]), "self", m.start())
             yield Found("empleador", name, "self", m.start())
     m = _OWN_BUSINESS.search(s.low)
     if m and not s.negated(m.start()):
@@ -255,7 +273,8 @@ _HOME = [
                r"(?:(?:back|over|out|away|recently|finally|again|here|there|house|ya|finalmente|otra vez|de nuevo|"
                r"de casa|de piso|(?:de|desde|from)\s+[a-z]+(?:\s+[a-z]+)?)\s+){0,2}?(?:a|to)\s+"),
     # In the new home: "ya estoy en el piso nuevo de Getafe", "we're in the new house in Leeds now".
-    re.compile(r"\b(?:ya\s+)?(?:estoy|estamos|vivo|vivimos|i'm|we're|i am|we are)\s+(?:ya\s+|now\s+|finally\s+)?(?:en|in)\s+"
+    re.compile(r"(?:\b(?:ya\s+)?(?:estoy|estamos|vivo|vivimos|i'm|we're|i am|we are)\s+(?:ya\s+|now\s+|finally\s+)?|"
+               r"^(?:finally|por fin|ya)\s+)(?:en|in)\s+"
                r"(?:el|la|mi|nuestr[oa]|the|my|our)\s+(?:(?:piso|casa|apartamento|flat|house|place|home)\s+nuev[oa]|"
                r"new\s+(?:flat|house|place|home))\s+(?:de|en|in)\s+"),
 ]

@@ -41,7 +41,7 @@ FIRST_PLURAL = re.compile(r"\b(?:nosotros|nosotras|nos|nuestr[oa]s?|hemos|somos|
                           r"|\b\w{3,}(?:amos|emos|imos)\b")
 # A clause that opens on its verb, with no subject of its own ("Lost my job", "Been baking bread").
 NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|still\s+|been\s+|really\s+|also\s+)?(?:[a-z]{2,}ing|[a-z]{3,}ed|got|went|"
-                       r"made|took|had|started|lost|bought|found|saw|met|gonna|gotta|wanna|been|planning|hoping|"
+                       r"made|took|had|started|lost|bought|found|saw|met|gonna|gotta|wanna|been|planning|hoping|gone|quit|sold|"
                        r"thinking of|trying|working on)\b")
 # The listener, spoken to.
 LISTENER = re.compile(r"\b(?:you|your|you're|yours|yourself|tu|tus|contigo|usted|ustedes|os|vosotros)\b")

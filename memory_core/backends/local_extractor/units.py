@@ -354,9 +354,14 @@ _ANYONE_YOU = re.compile(r"\b(?:when|whenever|if|once|before|after|cuando|si|ant
                          r"vayas|llames|llegues|entregues|pidas|factures|mandes|envies|pases|escribas|contactes)\b")
 
 
+# How the listener answers is the writer's wish, not talk about the listener: "keep your answers short please".
+_YOUR_ANSWERS = re.compile(r"\b(?:your|tus|sus)\s+(?:answers|replies|responses|messages|explanations|respuestas|"
+                           r"mensajes|explicaciones)\b")
+
+
 def about_listener(text: str) -> bool:
     """A unit about the person spoken to ("you're so talented", "tu perro es precioso"), not the writer."""
-    low = _ANYONE_YOU.sub(" ", without_listener_gift(fold(text)))
+    low = _YOUR_ANSWERS.sub(" ", _ANYONE_YOU.sub(" ", without_listener_gift(fold(text))))
     return bool(_SECOND.search(low)) and not _FIRST.search(low)
 
 
