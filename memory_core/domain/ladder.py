@@ -46,11 +46,13 @@ SAME_FACT_SIMILARITY = 0.92
 # A correction ("ahora...", "no longer...", the gate's corrects) replaces the fact of its subject it is
 # closest to in meaning, at least this close, whatever its attribute.
 CORRECTION_SIMILARITY = 0.70
-# A note said as a change replaces a note of its subject on the same topic (two words of substance in common, or the
-# topic its name starts with: nota_horario_...) at
+# A note said as a change replaces a note of its subject on the same topic (two words of substance in common, or a
+# schedule's topic its name starts with: nota_horario_..., nota_entregas_...) at
 # least this close: the local embedder puts "Kestrel's minimum order is 500 units" and "Kestrel have upped their
 # minimum order to 750 units" at 0.57.
 NOTE_CHANGE_SIMILARITY = 0.45
+# Note topics of which a subject keeps one at a time: when it opens or closes, when it is delivered to.
+_SCHEDULES = frozenset({"horario", "entregas"})
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
 # The business's own bank, named without an account number ("la cuenta de la empresa la tenemos en Bankinter"): a
 # fact like any other, not an account change to verify.
@@ -69,7 +71,7 @@ SINGLE_VALUED = frozenset({
     "empleo", "trabajo", "profesion", "cargo", "empresa", "ciudad", "vivienda", "dieta", "plantilla", "web",
     "moneda", "fundacion", "residencia", "empleador", "dia_entrega", "hora_apertura", "hora_cierre",
     "cambio_precios", "contable", "gestoria", "abogado", "aseguradora", "banco", "cumpleanos", "aniversario",
-    "situacion", "dia_facturacion",
+    "situacion", "dia_facturacion", "estilo_respuesta",
 })
 # Families named after their object that hold one value each: what a person does not eat, food by food ("no come
 # carne", then "vuelve a comer carne"); a relative's birthday; a pastime ("pádel los martes", then "pádel (lo ha
@@ -482,7 +484,7 @@ class _Writer:
             if closest is None and note:
                 topic = _note_topic(self.fact.attribute)
                 closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and (
-                    replaceable(m) or (topic is not None and topic == _note_topic(m.attribute)))],
+                    replaceable(m) or (topic in _SCHEDULES and topic == _note_topic(m.attribute)))],
                     NOTE_CHANGE_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)

@@ -546,6 +546,12 @@ _DISCOUNT = [re.compile(p) for p in (
     r"\b(?:nos|me)\s+(?:hace|hacen|da|dan|aplica|aplican)\s+(?:siempre\s+|ahora\s+)?(?:un|el)\s+(?P<n>\d{1,2})\s*"
     r"(?:%|por ciento)",
     r"\bgives?\s+(?:us|me)\s+(?:a\s+|an\s+)?(?P<n>\d{1,2})\s*(?:%|percent)",
+    # The discount's new figure: "desde este mes su descuento sube al 12%", "their discount goes up to 8%"
+    r"\b(?:su|el|their|the|his|her)\s+(?:trade\s+)?(?:descuento|discount)\s+(?:sube|subira|pasa|pasara|baja|bajara|queda|"
+    r"se queda|goes up|went up|rises|drops|goes down|is now|will be|becomes)\s+(?:a\s+ser\s+)?(?:(?:a|al|del|de|to|at)\s+)?"
+    r"(?:un\s+)?(?P<n>\d{1,2})\s*(?:%|por ciento|percent)",
+    r"\b(?:les|le)\s+(?:hemos|he)\s+(?:subido|bajado|puesto|dejado)\s+el\s+descuento\s+(?:a|al)\s+(?:un\s+)?"
+    r"(?P<n>\d{1,2})\s*(?:%|por ciento)",
 )]
 
 

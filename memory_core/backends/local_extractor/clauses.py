@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from memory_core.backends.local_extractor.text import Sentence, fold
+from memory_core.domain.dates import MONTH_WORD, WEEKDAY_WORD
 
 _REMIND_WHAT_IS = (r"(?:remind me|recuerdame)(?=(?:\s+que|\s+that)?\s+(?:my|our|the|his|her|their|mi|mis|nuestr[oa]s?|el|la|"
                    r"los|las|[a-z]+'s)\b[^.?!]{0,60}?\b(?:is|are|'s|es|son|cumple|turns)\b)")
@@ -26,7 +27,12 @@ _LEAD_IN = re.compile(
     r"apuntate|recuerda(?:lo)?|apunta|anota|ten(?:lo|edlo)? en cuenta|toma nota(?: de)?|para la proxima(?: vez)?|"
     r"(?:para )?que conste|me equivoque|me he equivocado|lo de antes (?:estaba mal|no era asi)|no es asi|"
     r"rectifico|corrijo|(?:please )?(?:remember|note(?: down)?(?: for next time)?|make a note|keep in mind|"
-    r"bear in mind)|fyi|for the record|just so you know)(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*"
+    r"bear in mind)|fyi|for the record|just so you know|"
+    # what it is for, before a colon: "para que lo tengas en cuenta cuando te pida recetas:", "so you know for when I
+    # ask for recipes:"
+    r"(?:para\s+)?que\s+(?:lo\s+)?(?:tengas|tengais|tenga)\s+en\s+cuenta(?:\s+(?:cuando|para)\s+[^:]{1,50}(?=:))?|"
+    r"so (?:that )?you (?:know|have it)(?:\s+(?:for )?when\s+[^:]{1,50}(?=:))?)"
+    r"(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*"
     r"|(?:importante|ojo|dato|nota|error(?: mio)?|correccion|no,? no|cambio de planes|correction|scratch that|"
     r"my mistake|change of plans?|update|heads up)"
     # when the change holds from, between the word and its colon: "change of plan from next week:"
@@ -201,3 +207,18 @@ def strip_lead(s: Sentence) -> Sentence:
         if m and m.end() and m.end() < len(s.low):
             s = Sentence.of(s.text[m.end():])
     return s
+
+
+# A standing fact said with the day it holds from ("from next month our closing day is going to be Sunday", "a partir
+# de enero cerramos los sábados"): no event on that day. Time away ("a partir del lunes estoy de vacaciones") and a
+# span with its end ("from the 10th to the 24th") still are.
+_HOLDS_FROM = re.compile(rf"\b(?:from|starting|as of|a partir de(?:l)?|desde)\s+(?:next|this|the|el|la|este|esta|"
+                         rf"manana|tomorrow|today|hoy|proximo|proxima|{MONTH_WORD}|{WEEKDAY_WORD})\b")
+_AWAY_OR_SPAN = re.compile(rf"\b(?:vacaciones|holidays?|de baja|de permiso|on leave|away|viaje|trip|fuera)\b|(?<!day )\boff\b|"
+                           rf"\b(?:to|until|till|through|hasta|al)\s+(?:the\s+|el\s+|la\s+)?(?:\d|{MONTH_WORD}\b|"
+                           rf"{WEEKDAY_WORD}\b|end\b|fin\b)")
+
+
+def holds_from(low: str) -> bool:
+    """The folded message tells a standing fact and the day it holds from (`_HOLDS_FROM`), no time away or span."""
+    return bool(_HOLDS_FROM.search(low)) and not _AWAY_OR_SPAN.search(low)

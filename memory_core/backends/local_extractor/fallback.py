@@ -23,7 +23,7 @@ from memory_core.backends.local_extractor.answers import (
     reads_as_reply,
 )
 from memory_core.backends.local_extractor.business import names_own_bank
-from memory_core.backends.local_extractor.clauses import DURABLE, MAYBE, is_order, statement, strip_lead
+from memory_core.backends.local_extractor.clauses import DURABLE, MAYBE, holds_from, is_order, statement, strip_lead
 from memory_core.backends.local_extractor.names import (
     COMPANY_WORDS,
     NOT_NAMES,
@@ -438,6 +438,8 @@ def _works_shifts(s: Sentence) -> bool:
 # "They"/"their" opening a unit: the business the talk is on, when it is on one ("Just had Northern Packaging on the
 # phone. Their minimum order is going up").
 THEY_FIRST = re.compile(r"(?i)^(?:they've|they're|they'll|they|their)\b")
+# "It's Tuesdays they're shut now": "they" after what the sentence puts first.
+_THEY_CLEFT = re.compile(r"^it'?s\s+(?:\w+\s+){1,3}?they(?:'re|'ve|'ll)?\b")
 # "We" doing something to "them" ("we've moved them up to 15%", "les hemos subido el descuento al 12%"): of the
 # business the talk is on, as a "they" would be.
 _TO_THEM = re.compile(r"^(?:we|we've|we're|we'll|we'd)\s+(?:\w+\s+){0,2}?(?:them|their)\b|"
@@ -465,7 +467,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
              scope: str | None, previous: Sentence | None = None) -> tuple[str, str, str] | None:
     """(subject key, label, memory category): I/me/my is the writer; we/our is the writer's household
     on a personal topic and the business on a business one; a contact or a name only when named."""
-    if not mentions and (THEY_FIRST.match(s.text) or _TO_THEM.match(s.low)) and \
+    if not mentions and (THEY_FIRST.match(s.text) or _TO_THEM.match(s.low) or _THEY_CLEFT.match(s.low)) and \
             (business := business_in_talk(recent)) is not None:
         subject = contact_subject(business.contact, 0.7)
         return subject.key, subject.label, subject.category
@@ -815,6 +817,8 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     """The generic fact of one unit the gate passed, or None (a question, an order, a protected topic...)."""
     whole = context.message or ""
     bank = speaks_of_a_bank(fold(whole)) or find_bank_account(whole) is not None
+    if category == "event" and holds_from(fold(whole)):
+        category = "nothing"  # "from next month our closing day is Sunday": a standing fact, no event on that day
     s = strip_lead(s)
     view = states_a_view(s.text)
     # A short reply ("a 60 días", "Marisa") reads its subject and topic from the question it answers; after a

@@ -207,6 +207,9 @@ engineering printing printers catering cleaning cleaners hardware timber joinery
 restaurant cafe pharmacy clinic print paper seafood seafoods dairy brewery farm farms design media studios fitness
 travel properties homes estates transport haulage removals tyres glass steel metals plastics fabrics furniture
 flooring roofing scaffolding electrics heating nursery nurseries guarderia vivero produce
+vinoteca vinos heladeria churreria pizzeria taberna cocteleria marisqueria polleria charcuteria drogueria perfumeria
+herboristeria merceria jugueteria queseria almazara aceites embutidos jamones
+winery wines grocers greengrocer greengrocers butchers bakers barbers salon tavern opticians chemist chemists vets
 """.split())
 _BUSINESS_CUE = re.compile(r"\b(?:cliente|clientes|proveedor|proveedora|proveedores|customer|customers|client|clients|"
                            r"supplier|suppliers|vendor|empresa|company|firm|negocio)\b")

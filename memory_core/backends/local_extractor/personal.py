@@ -390,12 +390,13 @@ def _rule_running(s: Sentence) -> Iterator[Found]:
 
 def _rule_pastime(s: Sentence) -> Iterator[Found]:
     m = _GAVE_UP.search(s.low)
+    start = 0
     if m and (not m.group().startswith("i don") or re.search(r"\b(?:anymore|any more)\b", s.low[m.end():])):
         x = _PASTIMES[m.group("x")]
         yield Found(_pastime_attribute(x), f"{x} (gave it up)" if is_english(s.text) else f"{x} (lo ha dejado)",
                     "self", m.start())
-        return
-    m = _DOES.search(s.low)
+        start = m.end()  # and what was taken up instead: "he dejado la cerámica, ahora voy a natación"
+    m = _DOES.search(s.low, start)
     if m and not s.negated(m.start()) and not _once(s.low):
         x = _PASTIMES[m.group("x")]
         rest = clean_value(s.text[m.end("x"):])
@@ -444,14 +445,16 @@ _DIETS = {"vegetariano": "vegetariana", "vegetariana": "vegetariana", "vegano": 
           "pescetariano": "pescetariana", "pescetariana": "pescetariana", "flexitariano": "flexitariana",
           "flexitariana": "flexitariana", "flexitarian": "flexitarian"}
 _DIET_WORD = "|".join(_DIETS)
-_DIET = re.compile(r"\b(?:soy|somos|i'm|i am|we're|we are|i've been|i went|i'm going|i've gone)\s+(?:\w+\s+){0,2}?"
+_DIET = re.compile(r"\b(?:soy|somos|i'm|i am|we're|we are|i've been|i went|i'm going|i've gone|me he hecho|me hice|"
+                   r"nos hemos hecho|me he vuelto|i've become|i became|i've turned|i turned)\s+(?:\w+\s+){0,2}?"
                    rf"(?P<d>{_DIET_WORD})\b")
 _FOODS = r"(?P<v>carne|pescado|cerdo|gluten|lacteos|marisco|meat|fish|pork|dairy|seafood|red meat|carne roja)"
 _NO_EAT = re.compile(r"\b(?:no como|no comemos|i don'?t eat|i do not eat|we don'?t eat|i never eat|nunca como)\s+"
                      + _FOODS + r"\b")
 # Eating it again: the same fact (no_come_<food>) with its new value, which replaces "no come carne".
 _EAT_AGAIN = re.compile(r"\b(?:(?:he|hemos) vuelto a comer|vuelvo a comer|volvemos a comer|volvi a comer|ya como|"
-                        r"i(?:'ve| have)? started eating|i(?:'m| am) eating|i eat|we eat|back to eating)\s+" + _FOODS +
+                        r"i(?:'ve| have)? started eating|i(?:'m| am) eating|i eat|we eat|back to eating|"
+                        r"(?:i(?:'ve| have)\s+)?been eating)\s+" + _FOODS +
                         r"\b(?P<again>\s+(?:again|otra vez|de nuevo))?")
 # "ya no soy vegetariana", "I'm not vegan anymore", "I'm no longer vegetarian".
 _DIET_GIVEN_UP = re.compile(rf"\b(?:ya no soy|ya no somos|i'm no longer|i am no longer|we're no longer)\s+(?P<d>"
@@ -480,9 +483,12 @@ def _rule_diet(s: Sentence) -> Iterator[Found]:
                                                                           "i am eating"))):
         # "I eat meat" alone says no change; "again", "he vuelto a", "ya como" do.
         food = again.group("v")
-        english = again.group().startswith(("i", "we", "back"))
+        english = again.group().startswith(("i", "we", "back", "been"))
         yield Found(f"no_come_{fold(food).replace(' ', '_')}", f"eats {food} again" if english
                     else f"vuelve a comer {food}", "self", again.start())
+        if fold(food) in ("carne", "meat"):
+            # Meat again ends a diet without it (vegetarian, pescatarian...): the diet's new value.
+            yield Found("dieta", "omnivore" if english else "omnívora", "self", again.start())
     m = _FAVOURITE_FOOD.search(s.low)
     if m and not s.negated(m.start()):
         yield Found("comida_favorita", clean_value(s.text[m.start("v"): m.end("v")]), "self", m.start())

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from memory_core.backends.local_extractor.clauses import REFUSED, is_order
+from memory_core.backends.local_extractor.clauses import REFUSED, is_order, strip_lead
 from memory_core.backends.local_extractor.text import Sentence, fold, split_sentences, untexted
 from memory_core.domain.dates import DAY_WORDS
 
@@ -175,7 +175,10 @@ _CLAUSE_BREAK = re.compile(r",\s+(?=" + _TAKEN_BACK + r")|"
                            r",\s+(?=(?i:so\s+you\s+(?:can|could|need|have|should|must|'ll|will)\b|"
                            r"(?:he|she|they)(?:'s|'re|\s+is|\s+are)\s+the\s+one\s+to\b))|"
                            r"\s*;\s+|\s+[-–—]\s+|(?<=[a-z])[-–—]\s+(?=\w)|,?\s+(?:but|pero|aunque|although)\s+(?=\w)|"
-                           r",\s+(?=" + _GUESS + ")")
+                           r",\s+(?=" + _GUESS + ")|"
+                           # a warning or an aside after an order ("hazme la factura de rivas, y ojo q ahora pagan con
+                           # bizum"): a statement of its own
+                           r",\s+(?=(?i:(?:y\s+|and\s+)?(?:ojo|heads up|fyi|btw|por cierto|by the way)\b))")
 
 
 @dataclass(frozen=True)
@@ -427,7 +430,8 @@ def units(message: str, keep: frozenset[str] = frozenset()) -> tuple[Unit, ...]:
             view = bool(_IT_IS_VIEW.match(fold(clause)))
             text = "" if not view and (is_phatic(clause) or is_phatic(_without_greeting(clause, keep)) or (
                 keep and is_phatic(_without_greeting(clause, frozenset())))) else strip_talk(clause, keep)
-            if text and ((not view and is_phatic(text)) or about_listener(text)):
+            # (what the listener is told to keep in mind is no talk about them: "para que lo tengas en cuenta: ...")
+            if text and ((not view and is_phatic(text)) or about_listener(strip_lead(Sentence.of(text)).text)):
                 text = ""
             out.append(Unit(raw=clause, text=text, index=len(out), reason=reason))
     return tuple(out)
