@@ -152,3 +152,32 @@ def test_the_migrations_have_one_head():
 def test_every_revision_id_fits_the_alembic_version_column():
     """alembic_version.version_num is varchar(32): a longer id fails the upgrade after the migration has run."""
     assert [r.revision for r in _migrations().walk_revisions() if len(r.revision) > 32] == []
+
+
+def test_an_upgrade_files_the_business_hours_learnt_before_in_general(factory, system_session, owner_engine):
+    """x1_business_hours_general: hours learnt when the ladder filed them under "company" are moved to "general", as
+    the ladder files them now; a customer's hours and the business's other facts stay where they were."""
+    from alembic import command
+
+    from memory_core.adapters.migrate import alembic_config
+
+    org = factory.org()
+    hours = factory.memory(org, attribute="nota_horario_closed", value="We're closed on Mondays", area="company")
+    opens = factory.memory(org, attribute="hora_apertura", value="9", area="company")
+    other = factory.memory(org, attribute="plantilla", value="12", area="company")
+    theirs = factory.memory(org, subject="name:penrose", attribute="nota_horario_closed", value="closed on Mondays",
+                            category="customer", area="contacts")
+    system_session.commit()
+    cfg = alembic_config(owner_engine.url.render_as_string(hide_password=False))
+    command.downgrade(cfg, "w9_secret_access_codes")
+    try:
+        system_session.execute(text("update memories set area = 'company' where id = any(:ids)"),
+                               {"ids": [hours.id, opens.id]})
+        system_session.commit()
+        command.upgrade(cfg, "heads")
+        got = dict(system_session.execute(text("select id, area from memories where id = any(:ids)"),
+                                          {"ids": [hours.id, opens.id, other.id, theirs.id]}).all())
+        assert (got[hours.id], got[opens.id], got[other.id], got[theirs.id]) == ("general", "general", "company",
+                                                                                  "contacts")
+    finally:
+        command.upgrade(cfg, "heads")
