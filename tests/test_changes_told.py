@@ -212,3 +212,25 @@ def test_a_standing_fact_told_with_the_day_it_holds_from_is_no_event(database, b
 def test_time_away_from_a_day_is_still_an_event(database, backend):
     result = _asked(database, backend, [{"text": "a partir del lunes estoy de vacaciones hasta el día 20"}])
     assert [m["category"] for m in _active(result)] == ["event"], result["memories"]
+
+
+def test_what_the_person_sold_is_no_longer_theirs(database, backend):
+    result = _asked(database, backend, [{"text": "Tengo un Renault Clio de 2011, diésel, que ya va dando guerra."},
+                                        {"text": "por fin he vendido el clio!! me he comprado un kia niro híbrido",
+                                         "days_later": 40}],
+                    _ask("voy a ir en coche de Madrid a Valencia, cuánto me gastaré?", ["niro"], ["diesel"], writer=0))
+    assert served(result), result["asks"]
+
+
+def test_a_new_job_takes_the_old_employer_with_the_old_job(database, backend):
+    result = _asked(database, backend, [{"text": "I'm a paralegal at Hartley Law in Leeds"},
+                                        {"text": "I started a new job as a conveyancer last week", "days_later": 70}],
+                    _ask("help me write a short bio for my profile", ["conveyancer"], ["hartley"], writer=0))
+    assert served(result), result["asks"]
+    assert result["superseded"] == 1, result["memories"]
+
+
+def test_who_does_what_for_the_business_is_the_business_s(database, backend):
+    result = _asked(database, backend, [{"text": "Mohammed's left us sadly. Ellie's taking over social media from Monday"}],
+                    _ask("who's posting on instagram now?", ["ellie"]))
+    assert served(result), result["asks"]

@@ -51,8 +51,16 @@ CORRECTION_SIMILARITY = 0.70
 # least this close: the local embedder puts "Kestrel's minimum order is 500 units" and "Kestrel have upped their
 # minimum order to 750 units" at 0.57.
 NOTE_CHANGE_SIMILARITY = 0.45
-# Note topics of which a subject keeps one at a time: when it opens or closes, when it is delivered to.
-_SCHEDULES = frozenset({"horario", "entregas"})
+# Note topics of which a subject keeps one at a time, and the words both notes must say to be that schedule: when it
+# opens or closes ("our closing day is going to be Tuesday instead"), when it delivers; not a staff member's shift.
+_SCHEDULES = {"horario": re.compile(r"\b(?:open\w*|clos\w*|shut|hours|abr[ei]\w*|cerr\w*|cierr\w*|horario)\b"),
+              "entregas": re.compile(r"\b(?:deliver\w*|entreg\w*|repart\w*|rounds?|ruta)\b")}
+
+
+def _same_schedule(topic: str | None, new: str, old: str) -> bool:
+    """Two notes of a schedule topic both say that schedule (`_SCHEDULES`)."""
+    words = _SCHEDULES.get(topic or "")
+    return words is not None and bool(words.search(fold(new))) and bool(words.search(fold(old)))
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
 # The business's own bank, named without an account number ("la cuenta de la empresa la tenemos en Bankinter"): a
 # fact like any other, not an account change to verify.
@@ -145,6 +153,8 @@ def requested_level(fact: Fact) -> str:
 
 
 # A word of substance: four letters or more, or a short name of kin ("my mum lives in Swansea", "Mum's moved").
+# Facts told together that go together: a new job (or employer) replaces the employer (or job) told with the old one.
+_TOLD_TOGETHER = {"trabajo": ("empleador",), "empleador": ("trabajo",)}
 # The business's own opening hours and days, whatever the extractor named them (hora_apertura_viernes, horario,
 # nota_horario_were_closed).
 _HOURS = ("hora_apertura", "hora_cierre", "horario", "nota_horario")
@@ -247,10 +257,15 @@ def _says_again(note: Memory, fact: Memory) -> bool:
         re.search(rf"\b{re.escape(fold(fact.value))}\b", fold(note.value)) is not None
 
 
-# The value a note says it replaces: "45 al día, no 30", "HT-5502 not 5520", "en vez de los lunes", "instead of oat".
+# The value a note says it replaces: "45 al día, no 30", "HT-5502 not 5520", "en vez de los lunes", "instead of oat",
+# "he vendido el ibiza".
 _ARTICLE = r"(?:(?:a|al|el|la|los|las|en|on|the|at|por|by|de|of)\s+)?"
 _NOT_THAT = re.compile(rf"(?:,|\b(?:y|and|pero|but)|(?<=\d))\s*(?:no|not)\s+{_ARTICLE}([a-z0-9@.%-]*[a-z0-9%])|"
-                       rf"\b(?:en vez de|en lugar de|instead of|rather than)\s+{_ARTICLE}([a-z0-9@.%-]*[a-z0-9%])")
+                       rf"\b(?:en vez de|en lugar de|instead of|rather than)\s+{_ARTICLE}([a-z0-9@.%-]*[a-z0-9%])|"
+                       # what the person no longer has: "he vendido el ibiza", "sold the van", "ya no tengo el perro"
+                       r"\b(?:he vendido|vendi|hemos vendido|sold|got rid of|ya no tengo|ya no tenemos|"
+                       r"no longer have)\s+"
+                       r"(?:(?:el|la|los|las|mi|mis|nuestr[oa]|the|my|our|a|an|un|una)\s+)?([a-z0-9-]*[a-z0-9])")
 
 
 def _named_as_replaced(value: str) -> set[str]:
@@ -259,7 +274,8 @@ def _named_as_replaced(value: str) -> set[str]:
     return {w for w in said if any(c.isdigit() for c in w) or (len(w) >= 3 and w not in _FILLER | _NOT_VALUES)}
 
 
-_NOT_VALUES = frozenset("mas hay yet far bad way one all any now sure only quite yet asi tan nada nadie".split())
+_NOT_VALUES = frozenset("""mas hay yet far bad way one all any now sure only quite asi tan nada nadie lot lots
+everything todo mucho muchos muchas bastante""".split())
 
 
 _REPLACED_CLAUSE = re.compile(r"(?:,|\b(?:but|pero))\s*(?:not|no)\s+[^,.;:!?]*|\b(?:en vez de|en lugar de|instead of|"
@@ -484,7 +500,8 @@ class _Writer:
             if closest is None and note:
                 topic = _note_topic(self.fact.attribute)
                 closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and (
-                    replaceable(m) or (topic in _SCHEDULES and topic == _note_topic(m.attribute)))],
+                    replaceable(m) or (topic == _note_topic(m.attribute) and _same_schedule(topic, self.fact.value,
+                                                                                             m.value)))],
                     NOTE_CHANGE_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
@@ -580,12 +597,14 @@ class _Writer:
     def _companions(self, old: Memory) -> list[Memory]:
         """The notes told in the same message as a rule's fact now replaced, that say that fact again in their own
         words ("Bloom & Co pay by card over the phone, ring Hannah on the 1st" beside its payment method, card;
-        "Vivo en Leganés con mis padres" beside where the person lives): they go with it, or the block would
-        still serve the old value beside the new one."""
+        "Vivo en Leganés con mis padres" beside where the person lives), and the facts that go with it (a job's
+        employer): they go with it, or the block would still serve the old value beside the new one."""
         if not _rule_family(old.attribute):
             return []
-        notes = [m for m in self._candidates
-                 if m.id != old.id and m.status == "active" and m.attribute.startswith("nota") and _says_again(m, old)]
+        family = attribute_family(old.attribute)
+        notes = [m for m in self._candidates if m.id != old.id and m.status == "active" and (
+            (m.attribute.startswith("nota") and _says_again(m, old)) or attribute_family(m.attribute) in
+            _TOLD_TOGETHER.get(family, ()))]
         if not notes:
             return []
         told_with = set(self.s.scalars(

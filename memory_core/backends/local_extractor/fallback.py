@@ -429,10 +429,25 @@ _NEW_STAFF = re.compile(
     r"repartidor[a]?|administrativ[oa]|girl|guy|lad|assistant|member of staff|starter|shop assistant)(?:\s+nuev[oa])?\b")
 
 
+# Someone named alone by the work they do for the business ("Sarah does payroll", "Ellie's taking over social media",
+# "Luis lleva los pedidos"), or by leaving it: the business's staff.
+_DUTY = re.compile(
+    r"^[a-z]+(?:'s)?\s+(?:does|handles|runs|looks after|takes care of|manages|is in charge of|(?:is |'s )?taking over|takes "
+    r"over|lleva|llevara|se encarga de|se encargara de|gestiona|se ocupa de)\s+(?:all\s+)?(?:the\s+|our\s+|el\s+|la\s+|"
+    r"los\s+|las\s+|nuestr[oa]s?\s+)?(?:payroll|nominas|instagram|social media|redes(?: sociales)?|website|web|quotes|"
+    r"presupuestos|accounts|cuentas|books|bookkeeping|contabilidad|facturas|facturacion|invoices|invoicing|orders|pedidos|"
+    r"deliveries|repartos|rota|turnos|marketing|stock|almacen|warehouse|till|caja|bookings|reservas)\b|"
+    # or who left it: "Mohammed's left us", "Marta se ha ido de la empresa"
+    r"^[a-z]+(?:'s|\s+has)\s+left\s+(?:us|the\s+(?:team|shop|company|business|office))\b|"
+    r"^[a-z]+\s+(?:se ha ido|nos ha dejado|se ha marchado|ya no trabaja con nosotros)\b")
+
+
 def _works_shifts(s: Sentence) -> bool:
-    """Someone named by their first name alone, then when they work ("Marta libra los lunes")."""
+    """Someone named by their first name alone, then when they work ("Marta libra los lunes") or the work they do
+    for the business ("Sarah does payroll")."""
     first = s.text.split(maxsplit=1)[0] if s.text else ""
-    return first[:1].isupper() and fold(first) not in STOP and fold(first) not in NOT_NAMES and bool(_SHIFT.match(s.low))
+    return first[:1].isupper() and fold(first) not in STOP and fold(first) not in NOT_NAMES and bool(
+        _SHIFT.match(s.low) or _DUTY.match(s.low))
 
 
 # "They"/"their" opening a unit: the business the talk is on, when it is on one ("Just had Northern Packaging on the

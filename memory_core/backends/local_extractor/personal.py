@@ -221,6 +221,11 @@ _JOB = [
     (re.compile(rf"\bi(?:'m| am)?\s+(?:now\s+)?(?:work|working)\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in|since)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\b(?:i got|i've got|i have|i landed|i started)\s+(?:a\s+)?(?:new\s+)?job\s+as\s+(?:a|an)\s+{_ROLE}(?=\s+(?:at|for|in)\b|[,.;!]|$)"), "trabajo"),
     (re.compile(rf"\bmy job is\s+(?:a|an)?\s*{_ROLE}(?=[,.;!]|$)"), "trabajo"),
+    # A new job from a day: "starting on the 2nd of June as practice nurse at a GP surgery", "empiezo el lunes de
+    # administrativa en una gestoría"
+    (re.compile(rf"\b(?:i'm starting|starting|i start|i started|empiezo|empece|he empezado|entro)\s+(?:on\s+|el\s+)?"
+                rf"(?:[\w ]{{1,25}}?\s+)?(?:as|como|de)\s+(?:(?:a|an|un|una)\s+)?{_ROLE}(?=\s+(?:at|in|for|en|para)\b)"),
+     "trabajo"),
 ]
 _EMPLOYER = re.compile(r"\b(?:trabajo|curro|estoy trabajando|work|i work|i'm working|i am working|got a job|"
                        r"got a new job|started working|empece a trabajar|me han contratado|i got hired|"
