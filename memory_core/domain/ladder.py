@@ -51,10 +51,12 @@ CORRECTION_SIMILARITY = 0.70
 # least this close: the local embedder puts "Kestrel's minimum order is 500 units" and "Kestrel have upped their
 # minimum order to 750 units" at 0.57.
 NOTE_CHANGE_SIMILARITY = 0.45
-# Note topics of which a subject keeps one at a time, and the words both notes must say to be that schedule: when it
-# opens or closes ("our closing day is going to be Tuesday instead"), when it delivers; not a staff member's shift.
+# Note topics of which a subject keeps one at a time, and the words both notes must say to be that topic: when it
+# opens or closes ("our closing day is going to be Tuesday instead"), when it delivers, its discount; not a staff
+# member's shift.
 _SCHEDULES = {"horario": re.compile(r"\b(?:open\w*|clos\w*|shut|hours|abr[ei]\w*|cerr\w*|cierr\w*|horario)\b"),
-              "entregas": re.compile(r"\b(?:deliver\w*|entreg\w*|repart\w*|rounds?|ruta)\b")}
+              "entregas": re.compile(r"\b(?:deliver\w*|entreg\w*|repart\w*|rounds?|ruta)\b"),
+              "descuento": re.compile(r"\b(?:descuento|discount|dto|rappel)\b|\d\s*(?:%|por ciento|percent)")}
 
 
 def _same_schedule(topic: str | None, new: str, old: str) -> bool:
