@@ -234,3 +234,49 @@ def test_who_does_what_for_the_business_is_the_business_s(database, backend):
     result = _asked(database, backend, [{"text": "Mohammed's left us sadly. Ellie's taking over social media from Monday"}],
                     _ask("who's posting on instagram now?", ["ellie"]))
     assert served(result), result["asks"]
+
+
+@pytest.mark.parametrize("first, later, ask, new, old", [
+    ("My partner is called Tom", "Tom and I broke up. I'm seeing someone new, Alex",
+     "plan a date night for me and my partner", "alex", "<<<tom>>>"),
+    ("Mi pareja se llama Sergio", "lo he dejado con Sergio, estoy saliendo con Iker",
+     "organiza una cena para mi pareja y yo", "iker", "<<<sergio>>>"),
+])
+def test_a_new_partner_replaces_the_old_one(database, backend, first, later, ask, new, old):
+    result = _asked(database, backend, [{"text": first}, {"text": later, "days_later": 90}],
+                    _ask(ask, [new], [old], writer=0))
+    assert served(result), result["asks"]
+
+
+def test_a_break_up_leaves_no_partner(database, backend):
+    result = _asked(database, backend, [{"text": "My partner is called Tom"},
+                                        {"text": "Tom and I broke up last month", "days_later": 90}])
+    partner = [m for m in _active(result) if m["attribute"] == "pareja"]
+    assert len(partner) == 1 and "no partner" in partner[0]["sentence"], result["memories"]
+
+
+@pytest.mark.parametrize("first, later, ask, new, old", [
+    ("We open at 9 on Saturdays", "From next month we'll open at 10 on Saturdays", "what time do we open on Saturday?",
+     "10", "<<<9"),
+    ("La comercial de Papelera Sur es Lola", "Lola ya no está en Papelera Sur, ahora nos atiende Andrés",
+     "con quién hablo en Papelera Sur?", "andres", "<<<lola>>>"),
+    ("Harbor Foods pay at 30 days", "Harbor Foods asked to move to 45 days and we agreed", "invoice Harbor Foods",
+     "45", "30 days"),
+    ("Bodegas Ruiz nos paga a 30 días", "Bodegas Ruiz nos pidió pagar a 60 días y le dijimos que sí",
+     "factura a Bodegas Ruiz", "60", "30 dias"),
+    ("I'm vegetarian", "I've started eating fish again", "dinner ideas tonight?", "pescatarian", "<<<vegetarian>>>"),
+])
+def test_more_changes_said_as_people_say_them(database, backend, first, later, ask, new, old):
+    writer = 0 if first.startswith("I'm") else 1
+    result = _asked(database, backend, [{"text": first}, {"text": later, "days_later": 30}],
+                    _ask(ask, [new], [old], writer=writer))
+    assert served(result), result["asks"]
+    assert result["superseded"] == 1, result["memories"]
+
+
+def test_a_term_asked_for_and_refused_changes_nothing(database, backend):
+    result = _asked(database, backend, [{"text": "Harbor Foods pay at 30 days"},
+                                        {"text": "Harbor Foods asked to move to 60 days, I said no", "days_later": 30}],
+                    _ask("invoice Harbor Foods", ["30"], ["60"]))
+    assert served(result), result["asks"]
+    assert result["superseded"] == 0, result["memories"]

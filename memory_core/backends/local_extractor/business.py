@@ -57,6 +57,13 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
     rf"\b(?:we\s+)?give\s+(?:them|him|her)\s+{_NUM}\s*days",
     rf"\b(?:cobra|cobran)\s+(?:siempre\s+|ahora\s+)?a\s+{_NUM}\s*dias",
     rf"\b(?:pays?|terms?(?:\s+are|\s+is)?)\s+net\s*{_NUM}\b",
+    # a move of the term, or one asked for and agreed: "have moved to 45 days", "asked to move to 45 days and we
+    # agreed", "nos pidió pagar a 60 días y le dijimos que sí" (one refused stays no fact: clauses.REFUSED)
+    rf"\b(?:moved|moving|switched|gone|changed)\s+(?:their\s+terms\s+)?to\s+{_NUM}\s*days",
+    rf"\b(?:asked|wanted|want)\s+to\s+(?:move|go|pay)\s+(?:to|at)\s+{_NUM}\s*days\b(?=.*\b(?:agreed|said yes|accepted|"
+    r"that's fine|ok'd|okayed)\b)",
+    rf"\b(?:pidio|pidieron|ha pedido|han pedido|quiere|quieren|queria|querian)\s+(?:pagar(?:nos)?\s+)?a\s+{_NUM}\s*dias\b"
+    r"(?=.*\b(?:(?:le|les)\s+(?:he|hemos)?\s*dicho que si|(?:le|les)\s+dij(?:e|imos) que si|aceptamos|acepte|vale)\b)",
 )]
 # "paga a 90", "pagan con pagaré a 90", "pagan a 60 por transferencia" (days implied; a small number is not a term), "no paga hasta los 75 días" (a
 # floor, not a negation), "tarda unos dos meses en pagar" (a delay in weeks or months, read as days).
@@ -222,6 +229,9 @@ _CONTACT_PERSON = [re.compile(p.replace("(?P<val>)", _SOMEONE_CALLED + "(?P<val>
     r"(?:es|sera)\s+(?P<val>)",
     r"\b(?:el|la|su)\s+nuev[oa]\s+(?:persona de contacto|contacto|persona|encargad[oa]|comercial|responsable)"
     r"(?:\s+de\s+(?:cuentas|administracion|compras|facturacion|pedidos))?\s+(?:alli\s+|ahi\s+)?(?:es|sera)\s+(?P<val>)",
+    # "Lola ya no está, ahora nos atiende Andrés", "now we deal with Priya": of the business named or talked of
+    r"\b(?:ahora|now)\s+(?:nos atiende|me atiende|nos lleva|hablamos con|tratamos con|we deal with|we talk to|"
+    r"we speak to)\s+(?P<val>)",
     # "Acme tiene nueva gerente, Pilar Ruiz"
     rf"^(?P<who>.+?)\s+(?:tiene|tienen|has|have|has got|have got|'ve got)\s+(?:un\s+|una\s+|a\s+)?(?:nuevo|nueva|new)\s+"
     rf"(?:{_ROLES}|contacto|contact)\s*,?\s*"
@@ -863,11 +873,14 @@ def _rule_price_change(s: Sentence) -> Iterator[Found]:
 
 # When the business opens or closes, every day it does: "cerramos a las 20:00", "la tienda abre a las 9", "we close at
 # 7pm", "from now on we open at 10am". A day named ("los sábados") is that day's hours, left to a note.
-_HOURS = re.compile(r"\b(?:(?P<es_open>abrimos|abre)|(?P<es_close>cerramos|cierra))\s+(?:ahora\s+|ya\s+)?a\s+las\s+"
-                    r"(?P<es>\d{1,2}(?:[:.]\d{2})?(?:\s*h)?)\b|\b(?:we|it|the shop|the office)\s+(?:now\s+)?(?:'re\s+)?"
+_HOURS = re.compile(r"\b(?:(?P<es_open>abrimos|abre|abriremos|abrira|vamos a abrir)|(?P<es_close>cerramos|cierra|"
+                    r"cerraremos|cerrara|vamos a cerrar))\s+(?:ahora\s+|ya\s+)?a\s+las\s+"
+                    r"(?P<es>\d{1,2}(?:[:.]\d{2})?(?:\s*h)?)\b|\b(?:we|we'll|we will|it|the shop|the office)\s+(?:now\s+)?"
+                    r"(?:'re\s+|will\s+|'ll\s+|are going to\s+)?"
                     r"(?:(?P<en_open>opens?)|(?P<en_close>closes?))\s+(?:now\s+)?at\s+"
                     r"(?P<en>\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)")
-_OURS = re.compile(r"^(?:(?:ahora|now|ya|desde \w+|from now on|a partir de (?:ahora|hoy|manana)),?\s+)?"
+_OURS = re.compile(r"^(?:(?:ahora|now|ya|desde (?:el |la |este |esta )?\w+|from now on|from (?:next |this )?\w+|starting "
+                   r"(?:next |this )?\w+|a partir de(?:l)? (?:(?:la|el|este|esta) )?(?:proxim[oa] )?\w+(?: que viene)?),?\s+)?"
                    r"(?:la tienda|el taller|la oficina|el almacen|el local|we|the shop|the office)?\s*")
 _DAY_NAMED = re.compile(r"\b(?:lunes|martes|miercoles|jueves|viernes|sabados?|domingos?|mondays?|tuesdays?|"
                         r"wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekends?|fines de semana|festivos)\b")
@@ -892,7 +905,7 @@ def _rule_hours(s: Sentence) -> Iterator[Found]:
         return
     # Only the business's own hours, said in the first person or of its premises.
     if not _OURS.fullmatch(s.low[: m.start()].strip() + (" " if m.start() else "")) and \
-            not s.low[m.start():].startswith(("abrimos", "cerramos", "we")):
+            not s.low[m.start():].startswith(("abrimos", "cerramos", "abriremos", "cerraremos", "vamos a", "we")):
         return
     opens = m.group("es_open") or m.group("en_open")
     attribute, value = "hora_apertura" if opens else "hora_cierre", (m.group("es") or m.group("en")).strip()

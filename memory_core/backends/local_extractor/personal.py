@@ -142,6 +142,30 @@ _FAMILY = [
 ]
 
 
+# A new partner ("I'm seeing someone new, Alex", "estoy saliendo con Iker") and a break-up ("Tom and I broke up",
+# "lo he dejado con Sergio"): the partner's new value, or none.
+_NEW_PARTNER = re.compile(r"\b(?:i'm|i am|im)\s+(?:now\s+)?(?:seeing|dating|going out with)\s+(?:someone(?:\s+new)?|"
+                          r"a\s+(?:new\s+)?(?:guy|girl|man|woman|lad|bloke))?\s*,?\s*(?:called\s+|named\s+)?|"
+                          r"\b(?:estoy|ahora estoy)\s+saliendo\s+con\s+(?:(?:un|una)\s+(?:chico|chica)\s+(?:que se llama\s+|,\s*)?)?|"
+                          r"\b(?:mi|my)\s+(?:new|nuev[oa])\s+(?:novi[oa]|pareja|partner|boyfriend|girlfriend)\s+"
+                          r"(?:se llama|es|is called|is)\s+")
+_BROKE_UP = re.compile(r"\b(?:(?:we|i)\s+(?:broke|split)\s+up|broke up|split up|(?:lo\s+)?hemos\s+(?:roto|dejado)|"
+                       r"nos\s+hemos\s+separado|nos\s+separamos|(?:he|hemos)\s+roto|lo\s+he\s+dejado\s+con|rompimos)\b")
+
+
+def _rule_partner(s: Sentence) -> Iterator[Found]:
+    m = _NEW_PARTNER.search(s.low)
+    name = name_at(s, m.end(), strong=False) if m and not s.negated(m.start()) else None
+    if name:
+        yield Found("pareja", name, "self", m.start())
+        return
+    m = _BROKE_UP.search(s.low)
+    if m and not s.negated(m.start()) and not re.search(r"\b(?:they|ellos|ellas|he|she|my (?:sister|brother|friend)|"
+                                                        r"mi (?:hermana|hermano|amig[oa]))\b", s.low[: m.start()]):
+        yield Found("pareja", "none now (broke up)" if is_english(s.text) else "ninguna ahora (lo han dejado)", "self",
+                    m.start())
+
+
 def _rule_family(s: Sentence) -> Iterator[Found]:
     for regex, strong in _FAMILY:
         m = regex.search(s.low)
@@ -494,6 +518,10 @@ def _rule_diet(s: Sentence) -> Iterator[Found]:
         if fold(food) in ("carne", "meat"):
             # Meat again ends a diet without it (vegetarian, pescatarian...): the diet's new value.
             yield Found("dieta", "omnivore" if english else "omnívora", "self", again.start())
+        elif fold(food) in ("pescado", "fish") and not re.match(r"\s*(?:,|y|and|&)\s*(?:carne|meat)\b",
+                                                                s.low[again.end():]):
+            # Fish again, still no meat ("he vuelto a comer pescado, carne sigo sin comer"): pescatarian.
+            yield Found("dieta", "pescatarian" if english else "pescetariana", "self", again.start())
     m = _FAVOURITE_FOOD.search(s.low)
     if m and not s.negated(m.start()):
         yield Found("comida_favorita", clean_value(s.text[m.start("v"): m.end("v")]), "self", m.start())
@@ -676,4 +704,4 @@ def rule_yearly_on(s: Sentence, today: dt.date) -> Iterator[Found]:
 
 
 PERSONAL_RULES = (_rule_yearly, _rule_pets, _rule_job, _rule_home, _rule_pastime, _rule_running, _rule_hobbies, _rule_diet,
-                  _rule_name, _rule_tone, _rule_answer_style, _rule_language, _rule_family)
+                  _rule_name, _rule_tone, _rule_answer_style, _rule_language, _rule_family, _rule_partner)

@@ -220,6 +220,8 @@ def sentence_for(attribute: str, subject: Subject, value: str, english: bool = F
     if attribute == "plazo_pago" and not value[0].isdigit():
         template = "{who} pays {value}." if english else "{who} paga {value}."
         value = f"a {value}" if value == "fin de mes" and not english else value
+    if attribute == "pareja" and value.startswith(("none", "ninguna")):
+        template = "{who} has no partner now (broke up)." if english else "{who} ya no tiene pareja (lo han dejado)."
     if english:
         value = english_value(value)
     kin = _relative_said(attribute.rsplit("_", 1)[-1], english) if "{kin}" in template else ""
