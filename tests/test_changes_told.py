@@ -280,3 +280,29 @@ def test_a_term_asked_for_and_refused_changes_nothing(database, backend):
                     _ask("invoice Harbor Foods", ["30"], ["60"]))
     assert served(result), result["asks"]
     assert result["superseded"] == 0, result["memories"]
+
+
+@pytest.mark.parametrize("first, later, ask, new, old, writer", [
+    ("Ferretería Ugarte nos paga a 30 días", "scrap that, Ugarte es a 45, me equivoqué", "factura a Ferretería Ugarte",
+     "45", "30 dias", 1),
+    ("Distribuciones Mar entrega los lunes", "olvida lo que te dije de Distribuciones Mar, entregan los miércoles",
+     "cuándo entrega Distribuciones Mar?", "miercoles", "lunes", 1),
+    ("Mis hijos van al colegio Cervantes", "este curso los niños se han cambiado al colegio Alameda",
+     "a qué hora salen los niños del cole?", "alameda", "cervantes", 0),
+    ("My dad lives in Norwich", "Dad's moved into a care home in Ipswich", "send flowers to my dad", "ipswich",
+     "norwich", 0),
+    ("Hierros Olano está en el polígono Landaben, nave 12", "Hierros Olano se ha trasladado al polígono Agustinos, nave 3",
+     "dónde está Hierros Olano?", "agustinos", "landaben", 1),
+    ("my mobile is 07700 900123", "my new mobile is 07700 900456", "what's my mobile?", "900456", "900123", 0),
+])
+def test_changes_told_in_other_words(database, backend, first, later, ask, new, old, writer):
+    result = _asked(database, backend, [{"text": first}, {"text": later, "days_later": 30}],
+                    _ask(ask, [new], [old], writer=writer))
+    assert served(result), result["asks"]
+    assert result["superseded"] == 1, result["memories"]
+
+
+def test_a_mobile_said_as_mine_is_the_writer_s_own(database, backend):
+    result = _asked(database, backend, [{"text": "my mobile is 07700 900123"}],
+                    _ask("what's my mobile?", ["900123"], writer=0), _ask("what's the mobile?", [], ["900123"]))
+    assert served(result), result["asks"]

@@ -200,8 +200,16 @@ def _rule_family(attribute: str) -> bool:
 def _topic_words(sentence: str, subject: str) -> set[str]:
     """The words of four letters or more of a note's value (its words as said, not the sentence that frames them:
     "The person...") without its subject's name, its values and the words of change."""
-    low = value_shapes.CHANGE.sub(" ", value_shapes.without_values(fold(sentence)))
+    low = value_shapes.CHANGE.sub(" ", _KIDS.sub(" kids ", _RESIDES.sub(" resides ", value_shapes.without_values(
+        fold(sentence)))))
     return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _FILLER
+
+
+# Where someone lives, said with any verb of living or moving: one word of substance ("my dad lives in Norwich", "Dad's
+# moved into a care home in Ipswich").
+# The children, by any word for them ("mis hijos", "los niños", "the kids"): one word of substance.
+_KIDS = re.compile(r"\b(?:hij[oa]s|nin[oa]s|crios|peques|kids|children|chavales)\b")
+_RESIDES = re.compile(r"\b(?:lives?|living|moved|moving|vive|viven|vivia|mudad[oa]s?|mudo|trasladad[oa]s?)\b")
 
 
 # Words that say nothing of what a note is about: pronouns, articles, auxiliaries, adverbs of degree, words that

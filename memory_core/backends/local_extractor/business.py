@@ -70,6 +70,10 @@ _PAYMENT_TERMS = [re.compile(p) for p in (
 _BARE_TERMS = re.compile(r"\b(?:nos\s+|me\s+)?(?:paga|pagan|abona|abonan)\s+(?:siempre\s+|ahora\s+)?(?:" + _PAY_BY
                          + r"\s+)?a\s+(?:los\s+)?(?P<n>\d{1,3})(?:\s*,|\s*$|\s+(?:siempre|ahora|no|y|pero|desde|como)\b|\s+"
                          + _PAY_BY + r"\b)")
+# A business's term said as what it "is" ("Ugarte es a 45, me equivoqué"): the word before the verb a name, written
+# with its capital.
+_IS_TERM = re.compile(r"(?:^|[,;]\s*)(?:[\w&'.-]+\s+){0,3}(?P<who>[\w&'.-]+)\s+(?:es|son|is|are)\s+(?:ahora\s+|now\s+)?a\s+"
+                      r"(?P<n>\d{1,3})(?:\s*(?:dias|days))?(?=\s*(?:[,.;!]|$|y\b|and\b|no\b|not\b))")
 _FLOOR_TERMS = re.compile(rf"\b(?:no|nunca|never|doesn'?t|don'?t)\s+(?:nos\s+|us\s+)?(?:paga|pagan|pay|pays)\s+"
                           rf"(?:\w+\s+){{0,3}}?(?:hasta|antes de|before|until)\s+(?:los\s+|the\s+)?"
                           rf"{_NUM}\s*(?:dias|days)")
@@ -133,6 +137,10 @@ def _payment_terms(s: Sentence) -> Iterator[Found]:
                 return
     m = _BARE_TERMS.search(s.low)
     if m and not s.negated(m.start()) and 7 <= int(m.group("n")) <= 180:
+        yield Found("plazo_pago", f"{int(m.group('n'))} días", "contact", m.start())
+        return
+    m = _IS_TERM.search(s.low)
+    if m and not s.negated(m.start()) and 7 <= int(m.group("n")) <= 180 and s.text[m.start("who")].isupper():
         yield Found("plazo_pago", f"{int(m.group('n'))} días", "contact", m.start())
         return
     m = _FLOOR_TERMS.search(s.low)
@@ -801,7 +809,10 @@ def _rule_email_phone(s: Sentence) -> Iterator[Found]:
         if attribute == "telefono" and not 9 <= len(value.lstrip("+")) <= 13:
             continue
         slot = _OF_SLOT.match(s.low, cue.end())
-        if _OWN_BEFORE.search(s.low[: cue.start()]):
+        own = _OWN_BEFORE.search(s.low[: cue.start()])
+        if own and own.group().startswith(("mi", "my")) and re.match(r"movil|mobile", s.low[cue.start():]):
+            yield Found(attribute, value, "self", cue.start())  # "my mobile is ...": the writer's own
+        elif own:
             yield Found(attribute, value, "org", cue.start())
         else:
             yield Found(attribute, value, "contact", cue.start(), (slot.start("who"), slot.end("who")) if slot else None)

@@ -33,7 +33,9 @@ _LEAD_IN = re.compile(
     r"(?:para\s+)?que\s+(?:lo\s+)?(?:tengas|tengais|tenga)\s+en\s+cuenta(?:\s+(?:cuando|para)\s+[^:]{1,50}(?=:))?|"
     r"so (?:that )?you (?:know|have it)(?:\s+(?:for )?when\s+[^:]{1,50}(?=:))?)"
     r"(?:\s+(?:que|that|esto|this|de que))?\s*[:,.!-]*\s*"
-    r"|(?:importante|ojo|dato|nota|error(?: mio)?|correccion|no,? no|cambio de planes|correction|scratch that|"
+    # what was said before, taken back: "olvida lo que te dije de Distribuciones Mar, ...", "forget what I said, ..."
+    r"|(?:olvida|olvidate de)\s+lo\s+que\s+te\s+(?:dije|he dicho)(?=\s+de\s|\s*[,:.])|forget what i (?:said|told you)(?=\s+about\s|\s*[,:.])"
+    r"|(?:importante|ojo|dato|nota|error(?: mio)?|correccion|no,? no|cambio de planes|correction|scratch that|scrap that|"
     r"my mistake|change of plans?|update|heads up)"
     # when the change holds from, between the word and its colon: "change of plan from next week:"
     r"(?:\s+(?:from|starting|as of|a partir de(?:l)?|desde)\s+[^:,.!]{1,25}?)?\s*[:,.!-]+\s*(?:que\s+|that\s+)?)")
