@@ -7,13 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_serving import _asked, served
-
-W = "whatsapp"
-
-
-def _ask(text, holds=(), not_holds=(), writer=1, days_later=3):
-    return {"text": text, "writer": writer, "channel": W, "days_later": days_later,
-            "holds": list(holds), "not_holds": list(not_holds)}
+from tests.test_serving import ask_later as _ask
 
 
 def _active(result):

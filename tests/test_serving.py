@@ -29,6 +29,12 @@ def _asked(database, backend, messages, *asks):
     return run_case(database, backend, case, "test-serving")
 
 
+def ask_later(text, holds=(), not_holds=(), writer=1, days_later=3):
+    """A later WhatsApp turn of `writer` (by default the colleague), and what its block must and must not say."""
+    return {"text": text, "writer": writer, "channel": "whatsapp", "days_later": days_later,
+            "holds": list(holds), "not_holds": list(not_holds)}
+
+
 def test_an_ask_gets_the_block_its_asker_would_get_and_the_eval_counts_what_it_missed_and_leaked(database, tmp_path):
     cases = [
         {"id": "a", "messages": TERM, "expect": [], "supersessions": 0, "asks": [
