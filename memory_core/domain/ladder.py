@@ -51,6 +51,14 @@ CORRECTION_SIMILARITY = 0.70
 # least this close: the local embedder puts "Kestrel's minimum order is 500 units" and "Kestrel have upped their
 # minimum order to 750 units" at 0.57.
 NOTE_CHANGE_SIMILARITY = 0.45
+# A note that says in its own words that something changed, more than a "now" or "ahora" of talk ("I'm now painting
+# landscapes" replaces nothing by itself): "have upped", "Mum's moved", "se ha trasladado", "instead", "ya no".
+_SAYS_CHANGED = re.compile(
+    r"\b(?:ya no|no longer|any ?more|not anymore|changed|cambiad[oa]|cambio de|switched|moved|mudad[oa]s?|"
+    r"trasladad[oa]s?|relocated|instead|en vez de|en lugar de|al final|turns out|resulta que|upped|raised|"
+    r"put (?:\w+ )?up|gone up|went up|subido|sube|bajado|baja a|left|se ha ido|vuelto a|again|otra vez|de nuevo|"
+    r"from next|a partir de|starting|as of|"
+    r"desde (?:este|esta|el proximo|la proxima)|scrap|olvida|update|taking over|took over|replaced|sustituid[oa])\b")
 # Note topics of which a subject keeps one at a time, and the words both notes must say to be that topic: when it
 # opens or closes ("our closing day is going to be Tuesday instead"), when it delivers, its discount; not a staff
 # member's shift.
@@ -58,11 +66,6 @@ _SCHEDULES = {"horario": re.compile(r"\b(?:open\w*|clos\w*|shut|hours|abr[ei]\w*
               "entregas": re.compile(r"\b(?:deliver\w*|entreg\w*|repart\w*|rounds?|ruta)\b"),
               "descuento": re.compile(r"\b(?:descuento|discount|dto|rappel)\b|\d\s*(?:%|por ciento|percent)")}
 
-
-def _same_schedule(topic: str | None, new: str, old: str) -> bool:
-    """Two notes of a schedule topic both say that schedule (`_SCHEDULES`)."""
-    words = _SCHEDULES.get(topic or "")
-    return words is not None and bool(words.search(fold(new))) and bool(words.search(fold(old)))
 BANK_ATTRIBUTES = ("cuenta_bancaria",)
 # The business's own bank, named without an account number ("la cuenta de la empresa la tenemos en Bankinter"): a
 # fact like any other, not an account change to verify.
@@ -154,7 +157,6 @@ def requested_level(fact: Fact) -> str:
     return "shared"
 
 
-# A word of substance: four letters or more, or a short name of kin ("my mum lives in Swansea", "Mum's moved").
 # Facts told together that go together: a new job (or employer) replaces the employer (or job) told with the old one.
 _TOLD_TOGETHER = {"trabajo": ("empleador",), "empleador": ("trabajo",)}
 # The business's own opening hours and days, whatever the extractor named them (hora_apertura_viernes, horario,
@@ -170,6 +172,7 @@ def fact_area(fact: Fact) -> str:
     return CATEGORY_AREA.get(fact.category, "general")
 
 
+# A word of substance: four letters or more, or a short name of kin ("my mum lives in Swansea", "Mum's moved").
 _WORD = re.compile(r"[a-z]{4,}|\b(?:mum|dad|son|mam|tio|tia)\b")
 _NEW = re.compile(r"\b(?:new|nuev[oa]s?)\b")
 # "new" said of the value itself is a change of it: "a new number", "su nuevo teléfono", "email nuevo".
@@ -205,10 +208,10 @@ def _topic_words(sentence: str, subject: str) -> set[str]:
     return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _FILLER
 
 
-# Where someone lives, said with any verb of living or moving: one word of substance ("my dad lives in Norwich", "Dad's
-# moved into a care home in Ipswich").
 # The children, by any word for them ("mis hijos", "los niños", "the kids"): one word of substance.
 _KIDS = re.compile(r"\b(?:hij[oa]s|nin[oa]s|crios|peques|kids|children|chavales)\b")
+# Where someone lives, said with any verb of living or moving: one word of substance ("my dad lives in Norwich", "Dad's
+# moved into a care home in Ipswich").
 _RESIDES = re.compile(r"\b(?:lives?|living|moved|moving|vive|viven|vivia|mudad[oa]s?|mudo|trasladad[oa]s?)\b")
 
 
@@ -251,6 +254,12 @@ def _same_topic(new: str, old: str, subject: str) -> bool:
     return len(stems[0] & stems[1]) >= min(2, *map(len, stems)) > 0
 
 
+def _same_schedule(topic: str | None, new: str, old: str) -> bool:
+    """Two notes of a schedule topic both say that schedule (`_SCHEDULES`)."""
+    words = _SCHEDULES.get(topic or "")
+    return words is not None and bool(words.search(fold(new))) and bool(words.search(fold(old)))
+
+
 def _restates(new: str, old: str) -> bool:
     """The new note says the same habit as the old one, another way: they open on the same two words of substance
     ("I drink my tea with honey", "nowadays I drink my tea plain"); two notes that only share a name do not ("It's
@@ -261,10 +270,13 @@ def _restates(new: str, old: str) -> bool:
 
 def _says_again(note: Memory, fact: Memory) -> bool:
     """A note says a rule's fact again: its name is of the fact's family (nota_forma_pago_pay_card beside
-    forma_pago) or its words hold the fact's value (Leganés)."""
+    forma_pago), or its words hold the fact's value (Leganés) or its numbers ("have gone to 60 days" beside 60 días)."""
     family = attribute_family(fact.attribute)
+    said = fold(fact.value)
+    numbers = re.findall(r"\d+", said)
     return f"_{family}_" in f"{note.attribute.split(NOTE_SEPARATOR, 1)[0]}_" or \
-        re.search(rf"\b{re.escape(fold(fact.value))}\b", fold(note.value)) is not None
+        re.search(rf"\b{re.escape(said)}\b", fold(note.value)) is not None or \
+        bool(numbers and set(numbers) <= set(re.findall(r"\d+", fold(note.value))))
 
 
 # The value a note says it replaces: "45 al día, no 30", "HT-5502 not 5520", "en vez de los lunes", "instead of oat",
@@ -276,6 +288,9 @@ _NOT_THAT = re.compile(rf"(?:,|\b(?:y|and|pero|but)|(?<=\d))\s*(?:no|not)\s+{_AR
                        r"\b(?:he vendido|vendi|hemos vendido|sold|got rid of|ya no tengo|ya no tenemos|"
                        r"no longer have)\s+"
                        r"(?:(?:el|la|los|las|mi|mis|nuestr[oa]|the|my|our|a|an|un|una)\s+)?([a-z0-9-]*[a-z0-9])")
+# Words after "no" that are no value: "no hay problema", "not sure".
+_NOT_VALUES = frozenset("""mas hay yet far bad way one all any now sure only quite asi tan nada nadie lot lots
+everything todo mucho muchos muchas bastante""".split())
 
 
 def _named_as_replaced(value: str) -> set[str]:
@@ -283,9 +298,6 @@ def _named_as_replaced(value: str) -> set[str]:
     said = {next(g for g in m.groups() if g) for m in _NOT_THAT.finditer(fold(value))}
     return {w for w in said if any(c.isdigit() for c in w) or (len(w) >= 3 and w not in _FILLER | _NOT_VALUES)}
 
-
-_NOT_VALUES = frozenset("""mas hay yet far bad way one all any now sure only quite asi tan nada nadie lot lots
-everything todo mucho muchos muchas bastante""".split())
 
 
 _REPLACED_CLAUSE = re.compile(r"(?:,|\b(?:but|pero))\s*(?:not|no)\s+[^,.;:!?]*|\b(?:en vez de|en lugar de|instead of|"
@@ -507,7 +519,7 @@ class _Writer:
                 return not (note and m.attribute.startswith("nota")) or _same_topic(self.fact.value, m.value, m.subject)
 
             closest = self._closest([m for m in candidates if replaceable(m)], CORRECTION_SIMILARITY)
-            if closest is None and note:
+            if closest is None and note and _SAYS_CHANGED.search(fold(self.fact.value)):
                 topic = _note_topic(self.fact.attribute)
                 closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and (
                     replaceable(m) or (topic == _note_topic(m.attribute) and _same_schedule(topic, self.fact.value,
