@@ -476,8 +476,10 @@ class _Writer:
         - a single-valued family (payment term, contact person, name...): the new value replaces the old;
         - a correction ("ahora...", "no longer...", the gate's corrects): it replaces the fact of the
           subject closest in meaning (CORRECTION_SIMILARITY), whatever its attribute;
+        - a note that names what it replaces ("45 al día, no 30") replaces the note that said it; one that says it
+          changed something ("have upped", "Mum's moved") the closest note on its topic (NOTE_CHANGE_SIMILARITY);
         - anything that means the same as a known fact (SAME_FACT_SIMILARITY): merge;
-        - otherwise it is added beside the others: a note never replaces another note."""
+        - otherwise it is added beside the others: a note never replaces another note unasked."""
         candidates = self._candidates = self._same_level_active(level)
         family = attribute_family(self.fact.attribute)
         value = normalise(self.fact.value)
@@ -508,23 +510,17 @@ class _Writer:
             # is no new opening time): a correction by meaning replaces a note, or is one.
             # Nor does a note replace another note it is close to in meaning but not on the same topic ("It's
             # important to help people..." and "It's important to help family..."; two photos).
-            typed = _rule_family(self.fact.attribute)
-            note = self.fact.attribute.startswith("nota")
-
-            def replaceable(m: Memory) -> bool:
-                if typed and _rule_family(m.attribute):
-                    return False
-                if note and _rule_family(m.attribute) and fold(m.value) in fold(self.fact.value):
-                    return False  # a note saying the fact's own value again ("al final nos pagan a 90 días") keeps it
-                return not (note and m.attribute.startswith("nota")) or _same_topic(self.fact.value, m.value, m.subject)
-
-            closest = self._closest([m for m in candidates if replaceable(m)], CORRECTION_SIMILARITY)
-            if closest is None and note and _SAYS_CHANGED.search(fold(self.fact.value)):
-                topic = _note_topic(self.fact.attribute)
-                closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and (
-                    replaceable(m) or (topic == _note_topic(m.attribute) and _same_schedule(topic, self.fact.value,
-                                                                                             m.value)))],
-                    NOTE_CHANGE_SIMILARITY)
+            closest = self._closest([m for m in candidates if self._replaceable(m)], CORRECTION_SIMILARITY)
+            if closest is not None:
+                return Match("supersede", closest)
+        if note_said and _SAYS_CHANGED.search(fold(self.fact.value)):
+            # A note that says it changed something: the note of its subject on the same topic it is closest to; of a
+            # customer's or supplier's few notes, the closest one.
+            topic = _note_topic(self.fact.attribute)
+            business = self.fact.subject.startswith(("contact:", "name:"))
+            closest = self._closest([m for m in candidates if m.attribute.startswith("nota") and (
+                business or self._replaceable(m) or (topic == _note_topic(m.attribute) and _same_schedule(
+                    topic, self.fact.value, m.value)))], NOTE_CHANGE_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
         closest = self._closest(candidates, SAME_FACT_SIMILARITY)
@@ -535,6 +531,16 @@ class _Writer:
         while attribute in taken:
             attribute, n = f"{self.fact.attribute.split(NOTE_SEPARATOR, 1)[0]}{NOTE_SEPARATOR}{n}", n + 1
         return Match("add", attribute=attribute)
+
+    def _replaceable(self, m: Memory) -> bool:
+        """What a correction may replace by meaning: not a rule's fact of another family, nor the rule's fact a note
+        says again ("al final nos pagan a 90 días"), nor a note on another topic."""
+        typed, note = _rule_family(self.fact.attribute), self.fact.attribute.startswith("nota")
+        if typed and _rule_family(m.attribute):
+            return False
+        if note and _rule_family(m.attribute) and fold(m.value) in fold(self.fact.value):
+            return False
+        return not (note and m.attribute.startswith("nota")) or _same_topic(self.fact.value, m.value, m.subject)
 
     def _changes(self) -> bool:
         """The fact is said as a change: the message corrects, or its sentence says something changed."""
