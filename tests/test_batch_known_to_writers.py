@@ -89,14 +89,14 @@ def test_a_writers_cached_context_is_what_a_fresh_read_gives_after_each_write(fa
     both_agree()  # each writer's names and attributes are read once, here
     writes = [_write(system_session, a, org, f"contact:{garcia.id}", "plazo_pago", "60 días", "customer"),
               _write(system_session, a, org, "name:hierros olano", "plazo_pago", "30 días", "customer"),
-              _write(system_session, a, org, "org", "horario", "de 9 a 18", "company"),
+              _write(system_session, a, org, "org", "plantilla", "12 personas", "company"),
               _write(system_session, m, org, "self", "nombre", "Marta", "person")]
     known.wrote(writes)
     both_agree()
     assert context_reads(system_session, a, subjects, None, known=known, mentioned_in=said)[0] == ("hierros olano",)
     names, _, attributes = context_reads(system_session, m, subjects, None, known=known, mentioned_in=said)
     assert names == () and f"contact:{garcia.id}" not in attributes  # never what Marta may not read
-    assert attributes == {"self": ("nombre",)}  # nor the company area's hours
+    assert attributes == {"self": ("nombre",)}  # nor the company area's staff
     # A correction: same subject and attribute, so nothing is read afresh and nothing is lost.
     known.wrote([_write(system_session, a, org, f"contact:{garcia.id}", "plazo_pago", "90 días", "customer")])
     both_agree()

@@ -300,3 +300,10 @@ def test_a_mobile_said_as_mine_is_the_writer_s_own(database, backend):
     result = _asked(database, backend, [{"text": "my mobile is 07700 900123"}],
                     _ask("what's my mobile?", ["900123"], writer=0), _ask("what's the mobile?", [], ["900123"]))
     assert served(result), result["asks"]
+
+
+@pytest.mark.parametrize("told", ["lo hemos dejado para mañana", "hemos roto con Reformas Galán", "Me he roto el brazo",
+                                  "Hemos dejado de vender la tarta de queso"])
+def test_what_only_sounds_like_a_break_up_leaves_the_partner(database, backend, told):
+    result = _asked(database, backend, [{"text": "Mi pareja se llama Sergio"}, {"text": told, "days_later": 10}])
+    assert [m["value"] for m in _active(result) if m["attribute"] == "pareja"] == ["Sergio"], result["memories"]

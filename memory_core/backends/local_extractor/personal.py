@@ -149,8 +149,9 @@ _NEW_PARTNER = re.compile(r"\b(?:i'm|i am|im)\s+(?:now\s+)?(?:seeing|dating|goin
                           r"\b(?:estoy|ahora estoy)\s+saliendo\s+con\s+(?:(?:un|una)\s+(?:chico|chica)\s+(?:que se llama\s+|,\s*)?)?|"
                           r"\b(?:mi|my)\s+(?:new|nuev[oa])\s+(?:novi[oa]|pareja|partner|boyfriend|girlfriend)\s+"
                           r"(?:se llama|es|is called|is)\s+")
-_BROKE_UP = re.compile(r"\b(?:(?:we|i)\s+(?:broke|split)\s+up|broke up|split up|(?:lo\s+)?hemos\s+(?:roto|dejado)|"
-                       r"nos\s+hemos\s+separado|nos\s+separamos|(?:he|hemos)\s+roto|lo\s+he\s+dejado\s+con|rompimos)\b")
+_BROKE_UP = re.compile(r"\b(?:broke up|split up|lo\s+he\s+dejado\s+con|nos\s+hemos\s+separado|nos\s+separamos|"
+                       r"(?:hemos\s+roto|rompimos|lo\s+hemos\s+dejado)(?=\s*(?:$|[,.;!]|y\b|hace\b|el\s+mes|la\s+semana))|"
+                       r"he\s+roto\s+con)\b")
 
 
 def _rule_partner(s: Sentence) -> Iterator[Found]:
