@@ -495,7 +495,7 @@ class _Writer:
         if shaped is not None:
             return shaped
         newest = max(same_family, key=lambda m: m.valid_from) if same_family else None
-        if newest is not None and self.fact.attribute.startswith("nota") and self._changes() and \
+        if newest is not None and note_said and self._changes() and \
                 not _other_object(self.fact.value, newest.value) and _restates(self.fact.value, newest.value):
             # A note of the same habit, said as a change ("nowadays I drink my tea plain" after "I drink my tea
             # with honey"): the newest one is replaced, not kept beside it.
