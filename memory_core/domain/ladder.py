@@ -32,6 +32,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from memory_core.adapters.vector_binary import sent_vector
 from memory_core.domain import audit, clock, subject_locks, value_shapes, versions
 from memory_core.domain.access import Access
+from memory_core.domain.change_words import MAY_CHANGE, SAYS_CHANGED
 from memory_core.domain.dates import event_last_day
 from memory_core.domain.families import FAMILIES as FAMILY_NAMES
 from memory_core.domain.families import MEMBER_OF
@@ -51,14 +52,6 @@ CORRECTION_SIMILARITY = 0.70
 # least this close: the local embedder puts "Kestrel's minimum order is 500 units" and "Kestrel have upped their
 # minimum order to 750 units" at 0.57.
 NOTE_CHANGE_SIMILARITY = 0.45
-# A note that says in its own words that something changed, more than a "now" or "ahora" of talk ("I'm now painting
-# landscapes" replaces nothing by itself): "have upped", "Mum's moved", "se ha trasladado", "instead", "ya no".
-_SAYS_CHANGED = re.compile(
-    r"\b(?:ya no|no longer|any ?more|not anymore|changed|cambiad[oa]|cambio de|switched|moved|mudad[oa]s?|"
-    r"trasladad[oa]s?|relocated|instead|en vez de|en lugar de|al final|turns out|resulta que|upped|raised|"
-    r"put (?:\w+ )?up|gone up|went up|subido|sube|bajado|baja a|left|se ha ido|vuelto a|again|otra vez|de nuevo|"
-    r"from next|a partir de|starting|as of|"
-    r"desde (?:este|esta|el proximo|la proxima)|scrap|olvida|update|taking over|took over|replaced|sustituid[oa])\b")
 # Note topics of which a subject keeps one at a time, and the words both notes must say to be that topic: when it
 # opens or closes ("our closing day is going to be Tuesday instead"), when it delivers, its discount; not a staff
 # member's shift.
@@ -203,7 +196,7 @@ def _rule_family(attribute: str) -> bool:
 def _topic_words(sentence: str, subject: str) -> set[str]:
     """The words of four letters or more of a note's value (its words as said, not the sentence that frames them:
     "The person...") without its subject's name, its values and the words of change."""
-    low = value_shapes.CHANGE.sub(" ", _KIDS.sub(" kids ", _RESIDES.sub(" resides ", value_shapes.without_values(
+    low = MAY_CHANGE.sub(" ", _KIDS.sub(" kids ", _RESIDES.sub(" resides ", value_shapes.without_values(
         fold(sentence)))))
     return set(_WORD.findall(low)) - set(_WORD.findall(fold(subject.split(":", 1)[-1]))) - _FILLER
 
@@ -230,7 +223,7 @@ def _lead(value: str) -> tuple[str, ...]:
     described picture ("[image: a photo of ...]")."""
     if _pictured(value):
         return ()
-    words = [w for w in re.findall(r"[a-z]{3,}", value_shapes.CHANGE.sub(" ", fold(_said(value)))) if w not in _FILLER]
+    words = [w for w in re.findall(r"[a-z]{3,}", MAY_CHANGE.sub(" ", fold(_said(value)))) if w not in _FILLER]
     return tuple(words[:2])
 
 
@@ -513,7 +506,7 @@ class _Writer:
             closest = self._closest([m for m in candidates if self._replaceable(m)], CORRECTION_SIMILARITY)
             if closest is not None:
                 return Match("supersede", closest)
-        if note_said and _SAYS_CHANGED.search(fold(self.fact.value)):
+        if note_said and SAYS_CHANGED.search(fold(self.fact.value)):
             # A note that says it changed something: the note of its subject on the same topic it is closest to; of a
             # customer's or supplier's few notes, the closest one.
             topic = _note_topic(self.fact.attribute)
@@ -544,7 +537,7 @@ class _Writer:
 
     def _changes(self) -> bool:
         """The fact is said as a change: the message corrects, or its sentence says something changed."""
-        return self.fact.corrects or bool(value_shapes.CHANGE.search(fold(self.fact.sentence)))
+        return self.fact.corrects or bool(MAY_CHANGE.search(fold(self.fact.sentence)))
 
     def _shaped_update(self, candidates: list[Memory]) -> Match | None:
         """A sentence saying something changed, with a value of the shape of a known fact of its subject but
@@ -561,7 +554,7 @@ class _Writer:
             return None
         words = _topic_words(f.value, f.subject)
         # "new" alone may be a new thing beside the old one ("la tienda nueva de X está en..."), not a change of it.
-        said_changed = f.corrects or bool(value_shapes.CHANGE.search(_NEW.sub(" ", fold(f.sentence)))
+        said_changed = f.corrects or bool(MAY_CHANGE.search(_NEW.sub(" ", fold(f.sentence)))
                                           or _NEW_VALUE.search(fold(f"{f.value} {f.sentence}")))
         for m in sorted(candidates, key=lambda m: m.valid_from, reverse=True):
             if m.category == "event":

@@ -57,16 +57,6 @@ def takes_back(low: str) -> bool:
     pipeline replaces the number of the writer's last fact (learning/amendments.py)."""
     return bool(_AMEND.search(low)) and len(low.split()) <= AMEND_WORDS and "?" not in low
 
-# A sentence that says something has changed (beyond the pipeline's corrections: "ahora", "no longer"...).
-CHANGE = re.compile(
-    r"\b(?:ahora|ya no|ya|now|no longer|anymore|any more|actually|en realidad|al final|a partir de|desde (?:el|este|"
-    r"esta|hoy|ya)|from now on|from (?:this|next|today)|changed?|changes|cambiad[oa]|cambio|cambia|cambian|"
-    r"switched|moved|mudad[oa]s?|trasladad[oa]s?|new|nuev[oa]s?|subido|bajado|sube|baja|raised|"
-    r"put (?:\w+ ){0,3}?(?:up|down)|increased|lowered|went up|gone up|pasa(?:do|n)? a|instead|en vez de|en lugar de|"
-    r"nowadays|these days|lately|"
-    r"hoy en dia|estos dias|ultimamente|actualmente)\b")
-
-
 def shapes(text: str) -> dict[str, set[str]]:
     """The shaped values in a text, by shape, each normalised so two wordings of one value compare equal."""
     low = fold(text)

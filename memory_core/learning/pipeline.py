@@ -30,7 +30,7 @@ from memory_core.backends.local_extractor.text import normalise_name
 from memory_core.backends.local_extractor.units import units
 from memory_core.domain import audit, clock, deferred_rows, policy, subject_locks
 from memory_core.domain.access import Access, Principal, load_access, load_member_accesses
-from memory_core.domain.dates import MONTH_WORD
+from memory_core.domain.change_words import CORRECTS
 from memory_core.domain.errors import Conflict, NotFound
 from memory_core.domain.exclusions import load_exclusions
 from memory_core.domain.ladder import BANK_ATTRIBUTES, OWN_BANK, Source, WriteResult, requested_level, write_memory
@@ -585,24 +585,12 @@ def _embedder(backend: ModelBackend, ledger):
     return embed
 
 
-# Words that make a message a correction of what was known: "ahora las lleva Lucía", "ya no trabajo allí", "se han
-# mudado a la avenida de América", "Penrose have changed their day off", "from next month it's 60", "al final son 45",
-# "turns out it's HT-5502", "Gemma's left, the new accounts person is Callum", "been eating meat again".
-_CORRECTION = re.compile(
-    r"\b(?:ahora|ya no|a partir de|desde ahora|desde hace|en realidad|me equivoque|rectifico|correccion|corrijo|now|"
-    r"no longer|not anymore|any ?more|from now on|(?:ha|han|he|hemos|has|have|'ve|'s) (?:cambiado|changed)|"
-    r"cambian? de|changed|switched|mudad[oa]s?|trasladad[oa]s?|relocated|moved|en vez de|en lugar de|instead|"
-    r"al final|turns out|resulta que|update|scrap that|olvida lo que|forget what i|"
-    rf"from (?:next|this|the \d|{MONTH_WORD})|starting (?:next|from|on|in|this)|as of|"
-    rf"desde (?:este|esta|el proximo|la proxima|el mes|la semana|el lunes|{MONTH_WORD})|upped|"
-    r"raised|put (?:\w+ )?up|gone up|went up|subido|sube|bajado|(?:has|have|had|ha|han|'s|s|'ve) left|se ha ido|"
-    r"vuelto a|(?:been|started) \w+ing \w+ again|gone off)\b")
 CORRECTS_THRESHOLD = 0.5
 
 
 def is_correction(text: str, decision: GateDecision | None = None) -> bool:
     """The message corrects something known: the gate says so, or it says "ahora", "ya no", "no longer"..."""
-    return bool((decision is not None and decision.corrects >= CORRECTS_THRESHOLD) or _CORRECTION.search(fold(text)))
+    return bool((decision is not None and decision.corrects >= CORRECTS_THRESHOLD) or CORRECTS.search(fold(text)))
 
 
 def write_all(session, access, org, facts, backend, ledger, source, out: Outcome, *, explicit: bool,

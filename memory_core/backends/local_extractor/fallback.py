@@ -66,6 +66,7 @@ from memory_core.backends.local_extractor.topics import (
 )
 from memory_core.backends.local_extractor.units import FEELING_WORDS, PHATIC_WORDS, without_listener_gift
 from memory_core.backends.local_extractor.views import states_a_view
+from memory_core.domain.change_words import CORRECTS
 from memory_core.domain.dates import WEEKDAY_WORD, find_date, span_until
 from memory_core.domain.families import MEMBER_OF, reuse_attribute
 from memory_core.domain.ladder import BANK_ATTRIBUTES
@@ -368,13 +369,6 @@ def _subject_of(s: Sentence, end: int, verb: int) -> bool:
     if gap.startswith(","):
         aside, _, gap = gap[1:].rpartition(",")
     return len(aside.split()) <= CLOSER_GAP and all(w in _AUX for w in gap.split())
-
-
-# A message that corrects what was said before: only then may a note take a stored name and replace it.
-CORRECTION = re.compile(
-    r"\b(?:ahora|ya no|now|no longer|anymore|any more|actually|en realidad|me equivoque|me he equivocado|"
-    r"rectifico|corrijo|correction|instead|en vez de|en lugar de|a partir de ahora|from now on|ha cambiado|"
-    r"han cambiado|has changed|have changed|changed|cambiado|cambio|not anymore)\b")
 
 
 # The business's staff by their trade, as a sentence's subject: "El repartidor nuevo se llama Iván", "Our new
@@ -884,7 +878,7 @@ def note(s: Sentence, mentions: list[Mention], recent: list[Mention], context: E
     asked = _question_answered(previous, s)
     attribute = "evento" if memory_category == "event" else \
         _attribute(fold(whole) if bank else f"{fold(asked)} {_topic_text(s)}" if asked else _topic_text(s), key,
-                   stored, label, previous.low if previous else "", correction=bool(CORRECTION.search(s.low)))
+                   stored, label, previous.low if previous else "", correction=bool(CORRECTS.search(s.low)))
     answer = value
     if asked:
         # The reply as said, its "sí" or "no" and what it adds included ("Three times a week. It keeps us on
