@@ -46,7 +46,7 @@ from memory_core.backends.local_extractor.speaker import (
     between_us,
     first_singular,
 )
-from memory_core.backends.local_extractor.subjects import SUPPLIER_WORDS, contact_subject, event_sentence
+from memory_core.backends.local_extractor.subjects import contact_subject, event_sentence, trade
 from memory_core.backends.local_extractor.text import (
     Sentence,
     clean_value,
@@ -478,7 +478,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     on a personal topic and the business on a business one; a contact or a name only when named."""
     if not mentions and (THEY_FIRST.match(s.text) or _TO_THEM.match(s.low) or _THEY_CLEFT.match(s.low)) and \
             (business := business_in_talk(recent)) is not None:
-        subject = contact_subject(business.contact, 0.7)
+        subject = contact_subject(business.contact, 0.7, s.low)
         return subject.key, subject.label, subject.category
     if (_STAFF.match(s.low) or _works_shifts(s) or _NEW_STAFF.search(s.low)) and not FIRST_SINGULAR.search(s.low) and \
             all(m.contact.kind == "named" for m in mentions):
@@ -486,7 +486,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if not mentions and _CALLED.match(s.low):
         # "Se llama Alba por cierto": the name of whoever was just talked of, never a business called so.
         if recent:
-            subject = contact_subject(recent[0].contact, recent[0].confidence)
+            subject = contact_subject(recent[0].contact, recent[0].confidence, s.low)
             return subject.key, subject.label, subject.category
         return "self", "", "person"
     asked = None if mentions else _asked_of(previous)
@@ -494,7 +494,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         return (asked, "", "person") if asked == "self" else (asked, "", "company")
     if mentions and category not in ("person", "event"):
         best = min(mentions, key=lambda m: m.start)
-        subject = contact_subject(best.contact, best.confidence)
+        subject = contact_subject(best.contact, best.confidence, s.low)
         return subject.key, subject.label, subject.category
     closing = closer(s, mentions)
     if closing is not None:
@@ -504,12 +504,10 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         # taller cierra los sábados") the business's.
         kind, who = closing
         if kind == "mention":
-            subject = contact_subject(who.contact, who.confidence)
+            subject = contact_subject(who.contact, who.confidence, s.low)
             return subject.key, subject.label, subject.category
         if kind == "name":
-            trade = category if category in ("customer", "supplier") else \
-                "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
-            return f"name:{normalise_name(who)}", who, trade
+            return f"name:{normalise_name(who)}", who, trade(s.low, category)
         return "org", "", "event" if category == "event" else "company"
     business = _business_typed_lower(s) or _business_dealt_with(s)
     # A business's own words are no topic of the writer's life ("bright paints", "viveros del pueblo").
@@ -518,8 +516,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
                      (FIRST_PLURAL.search(s.low) and not FIRST_SINGULAR.search(s.low) and
                       dealt_with(s, s.low.find(fold(business))))) and not personal:
         # "muebles soler cierra en agosto", "ya no trabajamos con reformas galan": the business it names in full.
-        kind = category if category in ("customer", "supplier") else \
-            "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
+        kind = trade(s.low, category)
         return f"name:{normalise_name(business)}", business, kind
     singular, plural = bool(FIRST_SINGULAR.search(s.low)), bool(FIRST_PLURAL.search(s.low))
     # "We" is the business only when the sentence speaks business; else it is the writer's own life ("we love
@@ -534,12 +531,12 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
         # Someone placed by a street or "de enfrente" who trades with "us" is a customer or supplier of the
         # business with no name given: "the accountant upstairs pays us in cash".
         if names_a_place(s) and trades_with(s) and category not in ("customer", "supplier"):
-            return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
+            return "org", "", trade(s.low)
         if (BUSINESS_THING.search(without_idioms(s.low)) or _OPENING.search(s.low)) and \
                 category in ("person", "preference", "company", "nothing"):
             return "org", "", "company"
         if category in ("person", "nothing") and trades_with(s):
-            return "org", "", "supplier" if SUPPLIER_WORDS.search(s.low) else "customer"
+            return "org", "", trade(s.low)
         if business and category in ("person", "preference", "company", "nothing"):
             return "org", "", "company"  # "los presupuestos los hacemos por escrito"
     if category in ("customer", "supplier"):
@@ -551,12 +548,12 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
             name = _names(previous)[0]  # a short answer: the contact the question was about
             for m in recent:  # a contact of the address book when the question named one of its names
                 if normalise_name(name) in {normalise_name(n) for n in (m.contact.name, *m.contact.aliases)}:
-                    subject = contact_subject(m.contact, m.confidence)
+                    subject = contact_subject(m.contact, m.confidence, s.low)
                     return subject.key, subject.label, subject.category
             return f"name:{normalise_name(name)}", name, category
         distinct = {m.contact.id: m.contact for m in recent}
         if len(distinct) == 1:
-            subject = contact_subject(next(iter(distinct.values())), 0.7)
+            subject = contact_subject(next(iter(distinct.values())), 0.7, s.low)
             return subject.key, subject.label, subject.category
         if personal or (singular and not plural) or not business:
             return "self", "", "person" if personal else "preference"

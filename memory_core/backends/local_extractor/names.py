@@ -189,6 +189,7 @@ sabados domingos mondays tuesdays wednesdays thursdays fridays saturdays sundays
 enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre january february
 march april may june july august september october november december christmas navidad easter
 nochebuena nochevieja
+nos os te se les
 """.split())
 _RUN_STOP |= NOT_NAMES
 # Words that make a capitalised run a business's name ("Hierros Olano", "Farmacia Levante").

@@ -19,10 +19,15 @@ from memory_core.domain.dates import day_of_year
 from memory_core.domain.labels import ENGLISH_LABELS, english_value
 from memory_core.domain.model_port import KnownContact
 
+# Words that make the business the buyer: the one named is a supplier ("la madera se la compramos a Maderas Ruiz",
+# "we buy our timber from Kingsley", "ahora nos lo trae todo Seur").
 SUPPLIER_WORDS = re.compile(r"\b(?:proveedor|proveedora|proveedores|supplier|vendor|nos vende|nos suministra|"
-                             r"le compramos|les compramos|le pagamos|les pagamos|pagamos a|we pay|we buy|"
+                             r"le compramos|les compramos|(?:se )?(?:lo|la|los|las) compramos|compramos (?:\w+ ){1,3}a|"
+                             r"le pagamos|les pagamos|pagamos a|we pay|we buy|buy (?:our|the|all our) (?:\w+ ){1,2}from|"
+                             r"(?:we )?get (?:our|all our) (?:\w+ ){1,2}from|order (?:our|all our) (?:\w+ ){1,2}from|"
                              r"nos factura|nos facturan|nos cobra|nos cobran|nos pasa el recibo|nos pasan el recibo|"
-                             r"invoices us|bills us|charges us|sells us|supplies us)\b")
+                             r"nos (?:lo |la |los |las )?(?:traen?|llevan? (?:todo|el|la|los|las))|"
+                             r"invoices us|bills us|charges us|sells us|supplies us|delivers? (?:to )?us)\b")
 SENTENCE_TEMPLATES = {
     "plazo_pago": "{who} paga a {value}.",
     "forma_pago": "Forma de pago {of}: {value}.",
@@ -138,11 +143,20 @@ class Subject:
     confidence: float = 0.9
 
 
-def contact_subject(c: KnownContact, confidence: float) -> Subject:
-    """The subject of a registered contact, or of a named one (kind "named", id its normalised name)."""
-    kind = "supplier" if c.kind == "supplier" else "customer"
+def trade(low: str, category: str = "") -> str:
+    """A named business's trade with the writer's: a supplier when the sentence says the business buys from it,
+    else the category the gate gave it if that is a trade, else a customer."""
+    if SUPPLIER_WORDS.search(low):
+        return "supplier"
+    return category if category in ("customer", "supplier") else "customer"
+
+
+def contact_subject(c: KnownContact, confidence: float, low: str) -> Subject:
+    """The subject of a registered contact, or of a named one (kind "named", id its normalised name), in the folded
+    sentence `low`: a named one is a supplier when the sentence says the business buys from it."""
     if c.kind == "named":
-        return Subject(f"name:{c.id}", c.name, kind, min(confidence, 0.8))
+        return Subject(f"name:{c.id}", c.name, trade(low), min(confidence, 0.8))
+    kind = "supplier" if c.kind == "supplier" else "customer"
     return Subject(f"contact:{c.id}", c.name, kind, confidence)
 
 
@@ -152,7 +166,7 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
     if found.who:
         inside = [m for m in mentions if m.start >= found.who[0] and m.end <= found.who[1]]
         if inside:
-            return contact_subject(inside[0].contact, inside[0].confidence)
+            return contact_subject(inside[0].contact, inside[0].confidence, s.low)
     # A name that is the fact's value ("invoices for Riverside Deli are made out to Riverside Foods Ltd") is not
     # its subject.
     said = [(at, at + len(v)) for v in values if v and (at := s.text.find(v)) >= 0]
@@ -163,11 +177,8 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
                 (longer := typed_lower_name(s.text[:found.at])) and normalise_name(longer) != best.contact.id:
             # "construcciones pereda nos paga...": the business introduced by its first word is named up to the cue.
             return Subject(f"name:{normalise_name(longer)}", longer,
-                           "supplier" if SUPPLIER_WORDS.search(s.low) else "customer", 0.7)
-        subject = contact_subject(best.contact, best.confidence)
-        if best.contact.kind == "named" and SUPPLIER_WORDS.search(s.low):
-            subject = Subject(subject.key, subject.label, "supplier", subject.confidence)
-        return subject
+                           trade(s.low), 0.7)
+        return contact_subject(best.contact, best.confidence, s.low)
     start, end = found.who if found.who else (0, found.at)
     # A capitalised name that is another fact's value ("el contacto es Marisa") is not the subject.
     # Nor is a street ("the physio on Elm Street pays at 30 days": no one is named; the note keeps it all).
@@ -178,15 +189,14 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
             text = typed_lower_name(s.text[start:end]) or text
         key = normalise_name(text)
         if key:
-            supplier = SUPPLIER_WORDS.search(s.low)
-            return Subject(f"name:{key}", text, "supplier" if supplier else "customer", 0.7)
+            return Subject(f"name:{key}", text, trade(s.low), 0.7)
     typed = s.text[start:end].strip(" ,") if found.who else ""
     if looks_like_company(typed) and len(typed.split()) <= 4 and (key := normalise_name(typed)):
         # "el contacto en gráficas ibarra es Marta": a business typed in lower case in the fact's slot.
-        return Subject(f"name:{key}", typed, "supplier" if SUPPLIER_WORDS.search(s.low) else "customer", 0.7)
+        return Subject(f"name:{key}", typed, trade(s.low), 0.7)
     distinct = {m.contact.id: m.contact for m in fallback}
     if len(distinct) == 1:
-        return contact_subject(next(iter(distinct.values())), 0.7)
+        return contact_subject(next(iter(distinct.values())), 0.7, s.low)
     return None
 
 
@@ -220,6 +230,10 @@ def sentence_for(attribute: str, subject: Subject, value: str, english: bool = F
     if attribute == "plazo_pago" and not value[0].isdigit():
         template = "{who} pays {value}." if english else "{who} paga {value}."
         value = f"a {value}" if value == "fin de mes" and not english else value
+    if attribute == "plazo_pago" and subject.category == "supplier":
+        # The business pays its supplier: "Pagamos a Hierros Olano a 30 días", not "Hierros Olano paga a...".
+        at = ("at " if english else "a ") if value[0].isdigit() else ""
+        template = ("We pay {who} " if english else "Pagamos a {who} ") + at + "{value}."
     if attribute == "pareja" and value.startswith(("none", "ninguna")):
         template = "{who} has no partner now (broke up)." if english else "{who} ya no tiene pareja (lo han dejado)."
     if english:

@@ -80,7 +80,7 @@ TOPICS: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), own, oth
      r"expediente|parte de horas)\b", "facturacion", "facturacion"),
     (r"\b(?:horarios?|hours|abre\w*|abrimos|cierr\w*|cerr\w*|closes?|closed|vacaciones|holidays?|agosto|august|"
      r"navidad\w*|christmas|verano|summer|puente|festivos?|lunes|martes|miercoles|jueves|viernes|sabados?|"
-     r"domingos?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|no trabaja\w*)\b",
+     r"domingos?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|no trabaja\w*(?! con\b))\b",
      "horario", "horario"),
     (r"\b(?:entreg\w*|reparto|repart\w*|deliver\w*|sirve|envios?|shipping|almacen\w*|warehouse|portes)\b",
      "entregas", "entregas"),
