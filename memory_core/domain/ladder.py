@@ -81,8 +81,10 @@ SINGLE_VALUED = frozenset({
 })
 # Families named after their object that hold one value each: what a person does not eat, food by food ("no come
 # carne", then "vuelve a comer carne"); a relative's birthday; a pastime ("pádel los martes", then "pádel (lo ha
-# dejado)"); the business's hours on one weekday ("8 los viernes"); when a thing falls due (the van's ITV).
-SINGLE_VALUED_PREFIXES = ("no_come_", "cumpleanos_", "pasatiempo_", "hora_apertura_", "hora_cierre_", "vencimiento_")
+# dejado)"); the business's hours on one weekday ("8 los viernes"); when a thing falls due (the van's ITV); who the
+# business buys a thing from.
+SINGLE_VALUED_PREFIXES = ("no_come_", "cumpleanos_", "pasatiempo_", "hora_apertura_", "hora_cierre_", "vencimiento_",
+                          "proveedor_")
 
 
 def single_valued(family: str) -> bool:
@@ -626,14 +628,25 @@ class _Writer:
         notes = [m for m in self._candidates if m.id != old.id and m.status == "active" and (
             (m.attribute.startswith("nota") and _says_again(m, old)) or attribute_family(m.attribute) in
             _TOLD_TOGETHER.get(family, ()))]
-        if not notes:
+        same_message = select(MemorySource.message_id).where(MemorySource.memory_id == old.id,
+                                                             MemorySource.message_id.is_not(None))
+        told_with = set(self.s.scalars(select(MemorySource.memory_id).where(
+            MemorySource.memory_id.in_([m.id for m in notes]), MemorySource.message_id.in_(same_message)))) \
+            if notes else set()
+        return [m for m in notes if m.id in told_with] + self._notes_on_the_value(old, same_message)
+
+    def _notes_on_the_value(self, old: Memory, same_message) -> list[Memory]:
+        """The notes told in the same message about the one the old fact named, kept with the fact's owner: the old
+        supplier's note beside "we buy our oil from Aceites Cazorla" when the business buys it from another now."""
+        named = "name:" + " ".join(re.findall(r"[a-z0-9]+", fold(old.value)))  # as the extractors key a name
+        if not old.value or named == old.subject:
             return []
-        told_with = set(self.s.scalars(
-            select(MemorySource.memory_id).where(
-                MemorySource.memory_id.in_([m.id for m in notes]),
-                MemorySource.message_id.in_(select(MemorySource.message_id).where(
-                    MemorySource.memory_id == old.id, MemorySource.message_id.is_not(None))))))
-        return [m for m in notes if m.id in told_with]
+        return list(self.s.scalars(select(Memory).where(
+            Memory.status == "active", Memory.subject == named, Memory.attribute.startswith("nota"),
+            Memory.level == old.level, Memory.org_id.is_not_distinct_from(old.org_id),
+            Memory.owner_user_id.is_not_distinct_from(old.owner_user_id),
+            Memory.owner_phone.is_not_distinct_from(old.owner_phone),
+            Memory.id.in_(select(MemorySource.memory_id).where(MemorySource.message_id.in_(same_message))))))
 
     def propose(self, kind: str, area: str, rule: str) -> WriteResult:
         match = self.find_match("shared")

@@ -1099,8 +1099,68 @@ def _rule_own_bank(s: Sentence) -> Iterator[Found]:
         yield Found(OWN_BANK, bank if any(c.isupper() for c in bank) else bank.title(), "org", m.start())
 
 
+# Who the business buys a thing from, one supplier a thing at a time: "la madera se la compramos a Maderas Ruiz",
+# "ahora el aceite nos lo trae Almazara Los Arcos", "compramos la fruta a Frutas Paco", "nuestro proveedor de café es
+# Cafés Orbe", "Maderas Pino nos trae la madera", "we buy our timber from Kingsley Timber", "our paper supplier is
+# now Tillman Paper". A new supplier of the thing replaces the last (`proveedor_<thing>`, one-valued).
+_THING = r"(?P<thing>[a-z]+(?:\s+de\s+[a-z]+)?)"
+_THING_EN = r"(?P<thing>[a-z]+(?:\s+[a-z]+)?)"
+_BUY = r"(?:compramos|pedimos|cogemos|encargamos)"
+_BRINGS = r"(?:trae|traen|sirve|sirven|suministra|suministran|vende|venden)"
+SUPPLIER_OF = "proveedor_"
+# The words a supplier fact says beyond its thing and its supplier: a note beside it must say more than these.
+SUPPLY_WORDS = ("compramos pedimos cogemos encargamos trae traen sirve sirven suministra suministran vende venden "
+                "proveedor nuestro ahora buy order source get supplier supplies supply sells sell delivers deliver "
+                "our now")
+_SUPPLIED = [re.compile(p) for p in (
+    rf"\b(?:el|la|los|las)\s+{_THING}(?:\s+(?:para|de)\s+(?:el|la|los|las)\s+[a-z]+)?\s+(?:ahora\s+)?(?:se\s+)?"
+    rf"(?:lo|la|los|las)\s+{_BUY}\s+(?:ahora\s+)?a\s+",
+    rf"\b{_BUY}\s+(?:ahora\s+)?(?:el|la|los|las|todo el|toda la)\s+{_THING}\s+a\s+",
+    rf"\b(?:el|la|los|las)\s+{_THING}\s+nos\s+(?:lo|la|los|las)\s+{_BRINGS}\s+(?:ahora\s+)?",
+    # the thing said before, its new supplier after: "ya no le compramos la madera a Ruiz, ahora nos la trae Pino"
+    rf"\b(?:el|la|los|las)\s+{_THING}\b[^.;]{{0,60}}?\bahora\s+(?:se\s+|nos\s+)?(?:lo|la|los|las)\s+"
+    rf"(?P<verb>{_BRINGS}|{_BUY}\s+a)\s+",
+    rf"\bnuestro\s+proveedor\s+de\s+{_THING}\s+(?:ahora es|es ahora|es|sera|va a ser)\s+",
+    rf"\bour\s+{_THING_EN}\s+supplier\s+(?:is now|is|will be)\s+",
+    rf"\bwe\s+(?:now\s+)?(?:buy|order|source|get)\s+(?:our|all our|the)\s+{_THING_EN}\s+from\s+",
+)]
+_SUPPLIES = [re.compile(p) for p in (
+    rf"\s+nos\s+{_BRINGS}\s+(?:ahora\s+)?(?:el|la|los|las|todo el|toda la)\s+{_THING}\b",
+    rf"\s+(?:now\s+)?(?:supplies|supply|sells|sell|delivers|deliver)\s+(?:us\s+)?(?:our|all our|the)\s+{_THING_EN}\b",
+)]
+# Not a thing of its own: "lo compramos todo a...", "we get everything from..."
+_NO_THING = frozenset("todo resto demas everything stuff things rest lot lot".split())
+
+
+def _thing_key(thing: str) -> str | None:
+    """The thing's key in `proveedor_<key>`: its head noun, singular ("aceite de oliva" -> aceite, "coffee beans" ->
+    bean), or None for "todo" and the like."""
+    words = thing.split()
+    head = words[0] if " de " in f" {thing} " or len(words) == 1 else words[-1]
+    if head in _NO_THING or len(head) < 3:
+        return None
+    return head[:-1] if len(head) > 4 and head.endswith("s") and not head.endswith("ss") else head
+
+
+def _rule_supplier(s: Sentence) -> Iterator[Found]:
+    for regex in _SUPPLIED:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start("verb") if "verb" in m.groupdict() else m.start()) and \
+                (key := _thing_key(m.group("thing"))) and (name := _firm_at(s, m.end())):
+            english = regex.pattern.startswith(r"\bwe")
+            if not english or looks_like_company(name):  # a household buys its coffee from someone too
+                yield Found(SUPPLIER_OF + key, name, "org", m.start())
+            return
+    for regex in _SUPPLIES:
+        m = regex.search(s.low)
+        if m and not s.negated(m.start()) and (key := _thing_key(m.group("thing"))) and \
+                (name := _name_before(s, m.start())):
+            yield Found(SUPPLIER_OF + key, name, "org", m.start())
+            return
+
+
 BUSINESS_RULES = (_rule_bank_account, _rule_payment_terms, _rule_payment_method, _rule_contact_person,
                   _rule_channel_format, _rule_amounts, _rule_regime, _rule_address, _rule_tax_id, _rule_company,
                   _rule_trading_status, _rule_retention, _rule_discount, _rule_email_phone, _rule_accounts_keeper,
                   _rule_delivery_day, _rule_money, _rule_price_change, _rule_hours, _rule_provider, _rule_own_bank,
-                  _rule_due, _rule_billing_day, _rule_contact_language)
+                  _rule_due, _rule_billing_day, _rule_contact_language, _rule_supplier)

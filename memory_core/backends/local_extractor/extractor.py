@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from memory_core.backends import RULE_READ_REMEMBER, RULE_READ_SPECIAL
 from memory_core.backends.local_extractor.answers import asks_what_lasts, completed_answer, reads_as_reply
-from memory_core.backends.local_extractor.business import BUSINESS_RULES
+from memory_core.backends.local_extractor.business import BUSINESS_RULES, SUPPLIER_OF, SUPPLY_WORDS
 from memory_core.backends.local_extractor.clauses import REMEMBER_PREFIX, is_order, statement
 from memory_core.backends.local_extractor.fallback import (
     CONTACT_MORE_WORDS,
@@ -114,9 +114,11 @@ class LocalExtractor:
             if named is not None:
                 found = [named]
             # A name that is a value read ("the company name on invoices should be Baker & Co Ltd"), or the one it
-            # replaces ("..., not Sam Baker Trading"), is no subject for the unit's note.
+            # replaces ("..., not Sam Baker Trading"), is no subject for the unit's note; a supplier named as the one
+            # the business buys from still is ("Maderas Pino nos trae la madera los martes").
             read.append((s, [m for m in mentions if not _INSTEAD_OF.search(s.low[: m.start]) and not any(
-                fold(s.text[m.start:m.end]) in fold(f.value) for f in found)], recent))
+                fold(s.text[m.start:m.end]) in fold(f.value) for f in found if not f.attribute.startswith(
+                    SUPPLIER_OF))], recent))
             for fact in found:
                 facts.pop((fact.subject, fact.attribute), None)  # the later statement in a message wins
                 facts[(fact.subject, fact.attribute)] = fact
@@ -477,6 +479,10 @@ def _tells_more(s: Sentence, found: list[Fact], mentions: list[Mention]) -> bool
             return says_more(s, [*told, KIN_WORDS], KIN_MORE_WORDS)
         return says_more(s, told)
     names = [s.text[m.start:m.end] for m in mentions]
+    if all(f.attribute.startswith(SUPPLIER_OF) for f in found):
+        # Who the business buys a thing from: a word more is news of the supplier ("... nos trae la madera los martes").
+        things = [f.attribute.removeprefix(SUPPLIER_OF) for f in found]
+        return says_more(s, [f.value for f in found] + things + names + [SUPPLY_WORDS], 1)
     return says_more(s, [f.value for f in found] + names, CONTACT_MORE_WORDS)
 
 

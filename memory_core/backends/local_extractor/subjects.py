@@ -234,6 +234,9 @@ def sentence_for(attribute: str, subject: Subject, value: str, english: bool = F
         # The business pays its supplier: "Pagamos a Hierros Olano a 30 días", not "Hierros Olano paga a...".
         at = ("at " if english else "a ") if value[0].isdigit() else ""
         template = ("We pay {who} " if english else "Pagamos a {who} ") + at + "{value}."
+    if attribute.startswith("proveedor_"):
+        thing = attribute.removeprefix("proveedor_").replace("_", " ")
+        template = f"{{who}} buys its {thing} from {{value}}." if english else f"{{who}} compra {thing} a {{value}}."
     if attribute == "pareja" and value.startswith(("none", "ninguna")):
         template = "{who} has no partner now (broke up)." if english else "{who} ya no tiene pareja (lo han dejado)."
     if english:

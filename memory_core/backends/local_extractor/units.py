@@ -120,6 +120,11 @@ _LEAD = re.compile(
     r"bien(?=\s*[,!.])|encima|por aqui|(?:buenas|malas) noticias|madre mia|uf|buf|ostras|"
     # a warning in front ("ojo q pardo ahora paga a 45", "heads up, ...")
     r"ojo|heads up|"
+    # an answer to what the other asked, its topic kept: "respondiendo a lo que me preguntabas ayer| del aceite: ...",
+    # "about what you asked me yesterday| about the van: ..."
+    r"(?:(?:respondiendo|contestando)\s+a\s+lo\s+que\s+me\s+(?:preguntabas|preguntaste|has preguntado)|"
+    r"(?:re|about|regarding|to answer)\s+what\s+you\s+asked(?:\s+me)?)(?:\s+(?:ayer|antes|el otro dia|esta manana|"
+    r"yesterday|earlier|the other day|this morning))?|"
     r"(?:anda|vaya|ya|jo)(?=\s*[,!.]))\b[\s,!.:;-]*)+")
 # Fillers of speech and voice notes after what is told ("... now, you know", "... bueno eso", "... o sea").
 # "bueno" and "sabes" alone only after a comma: "el vino es muy bueno" keeps its word.
