@@ -307,3 +307,14 @@ def test_a_mobile_said_as_mine_is_the_writer_s_own(database, backend):
 def test_what_only_sounds_like_a_break_up_leaves_the_partner(database, backend, told):
     result = _asked(database, backend, [{"text": "Mi pareja se llama Sergio"}, {"text": told, "days_later": 10}])
     assert [m["value"] for m in _active(result) if m["attribute"] == "pareja"] == ["Sergio"], result["memories"]
+
+
+def test_a_change_told_in_two_halves_neither_of_which_passes_alone_is_still_learnt(database, backend):
+    result = _asked(database, backend,
+                    [{"text": "Lindley Nurseries is closed on Wednesdays, never send the van there on a Wednesday."},
+                     {"text": "Lindley have changed their day off — it's Thursdays they're shut now.",
+                      "days_later": 30}],
+                    _ask("book the compost run to Lindley Nurseries next week, which day is out?", ["thursday"],
+                         ["closed on wednesdays"]))
+    assert served(result), result["asks"]
+    assert result["superseded"] == 1, result["memories"]

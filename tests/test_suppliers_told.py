@@ -105,3 +105,18 @@ def test_a_new_supplier_told_as_a_change_replaces_the_old_one_in_the_block(datab
                          ["Cazorla"]))
     assert served(result), result["asks"]
     assert result["superseded"] >= 1, result["memories"]
+
+
+def test_our_customer_number_at_a_supplier_is_no_bank_account_to_review():
+    [fact] = facts("Our customer account number with Hargreaves Timber is HT-5520.")
+    assert fact.subject == "name:hargreaves timber" and fact.attribute != "cuenta_bancaria"
+    [bank] = facts("Hargreaves Timber have a new bank account, sort code 20-00-00")
+    assert bank.attribute == "cuenta_bancaria"
+
+
+@pytest.mark.parametrize("text, name", [("a vinoteca el tonel les hacemos un 5% de dto en todos los pedidos",
+                                         "vinoteca el tonel"),
+                                        ("a bar la plaza le hacemos un 10% de descuento", "bar la plaza")])
+def test_a_business_named_in_lower_case_with_an_article_inside_keeps_its_whole_name(text, name):
+    [fact] = facts(text)
+    assert (fact.subject, fact.attribute) == (f"name:{name}", "descuento")

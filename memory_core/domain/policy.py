@@ -301,12 +301,15 @@ _BANK_WORD = re.compile(r"\b(?:iban|swift|bic|ccc|cuenta|cuentas|account|account
 _PHONE_WORD = re.compile(r"\b(?:telefono|tlf|tfno|movil|numero|number|phone|mobile|whatsapp|fijo)\b")
 
 
-# People and departments named after accounts, and keeping the books: no bank account ("our new account manager",
-# "the accounts email", "la que lleva las cuentas").
+# People and departments named after accounts, keeping the books and customer numbers: no bank account ("our new
+# account manager", "the accounts email", "la que lleva las cuentas", "our customer account number").
 _ACCOUNT_ROLES = re.compile(r"\b(?:account (?:manager|executive|rep|representative|director)s?|key accounts?|"
                             r"accounts? (?:department|team|e-?mail|inbox|address|payable|receivable|office)|"
                             r"(?:gestor|gestora|responsable|director|directora|ejecutivo|ejecutiva) de cuentas?|"
                             r"departamento de cuentas|accounts? (?:person|guy|lady|woman|man|girl)|"
+                            # a customer number at a supplier: "our customer account number with Hargreaves is HT-5520"
+                            r"(?:customer|client|trade|loyalty|online) accounts?(?: (?:number|no|ref|reference))?|"
+                            r"(?:numero|cuenta) de cliente|"
                             # Who keeps the books: "la que lleva las cuentas allí es Lorena", "does their accounts".
                             r"(?:lleva|llevan|llevaba|llevo|llevar|lleve)(?: ahora| ya| tambien| todas)? "
                             r"(?:las|sus|nuestras) cuentas|"

@@ -268,6 +268,8 @@ class LocalExtractor:
         ranked = sorted(zip(candidates, decisions), key=lambda pair: -pair[1].remember)
         worthy = [(i, d) for i, d in ranked if note_worthy(d, read[i][0].text, passed=True) and
                   self.special(read[i][0].text, d) < SPECIAL_THRESHOLD and d.insult < SPECIAL_THRESHOLD]
+        if not worthy and not any_rule_fact and len(candidates) > 1:
+            return self._whole_note([read[i] for i in candidates], context)
         # "Pottery is a huge part of my life - it helps me express my emotions": the unit that goes on about
         # a noted one ("it ...") is part of its note, not a note of its own with no referent.
         heads = {i for i, _ in worthy}
@@ -296,6 +298,20 @@ class LocalExtractor:
             if len(out) >= MAX_NOTES:
                 break
         return out
+
+    def _whole_note(self, read, context: ExtractionContext) -> list[Fact]:
+        """One note of a message the gate passed whole though none of its units passes alone ("Penrose have changed
+        their day off — it's Tuesdays they're shut now": each half says half of it), as the gate judged it whole."""
+        joined = read[0][0]
+        for s, _, _ in read[1:]:
+            joined = _joined(joined, s)
+        [decision] = self.judge([context.message or ""])
+        if not decision.passes or self.special(context.message or "", decision) >= SPECIAL_THRESHOLD or \
+                decision.insult >= SPECIAL_THRESHOLD:
+            return []
+        mentions = [m for _, named, _ in read for m in named]
+        fact = note(joined, mentions, read[0][2], context, decision.top_category, decision.top_scope)
+        return [fact] if fact is not None else []
 
     def _continuations(self, read, bare: set[int]) -> set[int]:
         """Indexes in `read` of units that go on about the unit just before them in the message: they open

@@ -410,6 +410,9 @@ def typed_lower_name(text: str) -> str | None:
     for word in text.split():
         bare = word.rstrip(".,;:")
         folded = fold(bare)
+        if folded in _NAME_ARTICLES and words and fold(words[-1]) in COMPANY_WORDS and bare == word:
+            words.append(bare)  # "vinoteca el tonel", "bar la plaza": an article after a company word
+            continue
         if folded in NOT_NAMES or folded in FUNCTION_WORDS or folded in _NAME_ENDS or folded in NAME_STOP or \
                 folded in _GROUP_WORDS or ends_name(folded) or folded in COUNTS or _NOTE_VERB.fullmatch(folded) or \
                 not bare.isalpha():
@@ -417,7 +420,12 @@ def typed_lower_name(text: str) -> str | None:
         words.append(bare)
         if bare != word:
             break  # "muebles soler, ..." ends at its comma
+    while words and fold(words[-1]) in _NAME_ARTICLES:
+        words.pop()
     return " ".join(words) if 2 <= len(words) <= LOWER_NAME_WORDS else None
+
+
+_NAME_ARTICLES = frozenset({"el", "la", "los", "las"})
 
 
 def lower_name_runs(s: Sentence) -> list[tuple[str, int, int]]:

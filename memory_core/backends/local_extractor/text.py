@@ -127,7 +127,7 @@ _ENGLISH = re.compile(r"\b(?:the|is|are|i|i'm|we|we're|my|our|and|with|to|of|alw
                       r"give|for|an|it|be|not|let|know|whenever|at|by|only|than|rather|just|they|their|pays?|"
                       r"has|have|lost|job|got|love|play|owes|prefers|delivers|gives|you|your|what|what's|how|who|where|"
                       r"when|why|do|does|did|this|here's|there's|it's|that's|was|were|been|will|would|could|"
-                      r"gets|get|wants|needs|us|its|can|can't|should)\b")
+                      r"gets|get|wants|needs|us|its|can|can't|should|now|still|off)\b")
 _SPANISH = re.compile(r"\b(?:el|la|los|las|que|de|del|y|en|es|un|una|por|para|con|mi|me|no|se|lo|al|mas|pero|"
                       r"paga|pagan|tengo|tiene|nos|le|les)\b")
 
