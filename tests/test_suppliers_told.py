@@ -120,3 +120,16 @@ def test_our_customer_number_at_a_supplier_is_no_bank_account_to_review():
 def test_a_business_named_in_lower_case_with_an_article_inside_keeps_its_whole_name(text, name):
     [fact] = facts(text)
     assert (fact.subject, fact.attribute) == (f"name:{name}", "descuento")
+
+
+@pytest.mark.parametrize("text, name, person", [
+    ("accounts contact at brindley & shaw is Gemma, gemma.p@brindleyshaw.co.uk", "brindley shaw", "Gemma"),
+    ("el contacto en hermanos pardo es Lucía", "hermanos pardo", "Lucía"),
+])
+def test_a_business_typed_in_lower_case_where_the_contact_rule_expects_one_is_that_business(text, name, person):
+    [fact] = [f for f in facts(text) if f.attribute == "persona_contacto"]
+    assert (fact.subject, fact.value) == (f"name:{name}", person)
+
+
+def test_words_that_name_no_one_in_that_place_are_no_business():
+    assert not [f for f in facts("our contact at the shop is Gemma") if f.subject.startswith("name:the")]

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import (
+    NAME_STOP,
+    NOT_NAMES,
     Mention,
     in_place,
     looks_like_company,
@@ -14,7 +16,7 @@ from memory_core.backends.local_extractor.names import (
     typed_lower,
     typed_lower_name,
 )
-from memory_core.backends.local_extractor.text import Sentence, normalise_name
+from memory_core.backends.local_extractor.text import Sentence, fold, normalise_name
 from memory_core.domain.dates import day_of_year
 from memory_core.domain.labels import ENGLISH_LABELS, english_value
 from memory_core.domain.model_port import KnownContact
@@ -191,8 +193,9 @@ def resolve_contact(s: Sentence, found: Found, mentions: list[Mention], fallback
         if key:
             return Subject(f"name:{key}", text, trade(s.low), 0.7)
     typed = s.text[start:end].strip(" ,") if found.who else ""
-    if looks_like_company(typed) and len(typed.split()) <= 4 and (key := normalise_name(typed)):
-        # "el contacto en gráficas ibarra es Marta": a business typed in lower case in the fact's slot.
+    if (looks_like_company(typed) or _slot_name(typed)) and len(typed.split()) <= 4 and (key := normalise_name(typed)):
+        # "el contacto en gráficas ibarra es Marta", "accounts contact at brindley & shaw is Gemma": a business
+        # typed in lower case in the fact's slot.
         return Subject(f"name:{key}", typed, trade(s.low), 0.7)
     distinct = {m.contact.id: m.contact for m in fallback}
     if len(distinct) == 1:
@@ -209,6 +212,14 @@ def event_sentence(date: dt.date | None, what: str, english: bool = False) -> st
     if english:
         return f"On {date.day} {date:%B} {date.year}: {what}."
     return f"El {day_of_year(date)} de {date.year}: {what}."
+
+
+def _slot_name(typed: str) -> bool:
+    """Words typed in a rule's slot for a business ("contact at ___ is") that can only be its name: a few words
+    and no article, pronoun or other word that names no one ("the shop", "their office", "alli")."""
+    words = re.findall(r"[\w'&]+", fold(typed))
+    return 2 <= len(words) <= 4 and all(w.isalpha() or w == "&" for w in words) and \
+        not any(w in NOT_NAMES or w in NAME_STOP for w in words if w not in ("&", "y", "and"))
 
 
 def sentence_for(attribute: str, subject: Subject, value: str, english: bool = False) -> str:
