@@ -318,3 +318,12 @@ def test_a_change_told_in_two_halves_neither_of_which_passes_alone_is_still_lear
                          ["closed on wednesdays"]))
     assert served(result), result["asks"]
     assert result["superseded"] == 1, result["memories"]
+
+
+def test_a_new_job_at_a_gp_surgery_is_learnt_not_refused_as_health_data(database, backend):
+    result = _asked(database, backend,
+                    [{"text": "I'm a staff nurse at Whittington Hospital, mostly on nights"},
+                     {"text": "handed my notice in! starting on the 3rd of May as practice nurse at a GP surgery in "
+                              "Highgate", "days_later": 50}],
+                    _ask("write me a two-line bio for the team page", ["practice nurse"], ["staff nurse"], writer=0))
+    assert served(result), result["asks"]

@@ -19,7 +19,9 @@ from tests.support.migrations import migration
 
 
 def _seed() -> list[Exclusion]:
-    return [Exclusion(*row) for row in migration("0002_rls_roles_seed").SEED] + \
+    health = migration("x2_health_gp_surgery")  # changes the seeded health pattern
+    return [Exclusion(*row) if row[1] != "health" else Exclusion(row[0], row[1], health.PATTERN, *row[3:])
+            for row in migration("0002_rls_roles_seed").SEED] + \
         [Exclusion("special", name, pattern, None, description)
          for seeded in ("w2_special_patterns", "w5_special_smoking", "w6_special_allergies", "w7_special_coeliac",
                         "w8_special_conditions")
@@ -129,6 +131,7 @@ def test_an_iban_is_a_bank_account_not_a_card():
     ("a mi hijo le han diagnosticado diabetes", "health"),
     ("estoy de baja médica hasta el lunes", "health"),
     ("my wife is pregnant", "health"),
+    ("she had surgery on her knee last week", "health"),
     ("Laura es musulmana", "religion"),
     ("he is Catholic", "religion"),
     ("voto al partido verde", "politics"),
@@ -183,6 +186,8 @@ def test_special_categories(text, rule):
     "our physiotherapist comes on Thursdays",
     "la rehabilitación de la fachada acaba en mayo",
     "no se puede fumar en la tienda",  # a rule of the premises, no one's habit
+    "starting on the 2nd of June as practice nurse at a GP surgery in Camden",  # a workplace
+    "the doctor's surgery is shut on Fridays, book the delivery for Thursday",
     "the smoking area is behind the warehouse",
     "la carta de alérgenos está colgada en la entrada",  # a menu's allergens are no one's health
     "tenemos pan sin gluten para celíacos",

@@ -181,3 +181,41 @@ def test_an_upgrade_files_the_business_hours_learnt_before_in_general(factory, s
                                                                                   "contacts")
     finally:
         command.upgrade(cfg, "heads")
+
+
+def test_an_upgrade_lets_a_gp_surgery_through_the_seeded_health_rule_and_keeps_an_operators_edit(system_session,
+                                                                                                   owner_engine):
+    """x2_health_gp_surgery: the seeded health pattern no longer reads a GP's surgery as an operation; a pattern an
+    operator changed is left as they wrote it; a downgrade puts the seeded one back."""
+    from alembic import command
+
+    from memory_core.adapters.migrate import alembic_config
+    from tests.support.migrations import migration
+
+    seeded, changed = migration("x2_health_gp_surgery").SEEDED, migration("x2_health_gp_surgery").PATTERN
+
+    def health() -> str:
+        return system_session.scalar(text("select pattern from policy_exclusions where org_id is null "
+                                          "and kind = 'special' and name = 'health'"))
+
+    cfg = alembic_config(owner_engine.url.render_as_string(hide_password=False))
+    try:
+        assert health() == changed
+        command.downgrade(cfg, "x1_business_hours_general")
+        system_session.commit()
+        assert health() == seeded
+        command.upgrade(cfg, "heads")
+        system_session.commit()
+        assert health() == changed
+        command.downgrade(cfg, "x1_business_hours_general")
+        system_session.execute(text("update policy_exclusions set pattern = :p where org_id is null and "
+                                    "name = 'health'"), {"p": seeded + "|operator"})
+        system_session.commit()
+        command.upgrade(cfg, "heads")
+        system_session.commit()
+        assert health() == seeded + "|operator"
+    finally:
+        system_session.execute(text("update policy_exclusions set pattern = :p where org_id is null and "
+                                    "name = 'health'"), {"p": changed})
+        system_session.commit()
+        command.upgrade(cfg, "heads")
