@@ -249,3 +249,18 @@ def test_a_protected_topic_named_as_a_cause_field_or_event_is_no_one_s_data(text
 def test_a_person_s_own_protected_data_keeps_every_protected_word(text):
     masked = without_topic_mentions(text)
     assert not names_topic_only(text) or re.search(r"(?i)diagnos|anxiety|ansiedad", masked)
+
+
+@pytest.mark.parametrize("text", [
+    "el veterinario dice que es alérgico al pollo, así que ojo con los premios y el pienso",
+    "the vet says she's allergic to chicken and needs grain-free food",
+])
+def test_what_the_vet_said_of_an_animal_is_no_one_s_health_data(text):
+    assert verdict(text).special is not None  # the words alone read as someone's health
+    assert check_text(without_topic_mentions(text), SEED).special is None
+
+
+@pytest.mark.parametrize("text", ["el veterinario dice que mi hijo es alérgico al pelo del perro",
+                                  "the vet says I'm allergic to the cat"])
+def test_a_person_named_beside_the_vet_keeps_the_health_words(text):
+    assert check_text(without_topic_mentions(text), SEED).special is not None

@@ -141,3 +141,11 @@ def test_a_code_that_opens_a_place_is_never_kept_or_served(database, backend, to
                     _ask("how do I get in on friday?", [], ["4471", "1906"]))
     assert served(result), result["asks"]
     assert result["memories"] == [], result["memories"]
+
+
+def test_what_the_vet_said_of_the_dog_is_learnt_for_the_dog_s_food(database, backend):
+    result = _asked(database, backend,
+                    [{"text": "Tenemos una perrita, Lola, una carlina de 6 años"},
+                     {"text": "la veterinaria dice que es alérgica a la ternera, así que nada de premios de ternera"}],
+                    _ask("se ha acabado el pienso de la perra, qué le compro?", ["ternera"], writer=0))
+    assert served(result), result["asks"]
