@@ -120,6 +120,8 @@ _LEAD = re.compile(
     r"bien(?=\s*[,!.])|encima|por aqui|(?:buenas|malas) noticias|madre mia|uf|buf|ostras|"
     # a warning in front ("ojo q pardo ahora paga a 45", "heads up, ...")
     r"ojo|heads up|"
+    # a list of who does what, introduced: "so you know who's who: Sarah does payroll, ..."
+    r"(?:who'?s who|quien es quien)(?=\s*:)|"
     # an answer to what the other asked, its topic kept: "respondiendo a lo que me preguntabas ayer| del aceite: ...",
     # "about what you asked me yesterday| about the van: ..."
     r"(?:(?:respondiendo|contestando)\s+a\s+lo\s+que\s+me\s+(?:preguntabas|preguntaste|has preguntado)|"
