@@ -1122,14 +1122,15 @@ _SUPPLIED = [re.compile(p) for p in (
     rf"(?P<verb>{_BRINGS}|{_BUY}\s+a)\s+",
     rf"\bnuestro\s+proveedor\s+de\s+{_THING}\s+(?:ahora es|es ahora|es|sera|va a ser)\s+",
     rf"\bour\s+{_THING_EN}\s+supplier\s+(?:is now|is|will be)\s+",
-    rf"\bwe\s+(?:now\s+)?(?:buy|order|source|get)\s+(?:our|all our|the)\s+{_THING_EN}\s+from\s+",
 )]
+# A household buys its coffee from someone too: "we buy our X from Y" is the business's only when Y looks like a company.
+_WE_BUY = re.compile(rf"\bwe\s+(?:now\s+)?(?:buy|order|source|get)\s+(?:our|all our|the)\s+{_THING_EN}\s+from\s+")
 _SUPPLIES = [re.compile(p) for p in (
     rf"\s+nos\s+{_BRINGS}\s+(?:ahora\s+)?(?:el|la|los|las|todo el|toda la)\s+{_THING}\b",
     rf"\s+(?:now\s+)?(?:supplies|supply|sells|sell|delivers|deliver)\s+(?:us\s+)?(?:our|all our|the)\s+{_THING_EN}\b",
 )]
 # Not a thing of its own: "lo compramos todo a...", "we get everything from..."
-_NO_THING = frozenset("todo resto demas everything stuff things rest lot lot".split())
+_NO_THING = frozenset("todo resto demas everything stuff things rest lot".split())
 
 
 def _thing_key(thing: str) -> str | None:
@@ -1143,12 +1144,11 @@ def _thing_key(thing: str) -> str | None:
 
 
 def _rule_supplier(s: Sentence) -> Iterator[Found]:
-    for regex in _SUPPLIED:
+    for regex in (*_SUPPLIED, _WE_BUY):
         m = regex.search(s.low)
         if m and not s.negated(m.start("verb") if "verb" in m.groupdict() else m.start()) and \
                 (key := _thing_key(m.group("thing"))) and (name := _firm_at(s, m.end())):
-            english = regex.pattern.startswith(r"\bwe")
-            if not english or looks_like_company(name):  # a household buys its coffee from someone too
+            if regex is not _WE_BUY or looks_like_company(name):
                 yield Found(SUPPLIER_OF + key, name, "org", m.start())
             return
     for regex in _SUPPLIES:

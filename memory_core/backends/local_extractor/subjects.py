@@ -5,6 +5,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from memory_core.backends.local_extractor.business import SUPPLIER_OF
 from memory_core.backends.local_extractor.found import Found
 from memory_core.backends.local_extractor.names import (
     NAME_STOP,
@@ -245,8 +246,8 @@ def sentence_for(attribute: str, subject: Subject, value: str, english: bool = F
         # The business pays its supplier: "Pagamos a Hierros Olano a 30 días", not "Hierros Olano paga a...".
         at = ("at " if english else "a ") if value[0].isdigit() else ""
         template = ("We pay {who} " if english else "Pagamos a {who} ") + at + "{value}."
-    if attribute.startswith("proveedor_"):
-        thing = attribute.removeprefix("proveedor_").replace("_", " ")
+    if attribute.startswith(SUPPLIER_OF):
+        thing = attribute.removeprefix(SUPPLIER_OF).replace("_", " ")
         template = f"{{who}} buys its {thing} from {{value}}." if english else f"{{who}} compra {thing} a {{value}}."
     if attribute == "pareja" and value.startswith(("none", "ninguna")):
         template = "{who} has no partner now (broke up)." if english else "{who} ya no tiene pareja (lo han dejado)."
