@@ -133,3 +133,13 @@ def test_a_business_typed_in_lower_case_where_the_contact_rule_expects_one_is_th
 
 def test_words_that_name_no_one_in_that_place_are_no_business():
     assert not [f for f in facts("our contact at the shop is Gemma") if f.subject.startswith("name:the")]
+
+
+def test_what_the_business_has_said_with_our_and_given_to_share_is_the_business_s():
+    [fact] = facts("Our shipping boxes come from PackRight in Leeds, account 4471.", category="company")
+    assert fact.subject == "org"
+
+
+def test_a_town_that_starts_like_a_verb_of_reading_is_no_pastime():
+    [fact] = facts("We deliver to Leeds on Fridays", category="company")
+    assert fact.subject == "org"

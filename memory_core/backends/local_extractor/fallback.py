@@ -200,7 +200,7 @@ PERSONAL_TOPIC = re.compile(
     r"paint\w*|pint\w*|guitar\w*|piano|violin|music|musica|sing\w*|dance|danc\w*|bail\w*|running|run(?!-)|hike|"
     r"hiking|camping|vacation|holiday|trip|viaje|vacaciones|garden\w*|jardin\w*|cook\w*|cocin\w*|"
     r"vegetarian\w*|vegan\w*|vegetarian[oa]|comida|food|diet|dieta|friends?|amig[oa]s?|birthday|cumpleanos|"
-    r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee\w*|"
+    r"school|college|university|universidad|colegio|class|clases|book|books|libros?|read\w*|lee(?:s|mos|n|r)?\b|leyendo|leido|"
     r"movie|movies|pelicula\w*|game|games|juego\w*|sport\w*|deporte\w*|gym|gimnasio|yoga)\b")
 # Moving is the household's ("nos hemos mudado a Toledo"), unless what moved is the business's ("we moved the
 # warehouse to Getafe").
@@ -561,7 +561,9 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     if category == "company":
         if personal or (singular and not plural):
             return "self", "", "person"
-        if not business:  # "Uniting is essential for making a difference": a view, the writer's
+        # "Uniting is essential for making a difference": a view, the writer's; "our shipping boxes come from
+        # PackRight", which the gate gave the business to share, is the business's.
+        if not business and not (scope == "shared" and _OUR_THING.search(s.low)):
             return "self", "", "person" if plural else "preference"
         return "org", "", "company"
     if category == "event" and business and not singular and not personal and not first_singular(s):
@@ -586,6 +588,8 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
     return ("org", "", "company") if scope == "shared" and business and not personal else ("self", "", "preference")
 
 
+# Something the business has, said with "our": "our shipping boxes", "nuestro proveedor de café".
+_OUR_THING = re.compile(r"^(?:(?:and|y|also|tambien|now|ahora)\s+)?(?:our|nuestr[oa]s?)\s+[a-z]")
 # Reactions and opinions that hold no fact: about "it/that/this", or what the writer feels about it.
 _REACTION = re.compile(
     r"^(?:it|it's|its|that|that's|thats|this|this's|those|these|there|such|so|what a|how|all (?:those|these|the)|"
