@@ -327,3 +327,13 @@ def test_a_new_job_at_a_gp_surgery_is_learnt_not_refused_as_health_data(database
                               "Highgate", "days_later": 50}],
                     _ask("write me a two-line bio for the team page", ["practice nurse"], ["staff nurse"], writer=0))
     assert served(result), result["asks"]
+
+
+def test_a_new_day_told_with_even_if_after_it_is_no_hypothesis(database, backend):
+    result = _asked(database, backend,
+                    [{"text": "Los de Lácteos Cantábrico vienen los martes por la mañana."},
+                     {"text": "xq han cambiado las rutas, lacteos cantabrico pasa a venir los jueves, tb si es festivo",
+                      "days_later": 20}],
+                    _ask("avísame el día antes de que venga Lácteos Cantábrico, que hay que vaciar la cámara",
+                         ["jueves"], ["martes"], writer=0))
+    assert served(result), result["asks"]

@@ -124,7 +124,7 @@ def _told_before(low: str, at: int) -> bool:
 _FEELS_ABLE = re.compile(r"(?i)\b(?:feel|feels|felt|feeling)\s+(?:like|that)\s+(?:i|we)\s+could\b|"
                          r"\b(?:siento|sentia|senti|sentimos)\s+que\s+(?:podr[ií]a|podr[ií]amos)\b")
 # "vivo en Leganés, por si me buscas cosas cerca": "por si" is "in case", no condition on what was told.
-_NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know|sure|incluso|como|aun|por)\s+(?:if|si)\b")
+_NOT_A_CONDITION = re.compile(r"(?i)\b(?:even|as|doubt|wonder|see|ask|asked|know|sure|incluso|tambien|también|como|aun|por)\s+(?:if|si)\b")
 _STANDING_CONDITION = re.compile(r"(?i)\b(descuento|discount|rebaja|dto\.?|off)\s+(?:si|if)\b")
 
 
