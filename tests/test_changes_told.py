@@ -303,7 +303,7 @@ def test_a_mobile_said_as_mine_is_the_writer_s_own(database, backend):
 
 
 @pytest.mark.parametrize("told", ["lo hemos dejado para mañana", "hemos roto con Reformas Galán", "Me he roto el brazo",
-                                  "Hemos dejado de vender la tarta de queso"])
+                                  "Hemos dejado de vender la tarta de queso", "Sergio y yo lo dejamos en la mesa"])
 def test_what_only_sounds_like_a_break_up_leaves_the_partner(database, backend, told):
     result = _asked(database, backend, [{"text": "Mi pareja se llama Sergio"}, {"text": told, "days_later": 10}])
     assert [m["value"] for m in _active(result) if m["attribute"] == "pareja"] == ["Sergio"], result["memories"]
@@ -337,3 +337,10 @@ def test_a_new_day_told_with_even_if_after_it_is_no_hypothesis(database, backend
                     _ask("avísame el día antes de que venga Lácteos Cantábrico, que hay que vaciar la cámara",
                          ["jueves"], ["martes"], writer=0))
     assert served(result), result["asks"]
+
+
+def test_the_writer_and_a_partner_who_left_it_last_summer_broke_up(database, backend):
+    result = _asked(database, backend, [{"text": "Mi novio se llama Sergio, llevamos un año"},
+                                        {"text": "bueno, sergio y yo lo dejamos en verano...", "days_later": 90}])
+    assert [m["value"] for m in _active(result) if m["attribute"] == "pareja"] == ["ninguna ahora (lo han dejado)"], \
+        result["memories"]

@@ -151,7 +151,11 @@ _NEW_PARTNER = re.compile(r"\b(?:i'm|i am|im)\s+(?:now\s+)?(?:seeing|dating|goin
                           r"(?:se llama|es|is called|is)\s+")
 _BROKE_UP = re.compile(r"\b(?:broke up|split up|lo\s+he\s+dejado\s+con|nos\s+hemos\s+separado|nos\s+separamos|"
                        r"(?:hemos\s+roto|rompimos|lo\s+hemos\s+dejado)(?=\s*(?:$|[,.;!]|y\b|hace\b|el\s+mes|la\s+semana))|"
-                       r"he\s+roto\s+con)\b")
+                       r"he\s+roto\s+con|"
+                       # "irene y yo lo dejamos en verano": the writer and someone, said so
+                       r"(?<=\by yo )(?:lo\s+)?(?:dejamos|rompimos|nos\s+separamos|lo\s+hemos\s+dejado|hemos\s+roto)"
+                       r"(?=\s*(?:$|[,.;!]|y\b|hace\b|(?:el|la|en|este|esta)\s+(?:pasad[oa]\s+)?(?:mes|semana|ano|verano|"
+                       r"invierno|primavera|otono|navidad))))\b")
 
 
 def _rule_partner(s: Sentence) -> Iterator[Found]:
