@@ -143,3 +143,13 @@ def test_what_the_business_has_said_with_our_and_given_to_share_is_the_business_
 def test_a_town_that_starts_like_a_verb_of_reading_is_no_pastime():
     [fact] = facts("We deliver to Leeds on Fridays", category="company")
     assert fact.subject == "org"
+
+
+@pytest.mark.parametrize("text, attribute, value", [
+    ("Invoices for Greenway Vets go to Sandra in their accounts team.", "persona_contacto", "Sandra"),
+    ("Invoices for Greenway Vets should go to Greenway Veterinary Ltd", "razon_social", "Greenway Veterinary Ltd"),
+    ("Invoices for Greenway Vets are made out to Greenway Veterinary Ltd", "razon_social", "Greenway Veterinary Ltd"),
+])
+def test_invoices_that_go_to_a_person_name_who_gets_them_not_the_company_they_are_made_out_to(text, attribute, value):
+    [fact] = facts(text)
+    assert (fact.subject, fact.attribute, fact.value) == ("name:greenway vets", attribute, value)

@@ -472,7 +472,11 @@ def _rule_company(s: Sentence) -> Iterator[Found]:
         if m and not s.negated(m.start()):
             run = _LEGAL_NAME.match(s.text[m.end():])
             if run and fold(run.group(1)) not in NAME_STOP:
-                yield Found("razon_social", run.group(1).strip(" ,"), "contact", m.start(), (m.start("who"), m.end("who")))
+                name = run.group(1).strip(" ,")
+                # "Invoices for Greenway Vets go to Sandra": the person they go to, not the name they are made out to
+                sent = re.search(r"\bgo(?:es)? to\s*$", s.low[: m.end()]) and not looks_like_company(name)
+                yield Found("persona_contacto" if sent else "razon_social", name, "contact", m.start(),
+                            (m.start("who"), m.end("who")))
                 break
     m = _ACTIVITY.search(s.low)
     if m and not s.negated(m.start()):
