@@ -563,7 +563,7 @@ def _subject(s: Sentence, mentions: list[Mention], recent: list[Mention], catego
             return "self", "", "person"
         # "Uniting is essential for making a difference": a view, the writer's; "our shipping boxes come from
         # PackRight", which the gate gave the business to share, is the business's.
-        if not business and not (scope == "shared" and plural):
+        if not business and not (scope == "shared" and _OUR_THING.search(s.low)):
             return "self", "", "person" if plural else "preference"
         return "org", "", "company"
     if category == "event" and business and not singular and not personal and not first_singular(s):
