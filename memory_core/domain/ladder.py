@@ -38,7 +38,7 @@ from memory_core.domain.families import FAMILIES as FAMILY_NAMES
 from memory_core.domain.families import MEMBER_OF
 from memory_core.domain.model_port import Fact
 from memory_core.domain.models import Memory, MemorySource, Organization
-from memory_core.domain.text import fold, squash
+from memory_core.domain.text import fold, normalise_name, squash
 from memory_core.domain.vocabulary import CATEGORY_AREA
 
 # Two facts of one subject whose sentences are at least this similar are the same fact said again
@@ -638,7 +638,7 @@ class _Writer:
     def _notes_on_the_value(self, old: Memory, same_message) -> list[Memory]:
         """The notes told in the same message about the one the old fact named, kept with the fact's owner: the old
         supplier's note beside "we buy our oil from Aceites Cazorla" when the business buys it from another now."""
-        named = "name:" + " ".join(re.findall(r"[a-z0-9]+", fold(old.value)))  # as the extractors key a name
+        named = f"name:{normalise_name(old.value)}"
         if not old.value or named == old.subject:
             return []
         return list(self.s.scalars(select(Memory).where(

@@ -1,9 +1,11 @@
-"""Small text helpers shared by the domain: folding (and squashing) for comparisons, and which language a text is in."""
+"""Small text helpers shared by the domain: folding (and squashing) for comparisons, the key a name is remembered by,
+and which language a text is in."""
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 LANGUAGES = ("es", "en")
 # The organization setting (organizations.settings) that fixes the language of the memory block.
@@ -46,6 +48,35 @@ def fold(text: str) -> str:
     if text.isascii():
         return text.lower()  # the same, at C speed: an ASCII letter has no accent and lowers to one letter
     return text.translate(_FOLDS)
+
+
+LEGAL_SUFFIXES = (
+    ("s", "l", "u"), ("s", "l", "l"), ("s", "l"), ("s", "a"), ("s", "coop"), ("s", "c"), ("c", "b"),
+    ("sociedad", "limitada"), ("sociedad", "anonima"), ("slu",), ("sll",), ("sl",), ("sa",), ("scoop",),
+    ("sc",), ("cb",), ("ltd",), ("inc",), ("llc",), ("gmbh",), ("plc",), ("srl",), ("sas",), ("bv",),
+)
+
+
+@lru_cache(maxsize=8192)
+def name_tokens(name: str) -> tuple[str, ...]:
+    """Folded word tokens of a name without its legal suffix ("Acme, S.L." -> ("acme",)).
+    Cached: the same contact names are tokenised for every message of their org."""
+    # An English possessive at its end is no part of the name ("Oakridge Dental's email", "Bright Paints' email").
+    tokens = re.findall(r"[a-z0-9]+", re.sub(r"(?<=\w)['’]s?\s*$", "", fold(name).strip()))
+    stripped = True
+    while stripped and tokens:
+        stripped = False
+        for suffix in LEGAL_SUFFIXES:
+            if len(tokens) > len(suffix) and tuple(tokens[-len(suffix):]) == suffix:
+                tokens = tokens[: -len(suffix)]
+                stripped = True
+                break
+    return tuple(tokens)
+
+
+def normalise_name(name: str) -> str:
+    return " ".join(name_tokens(name))
+
 
 
 def squash(text: str, strip: str = " .") -> str:

@@ -4,36 +4,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
-from memory_core.domain.text import fold  # noqa: E402,F401  (the project's one fold, used by every rule here)
-
-LEGAL_SUFFIXES = (
-    ("s", "l", "u"), ("s", "l", "l"), ("s", "l"), ("s", "a"), ("s", "coop"), ("s", "c"), ("c", "b"),
-    ("sociedad", "limitada"), ("sociedad", "anonima"), ("slu",), ("sll",), ("sl",), ("sa",), ("scoop",),
-    ("sc",), ("cb",), ("ltd",), ("inc",), ("llc",), ("gmbh",), ("plc",), ("srl",), ("sas",), ("bv",),
-)
-
-
-@lru_cache(maxsize=8192)
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Folded word tokens of a name without its legal suffix ("Acme, S.L." -> ("acme",)).
-    Cached: the same contact names are tokenised for every message of their org."""
-    # An English possessive at its end is no part of the name ("Oakridge Dental's email", "Bright Paints' email").
-    tokens = re.findall(r"[a-z0-9]+", re.sub(r"(?<=\w)['’]s?\s*$", "", fold(name).strip()))
-    stripped = True
-    while stripped and tokens:
-        stripped = False
-        for suffix in LEGAL_SUFFIXES:
-            if len(tokens) > len(suffix) and tuple(tokens[-len(suffix):]) == suffix:
-                tokens = tokens[: -len(suffix)]
-                stripped = True
-                break
-    return tuple(tokens)
-
-
-def normalise_name(name: str) -> str:
-    return " ".join(name_tokens(name))
+# The project's one fold and one name key, used by every rule here.
+from memory_core.domain.text import LEGAL_SUFFIXES, fold, name_tokens, normalise_name  # noqa: F401
 
 
 def normalise_tax_id(value: str) -> str:
