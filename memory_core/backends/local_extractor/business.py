@@ -1109,13 +1109,14 @@ def _rule_own_bank(s: Sentence) -> Iterator[Found]:
 # now Tillman Paper". A new supplier of the thing replaces the last (`proveedor_<thing>`, one-valued).
 _THING = r"(?P<thing>[a-z]+(?:\s+de\s+[a-z]+)?)"
 _THING_EN = r"(?P<thing>[a-z]+(?:\s+[a-z]+)?)"
-_BUY = r"(?:compramos|pedimos|cogemos|encargamos)"
-_BRINGS = r"(?:trae|traen|sirve|sirven|suministra|suministran|vende|venden)"
+_BUY_WORDS = ("compramos", "pedimos", "cogemos", "encargamos")
+_BRINGS_WORDS = ("trae", "traen", "sirve", "sirven", "suministra", "suministran", "vende", "venden")
+_BUY = "(?:" + "|".join(_BUY_WORDS) + ")"
+_BRINGS = "(?:" + "|".join(_BRINGS_WORDS) + ")"
 SUPPLIER_OF = "proveedor_"
 # The words a supplier fact says beyond its thing and its supplier: a note beside it must say more than these.
-SUPPLY_WORDS = ("compramos pedimos cogemos encargamos trae traen sirve sirven suministra suministran vende venden "
-                "proveedor nuestro ahora buy order source get supplier supplies supply sells sell delivers deliver "
-                "our now")
+SUPPLY_WORDS = " ".join((*_BUY_WORDS, *_BRINGS_WORDS, "proveedor nuestro ahora buy order source get supplier supplies "
+                         "supply sells sell delivers deliver our now"))
 _SUPPLIED = [re.compile(p) for p in (
     rf"\b(?:el|la|los|las)\s+{_THING}(?:\s+(?:para|de)\s+(?:el|la|los|las)\s+[a-z]+)?\s+(?:ahora\s+)?(?:se\s+)?"
     rf"(?:lo|la|los|las)\s+{_BUY}\s+(?:ahora\s+)?a\s+",
