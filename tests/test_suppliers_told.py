@@ -96,9 +96,10 @@ def test_not_working_with_someone_is_no_opening_hours():
     assert hours.attribute.startswith("nota_horario")
 
 
-def test_a_new_supplier_told_as_a_change_replaces_the_old_one_in_the_block(database, backend):
+@pytest.mark.parametrize("old", ["Aceites Cazorla", "Aceites Cazorla S.L."])
+def test_a_new_supplier_told_as_a_change_replaces_the_old_one_in_the_block(database, backend, old):
     result = _asked(database, backend,
-                    [{"text": "El aceite de oliva se lo compramos a Aceites Cazorla, en garrafas de 5 litros"},
+                    [{"text": f"El aceite de oliva se lo compramos a {old}, en garrafas de 5 litros"},
                      {"text": "Desde este mes el aceite se lo compramos a Almazara Los Arcos, nos sale más barato",
                       "days_later": 20}],
                     _ask("¿a quién le pido el aceite para el pedido de la semana que viene?", ["Arcos"],

@@ -1006,8 +1006,10 @@ _PROVIDER_AFTER = re.compile(rf"\s+(?:is|es|sera|will be)\s+(?:now\s+|ahora\s+)?
                              rf"(?:new\s+|nuev[oa]\s+)?{_ROLE}\b")
 
 
-# A firm's name as written, "&" and "y" inside it: "Hughes & Co", "Sanz y Asociados".
-_FIRM = re.compile(r"\s*([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+(?:&\s+|y\s+|and\s+)?[A-ZÁÉÍÓÚÑ][\w'\-]*){0,3})")
+# A firm's name as written, "&" and "y" inside it and its legal form after it: "Hughes & Co", "Sanz y Asociados",
+# "Aceites Cazorla S.L." (not "Aceites Cazorla S").
+_FIRM = re.compile(r"\s*([A-ZÁÉÍÓÚÑ][\w'\-]*(?:\s+(?:&\s+|y\s+|and\s+)?(?!S\.)[A-ZÁÉÍÓÚÑ][\w'\-]*){0,3}"
+                   r"(?:\s+S\.\s?[LA]\.(?:U\.)?)?)")
 
 
 def _firm_at(s: Sentence, start: int) -> str | None:
